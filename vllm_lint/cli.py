@@ -1,0 +1,122 @@
+"""The ``vllm-lint`` command line.
+
+Subcommands that pull in heavy dependencies (init: jinja2; the reference server:
+vLLM, FastAPI) are imported only when invoked, so ``vllm-lint --version`` and a
+check of a clean file stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import click
+
+from vllm_lint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class LazyGroup(click.Group):
+    """A click group whose listed subcommands are imported on first use."""
+
+    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module_name, attribute = self.lazy[name].split(":")
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as exc:
+                raise click.ClickException(f"`{name}` is not available: {exc}") from None
+            return getattr(module, attribute)
+        return super().get_command(ctx, name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "init": "vllm_lint.agent_rules.cli:init_command",
+        "serve-reference": "vllm_lint.reference.cli:serve_reference",
+        "reference": "vllm_lint.reference.cli:reference",
+        "validate": "vllm_lint.reference.cli:validate",
+    },
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, prog_name="vllm-lint")
+def cli() -> None:
+    """Find, fix and teach the mistakes people make when serving LLMs with vLLM."""
+
+
+def _comma_list(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (replaces the configured set).")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable in addition.")
+@click.option(
+    "--output-format",
+    type=click.Choice(["full", "concise", "json"]),
+    default="full",
+    show_default=True,
+    help="How to print findings.",
+)
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of each finding.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="Use this configuration file.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (for pre-commit).")
+@click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal).")
+def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, config_path, isolated, force_exclude, color) -> None:
+    """Lint PATHS (default: the current directory)."""
+    from vllm_lint.check import CheckRequest, run_check
+
+    request = CheckRequest(
+        paths=list(paths) or [Path(".")],
+        select=_comma_list(select),
+        ignore=_comma_list(ignore),
+        extend_select=_comma_list(extend_select),
+        output_format=output_format,
+        statistics=statistics,
+        exit_zero=exit_zero,
+        config_path=config_path,
+        isolated=isolated,
+        force_exclude=force_exclude,
+        color=sys.stdout.isatty() if color is None else color,
+    )
+    sys.exit(run_check(request))
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule(code, show_all, output_format) -> None:
+    """Explain rule CODE (e.g. VLL101), or list them all with --all."""
+    from vllm_lint.rule_docs import list_rules, show_rule
+
+    if show_all or code is None:
+        click.echo(list_rules(output_format), nl=False)
+        return
+    text = show_rule(code.upper(), output_format)
+    if text is None:
+        click.echo(f"error: unknown rule code {code!r} (see `vllm-lint rule --all`)", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(text, nl=False)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="vllm-lint")
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,175 @@
+"""``[tool.vllm-lint]`` in pyproject.toml, or ``vllm-lint.toml``, merged with CLI flags.
+
+The configuration is found upward from the linted paths; which file applied is
+part of the settings (``vllm-lint check --show-settings`` prints it), so users
+can see why a rule ran or did not.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from vllm_lint.rulebook import PARSE_ERROR_CODE
+
+KNOWN_KEYS = frozenset(
+    {
+        "select",
+        "ignore",
+        "extend-select",
+        "per-file-ignores",
+        "exclude",
+        "extend-exclude",
+        "target-vllm-version",
+        "fix-max-model-len",
+        "fixable",
+        "unfixable",
+        "respect-gitignore",
+        "agent-rules-targets",
+        "agent-rules-globs",
+    }
+)
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
+    ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vllm_lint_cache", "__pypackages__", "_build",
+    "buck-out", "dist", "node_modules", "site-packages", "venv",
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix; exit code 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    source: Path | None = None  # the file the settings came from
+    root: Path = field(default_factory=Path.cwd)  # globs are relative to this
+    select: tuple[str, ...] = ("ALL",)
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    target_vllm_version: str | None = None
+    fix_max_model_len: int = 8192
+    fixable: tuple[str, ...] = ("ALL",)
+    unfixable: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    agent_rules_targets: tuple[str, ...] | None = None
+    agent_rules_globs: tuple[str, ...] | None = None
+
+
+def expand_selectors(selectors: tuple[str, ...] | list[str], codes: list[str], what: str) -> set[str]:
+    """``ALL``, ``VLL``, ``VLL2``, ``VLL20``, ``VLL203`` -> the codes they name."""
+    chosen: set[str] = set()
+    for selector in selectors:
+        token = selector.strip().upper()
+        if token == "ALL":
+            chosen.update(codes)
+            continue
+        matched = [code for code in codes if code.startswith(token)]
+        if not token.startswith("VLL") or not matched:
+            raise ConfigError(f"{what}: unknown rule code or prefix {selector!r} (see `vllm-lint rule --all`)")
+        chosen.update(matched)
+    return chosen
+
+
+def _strings(value: object, key: str, source: Path) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{source}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _load_table(path: Path) -> dict | None:
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.name == "pyproject.toml":
+        return data.get("tool", {}).get("vllm-lint")
+    return data
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest vllm-lint.toml, or pyproject.toml with a [tool.vllm-lint] table, upward from ``start``."""
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in (directory, *directory.parents):
+        dedicated = candidate_dir / "vllm-lint.toml"
+        if dedicated.is_file():
+            return dedicated
+        pyproject = candidate_dir / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                if _load_table(pyproject) is not None:
+                    return pyproject
+            except ConfigError:
+                return pyproject  # report the broken file rather than skip it silently
+    return None
+
+
+def load_settings(path: Path | None, codes: list[str]) -> Settings:
+    if path is None:
+        return Settings()
+    table = _load_table(path) or {}
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown setting(s) {', '.join(unknown)} in [tool.vllm-lint]; known: {', '.join(sorted(KNOWN_KEYS))}"
+        )
+    values: dict = {"source": path, "root": path.parent.resolve()}
+    for key in ("select", "ignore", "extend-select", "fixable", "unfixable"):
+        if key in table:
+            items = _strings(table[key], key, path)
+            expand_selectors(items, codes, f"{path}: `{key}`")
+            values[key.replace("-", "_")] = items
+    for key in ("exclude", "extend-exclude"):
+        if key in table:
+            values[key.replace("-", "_")] = _strings(table[key], key, path)
+    if "per-file-ignores" in table:
+        raw = table["per-file-ignores"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [codes]")
+        pairs = []
+        for pattern, items in raw.items():
+            items = _strings(items, f"per-file-ignores.{pattern}", path)
+            expand_selectors(items, codes, f"{path}: `per-file-ignores.{pattern}`")
+            pairs.append((pattern, items))
+        values["per_file_ignores"] = tuple(pairs)
+    if "target-vllm-version" in table:
+        version = table["target-vllm-version"]
+        if not isinstance(version, str) or not all(p.isdigit() for p in version.split(".")) or not version:
+            raise ConfigError(f"{path}: `target-vllm-version` must be a version string like \"0.32\"")
+        values["target_vllm_version"] = version
+    if "fix-max-model-len" in table:
+        length = table["fix-max-model-len"]
+        if not isinstance(length, int) or isinstance(length, bool) or length <= 0:
+            raise ConfigError(f"{path}: `fix-max-model-len` must be a positive integer")
+        values["fix_max_model_len"] = length
+    if "respect-gitignore" in table:
+        if not isinstance(table["respect-gitignore"], bool):
+            raise ConfigError(f"{path}: `respect-gitignore` must be true or false")
+        values["respect_gitignore"] = table["respect-gitignore"]
+    for key in ("agent-rules-targets", "agent-rules-globs"):
+        if key in table:
+            values[key.replace("-", "_")] = _strings(table[key], key, path)
+    return Settings(**values)
+
+
+def enabled_codes(settings: Settings, codes: list[str], cli_select=None, cli_ignore=(), cli_extend_select=()) -> frozenset[str]:
+    select = cli_select if cli_select else settings.select
+    chosen = expand_selectors(select, codes, "--select")
+    chosen |= expand_selectors(settings.extend_select, codes, "extend-select")
+    chosen |= expand_selectors(cli_extend_select, codes, "--extend-select")
+    chosen -= expand_selectors(settings.ignore, codes, "ignore")
+    chosen -= expand_selectors(cli_ignore, codes, "--ignore")
+    chosen.add(PARSE_ERROR_CODE)  # a file we could not read is always reported
+    return frozenset(chosen)

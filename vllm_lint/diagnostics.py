@@ -1,0 +1,64 @@
+"""The data every front-end produces and every output format consumes.
+
+Value types are frozen dataclasses: a rule yields them, the runner filters and
+fixes, the output modules print them. Nothing here knows about LibCST or files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Applicability(str, Enum):
+    """Ruff's fix applicability: a safe fix keeps behaviour, an unsafe one does not."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """1-based line, 1-based column counted in characters (as ruff reports them)."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text from ``start`` up to (not including) ``end`` with ``content``."""
+
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    severity: Severity
+    fix: Fix | None = None
+    # Lines on which a ``# noqa`` comment suppresses this finding: the reported
+    # line and the first line of the statement (or command) that contains it.
+    noqa_lines: tuple[int, ...] = field(default=(), compare=False)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.start.line, self.start.column, self.code)

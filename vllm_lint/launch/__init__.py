@@ -1,0 +1,20 @@
+"""The neutral launch record: one vLLM engine launch, whatever surface it was written on.
+
+Front-ends (Python calls, command lines in shell, Dockerfile, YAML, Markdown)
+turn each engine launch into a ``Launch``; the VLL2xx rules in
+``vllm_lint.launch.rules`` are written once against it. A rule states *what* to
+change (``SetValue``, ``AddSetting``, ``Rename``, ``RemoveSetting``); the
+front-end renders that into text edits that keep the file's own style.
+"""
+
+from vllm_lint.launch.record import (
+    AddSetting,
+    Launch,
+    LaunchFinding,
+    RemoveSetting,
+    Rename,
+    SetValue,
+    Setting,
+)
+
+__all__ = ["AddSetting", "Launch", "LaunchFinding", "RemoveSetting", "Rename", "SetValue", "Setting"]

@@ -1,0 +1,82 @@
+"""Value types of the launch record (see the package docstring)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vllm_lint.diagnostics import Applicability, Severity
+from vllm_lint.values import Value
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One engine setting as written: a keyword argument or a command-line flag."""
+
+    key: str  # canonical EngineArgs field (``gpu_memory_utilization``), or the raw name when unknown
+    spelled: str  # as the user wrote it: ``gpu_memory_utilization``, ``--gpu-memory``
+    known: bool  # vLLM has this setting
+    value: Value | None  # None when not statically known
+    anchor: object  # where the whole setting is written (front-end specific)
+    value_anchor: object | None = None
+    suggestions: tuple[str, ...] = ()  # did-you-mean candidates, spelled for this surface
+    bad_choice: tuple[str, ...] | None = None  # the valid choices when the value is not one of them
+    removed: bool = False  # a setting vLLM used to have and dropped
+
+
+@dataclass(slots=True)
+class Launch:
+    surface: str  # "python" or "command"
+    kind: str  # "LLM", "EngineArgs", "AsyncEngineArgs", "serve", "api_server"
+    settings: list[Setting]
+    anchor: object  # where to report a missing setting
+    opaque: bool = False  # **kwargs, from_cli_args, a config file: settings may be set elsewhere
+    serves_requests: bool = False
+    gpu_count: int | None = None  # GPUs declared for the same container or command
+    gpu_count_anchor: object | None = None
+
+    def get(self, key: str) -> Setting | None:
+        for setting in self.settings:
+            if setting.key == key:
+                return setting
+        return None
+
+    def has(self, key: str) -> bool:
+        return self.get(key) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class SetValue:
+    setting: Setting
+    value: object
+
+
+@dataclass(frozen=True, slots=True)
+class AddSetting:
+    key: str
+    value: object
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    setting: Setting
+    new_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveSetting:
+    setting: Setting
+
+
+FixIntent = SetValue | AddSetting | Rename | RemoveSetting
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchFinding:
+    code: str
+    message: str
+    anchor: object
+    severity: Severity | None = None  # None: the rule's own severity
+    fix: FixIntent | None = None
+    fix_title: str | None = None
+    applicability: Applicability = Applicability.UNSAFE
+    extra: dict = field(default_factory=dict)

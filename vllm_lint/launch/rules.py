@@ -1,0 +1,197 @@
+"""VLL201-VLL206: engine configuration rules, written once for every surface."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from vllm_lint.diagnostics import Applicability
+from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, Rename, SetValue
+from vllm_lint.values import as_bool, as_float
+
+SAFE_GPU_MEMORY_UTILIZATION = 0.90
+MAX_GPU_MEMORY_UTILIZATION = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSettings:
+    """What the launch rules need from the configuration."""
+
+    fix_max_model_len: int = 8192
+    target_vllm_version: str | None = None
+
+
+def _origin(value_origin: str | None) -> str:
+    return f" ({value_origin})" if value_origin else ""
+
+
+def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if launch.opaque or launch.has("gpu_memory_utilization") or launch.has("kv_cache_memory_bytes"):
+        return
+    yield LaunchFinding(
+        code="VLL201",
+        message=(
+            "vLLM engine launched without an explicit gpu_memory_utilization: vLLM silently takes 0.92 of "
+            "the device, leaving little room for anything else on the GPU"
+        ),
+        anchor=launch.anchor,
+        fix=AddSetting("gpu_memory_utilization", SAFE_GPU_MEMORY_UTILIZATION),
+        fix_title=f"Add gpu_memory_utilization={SAFE_GPU_MEMORY_UTILIZATION:.2f}",
+    )
+
+
+def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    setting = launch.get("gpu_memory_utilization")
+    if setting is None:
+        return
+    number = as_float(setting.value)
+    if number is None:
+        return
+    if number > 1 or number <= 0:
+        reason = "vLLM rejects it at start-up (it must be in (0, 1])"
+    elif number > MAX_GPU_MEMORY_UTILIZATION:
+        reason = "leaves no headroom for activations, CUDA graphs and other processes: expect OOM under load"
+    else:
+        return
+    origin = _origin(setting.value.origin if setting.value else None)
+    yield LaunchFinding(
+        code="VLL202",
+        message=f"gpu_memory_utilization {number:g}{origin} is out of range: {reason}",
+        anchor=setting.value_anchor or setting.anchor,
+        fix=SetValue(setting, SAFE_GPU_MEMORY_UTILIZATION),
+        fix_title=f"Set gpu_memory_utilization to {SAFE_GPU_MEMORY_UTILIZATION:.2f}",
+    )
+
+
+def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if launch.opaque or launch.has("max_model_len"):
+        return
+    yield LaunchFinding(
+        code="VLL203",
+        message=(
+            "vLLM engine launched without an explicit max_model_len: it reserves KV cache for the model's "
+            "whole context window, which fails at start-up on smaller GPUs or leaves room for few "
+            "concurrent requests"
+        ),
+        anchor=launch.anchor,
+        fix=AddSetting("max_model_len", settings.fix_max_model_len),
+        fix_title=f"Add max_model_len={settings.fix_max_model_len}",
+    )
+
+
+def _older_than(version: str, reference: tuple[int, int]) -> bool:
+    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
+    parts += [0] * (2 - len(parts))
+    return tuple(parts) < reference
+
+
+def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if launch.has("kv_transfer_config"):
+        return
+    setting = launch.get("enable_prefix_caching")
+    if setting is not None:
+        if as_bool(setting.value) is False:
+            yield LaunchFinding(
+                code="VLL204",
+                message=(
+                    "prefix caching is switched off: every request recomputes shared prompt prefixes "
+                    "(system prompts, chat history), wasting GPU time and raising latency"
+                ),
+                anchor=setting.anchor,
+                fix=SetValue(setting, True),
+                fix_title="Enable prefix caching",
+            )
+        return
+    target = settings.target_vllm_version
+    if target and _older_than(target, (0, 8)) and not launch.opaque:
+        yield LaunchFinding(
+            code="VLL204",
+            message=(
+                f"prefix caching is off by default in vLLM {target} (target-vllm-version): every request "
+                "recomputes shared prompt prefixes; enable it explicitly"
+            ),
+            anchor=launch.anchor,
+            fix=AddSetting("enable_prefix_caching", True),
+            fix_title="Enable prefix caching",
+        )
+
+
+def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if launch.gpu_count is None:
+        return
+    sizes = []
+    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
+        setting = launch.get(key)
+        if setting is None:
+            sizes.append(1)
+            continue
+        number = as_float(setting.value)
+        if number is None:
+            return
+        sizes.append(int(number))
+    product = sizes[0] * sizes[1]
+    if product == launch.gpu_count:
+        return
+    anchor = launch.get("tensor_parallel_size") or launch.get("pipeline_parallel_size")
+    yield LaunchFinding(
+        code="VLL205",
+        message=(
+            f"tensor x pipeline parallel size is {sizes[0]} x {sizes[1]} = {product}, but {launch.gpu_count} "
+            f"GPU(s) are declared for this container: vLLM "
+            + ("fails at start-up waiting for GPUs it cannot see" if product > launch.gpu_count
+               else "leaves the other GPUs idle")
+        ),
+        anchor=anchor.anchor if anchor else launch.anchor,
+    )
+
+
+def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    for setting in launch.settings:
+        if setting.bad_choice is not None:
+            shown = ", ".join(setting.bad_choice[:12]) + (", ..." if len(setting.bad_choice) > 12 else "")
+            value = setting.value.value if setting.value else "?"
+            yield LaunchFinding(
+                code="VLL206",
+                message=f"{setting.spelled} {value!s} is not a value vLLM accepts (choose one of: {shown})",
+                anchor=setting.value_anchor or setting.anchor,
+            )
+            continue
+        if setting.known:
+            continue
+        if setting.removed:
+            detail = "it was removed from vLLM and now fails with a TypeError / unrecognized argument"
+        else:
+            detail = "vLLM does not have it; the engine fails at start-up"
+        hint = ""
+        fix = None
+        if len(setting.suggestions) == 1:
+            hint = f"; did you mean {setting.suggestions[0]}?"
+            fix = Rename(setting, setting.suggestions[0])
+        elif setting.suggestions:
+            hint = "; did you mean one of " + ", ".join(setting.suggestions) + "?"
+        yield LaunchFinding(
+            code="VLL206",
+            message=f"unknown engine argument {setting.spelled}: {detail}{hint}",
+            anchor=setting.anchor,
+            fix=fix,
+            fix_title=f"Rename to {setting.suggestions[0]}" if fix else None,
+            applicability=Applicability.SAFE,
+        )
+
+
+LaunchRule = Callable[[Launch, LaunchSettings], Iterator[LaunchFinding]]
+
+LAUNCH_RULES: dict[str, LaunchRule] = {
+    "VLL201": missing_gpu_memory_utilization,
+    "VLL202": gpu_memory_utilization_out_of_range,
+    "VLL203": missing_max_model_len,
+    "VLL204": prefix_caching_disabled,
+    "VLL205": tensor_parallel_mismatch,
+    "VLL206": unknown_engine_arg,
+}
+
+
+def check_launch(launch: Launch, settings: LaunchSettings, enabled: frozenset[str]) -> Iterator[LaunchFinding]:
+    for code, rule in LAUNCH_RULES.items():
+        if code in enabled:
+            yield from rule(launch, settings)

@@ -1,0 +1,1 @@
+"""The Python front-end: one LibCST parse and one traversal per file, then small rules."""

@@ -1,0 +1,78 @@
+"""What a Python rule receives and what it gives back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import libcst as cst
+
+from vllm_lint.diagnostics import Applicability, Severity
+from vllm_lint.launch.rules import LaunchSettings
+from vllm_lint.python.model import ModuleModel
+from vllm_lint.python.semantics import Semantics
+from vllm_lint.vllm_api import VllmApi, load_api
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEdit:
+    """Replace ``node`` in the module with ``replacement``.
+
+    The engine turns this into the smallest text edit that makes the change, so
+    everything around it stays byte-identical.
+    """
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode
+
+
+@dataclass(frozen=True, slots=True)
+class PyFix:
+    title: str
+    applicability: Applicability
+    # Built lazily: producing edits can need positions, which only findings pay for.
+    build: Callable[[], list[NodeEdit]]
+
+
+@dataclass(slots=True)
+class PyFinding:
+    code: str
+    message: str
+    node: cst.CSTNode
+    statement: cst.CSTNode | None = None
+    severity: Severity | None = None
+    fix: PyFix | None = None
+    extra_noqa_nodes: tuple[cst.CSTNode, ...] = field(default=())
+
+
+@dataclass
+class PyContext:
+    path: str
+    module: cst.Module
+    model: ModuleModel
+    semantics: Semantics
+    settings: LaunchSettings
+    enabled: frozenset[str]
+    api_version: str | None = None
+
+    @cached_property
+    def api(self) -> VllmApi:
+        return load_api(self.api_version)
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+PyRule = Callable[[PyContext], Iterator[PyFinding]]
+RULES: dict[str, PyRule] = {}
+
+
+def python_rule(code: str) -> Callable[[PyRule], PyRule]:
+    """Register a checker for ``code``; the engine runs it once per parsed module."""
+
+    def register(function: PyRule) -> PyRule:
+        RULES[code] = function
+        return function
+
+    return register

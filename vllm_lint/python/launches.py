@@ -1,0 +1,96 @@
+"""Python engine constructions as neutral launch records, and launch fixes as LibCST edits."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+import libcst as cst
+
+from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, SetValue, Setting
+from vllm_lint.python.context import NodeEdit, PyContext
+from vllm_lint.python.edits import with_keyword
+from vllm_lint.python.rules.sampling import serves_requests
+
+ENGINE_CONSTRUCTORS = {"vllm.LLM": "LLM", "vllm.EngineArgs": "EngineArgs", "vllm.AsyncEngineArgs": "AsyncEngineArgs"}
+
+
+def _known_names(ctx: PyContext, kind: str) -> frozenset[str]:
+    api = ctx.api
+    if kind == "LLM":
+        return api.llm_init_params
+    if kind == "AsyncEngineArgs":
+        return api.async_engine_args
+    return api.engine_args
+
+
+def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call, object]]:
+    for site in ctx.model.calls:
+        kind = ENGINE_CONSTRUCTORS.get(ctx.semantics.callee(site.node) or "")
+        if kind is None:
+            continue
+        call = site.node
+        known = _known_names(ctx, kind)
+        settings: list[Setting] = []
+        opaque = False
+        positional = 0
+        for arg in call.args:
+            if arg.star:
+                opaque = True
+                continue
+            if arg.keyword is None:
+                if positional == 0:
+                    settings.append(Setting("model", "model", True, ctx.semantics.fold(arg.value), arg, arg.value))
+                else:
+                    opaque = True
+                positional += 1
+                continue
+            name = arg.keyword.value
+            is_known = name in known
+            suggestions = () if is_known else tuple(difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8))
+            settings.append(
+                Setting(name, name, is_known, ctx.semantics.fold(arg.value), arg, arg.value, suggestions)
+            )
+        # Attributes set on the args object after construction count as set.
+        for target in site.assigned_to:
+            for attribute in ctx.model.attribute_targets:
+                head, _, field = attribute.rpartition(".")
+                if head == target and not any(s.key == field for s in settings):
+                    settings.append(Setting(field, attribute, field in known, None, call))
+        launch = Launch(
+            surface="python",
+            kind=kind,
+            settings=settings,
+            anchor=call,
+            opaque=opaque,
+            serves_requests=serves_requests(ctx, site),
+        )
+        yield launch, call, site.statement
+
+
+def _value_code(value: object) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        return f"{value:.2f}" if round(value, 2) == value else repr(value)
+    return repr(value)
+
+
+def render_fix(ctx: PyContext, call: cst.Call, finding: LaunchFinding) -> list[NodeEdit]:
+    """LibCST edits for a launch rule's fix intent."""
+    intent = finding.fix
+    if isinstance(intent, AddSetting):
+        return [NodeEdit(call, with_keyword(call, intent.key, _value_code(intent.value)))]
+    if isinstance(intent, SetValue):
+        arg = intent.setting.anchor
+        if not isinstance(arg, cst.Arg) or arg.keyword is None:
+            return []
+        return [NodeEdit(arg.value, cst.parse_expression(_value_code(intent.value)))]
+    if isinstance(intent, Rename):
+        arg = intent.setting.anchor
+        if not isinstance(arg, cst.Arg) or arg.keyword is None:
+            return []
+        return [NodeEdit(arg.keyword, cst.Name(intent.new_key))]
+    if isinstance(intent, RemoveSetting):
+        return []
+    return []

@@ -1,0 +1,317 @@
+"""One traversal of a module that records what the rules ask about.
+
+The visitor collects imports, module constants, functions, classes, calls,
+assignments, returns and attribute reads, each with its enclosing function and
+statement. Rules then query this model; none of them walks the tree again, and
+no LibCST metadata provider runs unless a finding needs a position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+WEB_FRAMEWORK_MODULES = ("fastapi", "starlette", "flask", "quart", "sanic", "aiohttp", "django", "rest_framework", "litestar", "ray.serve", "grpc", "tornado", "bottle", "falcon")
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def module_path(node: cst.BaseExpression | None) -> str:
+    if node is None:
+        return ""
+    return dotted_name(node) or ""
+
+
+@dataclass(eq=False, slots=True)
+class FunctionInfo:
+    node: cst.FunctionDef
+    name: str
+    is_async: bool
+    parent: FunctionInfo | None
+    class_info: ClassInfo | None  # the class whose ``self`` is in scope (methods and their closures)
+    is_method: bool
+    in_main_guard: bool
+    params: tuple[str, ...]
+    global_names: set[str] = field(default_factory=set)
+    called_names: set[str] = field(default_factory=set)  # plain names and self.method names called inside
+    returns: list[cst.Return] = field(default_factory=list)
+
+
+@dataclass(eq=False, slots=True)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: tuple[cst.BaseExpression, ...]
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+
+
+@dataclass(eq=False, slots=True)
+class CallSite:
+    node: cst.Call
+    function: FunctionInfo | None  # innermost enclosing function
+    statement: cst.CSTNode  # the statement that holds the call (for noqa on its first line)
+    in_main_guard: bool
+    assigned_to: tuple[str, ...] = ()  # targets when the call is the value of an assignment
+
+
+@dataclass(eq=False, slots=True)
+class ImportInfo:
+    node: cst.Import | cst.ImportFrom
+    statement: cst.CSTNode
+    module: str  # the module named by the statement (for ``import a.b``: each alias is its own entry)
+    names: tuple[tuple[str, str | None, cst.ImportAlias], ...]  # (imported name, as-name, alias node)
+    relative: int = 0
+    function: FunctionInfo | None = None
+
+
+@dataclass(eq=False, slots=True)
+class AttributeRead:
+    node: cst.Attribute
+    function: FunctionInfo | None
+    statement: cst.CSTNode
+
+
+@dataclass(eq=False, slots=True)
+class Binding:
+    """``target = <call>``: what a name may hold."""
+
+    call: cst.Call
+    function: FunctionInfo | None  # where the assignment happens
+    scope: object  # None: module; FunctionInfo; ClassInfo (self.x)
+
+
+class ModuleModel(cst.CSTVisitor):
+    """Collects the facts of one module in a single pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.imports: list[ImportInfo] = []
+        self.aliases: dict[str, str] = {}  # local name -> qualified name
+        self.constants: dict[str, cst.BaseExpression | None] = {}  # module level; None when reassigned
+        self.functions: list[FunctionInfo] = []
+        self.module_functions: dict[str, FunctionInfo] = {}
+        self.classes: list[ClassInfo] = []
+        self.calls: list[CallSite] = []
+        self.attribute_reads: list[AttributeRead] = []
+        self.bindings: dict[tuple[object, str], list[Binding]] = {}
+        self.attribute_targets: set[str] = set()  # ``args.max_model_len = ...`` anywhere in the module
+        self.has_main_guard = False
+        self._function_stack: list[FunctionInfo] = []
+        self._class_stack: list[ClassInfo] = []
+        self._statement_stack: list[cst.CSTNode] = []
+        self._main_guard_depth = 0
+        self._assign_targets: list[tuple[cst.BaseExpression, tuple[str, ...]]] = []
+        self._saved_functions: list[list[FunctionInfo]] = []
+
+    # -- context -------------------------------------------------------------
+
+    @property
+    def current_function(self) -> FunctionInfo | None:
+        return self._function_stack[-1] if self._function_stack else None
+
+    @property
+    def current_statement(self) -> cst.CSTNode:
+        return self._statement_stack[-1]
+
+    def _push_statement(self, node: cst.CSTNode) -> None:
+        self._statement_stack.append(node)
+
+    def _pop_statement(self, node: cst.CSTNode) -> None:
+        self._statement_stack.pop()
+
+    visit_SimpleStatementLine = _push_statement  # type: ignore[assignment]
+    leave_SimpleStatementLine = _pop_statement  # type: ignore[assignment]
+
+    def visit_If(self, node: cst.If) -> None:
+        self._push_statement(node)
+        if _is_main_guard(node.test):
+            self.has_main_guard = True
+            self._main_guard_depth += 1
+
+    def leave_If(self, node: cst.If) -> None:
+        self._pop_statement(node)
+        if _is_main_guard(node.test):
+            self._main_guard_depth -= 1
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._statement_stack.append(node)
+
+    for _compound in ("With", "For", "While", "Try", "TryStar", "Match"):
+        locals()[f"visit_{_compound}"] = _push_statement
+        locals()[f"leave_{_compound}"] = _pop_statement
+    del _compound
+
+    # -- definitions ---------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
+        parent = self.current_function
+        is_method = bool(self._class_stack) and parent is None
+        info = FunctionInfo(
+            node=node,
+            name=node.name.value,
+            is_async=node.asynchronous is not None,
+            parent=parent,
+            class_info=self._class_stack[-1] if is_method else (parent.class_info if parent else None),
+            is_method=is_method,
+            in_main_guard=self._main_guard_depth > 0,
+            params=params,
+        )
+        self.functions.append(info)
+        if is_method and info.class_info is not None:
+            info.class_info.methods[info.name] = info
+        elif info.parent is None:
+            self.module_functions[info.name] = info
+        self._function_stack.append(info)
+        self._statement_stack.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._function_stack.pop()
+        self._statement_stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        info = ClassInfo(node=node, name=node.name.value, bases=tuple(arg.value for arg in node.bases))
+        self.classes.append(info)
+        self._class_stack.append(info)
+        self._statement_stack.append(node)
+        # A class body starts a fresh function context: its defs are methods.
+        self._saved_functions.append(self._function_stack)
+        self._function_stack = []
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_stack.pop()
+        self._statement_stack.pop()
+        self._function_stack = self._saved_functions.pop()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self.current_function is not None:
+            self.current_function.global_names.update(item.name.value for item in node.names)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.current_function is not None:
+            self.current_function.returns.append(node)
+
+    # -- imports -------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            name = module_path(alias.name)
+            asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+            self.imports.append(
+                ImportInfo(node, self.current_statement, name, ((name, asname, alias),), function=self.current_function)
+            )
+            if asname:
+                self.aliases[asname] = name
+            else:
+                head = name.split(".")[0]
+                self.aliases.setdefault(head, head)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = module_path(node.module)
+        relative = len(node.relative)
+        names: list[tuple[str, str | None, cst.ImportAlias]] = []
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                name = module_path(alias.name)
+                asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                names.append((name, asname, alias))
+                if not relative:
+                    self.aliases[asname or name] = f"{module}.{name}"
+        self.imports.append(ImportInfo(node, self.current_statement, module, tuple(names), relative, self.current_function))
+
+    # -- assignments ---------------------------------------------------------
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = tuple(t for t in (_target_name(target.target) for target in node.targets) if t)
+        self._record_assignment(targets, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        target = _target_name(node.target)
+        if target and node.value is not None:
+            self._record_assignment((target,), node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = _target_name(node.target)
+        if target and "." in target:
+            self.attribute_targets.add(target)
+
+    def _record_assignment(self, targets: tuple[str, ...], value: cst.BaseExpression) -> None:
+        function = self.current_function
+        self.attribute_targets.update(t for t in targets if "." in t)
+        if function is None and not self._class_stack:
+            for target in targets:
+                if "." in target:
+                    continue
+                self.constants[target] = None if target in self.constants else value
+                resolved = dotted_name(value)
+                if resolved and not isinstance(value, cst.Call):
+                    head = resolved.split(".")[0]
+                    if head in self.aliases:
+                        self.aliases[target] = self.aliases[head] + resolved[len(head):]
+        call = _unwrap_await(value)
+        if isinstance(call, cst.Call):
+            self._assign_targets.append((call, targets))
+            for target in targets:
+                scope: object
+                if target.startswith("self.") and function is not None and function.class_info is not None:
+                    scope = function.class_info
+                elif function is None or target in function.global_names:
+                    scope = None
+                else:
+                    scope = function
+                self.bindings.setdefault((scope, target), []).append(Binding(call, function, scope))
+
+    # -- uses ----------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        targets: tuple[str, ...] = ()
+        if self._assign_targets and self._assign_targets[-1][0] is node:
+            targets = self._assign_targets.pop()[1]
+        function = self.current_function
+        self.calls.append(CallSite(node, function, self.current_statement, self._main_guard_depth > 0, targets))
+        if function is not None:
+            name = dotted_name(node.func)
+            if name:
+                function.called_names.add(name)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attribute_reads.append(AttributeRead(node, self.current_function, self.current_statement))
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left = test.left
+    right = test.comparisons[0].comparator
+    names = {dotted_name(left), dotted_name(right)}
+    strings = {
+        side.evaluated_value
+        for side in (left, right)
+        if isinstance(side, cst.SimpleString)
+    }
+    return "__name__" in names and "__main__" in strings
+
+
+def _target_name(target: cst.BaseExpression) -> str | None:
+    return dotted_name(target)
+
+
+def _unwrap_await(value: cst.BaseExpression) -> cst.BaseExpression:
+    return value.expression if isinstance(value, cst.Await) else value
+
+
+def build_model(module: cst.Module) -> ModuleModel:
+    model = ModuleModel()
+    module.visit(model)
+    return model

@@ -1,0 +1,172 @@
+"""VLL303 (names vLLM does not have) and VLL501 (legacy engine import paths)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+import libcst as cst
+
+from vllm_lint.diagnostics import Applicability
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.model import dotted_name
+from vllm_lint.vllm_api import VllmApi
+
+# Names people reach for that belong to other libraries or older vLLM, and where to go instead.
+_HINTS = {
+    "generate_async": "that is TensorRT-LLM's LLM API; in vLLM use AsyncLLMEngine.generate()",
+    "vllm.entrypoints.openai.benchmarks": "benchmarks are the `vllm bench serve` command now",
+}
+# The object a call returns, for checking attribute reads on it.
+_INSTANCE_OF = {
+    "vllm.LLM": "vllm.LLM",
+    "vllm.AsyncLLMEngine.from_engine_args": "vllm.AsyncLLMEngine",
+    "vllm.LLMEngine.from_engine_args": "vllm.LLMEngine",
+    "vllm.SamplingParams": "vllm.SamplingParams",
+    "vllm.EngineArgs": "vllm.EngineArgs",
+    "vllm.AsyncEngineArgs": "vllm.AsyncEngineArgs",
+}
+LEGACY_ENGINE_MODULES = ("vllm.engine.async_llm_engine", "vllm.engine.llm_engine")
+
+
+def _hint(name: str) -> str:
+    for key, hint in _HINTS.items():
+        if name == key or name.startswith(key + ".") or name.endswith("." + key):
+            return f" ({hint})"
+    return ""
+
+
+def _suggest(name: str, candidates: frozenset[str]) -> str:
+    matches = difflib.get_close_matches(name, sorted(c for c in candidates if not c.startswith("_")), n=1, cutoff=0.8)
+    return f"; did you mean {matches[0]}?" if matches else ""
+
+
+def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
+    """For ``vllm.a.b.c``: the first component vLLM lacks, as (existing prefix, missing name)."""
+    parts = dotted.split(".")
+    if parts[0] != "vllm":
+        return None
+    for index in range(1, len(parts)):
+        prefix = ".".join(parts[:index])
+        if prefix not in api.modules:
+            return None  # past the modules (a class attribute, say): checked elsewhere
+        name = parts[index]
+        if f"{prefix}.{name}" in api.modules:
+            continue
+        names = api.module_names(prefix)
+        if names is None:
+            return None
+        defined, is_open = names
+        if name in defined or is_open:
+            if f"{prefix}.{name}" in _class_names(api):
+                missing = _missing_class_attribute(api, f"{prefix}.{name}", parts[index + 1 :])
+                return missing
+            return None
+        return prefix, name
+    return None
+
+
+def _class_names(api: VllmApi) -> frozenset[str]:
+    return frozenset(("vllm.LLM", "vllm.AsyncLLMEngine", "vllm.SamplingParams", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.LLMEngine"))
+
+
+def _missing_class_attribute(api: VllmApi, klass: str, rest: list[str]) -> tuple[str, str] | None:
+    if not rest:
+        return None
+    attributes = api.class_attributes(klass)
+    if attributes is None or rest[0] in attributes:
+        return None
+    return klass, rest[0]
+
+
+def _report(prefix: str, name: str, api: VllmApi, node: cst.CSTNode, statement: cst.CSTNode) -> PyFinding:
+    full = f"{prefix}.{name}"
+    candidates = api.class_attributes(prefix)
+    if candidates is None:
+        names = api.module_names(prefix)
+        candidates = names[0] if names else frozenset()
+    return PyFinding(
+        code="VLL303",
+        message=f"vLLM {api.version} has no {full}: it fails with ImportError/AttributeError at run time{_hint(full)}{_suggest(name, candidates)}",
+        node=node,
+        statement=statement,
+    )
+
+
+@python_rule("VLL303")
+def nonexistent_vllm_api(ctx: PyContext) -> Iterator[PyFinding]:
+    api = ctx.api
+    reported: set[tuple[int, str]] = set()
+    for info in ctx.model.imports:
+        if info.relative or not (info.module == "vllm" or info.module.startswith("vllm.")):
+            continue
+        if isinstance(info.node, cst.Import):
+            for name, _, alias in info.names:
+                missing = missing_in_path(api, name)
+                if missing:
+                    yield _report(*missing, api, alias, info.statement)
+            continue
+        missing = missing_in_path(api, info.module)
+        if missing:
+            yield _report(*missing, api, info.node.module or info.node, info.statement)
+            continue
+        for name, _, alias in info.names:
+            missing = missing_in_path(api, f"{info.module}.{name}")
+            if missing:
+                yield _report(*missing, api, alias, info.statement)
+    for read in ctx.model.attribute_reads:
+        qualified = ctx.semantics.qualify(read.node)
+        missing = None
+        if qualified is not None and qualified.startswith("vllm."):
+            missing = missing_in_path(api, qualified)
+        elif qualified is None:
+            missing = _instance_attribute(ctx, read.node, read.function)
+        if missing is None:
+            continue
+        key = (id(read.statement), ".".join(missing))
+        if key in reported:
+            continue
+        reported.add(key)
+        yield _report(*missing, api, read.node, read.statement)
+
+
+def _instance_attribute(ctx: PyContext, node: cst.Attribute, function) -> tuple[str, str] | None:
+    if not isinstance(node.value, (cst.Name, cst.Attribute)):
+        return None
+    producers = ctx.semantics.produced_by(node.value, function)
+    classes = {_INSTANCE_OF[p] for p in producers if p in _INSTANCE_OF}
+    if len(classes) != 1 or len(producers) != 1:
+        return None
+    klass = classes.pop()
+    attributes = ctx.api.class_attributes(klass)
+    if attributes is None or node.attr.value in attributes:
+        return None
+    return klass, node.attr.value
+
+
+@python_rule("VLL501")
+def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
+    top_level = ctx.api.module_names("vllm")
+    exported = top_level[0] if top_level else frozenset()
+    for info in ctx.model.imports:
+        if info.module not in LEGACY_ENGINE_MODULES and not any(n in LEGACY_ENGINE_MODULES for n, _, _ in info.names if isinstance(info.node, cst.Import)):
+            continue
+        fix = None
+        if isinstance(info.node, cst.ImportFrom) and info.names and all(n in exported for n, _, _ in info.names):
+            node = info.node
+            fix = PyFix(
+                title="Import from vllm directly",
+                applicability=Applicability.SAFE,
+                build=lambda node=node: [NodeEdit(node.module, cst.Name("vllm"))],
+            )
+        names = ", ".join(n for n, _, _ in info.names if isinstance(info.node, cst.ImportFrom)) or "AsyncLLMEngine"
+        yield PyFinding(
+            code="VLL501",
+            message=(
+                f"{info.module} is a V0 engine module kept only as an alias of the V1 engine: "
+                f"import {names} from vllm instead (`from vllm import {names}`)"
+            ),
+            node=info.node,
+            statement=info.statement,
+            fix=fix,
+        )

@@ -1,0 +1,84 @@
+"""VLL502 (Flask-style tuple returns in FastAPI) and VLL503 (model load in on_event)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from vllm_lint.python.context import PyContext, PyFinding, python_rule
+from vllm_lint.python.model import dotted_name
+from vllm_lint.python.rules.serving import is_model_load
+
+
+def _status_code(ctx: PyContext, node: cst.BaseExpression) -> int | None:
+    value = ctx.semantics.fold(node)
+    if value is not None and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return value.value if 100 <= value.value <= 599 else None
+    name = dotted_name(node) or ""
+    if name.rsplit(".", 1)[-1].startswith("HTTP_"):
+        digits = name.rsplit(".", 1)[-1].split("_")[1]
+        return int(digits) if digits.isdigit() else None
+    return None
+
+
+@python_rule("VLL502")
+def tuple_return_in_fastapi(ctx: PyContext) -> Iterator[PyFinding]:
+    for function, handler in ctx.semantics.handlers.items():
+        if not handler.direct or handler.framework != "fastapi":
+            continue
+        for ret in function.returns:
+            value = ret.value
+            if not isinstance(value, cst.Tuple) or len(value.elements) != 2:
+                continue
+            status = _status_code(ctx, value.elements[1].value)
+            if status is None:
+                continue
+            yield PyFinding(
+                code="VLL502",
+                message=(
+                    f"FastAPI handler {function.name} returns a (body, {status}) tuple: that is a Flask idiom; "
+                    f"FastAPI sends it as a JSON array with status 200, so clients never see the {status}"
+                ),
+                node=value,
+                statement=ret,
+            )
+
+
+def _startup_event(ctx: PyContext, decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    if not isinstance(expr, cst.Call) or not (dotted_name(expr.func) or "").endswith(".on_event"):
+        return False
+    first = expr.args[0].value if expr.args else None
+    return isinstance(first, cst.SimpleString) and first.evaluated_value == "startup"
+
+
+@python_rule("VLL503")
+def on_event_model_load(ctx: PyContext) -> Iterator[PyFinding]:
+    for function in ctx.model.functions:
+        decorators = [d for d in function.node.decorators if _startup_event(ctx, d)]
+        if not decorators:
+            continue
+        loads = [
+            site for site in ctx.model.calls
+            if _inside(site.function, function) and is_model_load(ctx.semantics.callee(site.node))
+        ]
+        if not loads:
+            continue
+        yield PyFinding(
+            code="VLL503",
+            message=(
+                f"model loaded in @on_event(\"startup\") hook {function.name}: on_event is deprecated in FastAPI; "
+                "load it in a lifespan handler (FastAPI(lifespan=...)), which also gives a clean shutdown"
+            ),
+            node=decorators[0],
+            statement=decorators[0],
+        )
+
+
+def _inside(function, outer) -> bool:
+    while function is not None:
+        if function is outer:
+            return True
+        function = function.parent
+    return False

@@ -1,0 +1,189 @@
+"""VLL101-VLL105: serving architecture."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from vllm_lint.python.context import PyContext, PyFinding, python_rule
+from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.semantics import Handler
+
+_HF_GENERATIVE_MODEL = re.compile(r"^transformers\.(AutoModelFor\w+|\w+ForCausalLM|\w+ForConditionalGeneration|\w+LMHeadModel|\w+ForSeq2SeqLM)\.from_pretrained$")
+_MODEL_LOADS = ("vllm.LLM", "vllm.AsyncLLMEngine.from_engine_args", "vllm.LLMEngine.from_engine_args")
+
+
+def is_pipeline_factory(qualified: str | None) -> bool:
+    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith(".pipeline")
+
+
+def is_model_load(qualified: str | None) -> bool:
+    if qualified is None:
+        return False
+    if is_pipeline_factory(qualified) or qualified in _MODEL_LOADS:
+        return True
+    return qualified.startswith("transformers.") and qualified.endswith(".from_pretrained")
+
+
+def _blocking_consequence(handler: Handler) -> str:
+    if handler.runs_on_event_loop:
+        return "blocks the event loop: every other request waits until it finishes"
+    return "serialises requests, one GPU pass each: no batching across concurrent requests"
+
+
+def _in_handler(ctx: PyContext, site: CallSite) -> Handler | None:
+    if site.in_main_guard:
+        return None
+    return ctx.semantics.enclosing_handler(site.function)
+
+
+@python_rule("VLL101")
+def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
+    for site in ctx.model.calls:
+        handler = _in_handler(ctx, site)
+        if handler is None:
+            continue
+        producers = ctx.semantics.produced_by(site.node.func, site.function)
+        if not any(is_pipeline_factory(p) for p in producers):
+            continue
+        yield PyFinding(
+            code="VLL101",
+            message=(
+                f"transformers pipeline called inside a request handler ({handler.function.name}): it "
+                f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
+
+
+@python_rule("VLL102")
+def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
+    for site in ctx.model.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "generate":
+            continue
+        handler = _in_handler(ctx, site)
+        if handler is None:
+            continue
+        producers = ctx.semantics.produced_by(func.value, site.function)
+        if not any(_HF_GENERATIVE_MODEL.match(p) for p in producers):
+            continue
+        yield PyFinding(
+            code="VLL102",
+            message=(
+                f"transformers model.generate() called inside a request handler ({handler.function.name}): it "
+                f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine (see VLL101's fix)"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
+
+
+@python_rule("VLL103")
+def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
+    semantics = ctx.semantics
+    if semantics.is_test_file:
+        return
+    constructions = [
+        site for site in ctx.model.calls if semantics.callee(site.node) == "vllm.LLM" and not site.in_main_guard
+    ]
+    if constructions and semantics.defines_web_app:
+        for site in constructions:
+            yield PyFinding(
+                code="VLL103",
+                message=(
+                    "vLLM's offline LLM class constructed in a web server: LLM.generate() blocks until every "
+                    "prompt finishes and cannot serve concurrent requests; use AsyncLLMEngine"
+                ),
+                node=site.node,
+                statement=site.statement,
+            )
+        return
+    for site in ctx.model.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        handler = _in_handler(ctx, site)
+        if handler is None:
+            continue
+        producers = semantics.produced_by(func.value, site.function)
+        method = func.attr.value
+        if method in ("generate", "chat", "encode") and "vllm.LLM" in producers:
+            what = f"LLM.{method}() runs offline batch inference"
+        elif method == "step" and producers & {"vllm.LLMEngine", "vllm.LLMEngine.from_engine_args"}:
+            what = "a synchronous LLMEngine.step() loop"
+        else:
+            continue
+        yield PyFinding(
+            code="VLL103",
+            message=f"{what} inside a request handler ({handler.function.name}): it {_blocking_consequence(handler)}; use AsyncLLMEngine",
+            node=site.node,
+            statement=site.statement,
+        )
+
+
+def _caches_result(site: CallSite) -> bool:
+    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load."""
+    function = site.function
+    for target in site.assigned_to:
+        if target.startswith("self.") or (function is not None and target in function.global_names):
+            return True
+    return False
+
+
+@python_rule("VLL104")
+def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
+    for site in ctx.model.calls:
+        callee = ctx.semantics.callee(site.node)
+        if not is_model_load(callee):
+            continue
+        handler = _in_handler(ctx, site)
+        if handler is None or ctx.semantics.is_startup_hook(site.function) or _caches_result(site):
+            continue
+        shown = dotted_name(site.node.func) or callee
+        yield PyFinding(
+            code="VLL104",
+            message=(
+                f"{shown}(...) loads a model inside a request handler ({handler.function.name}): every request "
+                "pays the full load time and memory; load once at start-up (module level or a lifespan handler)"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
+
+
+def _loads_model_at_startup(ctx: PyContext) -> bool:
+    for site in ctx.model.calls:
+        if not is_model_load(ctx.semantics.callee(site.node)):
+            continue
+        if site.function is None or ctx.semantics.is_startup_hook(site.function):
+            return True
+    return False
+
+
+@python_rule("VLL105")
+def multi_worker_model_server(ctx: PyContext) -> Iterator[PyFinding]:
+    candidates = []
+    for site in ctx.model.calls:
+        if ctx.semantics.callee(site.node) not in ("uvicorn.run", "hypercorn.run"):
+            continue
+        for arg in site.node.args:
+            if arg.keyword is not None and arg.keyword.value == "workers":
+                value = ctx.semantics.fold(arg.value)
+                if value is not None and isinstance(value.value, int) and value.value > 1:
+                    candidates.append((site, arg, value.value))
+    if not candidates or not _loads_model_at_startup(ctx):
+        return
+    for site, arg, workers in candidates:
+        yield PyFinding(
+            code="VLL105",
+            message=(
+                f"{workers} workers for an app that loads a model at start-up: {workers} copies of the model "
+                "compete for one GPU's memory; run one worker and let the engine batch requests"
+            ),
+            node=arg,
+            statement=site.statement,
+        )

@@ -1,0 +1,39 @@
+"""The Python surface: which files it takes and how one is linted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vllm_lint.diagnostics import Diagnostic
+from vllm_lint.surfaces import LintJob, Surface, parse_error
+from vllm_lint.source import SourceError, decode_python
+
+
+def claims(path: Path, head: bytes) -> bool:
+    if path.suffix in (".py", ".pyi"):
+        return path.suffix == ".py"
+    return head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
+
+
+def may_match(job: LintJob) -> bool:
+    from vllm_lint.python.prefilter import may_match as bytes_may_match
+
+    return bytes_may_match(job.data, job.api)
+
+
+def lint(job: LintJob) -> list[Diagnostic]:
+    try:
+        source = decode_python(job.data)
+    except SourceError as exc:
+        return [parse_error(job.display, exc.message, exc.line, exc.column)]
+    from vllm_lint.python.checker import PythonOptions, SyntaxProblem, lint_python, parse
+
+    try:
+        module = parse(source.text)
+    except SyntaxProblem as exc:
+        return [parse_error(job.display, exc.message, exc.line, exc.column)]
+    options = PythonOptions(job.enabled, job.launch_settings, job.api_version)
+    return lint_python(job.display, source.text, module, options)
+
+
+PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint)

@@ -1,0 +1,29 @@
+"""Where the shipped data lives: in the wheel, or at the top of a source checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _shipped_or_checkout(installed_folder: str, checkout_folder: str) -> Path:
+    # In a wheel, rules/ and templates/ are installed inside the package as
+    # _rules/ and _templates/ (see setup.py); in a source checkout they sit
+    # beside the package.
+    installed = _PACKAGE_DIR / installed_folder
+    if installed.is_dir():
+        return installed
+    return _PACKAGE_DIR.parent / checkout_folder
+
+
+def rules_dir() -> Path:
+    return _shipped_or_checkout("_rules", "rules")
+
+
+def templates_dir() -> Path:
+    return _shipped_or_checkout("_templates", "templates")
+
+
+def vllm_api_dir() -> Path:
+    return _PACKAGE_DIR / "vllm_api" / "data"

@@ -1,0 +1,165 @@
+"""The rule catalogue, read from ``rules/VLLnnn.yaml`` (one file per rule).
+
+Each YAML file is the single source for a rule's metadata, its documentation
+(``vllm-lint rule CODE``), its test cases and the agent rule files. Checker code
+registers against the code; everything a user reads comes from here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from vllm_lint.diagnostics import Severity
+from vllm_lint.resources import rules_dir
+
+PARSE_ERROR_CODE = "VLL000"
+_CODE_RE = re.compile(r"^VLL\d{3}$")
+EXPECT_RE = re.compile(r"\s*#\s*expect:\s*(?P<codes>VLL\d{3}(?:\s*,\s*VLL\d{3})*)\s*$")
+
+LANG_SUFFIX = {
+    "python": ".py",
+    "bash": ".sh",
+    "shell": ".sh",
+    "dockerfile": "Dockerfile",
+    "yaml": ".yaml",
+    "compose": "docker-compose.yaml",
+    "kubernetes": ".yaml",
+    "markdown": ".md",
+}
+
+
+class RuleFileError(ValueError):
+    """A rule YAML file is malformed: a bug in the shipped data, reported clearly."""
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    lang: str
+    kind: str  # "bad" or "good"
+    code: str
+    fixed: str | None = None
+    filename: str | None = None
+    note: str | None = None
+
+    def expected_lines(self, rule_code: str) -> list[int]:
+        """Lines marked ``# expect: CODE`` for this rule (1-based)."""
+        lines = []
+        for number, line in enumerate(self.code.splitlines(), start=1):
+            match = EXPECT_RE.search(line)
+            if match and rule_code in re.split(r"\s*,\s*", match.group("codes")):
+                lines.append(number)
+        return lines
+
+    @property
+    def clean_code(self) -> str:
+        """The snippet without its ``# expect:`` markers, for docs and agent files."""
+        return "\n".join(EXPECT_RE.sub("", line) for line in self.code.splitlines()) + "\n"
+
+    @property
+    def default_filename(self) -> str:
+        if self.filename:
+            return self.filename
+        suffix = LANG_SUFFIX.get(self.lang, ".txt")
+        return suffix if not suffix.startswith(".") else f"example{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    why: str
+    directive: str
+    fix_safety: str  # "safe", "unsafe", "mixed" or "none"
+    fix_title: str | None
+    surfaces: tuple[str, ...]
+    examples: tuple[Example, ...] = field(default=())
+    use_instead: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/vllm-lint/vllm-lint/blob/main/rules/{self.code}.yaml"
+
+    @property
+    def bad_examples(self) -> list[Example]:
+        return [e for e in self.examples if e.kind == "bad"]
+
+    @property
+    def good_examples(self) -> list[Example]:
+        return [e for e in self.examples if e.kind == "good"]
+
+
+def _require(data: dict, key: str, path: Path) -> object:
+    if key not in data:
+        raise RuleFileError(f"{path.name}: missing key {key!r}")
+    return data[key]
+
+
+def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
+    if not isinstance(raw, list):
+        raise RuleFileError(f"{path.name}: 'examples' must be a list")
+    examples = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict) or ("bad" in item) == ("good" in item):
+            raise RuleFileError(f"{path.name}: example {index} needs exactly one of 'bad' or 'good'")
+        kind = "bad" if "bad" in item else "good"
+        examples.append(
+            Example(
+                lang=str(item.get("lang", "python")),
+                kind=kind,
+                code=str(item[kind]),
+                fixed=item.get("fixed"),
+                filename=item.get("filename"),
+                note=item.get("note"),
+            )
+        )
+    return tuple(examples)
+
+
+def parse_rule(data: dict, path: Path) -> Rule:
+    code = str(_require(data, "code", path))
+    if not _CODE_RE.match(code) or path.stem != code:
+        raise RuleFileError(f"{path.name}: code {code!r} must be VLLnnn and match the file name")
+    fix = data.get("fix") or {}
+    try:
+        severity = Severity(str(_require(data, "severity", path)))
+    except ValueError as exc:
+        raise RuleFileError(f"{path.name}: severity must be error, warning or info") from exc
+    return Rule(
+        code=code,
+        name=str(_require(data, "name", path)),
+        severity=severity,
+        summary=str(_require(data, "summary", path)).strip(),
+        why=str(_require(data, "why", path)).strip(),
+        directive=str(_require(data, "directive", path)).strip(),
+        fix_safety=str(fix.get("safety", "none")),
+        fix_title=fix.get("title"),
+        surfaces=tuple(data.get("surfaces", ["python"])),
+        examples=_parse_examples(data.get("examples", []), path),
+        use_instead=(str(data["use_instead"]).strip() if data.get("use_instead") else None),
+    )
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> dict[str, Rule]:
+    """All rules, keyed by code, in code order."""
+    import yaml  # lazy: a clean run of the fast path never needs the rule docs
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    rules: dict[str, Rule] = {}
+    for path in sorted(rules_dir().glob("VLL*.yaml")):
+        with path.open(encoding="utf-8") as handle:
+            data = yaml.load(handle, Loader=loader)
+        if not isinstance(data, dict):
+            raise RuleFileError(f"{path.name}: expected a mapping at the top level")
+        rule = parse_rule(data, path)
+        rules[rule.code] = rule
+    return rules
+
+
+def all_codes() -> list[str]:
+    return list(load_rules())

@@ -1,0 +1,266 @@
+"""From paths to diagnostics: discovery, pre-filter, lint, suppressions.
+
+Discovery walks directories once, honouring .gitignore files and the configured
+excludes; each file is claimed by one surface, filtered on its raw bytes, and
+linted only when some rule could fire. Suppressions (``# noqa``,
+``# vllm-lint: skip-file``, per-file-ignores) are applied here, once for all
+surfaces.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vllm_lint.config import Settings, expand_selectors
+from vllm_lint.diagnostics import Diagnostic
+from vllm_lint.launch.rules import LaunchSettings
+from vllm_lint.source import SourceError, read_bytes
+from vllm_lint.surfaces import LintJob, Surface, all_surfaces, parse_error
+
+SKIP_FILE = re.compile(rb"#\s*vllm-lint\s*:\s*skip-file\b")
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+MARKDOWN_NOQA = re.compile(r"<!--\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*-->", re.IGNORECASE)
+
+
+class PathError(Exception):
+    """A path named on the command line does not exist; exit code 2."""
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    suppressed: int = 0
+    parsed: bool = False
+
+
+@dataclass
+class RunOptions:
+    settings: Settings
+    enabled: frozenset[str]
+    codes: list[str]
+    force_exclude: bool = False
+
+
+class _Ignore:
+    """Exclude globs and .gitignore files, matched as git does (pathspec)."""
+
+    def __init__(self, settings: Settings) -> None:
+        import pathspec
+
+        self._pathspec = pathspec
+        self.root = settings.root
+        patterns = [*settings.exclude, *settings.extend_exclude]
+        self.excludes = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        self.respect_gitignore = settings.respect_gitignore
+        self._gitignores: dict[Path, object | None] = {}
+
+    def _relative(self, path: Path) -> str | None:
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        if path.name in (".git",):
+            return True
+        relative = self._relative(path)
+        probe = (relative if relative is not None else path.name) + ("/" if is_dir else "")
+        if self.excludes.match_file(probe) or self.excludes.match_file(path.name + ("/" if is_dir else "")):
+            return True
+        return self.respect_gitignore and self._git_ignored(path, is_dir)
+
+    def _git_ignored(self, path: Path, is_dir: bool) -> bool:
+        for directory in path.parents:
+            spec = self._gitignore(directory)
+            if spec is not None:
+                relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
+                if spec.match_file(relative):
+                    return True
+            if (directory / ".git").exists() or directory == directory.parent:
+                break
+        return False
+
+    def _gitignore(self, directory: Path):
+        if directory not in self._gitignores:
+            spec = None
+            ignore_file = directory / ".gitignore"
+            if ignore_file.is_file():
+                try:
+                    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = self._pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                except OSError:
+                    spec = None
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+
+def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], force_exclude: bool = False) -> Iterator[tuple[Path, Surface | None]]:
+    """Files to lint, each with the surface that claims it (None: unreadable, report it)."""
+    ignore = _Ignore(settings)
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise PathError(f"{path}: no such file or directory")
+        if path.is_dir():
+            yield from _walk(path, ignore, surfaces, seen)
+            continue
+        if force_exclude and ignore.excluded(path, False):
+            continue
+        resolved = path.resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        # An explicitly named file is linted: by the surface that claims it, else as Python.
+        surface = _claim(path, surfaces)
+        yield path, surface or next(s for s in surfaces if s.name == "python")
+
+
+def _claim(path: Path, surfaces: list[Surface]) -> Surface | None:
+    head = b""
+    for surface in surfaces:
+        if surface.claims(path, head):
+            return surface
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    for surface in surfaces:
+        if surface.claims(path, head):
+            return surface
+    return None
+
+
+def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) -> Iterator[tuple[Path, Surface | None]]:
+    stack = [top]
+    visited_dirs: set[tuple[int, int]] = set()
+    while stack:
+        directory = stack.pop()
+        try:
+            stat = directory.stat()
+            key = (stat.st_dev, stat.st_ino)
+            if key in visited_dirs:
+                continue  # a symlink loop
+            visited_dirs.add(key)
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if ignore.excluded(path, is_dir):
+                continue
+            if is_dir:
+                subdirs.append(path)
+                continue
+            surface = _claim_by_name(path, surfaces)
+            if surface is None:
+                surface = _claim(path, surfaces) if _may_have_shebang(path) else None
+                if surface is None:
+                    continue
+            resolved = path.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            yield path, surface
+        stack.extend(reversed(subdirs))
+
+
+def _claim_by_name(path: Path, surfaces: list[Surface]) -> Surface | None:
+    for surface in surfaces:
+        if surface.claims(path, b""):
+            return surface
+    return None
+
+
+def _may_have_shebang(path: Path) -> bool:
+    return path.suffix == "" and not path.name.startswith(".")
+
+
+def _is_ignored_for_file(code: str, path: Path, settings: Settings, codes: list[str]) -> bool:
+    if not settings.per_file_ignores:
+        return False
+    import pathspec
+
+    try:
+        relative = path.resolve().relative_to(settings.root).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    for pattern, selectors in settings.per_file_ignores:
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+        if spec.match_file(relative) and code in expand_selectors(selectors, codes, "per-file-ignores"):
+            return True
+    return False
+
+
+def noqa_codes(line: str) -> set[str] | None:
+    """Codes a line's ``# noqa`` suppresses; an empty set means all; None: no noqa."""
+    match = NOQA.search(line) or MARKDOWN_NOQA.search(line)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    return {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else set()
+
+
+def _suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
+    for number in {diagnostic.start.line, *diagnostic.noqa_lines}:
+        if 1 <= number <= len(lines):
+            codes = noqa_codes(lines[number - 1])
+            if codes is not None and (not codes or diagnostic.code in codes):
+                return True
+    return False
+
+
+def lint_file(path: Path, surface: Surface | None, options: RunOptions, display: str | None = None) -> FileResult:
+    shown = display or str(path)
+    result = FileResult(shown)
+    if surface is None:
+        result.diagnostics.append(parse_error(shown, "cannot read the file"))
+        return result
+    try:
+        data = read_bytes(path)
+    except SourceError as exc:
+        result.diagnostics.append(parse_error(shown, exc.message, exc.line, exc.column))
+        return result
+    return lint_bytes(path, shown, data, surface, options)
+
+
+def lint_bytes(path: Path, shown: str, data: bytes, surface: Surface, options: RunOptions) -> FileResult:
+    result = FileResult(shown)
+    if SKIP_FILE.search(data):
+        return result
+    settings = options.settings
+    job = LintJob(
+        path=path,
+        display=shown,
+        data=data,
+        enabled=options.enabled,
+        launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
+        api_version=settings.target_vllm_version,
+    )
+    if not surface.may_match(job):
+        return result
+    result.parsed = True
+    diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
+    if not diagnostics:
+        return result
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    kept = []
+    for diagnostic in diagnostics:
+        if diagnostic.code != "VLL000" and (
+            _suppressed(diagnostic, lines) or _is_ignored_for_file(diagnostic.code, path, settings, options.codes)
+        ):
+            result.suppressed += 1
+            continue
+        kept.append(diagnostic)
+    result.diagnostics = sorted(kept, key=Diagnostic.sort_key)
+    return result

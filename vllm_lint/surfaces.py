@@ -1,0 +1,69 @@
+"""File kinds the linter understands, each with a cheap pre-filter and a linter.
+
+A surface claims files by name, extension or first line, decides from the raw
+bytes whether any rule could fire (so most files are never parsed), and lints
+the rest. The Python surface lives in ``vllm_lint.python``; command-line
+surfaces (shell, Dockerfile, compose, Kubernetes, Markdown) in ``vllm_lint.commands``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from vllm_lint.diagnostics import Diagnostic, Position, Severity
+from vllm_lint.launch.rules import LaunchSettings
+from vllm_lint.rulebook import PARSE_ERROR_CODE
+
+
+@dataclass
+class LintJob:
+    path: Path
+    display: str
+    data: bytes
+    enabled: frozenset[str]
+    launch_settings: LaunchSettings
+    api_version: str | None = None
+
+    @cached_property
+    def _api(self):
+        from vllm_lint.vllm_api import load_api
+
+        return load_api(self.api_version)
+
+    def api(self):
+        return self._api
+
+
+@dataclass(frozen=True)
+class Surface:
+    name: str
+    claims: Callable[[Path, bytes], bool]
+    may_match: Callable[[LintJob], bool]
+    lint: Callable[[LintJob], list[Diagnostic]]
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    position = Position(max(line, 1), max(column, 1))
+    return Diagnostic(
+        code=PARSE_ERROR_CODE,
+        message=message,
+        path=path,
+        start=position,
+        end=position,
+        severity=Severity.ERROR,
+        noqa_lines=(),
+    )
+
+
+def all_surfaces() -> list[Surface]:
+    from vllm_lint.python.surface import PYTHON
+
+    surfaces = [PYTHON]
+    try:
+        from vllm_lint.commands.surface import COMMAND_SURFACES
+    except ImportError:
+        COMMAND_SURFACES = []
+    return [*COMMAND_SURFACES, *surfaces]

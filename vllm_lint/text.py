@@ -1,0 +1,32 @@
+"""Offsets <-> (line, column) for a text, for edits and diagnostics."""
+
+from __future__ import annotations
+
+import bisect
+
+from vllm_lint.diagnostics import Position
+
+
+class TextIndex:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0]
+        found = text.find("\n")
+        while found != -1:
+            self.line_starts.append(found + 1)
+            found = text.find("\n", found + 1)
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        return Position(line + 1, offset - self.line_starts[line] + 1)
+
+    def offset(self, position: Position) -> int:
+        line = min(max(position.line, 1), len(self.line_starts)) - 1
+        return self.line_starts[line] + position.column - 1
+
+    def line_text(self, line: int) -> str:
+        if line < 1 or line > len(self.line_starts):
+            return ""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
