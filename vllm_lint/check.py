@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -30,6 +31,13 @@ class CheckRequest:
     isolated: bool = False
     force_exclude: bool = False
     color: bool = False
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    show_fixes: bool = False
+    fix_only: bool = False
+    exit_non_zero_on_fix: bool = False
+    respect_gitignore: bool | None = None
 
 
 def _error(message: str) -> int:
@@ -38,6 +46,13 @@ def _error(message: str) -> int:
 
 
 def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
+    settings = _load_settings(request, codes)
+    if request.respect_gitignore is not None:
+        settings = dataclasses.replace(settings, respect_gitignore=request.respect_gitignore)
+    return settings
+
+
+def _load_settings(request: CheckRequest, codes: list[str]) -> Settings:
     if request.isolated:
         return Settings()
     path = request.config_path
@@ -60,10 +75,10 @@ def run_check(request: CheckRequest) -> int:
     except ConfigError as exc:
         return _error(str(exc))
     options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude)
-    results: list[FileResult] = []
+    if request.fix or request.diff:
+        return _run_fix(request, options)
     try:
-        for path, surface in discover(request.paths, settings, all_surfaces(), request.force_exclude):
-            results.append(_lint_isolated(path, surface, options))
+        results = lint_paths(request.paths, options)
     except PathError as exc:
         return _error(str(exc))
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
@@ -71,6 +86,77 @@ def run_check(request: CheckRequest) -> int:
     if diagnostics and not request.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _run_fix(request: CheckRequest, options: RunOptions) -> int:
+    import difflib
+
+    from vllm_lint.fixer import fix_bytes, fix_policy, write_atomically
+    from vllm_lint.source import SourceError, read_bytes
+
+    try:
+        policy = fix_policy(options, request.unsafe_fixes)
+        files = list(discover(request.paths, options.settings, all_surfaces(), request.force_exclude))
+    except (PathError, ConfigError) as exc:
+        return _error(str(exc))
+    remaining: list[Diagnostic] = []
+    applied: dict[str, dict[str, int]] = {}
+    diffs = 0
+    for path, surface in files:
+        try:
+            data = read_bytes(path)
+            outcome = fix_bytes(path, data, surface, options, policy) if surface is not None else None
+        except SourceError:
+            outcome = None
+        except Exception:  # noqa: BLE001 - a crash while fixing one file leaves that file alone
+            outcome = None
+        if outcome is None:
+            remaining.extend(_lint_isolated(path, surface, options).diagnostics)
+            continue
+        remaining.extend(outcome.remaining)
+        if not outcome.changed:
+            continue
+        if request.diff:
+            diffs += 1
+            old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
+            new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
+            sys.stdout.writelines(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
+            continue
+        warning = write_atomically(path, outcome.original, outcome.fixed)
+        if warning:
+            click.echo(f"vllm-lint: warning: {warning}", err=True)
+            continue
+        applied[str(path)] = dict(outcome.applied)
+    if request.diff:
+        if not diffs:
+            sys.stderr.write("No fixes available.\n")
+        return EXIT_FINDINGS if diffs and not request.exit_zero else EXIT_CLEAN
+    fixed_count = sum(sum(counts.values()) for counts in applied.values())
+    remaining.sort(key=Diagnostic.sort_key)
+    if not request.fix_only:
+        _print(remaining, request)
+    if request.show_fixes and applied:
+        sys.stdout.write("\nFixed:\n")
+        for path, counts in sorted(applied.items()):
+            for code, count in sorted(counts.items()):
+                sys.stdout.write(f"  {path}: {count} x {code}\n")
+    if request.output_format in ("full", "concise") and fixed_count:
+        sys.stdout.write(f"Fixed {fixed_count} finding{'s' if fixed_count != 1 else ''}.\n")
+    if request.exit_zero:
+        return EXIT_CLEAN
+    if request.exit_non_zero_on_fix and fixed_count:
+        return EXIT_FINDINGS
+    if remaining and not request.fix_only:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def lint_paths(paths: list[Path], options: RunOptions) -> list[FileResult]:
+    """Lint every file under ``paths``; the programmatic entry point."""
+    return [
+        _lint_isolated(path, surface, options)
+        for path, surface in discover(paths, options.settings, all_surfaces(), options.force_exclude)
+    ]
 
 
 def _lint_isolated(path: Path, surface, options: RunOptions) -> FileResult:

@@ -76,7 +76,14 @@ def _comma_list(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (for pre-commit).")
 @click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal).")
-def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, config_path, isolated, force_exclude, color) -> None:
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files ignored by .gitignore (default: yes).")
+@click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (with --fix) or show unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing (exit 1 when there is a diff).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
+@click.option("--fix-only", is_flag=True, help="Apply fixes and do not report what remains.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
+def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, config_path, isolated, force_exclude, color, respect_gitignore, fix, unsafe_fixes, diff, show_fixes, fix_only, exit_non_zero_on_fix) -> None:
     """Lint PATHS (default: the current directory)."""
     from vllm_lint.check import CheckRequest, run_check
 
@@ -92,6 +99,13 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         isolated=isolated,
         force_exclude=force_exclude,
         color=sys.stdout.isatty() if color is None else color,
+        respect_gitignore=respect_gitignore,
+        fix=fix or fix_only,
+        unsafe_fixes=unsafe_fixes,
+        diff=diff,
+        show_fixes=show_fixes,
+        fix_only=fix_only,
+        exit_non_zero_on_fix=exit_non_zero_on_fix,
     )
     sys.exit(run_check(request))
 

@@ -55,7 +55,7 @@ class _Ignore:
         self._pathspec = pathspec
         self.root = settings.root
         patterns = [*settings.exclude, *settings.extend_exclude]
-        self.excludes = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        self.excludes = pathspec.GitIgnoreSpec.from_lines(patterns)
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[Path, object | None] = {}
 
@@ -73,6 +73,18 @@ class _Ignore:
         if self.excludes.match_file(probe) or self.excludes.match_file(path.name + ("/" if is_dir else "")):
             return True
         return self.respect_gitignore and self._git_ignored(path, is_dir)
+
+    def excluded_with_parents(self, path: Path) -> bool:
+        """A file named explicitly, excluded by itself or by a folder above it (--force-exclude)."""
+        if self.excluded(path, False):
+            return True
+        resolved = path.resolve()
+        for parent in resolved.parents:
+            if parent == self.root:
+                break
+            if self.excluded(parent, True):
+                return True
+        return False
 
     def _git_ignored(self, path: Path, is_dir: bool) -> bool:
         for directory in path.parents:
@@ -92,7 +104,7 @@ class _Ignore:
             if ignore_file.is_file():
                 try:
                     lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-                    spec = self._pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                    spec = self._pathspec.GitIgnoreSpec.from_lines(lines)
                 except OSError:
                     spec = None
             self._gitignores[directory] = spec
@@ -109,7 +121,7 @@ def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], for
         if path.is_dir():
             yield from _walk(path, ignore, surfaces, seen)
             continue
-        if force_exclude and ignore.excluded(path, False):
+        if force_exclude and ignore.excluded_with_parents(path):
             continue
         resolved = path.resolve()
         if resolved in seen:
@@ -196,7 +208,7 @@ def _is_ignored_for_file(code: str, path: Path, settings: Settings, codes: list[
     except ValueError:
         relative = path.as_posix()
     for pattern, selectors in settings.per_file_ignores:
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
         if spec.match_file(relative) and code in expand_selectors(selectors, codes, "per-file-ignores"):
             return True
     return False

@@ -59,11 +59,7 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diag
 
 
 def all_surfaces() -> list[Surface]:
+    from vllm_lint.commands.surface import COMMAND_SURFACES
     from vllm_lint.python.surface import PYTHON
 
-    surfaces = [PYTHON]
-    try:
-        from vllm_lint.commands.surface import COMMAND_SURFACES
-    except ImportError:
-        COMMAND_SURFACES = []
-    return [*COMMAND_SURFACES, *surfaces]
+    return [*COMMAND_SURFACES, PYTHON]

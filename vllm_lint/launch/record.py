@@ -33,6 +33,13 @@ class Launch:
     serves_requests: bool = False
     gpu_count: int | None = None  # GPUs declared for the same container or command
     gpu_count_anchor: object | None = None
+    # Command-line launches (VLL401, VLL403, VLL404); Python launches keep the defaults.
+    entrypoint: str | None = None  # "serve" or "api_server" for a server started from a command line
+    entrypoint_anchor: object | None = None  # where the entrypoint (``python -m ...api_server``) is written
+    env: dict[str, Value | None] = field(default_factory=dict)  # environment known for the launch
+    container: bool = False  # runs in a container whose runtime settings are declared next to it
+    host_ipc: bool = False  # docker --ipc=host, compose ipc: host, k8s hostIPC: true
+    shm_bytes: int | None = None  # declared shared memory size (0: none declared)
 
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:
@@ -67,7 +74,14 @@ class RemoveSetting:
     setting: Setting
 
 
-FixIntent = SetValue | AddSetting | Rename | RemoveSetting
+@dataclass(frozen=True, slots=True)
+class RewriteEntrypoint:
+    """Rewrite a deprecated entrypoint to ``vllm serve MODEL ...rest`` (moving ``--model X``)."""
+
+    model: Setting | None
+
+
+FixIntent = SetValue | AddSetting | Rename | RemoveSetting | RewriteEntrypoint
 
 
 @dataclass(frozen=True, slots=True)

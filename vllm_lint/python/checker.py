@@ -8,7 +8,7 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
-from vllm_lint.launch.rules import LaunchSettings, check_launch
+from vllm_lint.launch.rules import LAUNCH_RULES, LaunchSettings, check_launch
 from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers the checkers
 from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
@@ -77,8 +77,19 @@ def _text_edits(module: cst.Module, index: TextIndex, edits: list[NodeEdit]) -> 
         while end_old > start and end_new > start and original[end_old - 1] == new[end_new - 1]:
             end_old -= 1
             end_new -= 1
+        if start < end_old and start < end_new:
+            # A replacement reads better as whole tokens: 0.98 -> 0.90, not 8 -> 0.
+            while start > 0 and _word_char(original[start - 1]):
+                start -= 1
+            while end_old < len(original) and end_new < len(new) and _word_char(original[end_old]):
+                end_old += 1
+                end_new += 1
         result.append(Edit(index.position(start), index.position(end_old), new[start:end_new]))
     return tuple(result)
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char in "_."
 
 
 def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions) -> list[Diagnostic]:
@@ -89,7 +100,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     for code, rule in RULES.items():
         if code in options.enabled:
             findings.extend(rule(ctx))
-    if options.enabled & {"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206"}:
+    if options.enabled & LAUNCH_RULES.keys():
         for launch, call, statement in python_launches(ctx):
             for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
                 findings.append(_from_launch(ctx, call, statement, launch_finding))

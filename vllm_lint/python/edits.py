@@ -64,8 +64,9 @@ def with_keyword(call: cst.Call, name: str, value_code: str) -> cst.Call:
             between = args[-2].comma
         else:
             between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        args[-1] = last.with_changes(comma=between)
-        args.append(new_keyword(name, value_code))
+        # The space before ``)`` belongs to the last argument: hand it to the new one.
+        args[-1] = last.with_changes(comma=between, whitespace_after_arg=_NO_SPACE)
+        args.append(new_keyword(name, value_code).with_changes(whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
 
 

@@ -53,6 +53,8 @@ def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
         name = parts[index]
         if f"{prefix}.{name}" in api.modules:
             continue
+        if name.startswith("__") and name.endswith("__"):
+            return None  # module dunders (__file__, __version__) exist on every module
         names = api.module_names(prefix)
         if names is None:
             return None

@@ -1,0 +1,102 @@
+"""Time vllm-lint against ruff (and optionally Fixit) on the same trees, in the same run.
+
+Usage:
+    python benchmarks/fetch_vllm_source.py --copies 10     # once: bench-data/vllm-src{,-x10}
+    python benchmarks/run_lint_benchmark.py [--fixit] [--repeat 3]
+
+Prints one table: wall time (best of --repeat) and peak RSS per tool and tree,
+and the vllm-lint/ruff ratio. Trees: the vllm package source (2,642 files), the
+Python standard library (a sparse tree), and 10x the vllm source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench-data"
+
+
+def _tool(name: str) -> list[str] | None:
+    found = shutil.which(name) or (str(Path(sys.executable).parent / name) if (Path(sys.executable).parent / name).exists() else None)
+    return [found] if found else None
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS of the child processes in MiB, exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024, result.returncode
+
+
+def best_of(command: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
+    runs = [timed(command, cwd) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--fixit", action="store_true", help="also time Fixit (slow: minutes on the vllm tree)")
+    args = parser.parse_args()
+
+    vllm_lint = [sys.executable, "-m", "vllm_lint"]
+    ruff = _tool("ruff")
+    fixit = _tool("fixit") if args.fixit else None
+    trees = {
+        "vllm source (2,642 files)": DATA / "vllm-src",
+        "stdlib": Path(sysconfig.get_paths()["stdlib"]),
+        "vllm source x10": DATA / "vllm-src-x10",
+    }
+    missing = [str(path) for path in trees.values() if not path.is_dir()]
+    if missing:
+        print(f"missing trees: {', '.join(missing)}; run benchmarks/fetch_vllm_source.py --copies 10 first", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="vllm-lint-bench-"))
+    rows = []
+    for label, tree in trees.items():
+        lint_cmd = [*vllm_lint, "check", "--no-respect-gitignore", "--isolated", "--exit-zero", "--output-format", "concise", str(tree)]
+        seconds, rss = best_of(lint_cmd, work, args.repeat)
+        rows.append((label, "vllm-lint check (cold)", seconds, rss))
+        if ruff:
+            ruff_cmd = [*ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--isolated", "--no-respect-gitignore", "-q", str(tree)]
+            ruff_seconds, ruff_rss = best_of(ruff_cmd, work, args.repeat)
+            rows.append((label, "ruff check --select ALL --no-cache", ruff_seconds, ruff_rss))
+            rows.append((label, "ratio vllm-lint / ruff", seconds / ruff_seconds, 0.0))
+        if fixit and label.startswith("vllm source ("):
+            fixit_seconds, fixit_rss = best_of([*fixit, "lint", str(tree)], work, 1)
+            rows.append((label, "fixit lint (default rules)", fixit_seconds, fixit_rss))
+    # One file as pre-commit runs it: a clean file and one with findings.
+    clean = work / "clean.py"
+    clean.write_text("import os\n\nprint(os.getcwd())\n")
+    findings = ROOT.parent / "shared" / "seeds" / "code" / "004_server.py"
+    for label, path in (("one clean file", clean), ("one file with findings", findings)):
+        if path.exists():
+            seconds, rss = best_of([*vllm_lint, "check", "--exit-zero", "--isolated", str(path)], work, max(args.repeat, 5))
+            rows.append((label, "vllm-lint check", seconds, rss))
+            if ruff:
+                ruff_seconds, ruff_rss = best_of([*ruff, "check", "--no-cache", "--exit-zero", "--isolated", str(path)], work, max(args.repeat, 5))
+                rows.append((label, "ruff check", ruff_seconds, ruff_rss))
+    print(f"{'tree':<28} {'tool':<38} {'seconds':>9} {'peak MiB':>9}")
+    for label, tool, seconds, rss in rows:
+        shown_rss = f"{rss:9.0f}" if rss else " " * 9
+        print(f"{label:<28} {tool:<38} {seconds:9.3f} {shown_rss}")
+    print(f"(cores: {os.cpu_count()}, python {sys.version.split()[0]}, best of {args.repeat})")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+vllm serve m --host 0.0.0.0 --port 8000

@@ -1,0 +1,1 @@
+from vllm.engine.async_llm_engine import AsyncLLMEngine

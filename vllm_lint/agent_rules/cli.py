@@ -1,0 +1,172 @@
+"""``vllm-lint init``: write (or --check, or --dry-run) the agent rule files for the chosen targets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+EXIT_OK, EXIT_STALE, EXIT_ERROR = 0, 1, 2
+CLAUDE_FILE_LINES = 200
+
+
+def _list_targets(root: Path) -> None:
+    from vllm_lint.agent_rules.targets import TARGETS, default_targets
+
+    defaults = set(default_targets(root))
+    for name, target in TARGETS.items():
+        flags = []
+        if name in defaults:
+            flags.append("default")
+        if target.opt_in:
+            flags.append("opt-in, not in `all`")
+        suffix = f"  [{', '.join(flags)}]" if flags else ""
+        paths = ", ".join(output.path for output in target.outputs)
+        click.echo(f"{name:<14} {paths}  ({target.tool}){suffix}")
+
+
+def _warn_cursor_twice(root: Path, chosen: list[str]) -> None:
+    """Cursor reads both .cursorrules and .cursor/rules/*.mdc: say so when both carry our rules."""
+    legacy = root / ".cursorrules"
+    if "cursor" in chosen and "cursor-legacy" not in chosen and legacy.is_file() and b"vllm-lint:begin" in legacy.read_bytes():
+        click.echo(
+            "note: .cursorrules also carries the vllm-lint block and Cursor reads both files; "
+            "remove the block from .cursorrules (or the file) to keep one copy",
+            err=True,
+        )
+
+
+def _settings(root: Path):
+    from vllm_lint.config import find_config, load_settings
+    from vllm_lint.rulebook import all_codes
+
+    return load_settings(find_config(root), all_codes())
+
+
+@click.command("init")
+@click.argument("directory", required=False, type=click.Path(path_type=Path, file_okay=False))
+@click.option("--dir", "dir_option", type=click.Path(path_type=Path, file_okay=False), help="Target directory (default: .).")
+@click.option("--target", "-t", "targets", multiple=True, help="Agent to write rules for (repeatable, or `all`); see --list-targets.")
+@click.option("--list-targets", is_flag=True, help="List the targets and the files they write.")
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 when any file is stale or was edited by hand (for CI).")
+@click.option("--dry-run", is_flag=True, help="Write nothing; print the diff each file would get.")
+@click.option("--force", is_flag=True, help="Overwrite managed blocks and generated files that were edited by hand.")
+def init_command(directory, dir_option, targets, list_targets, check_only, dry_run, force) -> None:
+    """Write agent rule files (CLAUDE.md, AGENTS.md, Cursor, Copilot, ...) teaching vllm-lint's rules.
+
+    In files people also write (CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules,
+    copilot-instructions.md) only the block between `<!-- vllm-lint:begin -->` and
+    `<!-- vllm-lint:end -->` is vllm-lint's; the rest is never touched.
+    """
+    from vllm_lint.agent_rules.blocks import BlockError
+    from vllm_lint.agent_rules.render import (
+        SizeLimitError,
+        environment,
+        render_output,
+        rule_views,
+    )
+    from vllm_lint.agent_rules.targets import (
+        DEFAULT_GLOBS,
+        TargetError,
+        default_targets,
+        resolve_targets,
+    )
+    from vllm_lint.agent_rules.writer import (
+        CONFLICT,
+        CREATE,
+        ERROR,
+        UNCHANGED,
+        atomic_write,
+        diff,
+        plan_output,
+    )
+    from vllm_lint.config import ConfigError
+
+    if directory is not None and dir_option is not None and directory != dir_option:
+        raise click.UsageError("give the target directory once (DIRECTORY or --dir)")
+    root = directory or dir_option or Path(".")
+    if not root.is_dir():
+        raise click.UsageError(f"{root} is not a directory")
+    if list_targets:
+        _list_targets(root)
+        return
+    if check_only and dry_run:
+        raise click.UsageError("--check and --dry-run do not go together")
+    try:
+        settings = _settings(root)
+        names = list(targets) or list(settings.agent_rules_targets or ()) or default_targets(root)
+        chosen = resolve_targets(names, root)
+    except (ConfigError, TargetError) as exc:
+        click.echo(f"vllm-lint: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    globs = tuple(settings.agent_rules_globs or DEFAULT_GLOBS)
+
+    views = rule_views()
+    env = environment()
+    changes = []
+    seen: dict[Path, str] = {}
+    try:
+        for target in chosen:
+            for output in target.outputs:
+                rendered = render_output(output, views, globs, env)
+                change = plan_output(root, output, rendered.text, force=force)
+                first = seen.setdefault(change.path, change.rel)
+                if first != change.rel:  # e.g. CLAUDE.md -> AGENTS.md: one file, one block
+                    if not check_only:
+                        click.echo(f"note: {change.rel} is the same file as {first}; written once, as {first}", err=True)
+                    continue
+                if rendered.without_examples and change.writes and not check_only:
+                    click.echo(
+                        f"note: {output.path}: examples for {', '.join(rendered.without_examples)} left out to fit its size budget",
+                        err=True,
+                    )
+                changes.append(change)
+    except (SizeLimitError, BlockError) as exc:
+        click.echo(f"vllm-lint: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    problems = [c for c in changes if c.status in (CONFLICT, ERROR)]
+    for change in problems:
+        if change.status == ERROR:
+            label = "error"
+        else:
+            label = "stale" if check_only else "refusing"
+        click.echo(f"vllm-lint: {label}: {change.reason}", err=True)
+    _warn_cursor_twice(root, [t.name for t in chosen])
+
+    if check_only:
+        stale = [c for c in changes if c.status != UNCHANGED]
+        for change in stale:
+            if change.status in (CONFLICT, ERROR):
+                continue
+            verb = "missing" if change.status == CREATE else "stale"
+            click.echo(f"{change.rel}: {verb} (run `vllm-lint init`)")
+        if stale:
+            click.echo(f"{len(stale)} agent rule file(s) out of date", err=True)
+            sys.exit(EXIT_STALE)
+        click.echo(f"{len(changes)} agent rule file(s) up to date")
+        return
+
+    if dry_run:
+        for change in changes:
+            if change.writes:
+                click.echo(diff(change), nl=False)
+        writes = sum(c.writes for c in changes)
+        click.echo(f"dry run: {writes} file(s) would change; nothing written", err=True)
+        sys.exit(EXIT_STALE if problems else EXIT_OK)
+
+    for change in changes:
+        if change.writes:
+            atomic_write(change.path, change.new)
+            click.echo(f"{'created' if change.status == CREATE else 'updated'} {change.rel}")
+    unchanged = sum(c.status == UNCHANGED for c in changes)
+    if unchanged:
+        click.echo(f"{unchanged} file(s) already up to date")
+    claude = root / "CLAUDE.md"
+    if any(c.rel == "CLAUDE.md" for c in changes) and claude.is_file():
+        lines = claude.read_bytes().count(b"\n")
+        if lines > CLAUDE_FILE_LINES:
+            click.echo(f"warning: CLAUDE.md has {lines} lines; Claude Code follows it better under {CLAUDE_FILE_LINES}", err=True)
+    if problems:
+        sys.exit(EXIT_STALE)

@@ -1,0 +1,225 @@
+"""Dockerfile extractor: RUN/CMD/ENTRYPOINT in shell and JSON form, ENV/ARG values, ENTRYPOINT+CMD pairing."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from vllm_lint.commands.flags import Span
+from vllm_lint.commands.launches import _OPENAI_IMAGE, Extractor
+from vllm_lint.commands.shell import Environment, ShellSyntaxError, Word, tokenize
+
+INSTRUCTIONS = frozenset(
+    ["FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"]
+)
+_HEREDOC = re.compile(r"<<-?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
+
+
+@dataclass(slots=True)
+class Instruction:
+    keyword: str
+    line: int
+    start: int  # offset of the keyword
+    args_start: int
+    end: int  # end of the logical line
+    heredoc: tuple[int, int] | None = None
+
+
+@dataclass(slots=True)
+class Stage:
+    image: str = ""
+    name: str | None = None
+    env: Environment = field(default_factory=Environment)
+    entrypoint: Instruction | None = None
+    cmd: Instruction | None = None
+
+
+def _instructions(text: str) -> list[Instruction]:
+    from vllm_lint.commands.check import CommandParseError
+
+    result = []
+    i, n, line_no = 0, len(text), 1
+    while i < n:
+        line_end = text.find("\n", i)
+        line_end = n if line_end == -1 else line_end
+        line = text[i:line_end]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            i, line_no = line_end + 1, line_no + 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        match = re.match(r"[A-Za-z]+", line[indent:])
+        keyword = match.group(0).upper() if match else ""
+        if keyword not in INSTRUCTIONS:
+            shown = match.group(0) if match else stripped.split()[0]
+            raise CommandParseError(f"unknown Dockerfile instruction {shown!r}", line=line_no, column=indent + 1)
+        start = i + indent
+        args_start = start + len(keyword)
+        first_line = line_no
+        end = line_end
+        # continuation lines (comment lines inside a continuation are dropped by docker)
+        while text[:end].rstrip("\r").endswith("\\") and end < n:
+            next_end = text.find("\n", end + 1)
+            next_end = n if next_end == -1 else next_end
+            end = next_end
+            line_no += 1
+        instruction = Instruction(keyword, first_line, start, args_start, end)
+        heredoc = _HEREDOC.search(text[args_start:end]) if keyword == "RUN" else None
+        if heredoc:
+            body_start = end + 1
+            j = body_start
+            while j < n:
+                body_line_end = text.find("\n", j)
+                body_line_end = n if body_line_end == -1 else body_line_end
+                line_no += 1
+                if text[j:body_line_end].strip() == heredoc.group(1):
+                    instruction.heredoc = (body_start, j)
+                    end = body_line_end
+                    break
+                j = body_line_end + 1
+            else:
+                raise CommandParseError(f"unterminated heredoc <<{heredoc.group(1)}", line=first_line, column=1)
+        result.append(instruction)
+        i, line_no = end + 1, line_no + 1
+    return result
+
+
+def _json_words(text: str, start: int, end: int) -> list[Word] | None:
+    """The exec form ``["a", "b"]`` as words with offsets, or None when it is not valid JSON."""
+    body = text[start:end]
+    lead = len(body) - len(body.lstrip())
+    if not body.lstrip().startswith("["):
+        return None
+    i = start + lead + 1
+    words: list[Word] = []
+    decoder = json.JSONDecoder()
+    while True:
+        while i < end and text[i] in " \t\r\n\\":
+            i += 1
+        if i < end and text[i] == "]" and not words:
+            return words if not text[i + 1 : end].strip() else None
+        if i >= end or text[i] != '"':
+            return None
+        try:
+            value, stop = decoder.raw_decode(text, i)
+        except ValueError:
+            return None
+        if not isinstance(value, str) or stop > end:
+            return None
+        known = None if "$" in value else value
+        parts = [("unknown",)] if known is None else [("lit", value)]
+        words.append(Word(text[i:stop], i, stop, parts, True, known))
+        i = stop
+        while i < end and text[i] in " \t\r\n\\":
+            i += 1
+        if i < end and text[i] == ",":
+            i += 1
+            continue
+        if i < end and text[i] == "]":
+            return words if not text[i + 1 : end].strip() else None
+        return None
+
+
+def _assign_env(stage: Stage, text: str, instruction: Instruction, keyword: str) -> None:
+    args = text[instruction.args_start : instruction.end]
+    try:
+        commands = tokenize(args, instruction.args_start)
+    except ShellSyntaxError:
+        return
+    words = [w for c in commands for w in c.words]
+    if not words:
+        return
+    if "=" not in words[0].raw and keyword == "ENV" and len(words) > 1:
+        # legacy `ENV NAME value with spaces`
+        value = " ".join(stage.env.expand(w).value or "" for w in words[1:])
+        stage.env.vars[words[0].raw] = None if any(w.value is None for w in words[1:]) else _value(value, words[0].raw)
+        return
+    for word in words:
+        if not stage.env.assign(word) and keyword == "ARG":
+            stage.env.vars.setdefault(word.raw, None)
+
+
+def _value(text: str, name: str):
+    from vllm_lint.values import Value
+
+    return Value(text, f"ENV {name}")
+
+
+def extract_dockerfile(text: str, extractor: Extractor) -> None:
+    stages: list[Stage] = []
+    global_env = Environment()
+    stage: Stage | None = None
+    for instruction in _instructions(text):
+        keyword = instruction.keyword
+        if keyword == "FROM":
+            parts = text[instruction.args_start : instruction.end].split()
+            parts = [p for p in parts if not p.startswith("--")]
+            image = parts[0] if parts else ""
+            name = parts[2] if len(parts) >= 3 and parts[1].lower() == "as" else None
+            parent = next((s for s in stages if s.name and s.name == image), None)
+            stage = Stage(image=parent.image if parent else image, name=name)
+            stage.env = (parent.env if parent else global_env).copy()
+            if parent:
+                stage.entrypoint, stage.cmd = parent.entrypoint, parent.cmd
+            stages.append(stage)
+            continue
+        current = stage or Stage(env=global_env)
+        if keyword in ("ENV", "ARG"):
+            _assign_env(current, text, instruction, keyword)
+            continue
+        if keyword == "RUN":
+            if instruction.heredoc:
+                body_start, body_end = instruction.heredoc
+                _run_shell(extractor, text[body_start:body_end], current.env.copy(), body_start)
+                continue
+            _run(extractor, text, instruction, current.env.copy())
+            continue
+        if keyword == "ENTRYPOINT":
+            current.entrypoint = instruction
+            current.cmd = None  # ENTRYPOINT resets an inherited CMD
+        elif keyword == "CMD":
+            current.cmd = instruction
+    if stages:
+        _final(extractor, text, stages[-1])
+
+
+def _run_shell(extractor: Extractor, script: str, env: Environment, base: int) -> None:
+    from vllm_lint.commands.check import CommandParseError
+
+    try:
+        extractor.script(script, env, base)
+    except ShellSyntaxError as exc:
+        raise CommandParseError(f"shell syntax error: {exc.message}", exc.offset) from None
+
+
+def _run(extractor: Extractor, text: str, instruction: Instruction, env: Environment) -> None:
+    words = _json_words(text, instruction.args_start, instruction.end)
+    if words is not None:
+        if words:
+            extractor.command(words, env, None, fixable=False)
+        return
+    _run_shell(extractor, text[instruction.args_start : instruction.end], env, instruction.args_start)
+
+
+def _final(extractor: Extractor, text: str, stage: Stage) -> None:
+    entry, cmd = stage.entrypoint, stage.cmd
+    env = stage.env.copy()
+    if entry is not None:
+        entry_words = _json_words(text, entry.args_start, entry.end)
+        if entry_words is None:
+            _run(extractor, text, entry, env)  # shell-form ENTRYPOINT ignores CMD
+            return
+        cmd_words = (_json_words(text, cmd.args_start, cmd.end) or []) if cmd is not None else []
+        if entry_words or cmd_words:
+            extractor.command([*entry_words, *cmd_words], env, None, fixable=False)
+        return
+    if cmd is None:
+        return
+    if _OPENAI_IMAGE.search(stage.image):
+        cmd_words = _json_words(text, cmd.args_start, cmd.end)
+        if cmd_words is not None and not (cmd_words and (cmd_words[0].value or "").rsplit("/", 1)[-1] in ("vllm", "python", "python3", "sh", "bash")):
+            anchor = Span(cmd.start, cmd.start + 3)
+            extractor._serve(cmd_words, env, None, False, head=None, kind="serve", anchor=anchor, command_start=cmd.start)
+            return
+    _run(extractor, text, cmd, env)

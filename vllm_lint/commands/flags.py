@@ -1,0 +1,197 @@
+"""`vllm serve` flag parsing, emulating vLLM's argparse front-end from the API snapshot.
+
+``_`` and ``-`` are the same inside a flag name, ``--flag=value`` equals
+``--flag value``, unique prefixes are accepted, ``--no-<flag>`` negates a
+boolean, ``--max-model-len`` takes ``k/K/m/M/g/G`` suffixes. No flag name is
+typed here: every name, kind and choice set comes from ``load_api().serve_flags``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vllm_lint.commands.shell import Word
+from vllm_lint.launch.record import Setting
+from vllm_lint.values import Value
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d")
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgG])$")
+_SIZE_FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Offsets into the linted text: ``start`` up to (not including) ``end``."""
+
+    start: int
+    end: int
+
+
+class FlagTable:
+    def __init__(self, api) -> None:
+        self.exact: dict = {}
+        for flag in api.serve_flags:
+            for option in flag.option_strings:
+                self.exact[option] = flag
+        self.long_options = sorted(o for o in self.exact if o.startswith("--"))
+
+    def lookup(self, name: str):
+        """The flag ``name`` (already normalised) selects, with its candidates when ambiguous."""
+        flag = self.exact.get(name)
+        if flag is not None:
+            return flag, ()
+        if not name.startswith("--"):
+            return None, ()
+        candidates = [o for o in self.long_options if o.startswith(name)]
+        dests = {self.exact[o].dest for o in candidates}
+        if len(dests) == 1:
+            # `--no-x` prefixes select the negative form only when every candidate is negative
+            return self.exact[candidates[0]], tuple(candidates)
+        return None, tuple(candidates[:3])
+
+    def suggest(self, name: str) -> tuple[str, ...]:
+        return tuple(difflib.get_close_matches(name, self.long_options, n=3, cutoff=0.8))
+
+
+@lru_cache(maxsize=4)
+def flag_table(api) -> FlagTable:
+    return FlagTable(api)
+
+
+def normalise(option: str) -> str:
+    if option.startswith("--"):
+        return "--" + option[2:].replace("_", "-")
+    return option
+
+
+def convert_value(dest: str, text: str, flag_type: str | None = None) -> object:
+    if dest == "max_model_len":
+        match = _SIZE.match(text.strip())
+        if match:
+            number = float(match.group(1)) * _SIZE_FACTORS[match.group(2)]
+            return int(number)
+    return text
+
+
+@dataclass(slots=True)
+class ParsedArgs:
+    settings: list[Setting]
+    opaque: bool = False
+
+
+def _value_of(word: Word) -> Value | None:
+    if word.value is None:
+        return None
+    return Value(word.value, word.origin)
+
+
+def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool) -> ParsedArgs:
+    """Settings from the arguments that follow ``vllm serve`` (or the api_server module)."""
+    settings: list[Setting] = []
+    opaque = False
+    i = 0
+    seen_positional = False
+    while i < len(args):
+        word = args[i]
+        text = word.value
+        if text is None:
+            if word.raw.startswith("-"):
+                i += 1
+                continue
+            if positional_model and not seen_positional and word.raw.strip("\"'").startswith("$"):
+                seen_positional = True
+                settings.append(Setting("model", "MODEL", True, None, Span(word.start, word.end), Span(word.start, word.end)))
+                i += 1
+                continue
+            # "$@" / "${ARGS[@]}": arguments we cannot see
+            opaque = True
+            i += 1
+            continue
+        if text == "--":
+            i += 1
+            continue
+        if not text.startswith("-") or _NEGATIVE_NUMBER.match(text) or text == "-":
+            if positional_model and not seen_positional:
+                seen_positional = True
+                value = Value(text, word.origin)
+                settings.append(Setting("model", "MODEL", True, value, Span(word.start, word.end), Span(word.start, word.end)))
+            i += 1
+            continue
+        name, eq, inline = text.partition("=")
+        spelled = name
+        flag, candidates = table.lookup(normalise(name))
+        value_word: Word | None = None
+        value: Value | None = None
+        value_span: Span | None = None
+        consumed = 1
+        if flag is None:
+            if eq:
+                value = Value(inline, word.origin)
+                value_span = Span(word.end - len(inline), word.end) if word.raw.endswith(inline) else None
+            elif i + 1 < len(args) and not (args[i + 1].value or args[i + 1].raw).startswith("-"):
+                value_word = args[i + 1]
+                consumed = 2
+            key = normalise(name).lstrip("-").replace("-", "_")
+            suggestions = candidates or table.suggest(normalise(name))
+            if value_word is not None:
+                value, value_span = _value_of(value_word), Span(value_word.start, value_word.end)
+            end = (value_word.end if value_word else word.end)
+            settings.append(Setting(key, spelled, False, value, Span(word.start, end), value_span, suggestions))
+            i += consumed
+            continue
+        if flag.kind == "help":
+            i += 1
+            continue
+        if flag.is_boolean:
+            key = normalise(name)
+            matched = key if key in table.exact else (candidates[0] if candidates else key)
+            negative = matched.startswith("--no-")
+            if eq:
+                value = Value(inline, word.origin)
+            else:
+                value = Value(not negative, None)
+            settings.append(Setting(flag.dest, spelled, True, value, Span(word.start, word.end)))
+            i += 1
+            continue
+        values: list[Word] = []
+        if eq:
+            value = Value(inline, word.origin) if word.value is not None else None
+            value_span = Span(word.end - len(inline), word.end) if word.raw.endswith(inline) else Span(word.start, word.end)
+        else:
+            many = flag.nargs in ("+", "*")
+            j = i + 1
+            while j < len(args):
+                candidate = args[j]
+                probe = candidate.value if candidate.value is not None else candidate.raw
+                if probe.startswith("-") and not _NEGATIVE_NUMBER.match(probe) and values:
+                    break
+                if probe.startswith("--") and not values:
+                    break
+                values.append(candidate)
+                j += 1
+                if not many:
+                    break
+            consumed = 1 + len(values)
+            if values:
+                first = values[0]
+                value = _value_of(first) if len(values) == 1 else (
+                    None if any(v.value is None for v in values) else Value(" ".join(v.value for v in values), first.origin)
+                )
+                value_span = Span(first.start, values[-1].end)
+        if flag.dest == "config":
+            opaque = True
+        bad_choice = None
+        if value is not None:
+            converted = convert_value(flag.dest, str(value.value))
+            value = Value(converted, value.origin)
+            if flag.choices and str(value.value) not in flag.choices:
+                bad_choice = flag.choices
+        end = value_span.end if value_span is not None else word.end
+        settings.append(
+            Setting(flag.dest, spelled, True, value, Span(word.start, end), value_span, bad_choice=bad_choice)
+        )
+        i += consumed
+    return ParsedArgs(settings, opaque)

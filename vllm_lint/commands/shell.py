@@ -1,0 +1,381 @@
+"""A small POSIX shell tokenizer that keeps positions, and static word expansion.
+
+It splits a script into simple commands (at newlines, ``;``, ``&&``, ``||``,
+``|``, ``&`` and parentheses), each a list of words with their exact offsets,
+and expands a word only when its value is static: literals, ``${VAR:-default}``
+and variables assigned earlier in the same script. Anything else (command
+substitution, unknown variables) is unknown (None), never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from vllm_lint.values import Value
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac", "!", "{", "}", "function"})
+
+
+class ShellSyntaxError(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message, self.offset = message, offset
+
+
+@dataclass(slots=True)
+class Word:
+    """One shell word: its source text and span, and its value when static."""
+
+    raw: str
+    start: int
+    end: int
+    parts: list = field(default_factory=list)  # ("lit", text) | ("var", name, op, default_parts) | ("unknown",)
+    quoted: bool = False
+    value: str | None = None
+    origin: str | None = None
+    offsets: list[int] | None = None  # source offset of each character of the value (YAML scalars)
+
+    @property
+    def literal(self) -> bool:
+        return all(part[0] == "lit" for part in self.parts)
+
+
+def _read_dollar(text: str, i: int, parts: list) -> int:
+    """Parse an expansion at ``text[i] == '$'``; append a part; return the next index."""
+    n = len(text)
+    if i + 1 >= n:
+        parts.append(("lit", "$"))
+        return i + 1
+    c = text[i + 1]
+    if c == "(":
+        depth, j = 0, i + 1
+        while j < n:
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    parts.append(("unknown",))
+                    return j + 1
+            elif text[j] in "'\"":
+                close = text.find(text[j], j + 1)
+                if close == -1:
+                    break
+                j = close
+            j += 1
+        raise ShellSyntaxError("unterminated command substitution `$(`", i)
+    if c == "{":
+        close = text.find("}", i + 2)
+        if close == -1:
+            raise ShellSyntaxError("unterminated parameter expansion `${`", i)
+        body = text[i + 2 : close]
+        match = _NAME.match(body)
+        if match is None:
+            parts.append(("unknown",))
+            return close + 1
+        name, rest = match.group(0), body[match.end() :]
+        if not rest:
+            parts.append(("var", name, None, None))
+        else:
+            for op in (":-", "-", ":=", "="):
+                if rest.startswith(op):
+                    default = rest[len(op) :]
+                    default_parts: list = []
+                    _expand_inner(default, default_parts)
+                    parts.append(("var", name, op, default_parts))
+                    break
+            else:
+                parts.append(("unknown",))
+        return close + 1
+    match = _NAME.match(text, i + 1)
+    if match:
+        parts.append(("var", match.group(0), None, None))
+        return match.end()
+    if c in "@*#?$!0123456789-":
+        parts.append(("unknown",))
+        return i + 2
+    parts.append(("lit", "$"))
+    return i + 1
+
+
+def _expand_inner(text: str, parts: list) -> None:
+    """Parts of a default value (``${X:-this}``): quotes removed, expansions kept."""
+    i, n = 0, len(text)
+    buffer = []
+    while i < n:
+        c = text[i]
+        if c == "$":
+            if buffer:
+                parts.append(("lit", "".join(buffer)))
+                buffer = []
+            i = _read_dollar(text, i, parts)
+            continue
+        if c in "'\"":
+            i += 1
+            continue
+        buffer.append(c)
+        i += 1
+    if buffer:
+        parts.append(("lit", "".join(buffer)))
+
+
+@dataclass(slots=True)
+class Command:
+    words: list[Word]
+    heredoc: bool = False
+
+
+def tokenize(text: str, base: int = 0) -> list[Command]:
+    """Split ``text`` into simple commands; offsets are ``base`` + index in ``text``."""
+    commands: list[Command] = []
+    words: list[Word] = []
+    pending_heredocs: list[tuple[str, bool]] = []
+    skip_next = False  # the word after a redirection operator is its target
+    i, n = 0, len(text)
+
+    def end_command() -> None:
+        nonlocal words
+        if words:
+            commands.append(Command(words))
+        words = []
+
+    while i < n:
+        c = text[i]
+        if c == "\\" and text.startswith("\n", i + 1):
+            i += 2
+            continue
+        if c == "\\" and text.startswith("\r\n", i + 1):
+            i += 3
+            continue
+        if c in " \t\r":
+            i += 1
+            continue
+        if c == "\n":
+            end_command()
+            i += 1
+            if pending_heredocs:
+                for delimiter, strip_tabs in pending_heredocs:
+                    while i < n:
+                        line_end = text.find("\n", i)
+                        line_end = n if line_end == -1 else line_end
+                        line = text[i:line_end]
+                        i = line_end + 1
+                        if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delimiter:
+                            break
+                pending_heredocs = []
+            continue
+        if c == "#":
+            line_end = text.find("\n", i)
+            i = n if line_end == -1 else line_end
+            continue
+        if c in ";&|()":
+            end_command()
+            i += 1
+            continue
+        if c in "<>" or (c.isdigit() and i + 1 < n and text[i + 1] in "<>"):
+            j = i
+            while j < n and text[j].isdigit():
+                j += 1
+            if text.startswith("<<", j) and not text.startswith("<<<", j):
+                j += 2
+                strip_tabs = text.startswith("-", j)
+                if strip_tabs:
+                    j += 1
+                while j < n and text[j] in " \t":
+                    j += 1
+                word, j = _read_word(text, j, base)
+                pending_heredocs.append((word.raw.strip("'\""), strip_tabs))
+                i = j
+                continue
+            while j < n and text[j] in "<>&|":
+                j += 1
+            if j < n and text[j] == "-":
+                j += 1
+            # `2>&1`: the target is part of the operator
+            if text[j - 1] == "&" and j < n and text[j].isdigit():
+                while j < n and text[j].isdigit():
+                    j += 1
+            else:
+                skip_next = True
+            i = j
+            continue
+        word, i = _read_word(text, i, base)
+        if skip_next:
+            skip_next = False
+            continue
+        if not words and word.raw in _KEYWORDS and not word.quoted:
+            continue
+        words.append(word)
+    end_command()
+    return commands
+
+
+def _read_word(text: str, i: int, base: int) -> tuple[Word, int]:
+    start = i
+    n = len(text)
+    parts: list = []
+    buffer: list[str] = []
+    quoted = False
+
+    def flush() -> None:
+        if buffer:
+            parts.append(("lit", "".join(buffer)))
+            buffer.clear()
+
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n;&|()<>":
+            break
+        if c == "\\":
+            if text.startswith("\n", i + 1):
+                break  # a line continuation ends the word
+            if i + 1 < n:
+                buffer.append(text[i + 1])
+            i += 2
+            continue
+        if c == "'":
+            close = text.find("'", i + 1)
+            if close == -1:
+                raise ShellSyntaxError("unterminated single quote", base + i)
+            buffer.append(text[i + 1 : close])
+            quoted = True
+            i = close + 1
+            continue
+        if c == "$" and text.startswith("$'", i):
+            close = text.find("'", i + 2)
+            if close == -1:
+                raise ShellSyntaxError("unterminated $'...' quote", base + i)
+            flush()
+            parts.append(("unknown",))
+            quoted = True
+            i = close + 1
+            continue
+        if c == '"':
+            quoted = True
+            j = i + 1
+            while True:
+                if j >= n:
+                    raise ShellSyntaxError("unterminated double quote", base + i)
+                d = text[j]
+                if d == '"':
+                    j += 1
+                    break
+                if d == "\\" and j + 1 < n:
+                    if text[j + 1] == "\n":
+                        j += 2
+                        continue
+                    if text[j + 1] in '"\\$`':
+                        buffer.append(text[j + 1])
+                    else:
+                        buffer.append(text[j : j + 2])
+                    j += 2
+                    continue
+                if d == "$":
+                    flush()
+                    j = _read_dollar_checked(text, j, parts, base)
+                    continue
+                if d == "`":
+                    close = text.find("`", j + 1)
+                    if close == -1:
+                        raise ShellSyntaxError("unterminated backquote", base + j)
+                    flush()
+                    parts.append(("unknown",))
+                    j = close + 1
+                    continue
+                buffer.append(d)
+                j += 1
+            i = j
+            continue
+        if c == "$":
+            flush()
+            i = _read_dollar_checked(text, i, parts, base)
+            continue
+        if c == "`":
+            close = text.find("`", i + 1)
+            if close == -1:
+                raise ShellSyntaxError("unterminated backquote", base + i)
+            flush()
+            parts.append(("unknown",))
+            i = close + 1
+            continue
+        buffer.append(c)
+        i += 1
+    flush()
+    return Word(text[start:i], base + start, base + i, parts, quoted), i
+
+
+def _read_dollar_checked(text: str, i: int, parts: list, base: int) -> int:
+    try:
+        return _read_dollar(text, i, parts)
+    except ShellSyntaxError as exc:
+        raise ShellSyntaxError(exc.message, base + exc.offset) from None
+
+
+class Environment:
+    """Variables known at a point of a script: name -> Value (None: set, value unknown)."""
+
+    def __init__(self, initial: dict[str, Value | None] | None = None) -> None:
+        self.vars: dict[str, Value | None] = dict(initial or {})
+
+    def copy(self) -> Environment:
+        return Environment(self.vars)
+
+    def expand_parts(self, parts: list) -> tuple[str | None, str | None]:
+        out: list[str] = []
+        origins: list[str] = []
+        for part in parts:
+            kind = part[0]
+            if kind == "lit":
+                out.append(part[1])
+            elif kind == "unknown":
+                return None, None
+            else:
+                _, name, op, default = part
+                if name in self.vars:
+                    known = self.vars[name]
+                    if known is None:
+                        return None, None
+                    text = str(known.value)
+                    if op in (":-", ":=") and text == "":
+                        text, _ = self.expand_parts(default)
+                        if text is None:
+                            return None, None
+                    out.append(text)
+                    origins.append(known.origin or f"${name}")
+                elif op is not None:
+                    text, _ = self.expand_parts(default)
+                    if text is None:
+                        return None, None
+                    out.append(text)
+                    origins.append(f"default of ${{{name}{op}{text}}}")
+                else:
+                    return None, None
+        return "".join(out), (", ".join(origins) if origins else None)
+
+    def expand(self, word: Word) -> Word:
+        word.value, word.origin = self.expand_parts(word.parts)
+        return word
+
+    def assign(self, word: Word) -> bool:
+        """Record ``NAME=value``; return whether the word was an assignment."""
+        match = _ASSIGN.match(word.raw)
+        if match is None:
+            return False
+        name = match.group(1)
+        value_text = word.raw[match.end() :]
+        sub = Word(value_text, word.start + match.end(), word.end)
+        try:
+            parsed, _ = _read_word(value_text, 0, 0) if value_text else (Word("", 0, 0, [("lit", "")]), 0)
+            sub.parts = parsed.parts
+        except ShellSyntaxError:
+            sub.parts = [("unknown",)]
+        text, origin = self.expand_parts(sub.parts or [("lit", "")])
+        self.vars[name] = Value(text, origin or f"{name}={value_text}") if text is not None else None
+        return True
+
+
+def is_assignment(word: Word) -> bool:
+    return _ASSIGN.match(word.raw) is not None

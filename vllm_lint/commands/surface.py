@@ -1,0 +1,82 @@
+"""Command-line surfaces: shell scripts, Dockerfiles, docker-compose, Kubernetes, Markdown.
+
+Each extractor turns the file into launch records (``vllm_lint.commands.launches``);
+the launch rules run once per record; findings become diagnostics with spans and
+text fixes here. Heavy parsers (yaml) are imported only once a file mentions vLLM.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
+from vllm_lint.surfaces import LintJob, Surface, parse_error
+
+LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
+_SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
+_K8S_KIND = re.compile(rb"^kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet)\b", re.MULTILINE)
+_COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
+
+
+def _may_match(job: LintJob) -> bool:
+    return b"vllm" in job.data.lower() and bool(job.enabled & (LAUNCH_CODES | {"VLL303", "VLL000"}))
+
+
+def _is_dockerfile(path: Path) -> bool:
+    name = path.name
+    return name == "Dockerfile" or name.startswith("Dockerfile.") or name.endswith((".dockerfile", ".Dockerfile"))
+
+
+def _claims_shell(path: Path, head: bytes) -> bool:
+    if path.suffix in (".sh", ".bash"):
+        return True
+    return path.suffix == "" and bool(_SHELL_SHEBANG.match(head)) and not _is_dockerfile(path)
+
+
+def _claims_compose(path: Path, head: bytes) -> bool:
+    return bool(_COMPOSE_NAME.match(path.name))
+
+
+def _claims_kubernetes(path: Path, head: bytes) -> bool:
+    return path.suffix in (".yaml", ".yml") and not _COMPOSE_NAME.match(path.name)
+
+
+def _claims_markdown(path: Path, head: bytes) -> bool:
+    return path.suffix.lower() in (".md", ".markdown")
+
+
+def _decode(job: LintJob):
+    from vllm_lint.source import SourceError, decode_text
+
+    try:
+        return decode_text(job.data).text, None
+    except SourceError as exc:
+        return None, parse_error(job.display, exc.message, exc.line, exc.column)
+
+
+def _lint_with(kind: str):
+    def lint(job: LintJob) -> list[Diagnostic]:
+        text, error = _decode(job)
+        if error is not None:
+            return [error]
+        from vllm_lint.commands.check import lint_text
+
+        return lint_text(kind, job.display, text, job)
+
+    return lint
+
+
+def _kubernetes_may_match(job: LintJob) -> bool:
+    return _may_match(job) and bool(_K8S_KIND.search(job.data))
+
+
+SHELL = Surface(name="shell", claims=_claims_shell, may_match=_may_match, lint=_lint_with("shell"))
+DOCKERFILE = Surface(name="dockerfile", claims=lambda p, h: _is_dockerfile(p), may_match=_may_match, lint=_lint_with("dockerfile"))
+COMPOSE = Surface(name="compose", claims=_claims_compose, may_match=_may_match, lint=_lint_with("compose"))
+KUBERNETES = Surface(name="kubernetes", claims=_claims_kubernetes, may_match=_kubernetes_may_match, lint=_lint_with("kubernetes"))
+MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_may_match, lint=_lint_with("markdown"))
+
+COMMAND_SURFACES: list[Surface] = [DOCKERFILE, COMPOSE, KUBERNETES, MARKDOWN, SHELL]
+
+__all__ = ["COMMAND_SURFACES", "Diagnostic", "Edit", "Fix", "Severity"]

@@ -1,0 +1,152 @@
+"""Applying fixes: merge without overlap, validate, repeat, write atomically.
+
+A fix is applied only when the file still parses afterwards and the fix's own
+finding is gone; conflicting fixes wait for the next pass; passes repeat until
+nothing changes (bounded). Untouched bytes stay as they were: edits are text
+splices, and the file is written back in its own encoding, BOM and line endings.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vllm_lint.config import expand_selectors
+from vllm_lint.diagnostics import Applicability, Diagnostic, Fix
+from vllm_lint.runner import RunOptions, lint_bytes
+from vllm_lint.source import SourceError, decode_python, decode_text
+from vllm_lint.surfaces import Surface
+from vllm_lint.text import TextIndex
+
+MAX_FIXES_PER_FILE = 200
+
+
+@dataclass
+class FixPolicy:
+    unsafe: bool
+    fixable: frozenset[str]
+
+    def allows(self, diagnostic: Diagnostic) -> bool:
+        fix = diagnostic.fix
+        if fix is None or diagnostic.code not in self.fixable:
+            return False
+        return fix.applicability is Applicability.SAFE or self.unsafe
+
+
+def fix_policy(options: RunOptions, unsafe: bool) -> FixPolicy:
+    settings = options.settings
+    fixable = expand_selectors(settings.fixable, options.codes, "fixable")
+    fixable -= expand_selectors(settings.unfixable, options.codes, "unfixable")
+    return FixPolicy(unsafe, frozenset(fixable))
+
+
+@dataclass
+class FixOutcome:
+    path: Path
+    original: bytes
+    fixed: bytes
+    applied: Counter = field(default_factory=Counter)
+    remaining: list[Diagnostic] = field(default_factory=list)
+    warning: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.original != self.fixed
+
+
+def _apply(text: str, fix: Fix) -> str:
+    index = TextIndex(text)
+    spans = sorted(((index.offset(e.start), index.offset(e.end), e.content) for e in fix.edits), reverse=True)
+    for start, end, content in spans:
+        text = text[:start] + content + text[end:]
+    return text
+
+
+def _decode(surface: Surface, data: bytes):
+    return decode_python(data) if surface.name == "python" else decode_text(data)
+
+
+def _parses(surface: Surface, text: str) -> bool:
+    if surface.name != "python":
+        return True
+    from vllm_lint.python.checker import SyntaxProblem, parse
+
+    try:
+        parse(text)
+    except SyntaxProblem:
+        return False
+    return True
+
+
+def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, policy: FixPolicy) -> FixOutcome:
+    outcome = FixOutcome(path, data, data)
+    try:
+        source = _decode(surface, data)
+    except SourceError:
+        outcome.remaining = lint_bytes(path, str(path), data, surface, options).diagnostics
+        return outcome
+    text = source.text
+    diagnostics = lint_bytes(path, str(path), data, surface, options).diagnostics
+    rejected: set[tuple] = set()
+    for _ in range(MAX_FIXES_PER_FILE):
+        if any(d.code == "VLL000" for d in diagnostics):
+            break  # never fix a file that does not parse
+        candidates = [d for d in diagnostics if policy.allows(d) and _key(d) not in rejected]
+        progressed = False
+        for diagnostic in candidates:
+            attempt = _apply(text, diagnostic.fix)
+            if attempt == text or not _parses(surface, attempt):
+                rejected.add(_key(diagnostic))
+                continue
+            after = lint_bytes(path, str(path), source.encode(attempt), surface, options).diagnostics
+            if _count(after, diagnostic.code) >= _count(diagnostics, diagnostic.code):
+                rejected.add(_key(diagnostic))
+                continue  # the fix did not remove its own finding: keep the code as it was
+            text, diagnostics = attempt, after
+            outcome.applied[diagnostic.code] += 1
+            progressed = True
+            break  # positions moved: re-read the findings of the new text
+        if not progressed:
+            break
+    outcome.fixed = source.encode(text)
+    outcome.remaining = diagnostics
+    return outcome
+
+
+def _key(diagnostic: Diagnostic) -> tuple:
+    return (diagnostic.code, diagnostic.message, diagnostic.fix.edits if diagnostic.fix else ())
+
+
+def _count(diagnostics: list[Diagnostic], code: str) -> int:
+    return sum(1 for d in diagnostics if d.code == code)
+
+
+def write_atomically(path: Path, original: bytes, data: bytes) -> str | None:
+    """Replace ``path`` with ``data`` unless it changed since it was read; a warning, or None."""
+    try:
+        current = path.read_bytes()
+    except OSError as exc:
+        return f"{path}: not fixed: cannot re-read it ({exc.strerror})"
+    if current != original:
+        return f"{path}: not fixed: the file changed on disk while vllm-lint ran"
+    target = path.resolve()
+    try:
+        mode = target.stat().st_mode & 0o7777
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".vllm-lint.tmp", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(temporary, mode)
+            os.replace(temporary, target)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        return f"{path}: not fixed: cannot write it ({exc.strerror})"
+    return None

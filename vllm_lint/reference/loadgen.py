@@ -1,0 +1,205 @@
+"""A small load generator for servers on this machine: httpx async, loopback only, bounded in count and time.
+
+It sends ``requests`` requests with at most ``concurrency`` in flight, stops by itself when they are done or
+when ``max_seconds`` have passed, and records per request: status, latency, time to first body byte, the
+body (decoded) and whether the response was a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+LOOPBACK_NAMES = {"localhost"}
+
+
+def check_loopback(base_url: str) -> None:
+    """Refuse any target that is not this machine (127.0.0.0/8, ::1, localhost)."""
+    host = urlsplit(base_url).hostname or ""
+    if host in LOOPBACK_NAMES:
+        return
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return
+    except ValueError:
+        pass
+    raise ValueError(f"the load generator only targets loopback addresses, not {host!r}")
+
+
+@dataclass
+class RequestSpec:
+    """How to send one prompt: method/path plus query params or a JSON body."""
+
+    path: str
+    method: str = "POST"
+    params: dict[str, Any] | None = None
+    json: Any = None
+
+
+@dataclass
+class Record:
+    index: int
+    status: int | None
+    latency: float
+    ttfb: float | None
+    body: Any = None
+    content_type: str = ""
+    streamed: bool = False
+    error: str | None = None
+    tokens: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300 and self.error is None
+
+
+@dataclass
+class LoadResult:
+    concurrency: int
+    requested: int
+    wall: float
+    records: list[Record] = field(default_factory=list)
+
+    @property
+    def ok(self) -> list[Record]:
+        return [r for r in self.records if r.ok]
+
+    def stats(self) -> dict[str, Any]:
+        ok = self.ok
+        latencies = sorted(r.latency for r in ok)
+        ttfts = sorted(r.ttfb for r in ok if r.streamed and r.ttfb is not None)
+        tokens = sum(r.tokens for r in ok)
+        return {
+            "concurrency": self.concurrency,
+            "requests": self.requested,
+            "completed": len(self.records),
+            "ok": len(ok),
+            "errors": len(self.records) - len(ok),
+            "wall_s": round(self.wall, 3),
+            "tokens": tokens,
+            "tokens_per_s": round(tokens / self.wall, 2) if self.wall > 0 else 0.0,
+            "requests_per_s": round(len(ok) / self.wall, 3) if self.wall > 0 else 0.0,
+            "latency_p50_s": _pct(latencies, 50),
+            "latency_p95_s": _pct(latencies, 95),
+            "ttft_p50_s": _pct(ttfts, 50),
+            "ttft_p95_s": _pct(ttfts, 95),
+            "streamed": sum(1 for r in ok if r.streamed),
+        }
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 4)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1], 4)
+
+
+def decode_body(raw: bytes, content_type: str) -> Any:
+    """JSON bodies become Python values, event streams a list of their ``data:`` payloads, the rest text."""
+    text = raw.decode("utf-8", errors="replace")
+    if "json" in content_type:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    if "event-stream" in content_type:
+        events = []
+        for line in text.splitlines():
+            if line.startswith("data:"):
+                payload = line[5:].strip()
+                try:
+                    events.append(json.loads(payload))
+                except ValueError:
+                    events.append(payload)
+        return events
+    return text
+
+
+async def run_load(
+    base_url: str,
+    make_request: Callable[[int], RequestSpec],
+    *,
+    requests: int,
+    concurrency: int,
+    timeout: float = 300.0,
+    max_seconds: float = 600.0,
+    headers: dict[str, str] | None = None,
+    count_tokens: Callable[[Record], int] | None = None,
+    progress: Callable[[str], None] | None = None,
+    transport: Any = None,
+) -> LoadResult:
+    """Send ``requests`` requests (request ``i`` built by ``make_request(i)``) with ``concurrency`` workers.
+
+    ``transport`` is for tests (an ``httpx.MockTransport``); the target must still be a loopback URL.
+    """
+    import httpx
+
+    check_loopback(base_url)
+    if requests < 1 or concurrency < 1:
+        raise ValueError("requests and concurrency must be at least 1")
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(requests):
+        queue.put_nowait(i)
+    records: list[Record] = []
+    start = time.perf_counter()
+    deadline = start + max_seconds
+    step = max(1, requests // 10)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+    async with httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=limits, headers=headers,
+                                 trust_env=False, transport=transport) as client:
+
+        async def one(i: int) -> Record:
+            spec = make_request(i)
+            t0 = time.perf_counter()
+            ttfb = None
+            chunks: list[bytes] = []
+            try:
+                async with client.stream(spec.method, spec.path, params=spec.params, json=spec.json) as resp:
+                    async for chunk in resp.aiter_bytes():
+                        if chunk and ttfb is None:
+                            ttfb = time.perf_counter() - t0
+                        chunks.append(chunk)
+                    content_type = resp.headers.get("content-type", "")
+                    status = resp.status_code
+                    chunked = resp.headers.get("transfer-encoding", "") == "chunked"
+            except (httpx.HTTPError, OSError) as exc:
+                return Record(i, None, time.perf_counter() - t0, ttfb, error=f"{type(exc).__name__}: {exc}")
+            latency = time.perf_counter() - t0
+            raw = b"".join(chunks)
+            streamed = "event-stream" in content_type or (chunked and "json" not in content_type)
+            record = Record(i, status, latency, ttfb, decode_body(raw, content_type), content_type, streamed)
+            if status >= 300:
+                record.error = f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}"
+            elif count_tokens is not None:
+                record.tokens = count_tokens(record)
+            return record
+
+        async def worker() -> None:
+            while time.perf_counter() < deadline:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                remaining = deadline - time.perf_counter()
+                try:
+                    record = await asyncio.wait_for(one(i), timeout=max(remaining, 0.001))
+                except asyncio.TimeoutError:
+                    record = Record(i, None, time.perf_counter() - start, None, error="load time limit reached")
+                records.append(record)
+                if progress and (len(records) % step == 0 or len(records) == requests):
+                    done_ok = sum(1 for r in records if r.ok)
+                    progress(f"  {len(records)}/{requests} done ({done_ok} ok, "
+                             f"{time.perf_counter() - start:.1f}s)")
+
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, requests))))
+    wall = time.perf_counter() - start
+    records.sort(key=lambda r: r.index)
+    return LoadResult(concurrency=concurrency, requested=requests, wall=wall, records=records)
