@@ -152,6 +152,7 @@ def test_chat_content_parts_and_max_completion_tokens(make_client):
     "path, body, status, needle",
     [
         ("/v1/completions", {"prompt": "a" * 64}, 400, "max_model_len"),
+        ("/v1/completions", {"prompt": "a" * 20_000}, 400, "max_model_len"),  # tokenised in a thread
         ("/v1/completions", {"prompt": "a", "max_tokens": 0}, 400, "at least 1"),
         ("/v1/completions", {"prompt": "a", "max_tokens": 100}, 400, "too large"),
         ("/v1/completions", {"prompt": "a", "n": 2}, 400, "n=1"),

@@ -40,6 +40,9 @@ def test_validate_pipeline_server_against_its_fix(tiny_model_dir, tmp_path):
     assert "injected into the bad file to make it runnable: app = FastAPI()" in result.output
     data = json.loads(out_json.read_text())
     assert data["bad"]["ok"] == data["fixed"]["ok"] == 8
+    # tokens counted by the servers themselves: the same greedy tokens on both sides
+    assert data["bad"]["tokens_counted_by"] == data["fixed"]["tokens_counted_by"] == "server"
+    assert 0 < data["bad"]["tokens"] == data["fixed"]["tokens"] <= 8 * 16
     assert data["comparison"]["passed"] and data["fixed_over_bad_throughput"] > 0
     assert data["endpoint"] == "POST /chat with 'prompt' in the query string"
     assert not plot.exists()

@@ -11,7 +11,7 @@ import pytest
 from vllm_lint.reference import validate as harness
 from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body
 
-from .conftest import FIXTURES, SEED_BAD_SERVER
+from .conftest import FIXTURES, SEED_BAD_SERVER, require_modules
 
 
 def test_make_runnable_injects_app_and_imports():
@@ -39,6 +39,20 @@ def test_seed_bad_server_gets_an_app():
     # the injection comes before the first use
     first_use = new.index("@app.post")
     assert new.index("app = _VllmLintFastAPI()") < first_use
+
+
+def test_prepare_sources_copies_and_reports(tmp_path):
+    notes = []
+    bad, fixed, diff = harness.prepare_sources(FIXTURES / "bad_pipeline_server.py",
+                                               FIXTURES / "fixed_pipeline_server.py", tmp_path / "w", notes.append)
+    assert diff is None and bad.injected and not fixed.injected
+    assert "app = _VllmLintFastAPI()" in bad.path.read_text()
+    assert fixed.path.read_text() == (FIXTURES / "fixed_pipeline_server.py").read_text()
+    assert notes == ["bad: injected app = FastAPI() (the file uses @app routes but never creates app)"]
+    broken = tmp_path / "broken.py"
+    broken.write_text("def x(:\n")
+    with pytest.raises(harness.ValidationError, match="fixed file does not parse"):
+        harness.prepare_sources(FIXTURES / "bad_pipeline_server.py", broken, tmp_path / "w2", notes.append)
 
 
 def _openapi_query():
@@ -120,7 +134,9 @@ def test_response_text_of_streams_and_openai_bodies():
 
 
 def test_loadgen_counts_and_percentiles():
-    httpx = pytest.importorskip("httpx")
+    require_modules("httpx", what="the load generator")
+    import httpx
+
     from vllm_lint.reference.loadgen import RequestSpec, run_load
 
     seen = []
@@ -140,7 +156,9 @@ def test_loadgen_counts_and_percentiles():
 
 
 def test_loadgen_records_http_errors():
-    httpx = pytest.importorskip("httpx")
+    require_modules("httpx", what="the load generator")
+    import httpx
+
     from vllm_lint.reference.loadgen import RequestSpec, run_load
 
     result = asyncio.run(run_load("http://localhost:9", lambda i: RequestSpec("/x"), requests=2, concurrency=2,
@@ -183,7 +201,7 @@ def test_summary_ends_with_ratio_and_json_is_serialisable(tmp_path):
 
 
 def test_plot_is_a_png(tmp_path):
-    pytest.importorskip("matplotlib")
+    require_modules("matplotlib", what="the plot")
     out = tmp_path / "plot.png"
     harness.write_plot(_report(), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -207,3 +225,34 @@ def test_parse_bytes():
     assert parse_bytes("256MiB") == 256 * 2**20 and parse_bytes("1G") == 2**30 and parse_bytes("1024") == 1024
     with pytest.raises(Exception):
         parse_bytes("lots")
+
+
+def test_launcher_pipeline_wrapper_forces_greedy_and_counts_tokens():
+    from types import SimpleNamespace
+
+    from vllm_lint.reference import launch
+
+    class Seqs:
+        shape = (1, 12)
+
+    class Model:
+        def generate(self, input_ids=None, **kwargs):
+            return Seqs()
+
+    calls = []
+
+    class Pipe:
+        model = Model()
+        task = "text-generation"
+
+        def __call__(self, *args, **kwargs):
+            calls.append((args, kwargs))
+            self.model.generate(input_ids=SimpleNamespace(shape=(1, 5)))
+            return [{"generated_text": "x"}]
+
+    wrapped = launch._GreedyPipeline(Pipe(), max_tokens=7)
+    before = launch.COUNTER.total
+    assert wrapped("hi", max_new_tokens=256, temperature=0.7, return_full_text=True) == [{"generated_text": "x"}]
+    assert calls == [(("hi",), {"return_full_text": True, "max_new_tokens": 7, "do_sample": False})]
+    assert launch.COUNTER.total - before == 7  # 12 tokens out, 5 of them the prompt
+    assert wrapped.task == "text-generation"  # everything else passes through

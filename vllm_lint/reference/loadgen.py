@@ -65,6 +65,8 @@ class LoadResult:
     requested: int
     wall: float
     records: list[Record] = field(default_factory=list)
+    # Tokens the server says it generated during the run; when None, the per-record estimates are summed.
+    server_tokens: int | None = None
 
     @property
     def ok(self) -> list[Record]:
@@ -74,7 +76,7 @@ class LoadResult:
         ok = self.ok
         latencies = sorted(r.latency for r in ok)
         ttfts = sorted(r.ttfb for r in ok if r.streamed and r.ttfb is not None)
-        tokens = sum(r.tokens for r in ok)
+        tokens = self.server_tokens if self.server_tokens is not None else sum(r.tokens for r in ok)
         return {
             "concurrency": self.concurrency,
             "requests": self.requested,
@@ -83,6 +85,7 @@ class LoadResult:
             "errors": len(self.records) - len(ok),
             "wall_s": round(self.wall, 3),
             "tokens": tokens,
+            "tokens_counted_by": "server" if self.server_tokens is not None else "re-tokenising responses",
             "tokens_per_s": round(tokens / self.wall, 2) if self.wall > 0 else 0.0,
             "requests_per_s": round(len(ok) / self.wall, 3) if self.wall > 0 else 0.0,
             "latency_p50_s": _pct(latencies, 50),

@@ -348,7 +348,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         prompts = body.prompt if isinstance(body.prompt, list) else [body.prompt]
         if len(prompts) != 1:
             raise APIError(400, "exactly one prompt per request is supported", param="prompt")
-        prompt_ids = state.tokenizer.encode(prompts[0])
+        prompt_ids = await tokenize(state.tokenizer, prompts[0], add_special_tokens=True)
         return await run_request(request, engine, body, prompt_ids, chat=False,
                                  max_tokens=body.max_tokens, param="max_tokens")
 
@@ -364,7 +364,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
             text = state.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         except Exception as exc:
             raise APIError(400, f"cannot apply the chat template: {exc}", param="messages") from exc
-        prompt_ids = state.tokenizer.encode(text, add_special_tokens=False)
+        prompt_ids = await tokenize(state.tokenizer, text, add_special_tokens=False)
         if body.max_completion_tokens is not None:
             max_tokens, param = body.max_completion_tokens, "max_completion_tokens"
         else:
@@ -513,6 +513,13 @@ async def parse_body(request: Request, model: type[BaseModel]):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or None
         raise APIError(400, f"invalid field {where}: {first['msg']}", param=where) from exc
+
+
+async def tokenize(tokenizer, text: str, add_special_tokens: bool) -> list[int]:
+    """Encode ``text``; long texts in a worker thread so that they do not stall every other stream."""
+    if len(text) < 16_384:
+        return tokenizer.encode(text, add_special_tokens=add_special_tokens)
+    return await asyncio.to_thread(tokenizer.encode, text, add_special_tokens=add_special_tokens)
 
 
 def make_sampling_params(body: _SamplingFields, max_tokens: int, stream: bool):

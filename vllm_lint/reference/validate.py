@@ -136,7 +136,10 @@ def prepare_sources(bad: Path, fixed: Path | None, workdir: Path, progress: Prog
         shutil.copyfile(fixed, fixed_copy)
     prepared = []
     for role, path in (("bad", bad_copy), ("fixed", fixed_copy)):
-        text, notes = make_runnable(path.read_text())
+        try:
+            text, notes = make_runnable(path.read_text())
+        except SyntaxError as exc:
+            raise ValidationError(f"the {role} file does not parse: {exc}") from exc
         path.write_text(text)
         for note in notes:
             progress(f"{role}: injected {note}")
@@ -495,14 +498,32 @@ def _token_counter(model: Path, prompt: Callable[[int], str]) -> Callable[[Recor
     return count
 
 
+def generated_tokens(base_url: str) -> int | None:
+    """The launcher's count of tokens generated so far, or None when the app could not expose it."""
+    import httpx
+
+    from vllm_lint.reference.launch import STATS_PATH
+
+    try:
+        resp = httpx.get(base_url + STATS_PATH, timeout=10, trust_env=False)
+        return int(resp.json()["generated_tokens"]) if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _load(base_url: str, endpoint: Endpoint, *, requests: int, concurrency: int, options: Options,
           counter, progress: Progress, offset: int = 0) -> LoadResult:
-    return asyncio.run(run_load(
+    before = generated_tokens(base_url)
+    result = asyncio.run(run_load(
         base_url, lambda i: endpoint.request(prompt_for(i + offset)), requests=requests,
         concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
         count_tokens=(lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
                                                r.content_type, r.streamed))),
         progress=progress))
+    after = generated_tokens(base_url)
+    if before is not None and after is not None:
+        result.server_tokens = after - before
+    return result
 
 
 def run_validation(options: Options, progress: Progress = print) -> Report:

@@ -27,6 +27,9 @@ _INSTANCE_OF = {
     "vllm.AsyncEngineArgs": "vllm.AsyncEngineArgs",
 }
 LEGACY_ENGINE_MODULES = ("vllm.engine.async_llm_engine", "vllm.engine.llm_engine")
+# The snapshot is read off the CPU build: compiled extensions (vllm._C, vllm._moe_C, ...) and the packages
+# that GPU builds vendor in are absent there but real elsewhere, so their absence proves nothing.
+_BUILD_DEPENDENT = ("vllm.third_party", "vllm.vllm_flash_attn")
 
 
 def _hint(name: str) -> str:
@@ -53,6 +56,8 @@ def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
         name = parts[index]
         if f"{prefix}.{name}" in api.modules:
             continue
+        if name.startswith("_") or prefix.startswith(_BUILD_DEPENDENT):
+            return None
         if name.startswith("__") and name.endswith("__"):
             return None  # module dunders (__file__, __version__) exist on every module
         names = api.module_names(prefix)
