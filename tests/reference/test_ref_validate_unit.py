@@ -256,3 +256,12 @@ def test_launcher_pipeline_wrapper_forces_greedy_and_counts_tokens():
     assert calls == [(("hi",), {"return_full_text": True, "max_new_tokens": 7, "do_sample": False})]
     assert launch.COUNTER.total - before == 7  # 12 tokens out, 5 of them the prompt
     assert wrapped.task == "text-generation"  # everything else passes through
+
+
+def test_loadgen_usage_tokens():
+    from vllm_lint.reference.loadgen import _usage_tokens
+
+    assert _usage_tokens(_rec(0, {"usage": {"completion_tokens": 7}})) == 7
+    events = [{"choices": [{"text": "a"}]}, {"choices": [], "usage": {"completion_tokens": 3}}, "[DONE]"]
+    assert _usage_tokens(_rec(0, events, "text/event-stream", streamed=True)) == 3
+    assert _usage_tokens(_rec(0, "plain")) == 0

@@ -206,3 +206,63 @@ async def run_load(
     wall = time.perf_counter() - start
     records.sort(key=lambda r: r.index)
     return LoadResult(concurrency=concurrency, requested=requests, wall=wall, records=records)
+
+
+def _usage_tokens(record: Record) -> int:
+    """Completion tokens of an OpenAI response: its usage block (JSON, or the usage chunk of a stream)."""
+    body = record.body
+    if isinstance(body, dict):
+        return int((body.get("usage") or {}).get("completion_tokens", 0))
+    if isinstance(body, list):
+        for event in reversed(body):
+            if isinstance(event, dict) and event.get("usage"):
+                return int(event["usage"].get("completion_tokens", 0))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Load an OpenAI-compatible server on this machine: ``python -m vllm_lint.reference.loadgen --help``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m vllm_lint.reference.loadgen",
+                                     description="Send fixed prompts to /v1/completions on a loopback server.")
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--model", default=None, help="the model name to send (default: the first of /v1/models)")
+    parser.add_argument("--api-key", default=None)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--requests", type=int, default=None, help="per run (default: max(8, 4 x concurrency))")
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--max-seconds", type=float, default=300.0)
+    args = parser.parse_args(argv)
+
+    import httpx
+
+    from vllm_lint.reference.validate import prompt_for
+
+    check_loopback(args.url)
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else None
+    model = args.model or httpx.get(args.url + "/v1/models", headers=headers, trust_env=False).json()["data"][0]["id"]
+    print(f"{'concurrency':>11} {'requests':>8} {'ok':>4} {'tokens/s':>9} {'p50 s':>7} {'p95 s':>7} "
+          f"{'ttft p50':>9} {'ttft p95':>9}")
+    for concurrency in args.concurrency:
+        n = args.requests or max(8, 4 * concurrency)
+
+        def make(i: int) -> RequestSpec:
+            body = {"model": model, "prompt": prompt_for(i), "max_tokens": args.max_tokens, "temperature": 0}
+            if args.stream:
+                body.update(stream=True, stream_options={"include_usage": True})
+            return RequestSpec("/v1/completions", json=body)
+
+        s = asyncio.run(run_load(args.url, make, requests=n, concurrency=concurrency, headers=headers,
+                                 max_seconds=args.max_seconds, count_tokens=_usage_tokens)).stats()
+
+        def fmt(v):
+            return "-" if v is None else f"{v:.3f}"
+
+        print(f"{concurrency:>11} {n:>8} {s['ok']:>4} {s['tokens_per_s']:>9.1f} {fmt(s['latency_p50_s']):>7} "
+              f"{fmt(s['latency_p95_s']):>7} {fmt(s['ttft_p50_s']):>9} {fmt(s['ttft_p95_s']):>9}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
