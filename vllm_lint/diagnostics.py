@@ -6,7 +6,7 @@ fixes, the output modules print them. Nothing here knows about LibCST or files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 
@@ -29,6 +29,9 @@ class Position:
 
     line: int
     column: int
+
+    def moved(self, lines: int, columns: int) -> Position:
+        return Position(self.line + lines, self.column + columns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +59,23 @@ class Diagnostic:
     end: Position
     severity: Severity
     fix: Fix | None = None
-    # Lines on which a ``# noqa`` comment suppresses this finding: the reported
+    # Lines on which a noqa comment suppresses this finding: the reported
     # line and the first line of the statement (or command) that contains it.
     noqa_lines: tuple[int, ...] = field(default=(), compare=False)
+
+    def moved(self, lines: int, columns: int = 0) -> Diagnostic:
+        """The same finding in a text embedded at an offset (a Markdown code block, say)."""
+        fix = self.fix
+        if fix is not None:
+            edits = tuple(Edit(e.start.moved(lines, columns), e.end.moved(lines, columns), e.content) for e in fix.edits)
+            fix = Fix(fix.applicability, fix.message, edits)
+        return replace(
+            self,
+            start=self.start.moved(lines, columns),
+            end=self.end.moved(lines, columns),
+            fix=fix,
+            noqa_lines=tuple(n + lines for n in self.noqa_lines),
+        )
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.start.line, self.start.column, self.code)

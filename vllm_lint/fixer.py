@@ -8,12 +8,11 @@ splices, and the file is written back in its own encoding, BOM and line endings.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vllm_lint.atomic import atomic_write
 from vllm_lint.config import expand_selectors
 from vllm_lint.diagnostics import Applicability, Diagnostic, Fix
 from vllm_lint.runner import RunOptions, lint_bytes
@@ -132,21 +131,9 @@ def write_atomically(path: Path, original: bytes, data: bytes) -> str | None:
         return f"{path}: not fixed: cannot re-read it ({exc.strerror})"
     if current != original:
         return f"{path}: not fixed: the file changed on disk while vllm-lint ran"
-    target = path.resolve()
     try:
-        mode = target.stat().st_mode & 0o7777
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".vllm-lint.tmp", dir=target.parent)
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, target)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            raise
+        # Through a symlink, replace the file it points at, not the link.
+        atomic_write(path.resolve(), data)
     except OSError as exc:
         return f"{path}: not fixed: cannot write it ({exc.strerror})"
     return None

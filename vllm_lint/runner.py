@@ -13,13 +13,14 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from vllm_lint.config import Settings, expand_selectors
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.launch.rules import LaunchSettings
 from vllm_lint.source import SourceError, read_bytes
-from vllm_lint.surfaces import LintJob, Surface, all_surfaces, parse_error
+from vllm_lint.surfaces import LintJob, Surface, parse_error
 
 SKIP_FILE = re.compile(rb"#\s*vllm-lint\s*:\s*skip-file\b")
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -198,20 +199,29 @@ def _may_have_shebang(path: Path) -> bool:
     return path.suffix == "" and not path.name.startswith(".")
 
 
-def _is_ignored_for_file(code: str, path: Path, settings: Settings, codes: list[str]) -> bool:
-    if not settings.per_file_ignores:
-        return False
+@lru_cache(maxsize=8)
+def _compiled_per_file_ignores(per_file_ignores: tuple, codes: tuple[str, ...]) -> list[tuple[object, frozenset[str]]]:
     import pathspec
 
+    return [
+        (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(expand_selectors(selectors, list(codes), "per-file-ignores")))
+        for pattern, selectors in per_file_ignores
+    ]
+
+
+def _ignored_for_file(path: Path, settings: Settings, codes: list[str]) -> frozenset[str]:
+    """The codes ``per-file-ignores`` switches off for ``path``."""
+    if not settings.per_file_ignores:
+        return frozenset()
     try:
         relative = path.resolve().relative_to(settings.root).as_posix()
     except ValueError:
         relative = path.as_posix()
-    for pattern, selectors in settings.per_file_ignores:
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
-        if spec.match_file(relative) and code in expand_selectors(selectors, codes, "per-file-ignores"):
-            return True
-    return False
+    ignored: set[str] = set()
+    for spec, selected in _compiled_per_file_ignores(settings.per_file_ignores, tuple(codes)):
+        if spec.match_file(relative):
+            ignored |= selected
+    return frozenset(ignored)
 
 
 def noqa_codes(line: str) -> set[str] | None:
@@ -266,11 +276,10 @@ def lint_bytes(path: Path, shown: str, data: bytes, surface: Surface, options: R
     if not diagnostics:
         return result
     lines = data.decode("utf-8", errors="replace").split("\n")
+    ignored = _ignored_for_file(path, settings, options.codes)
     kept = []
     for diagnostic in diagnostics:
-        if diagnostic.code != "VLL000" and (
-            _suppressed(diagnostic, lines) or _is_ignored_for_file(diagnostic.code, path, settings, options.codes)
-        ):
+        if diagnostic.code != "VLL000" and (diagnostic.code in ignored or _suppressed(diagnostic, lines)):
             result.suppressed += 1
             continue
         kept.append(diagnostic)

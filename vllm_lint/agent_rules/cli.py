@@ -77,10 +77,10 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         CREATE,
         ERROR,
         UNCHANGED,
-        atomic_write,
         diff,
         plan_output,
     )
+    from vllm_lint.atomic import atomic_write
     from vllm_lint.config import ConfigError
 
     if directory is not None and dir_option is not None and directory != dir_option:

@@ -1,6 +1,6 @@
 """Plan what ``vllm-lint init`` would change, then show it (--dry-run), judge it (--check) or write it.
 
-Writes are atomic (a temporary file in the same folder, then ``os.replace``), keep
+Writes go through ``vllm_lint.atomic`` (a temporary file in the same folder, then ``os.replace``), keep
 the file's mode, and never leave the target directory: a path that resolves
 outside it (through a symlink) is refused.
 """
@@ -8,9 +8,6 @@ outside it (through a symlink) is refused.
 from __future__ import annotations
 
 import difflib
-import os
-import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,28 +95,3 @@ def diff(change: Change) -> str:
     fromfile = "/dev/null" if change.old is None else f"a/{change.rel}"
     lines = difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"b/{change.rel}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder; keep the old file's mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise

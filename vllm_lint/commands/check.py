@@ -13,7 +13,6 @@ from vllm_lint.diagnostics import (
     Diagnostic,
     Edit,
     Fix,
-    Position,
     Severity,
 )
 from vllm_lint.launch.record import (
@@ -189,20 +188,8 @@ def _option_for(table, key: str) -> str | None:
 
 
 def shift(diagnostic: Diagnostic, lines: int, display: str, extra_noqa: tuple[int, ...] = ()) -> Diagnostic:
-    def move(position: Position) -> Position:
-        return Position(position.line + lines, position.column)
-
-    fix = diagnostic.fix
-    if fix is not None:
-        fix = Fix(fix.applicability, fix.message, tuple(Edit(move(e.start), move(e.end), e.content) for e in fix.edits))
-    return replace(
-        diagnostic,
-        path=display,
-        start=move(diagnostic.start),
-        end=move(diagnostic.end),
-        fix=fix,
-        noqa_lines=tuple(sorted({n + lines for n in diagnostic.noqa_lines} | set(extra_noqa))),
-    )
+    moved = diagnostic.moved(lines)
+    return replace(moved, path=display, noqa_lines=tuple(sorted({*moved.noqa_lines, *extra_noqa})))
 
 
 __all__ = ["Applicability", "CommandParseError", "extract", "lint_text", "shift"]

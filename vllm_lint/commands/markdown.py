@@ -89,18 +89,6 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
         for diagnostic in found:
             moved = shift(diagnostic, first_line - 1, display, extra)
             if indent:
-                moved = _indent(moved, indent)
+                moved = moved.moved(0, indent)
             diagnostics.append(moved)
     return diagnostics
-
-
-def _indent(diagnostic: Diagnostic, indent: int) -> Diagnostic:
-    from vllm_lint.diagnostics import Edit, Fix, Position
-
-    def move(position: Position) -> Position:
-        return Position(position.line, position.column + indent)
-
-    fix = diagnostic.fix
-    if fix is not None:
-        fix = Fix(fix.applicability, fix.message, tuple(Edit(move(e.start), move(e.end), e.content) for e in fix.edits))
-    return replace(diagnostic, start=move(diagnostic.start), end=move(diagnostic.end), fix=fix)

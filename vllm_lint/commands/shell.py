@@ -278,12 +278,9 @@ def _read_word(text: str, i: int, base: int) -> tuple[Word, int]:
                     j = _read_dollar_checked(text, j, parts, base)
                     continue
                 if d == "`":
-                    close = text.find("`", j + 1)
-                    if close == -1:
-                        raise ShellSyntaxError("unterminated backquote", base + j)
                     flush()
                     parts.append(("unknown",))
-                    j = close + 1
+                    j = _skip_backquote(text, j, base)
                     continue
                 buffer.append(d)
                 j += 1
@@ -294,17 +291,22 @@ def _read_word(text: str, i: int, base: int) -> tuple[Word, int]:
             i = _read_dollar_checked(text, i, parts, base)
             continue
         if c == "`":
-            close = text.find("`", i + 1)
-            if close == -1:
-                raise ShellSyntaxError("unterminated backquote", base + i)
             flush()
             parts.append(("unknown",))
-            i = close + 1
+            i = _skip_backquote(text, i, base)
             continue
         buffer.append(c)
         i += 1
     flush()
     return Word(text[start:i], base + start, base + i, parts, quoted), i
+
+
+def _skip_backquote(text: str, i: int, base: int) -> int:
+    """The index after the backquote that closes the one at ``i`` (its value is never known)."""
+    close = text.find("`", i + 1)
+    if close == -1:
+        raise ShellSyntaxError("unterminated backquote", base + i)
+    return close + 1
 
 
 def _read_dollar_checked(text: str, i: int, parts: list, base: int) -> int:

@@ -93,4 +93,3 @@ class LaunchFinding:
     fix: FixIntent | None = None
     fix_title: str | None = None
     applicability: Applicability = Applicability.UNSAFE
-    extra: dict = field(default_factory=dict)

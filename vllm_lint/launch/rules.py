@@ -124,23 +124,32 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
         )
 
 
-def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.gpu_count is None:
-        return
+def _parallel_sizes(launch: Launch) -> tuple[int, int] | None:
+    """(tensor, pipeline) parallel size, 1 where unset; None when either is not statically known."""
     sizes = []
     for key in ("tensor_parallel_size", "pipeline_parallel_size"):
         setting = launch.get(key)
-        if setting is None:
-            sizes.append(1)
-            continue
-        number = as_float(setting.value)
+        number = as_float(setting.value) if setting is not None else 1.0
         if number is None:
-            return
+            return None
         sizes.append(int(number))
+    return sizes[0], sizes[1]
+
+
+def _parallel_anchor(launch: Launch) -> object:
+    setting = launch.get("tensor_parallel_size") or launch.get("pipeline_parallel_size")
+    return setting.anchor if setting else launch.anchor
+
+
+def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if launch.gpu_count is None:
+        return
+    sizes = _parallel_sizes(launch)
+    if sizes is None:
+        return
     product = sizes[0] * sizes[1]
     if product == launch.gpu_count:
         return
-    anchor = launch.get("tensor_parallel_size") or launch.get("pipeline_parallel_size")
     yield LaunchFinding(
         code="VLL205",
         message=(
@@ -149,7 +158,7 @@ def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterat
             + ("fails at start-up waiting for GPUs it cannot see" if product > launch.gpu_count
                else "leaves the other GPUs idle")
         ),
-        anchor=anchor.anchor if anchor else launch.anchor,
+        anchor=_parallel_anchor(launch),
     )
 
 
@@ -277,16 +286,9 @@ _ONE_GIB = 1 << 30
 def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if not launch.container or launch.host_ipc or (launch.shm_bytes or 0) >= _ONE_GIB:
         return
-    sizes = []
-    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
-        setting = launch.get(key)
-        number = as_float(setting.value) if setting is not None else 1.0
-        if number is None:
-            return
-        sizes.append(int(number))
-    if sizes[0] * sizes[1] <= 1:
+    sizes = _parallel_sizes(launch)
+    if sizes is None or sizes[0] * sizes[1] <= 1:
         return
-    anchor = launch.get("tensor_parallel_size") or launch.get("pipeline_parallel_size")
     yield LaunchFinding(
         code="VLL404",
         message=(
@@ -294,7 +296,7 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
             "or a shared memory of at least 1g: NCCL hangs or crashes at start-up (add --ipc=host / ipc: host / "
             "hostIPC: true, or --shm-size / an emptyDir Memory volume at /dev/shm)"
         ),
-        anchor=anchor.anchor if anchor else launch.anchor,
+        anchor=_parallel_anchor(launch),
     )
 
 

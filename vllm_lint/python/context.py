@@ -60,9 +60,6 @@ class PyContext:
     def api(self) -> VllmApi:
         return load_api(self.api_version)
 
-    def code_for(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
-
 
 PyRule = Callable[[PyContext], Iterator[PyFinding]]
 RULES: dict[str, PyRule] = {}

@@ -159,8 +159,6 @@ class Semantics:
                 return Value(expr.evaluated_value)
             except Exception:  # noqa: BLE001 - byte strings and odd prefixes are simply unknown
                 return None
-        if isinstance(expr, cst.ConcatenatedString):
-            return None
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             inner = self.fold(expr.expression, depth + 1)
             if inner is not None and isinstance(inner.value, (int, float)) and not isinstance(inner.value, bool):

@@ -9,7 +9,6 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
-from vllm_lint.python.model import dotted_name
 from vllm_lint.vllm_api import VllmApi
 
 # Names people reach for that belong to other libraries or older vLLM, and where to go instead.
