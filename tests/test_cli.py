@@ -230,3 +230,19 @@ def test_stdlib_reports_nothing_but_vll000():
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert {item["code"] for item in json.loads(result.stdout)} <= {"VLL000"}
+
+
+def test_missing_dependency_is_a_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    write(tmp_path / "bad.py", BAD)
+    code = (
+        "import sys; sys.modules['pathspec'] = None\n"
+        f"sys.argv = ['vllm-lint', 'check', {str(tmp_path)!r}]\n"
+        "from vllm_lint.cli import main\nmain()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "'pathspec' is not installed" in result.stderr

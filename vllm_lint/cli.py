@@ -134,3 +134,11 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+    except ModuleNotFoundError as exc:
+        # A dependency is missing from this environment: say which, not a traceback.
+        click.echo(
+            f"vllm-lint: error: the package {exc.name!r} is not installed in this Python environment "
+            f"({sys.executable}); reinstall vllm-lint with its dependencies (`pip install vllm-lint`)",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
