@@ -10,12 +10,17 @@ from pathlib import Path
 
 import click
 
-from vllm_lint.config import ConfigError, Settings, enabled_codes, find_config, load_settings
+from vllm_lint import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from vllm_lint.config import (
+    ConfigError,
+    Settings,
+    enabled_codes,
+    find_config,
+    load_settings,
+)
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.runner import FileResult, PathError, RunOptions, discover, lint_file
 from vllm_lint.surfaces import all_surfaces
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 @dataclass

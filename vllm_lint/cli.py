@@ -13,9 +13,7 @@ from pathlib import Path
 
 import click
 
-from vllm_lint import __version__
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+from vllm_lint import EXIT_ERROR, __version__
 
 
 class LazyGroup(click.Group):
