@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -43,6 +44,11 @@ class CheckRequest:
     fix_only: bool = False
     exit_non_zero_on_fix: bool = False
     respect_gitignore: bool | None = None
+    # Where the report goes instead of stdout; written once the run is complete.
+    output_file: Path | None = None
+    # Read the source from standard input (`-`); it is reported and configured as ``stdin_filename``, else "-".
+    stdin: bool = False
+    stdin_filename: str | None = None
 
 
 def _error(message: str) -> int:
@@ -71,6 +77,26 @@ def _load_settings(request: CheckRequest, codes: list[str]) -> Settings:
 
 
 def run_check(request: CheckRequest) -> int:
+    """Run ``check``; the report goes to --output-file, else stdout (stderr when stdout carries fixed stdin)."""
+    if request.output_file is None:
+        fixing_stdin = request.stdin and (request.fix or request.diff)
+        return _run(request, sys.stderr if fixing_stdin else sys.stdout)
+    import io
+
+    from vllm_lint.atomic import atomic_write
+
+    report = io.StringIO()
+    status = _run(request, report)
+    if status == EXIT_ERROR:
+        return status  # the error is on stderr; a half report would mislead whoever reads the file
+    try:
+        atomic_write(request.output_file, report.getvalue().encode("utf-8"))
+    except OSError as exc:
+        return _error(f"{request.output_file}: cannot write the report ({exc.strerror or exc})")
+    return status
+
+
+def _run(request: CheckRequest, out: TextIO) -> int:
     from vllm_lint.rulebook import all_codes
 
     try:
@@ -80,22 +106,22 @@ def run_check(request: CheckRequest) -> int:
     except ConfigError as exc:
         return _error(str(exc))
     options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude)
+    if request.stdin:
+        return _check_stdin(request, options, out)
     if request.fix or request.diff:
-        return _run_fix(request, options)
+        return _run_fix(request, options, out)
     try:
         results = lint_paths(request.paths, options)
     except PathError as exc:
         return _error(str(exc))
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
-    _print(diagnostics, request)
+    _print(diagnostics, request, out)
     if diagnostics and not request.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
-def _run_fix(request: CheckRequest, options: RunOptions) -> int:
-    import difflib
-
+def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
     from vllm_lint.fixer import fix_bytes, fix_policy, write_atomically
     from vllm_lint.source import SourceError, read_bytes
 
@@ -123,9 +149,7 @@ def _run_fix(request: CheckRequest, options: RunOptions) -> int:
             continue
         if request.diff:
             diffs += 1
-            old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
-            new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
-            sys.stdout.writelines(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
+            _write_diff(str(path), outcome.original, outcome.fixed)
             continue
         warning = write_atomically(path, outcome.original, outcome.fixed)
         if warning:
@@ -136,17 +160,32 @@ def _run_fix(request: CheckRequest, options: RunOptions) -> int:
         if not diffs:
             sys.stderr.write("No fixes available.\n")
         return EXIT_FINDINGS if diffs and not request.exit_zero else EXIT_CLEAN
+    return _finish_fix(remaining, applied, request, out)
+
+
+def _write_diff(name: str, original: bytes, fixed: bytes) -> None:
+    import difflib
+
+    old = original.decode("utf-8", errors="replace").splitlines(keepends=True)
+    new = fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
+    sys.stdout.writelines(difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"))
+
+
+def _finish_fix(remaining: list[Diagnostic], applied: dict[str, dict[str, int]], request: CheckRequest, out: TextIO, sources: dict[str, str] | None = None) -> int:
+    """Report what fixing left, and exit with a code that says whether anything was left or changed."""
     fixed_count = sum(sum(counts.values()) for counts in applied.values())
     remaining.sort(key=Diagnostic.sort_key)
+    # The fix summary is for people: machine formats (json, sarif, github, junit) must stay parseable, as in ruff.
+    human = request.output_format in ("full", "concise")
     if not request.fix_only:
-        _print(remaining, request)
-    if request.show_fixes and applied:
-        sys.stdout.write("\nFixed:\n")
+        _print(remaining, request, out, sources)
+    if request.show_fixes and applied and human:
+        out.write("\nFixed:\n")
         for path, counts in sorted(applied.items()):
             for code, count in sorted(counts.items()):
-                sys.stdout.write(f"  {path}: {count} x {code}\n")
-    if request.output_format in ("full", "concise") and fixed_count:
-        sys.stdout.write(f"Fixed {fixed_count} finding{'s' if fixed_count != 1 else ''}.\n")
+                out.write(f"  {path}: {count} x {code}\n")
+    if human and fixed_count:
+        out.write(f"Fixed {fixed_count} finding{'s' if fixed_count != 1 else ''}.\n")
     if request.exit_zero:
         return EXIT_CLEAN
     if request.exit_non_zero_on_fix and fixed_count:
@@ -164,11 +203,15 @@ def lint_paths(paths: list[Path], options: RunOptions) -> list[FileResult]:
     ]
 
 
-def _lint_isolated(path: Path, surface, options: RunOptions) -> FileResult:
-    """Lint one file; an internal error becomes a VLL000 for that file, never a traceback."""
+def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None = None) -> FileResult:
+    """Lint one file (or ``data`` read for it); an internal error becomes a VLL000 for that file, never a traceback."""
     from vllm_lint.surfaces import parse_error
 
     try:
+        if data is not None:
+            from vllm_lint.runner import lint_bytes
+
+            return lint_bytes(path, str(path), data, surface, options)
         return lint_file(path, surface, options)
     except RecursionError:
         return FileResult(str(path), [parse_error(str(path), "the file is nested too deeply to analyse")])
@@ -176,14 +219,58 @@ def _lint_isolated(path: Path, surface, options: RunOptions) -> FileResult:
         return FileResult(str(path), [parse_error(str(path), f"internal error while linting: {type(exc).__name__}: {exc}")])
 
 
-def _print(diagnostics: list[Diagnostic], request: CheckRequest) -> None:
+def _check_stdin(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
+    """Lint the source on standard input; with --fix the fixed source goes to stdout, as in ruff."""
+    from vllm_lint.stdin import StdinError, read_stdin
+
+    try:
+        source = read_stdin(request.stdin_filename, all_surfaces())
+    except StdinError as exc:
+        return _error(str(exc))
+    # --force-exclude covers the name given with --stdin-filename too (editors and pre-commit pass it).
+    skipped = request.force_exclude and source.excluded(options.settings)
+    if request.fix or request.diff:
+        return _fix_stdin(request, options, source, skipped, out)
+    diagnostics = [] if skipped else _lint_isolated(source.path, source.surface, options, source.data).diagnostics
+    _print(sorted(diagnostics, key=Diagnostic.sort_key), request, out, {source.display: source.text})
+    return EXIT_FINDINGS if diagnostics and not request.exit_zero else EXIT_CLEAN
+
+
+def _fix_stdin(request: CheckRequest, options: RunOptions, source, skipped: bool, out: TextIO) -> int:
+    from vllm_lint.fixer import fix_bytes, fix_policy
+
+    try:
+        policy = fix_policy(options, request.unsafe_fixes)
+    except ConfigError as exc:
+        return _error(str(exc))
+    fixed, remaining, applied = source.data, [], {}
+    if not skipped:
+        try:
+            outcome = fix_bytes(source.path, source.data, source.surface, options, policy)
+            fixed, remaining, applied = outcome.fixed, outcome.remaining, dict(outcome.applied)
+        except Exception:  # noqa: BLE001 - a crash while fixing leaves the source as it was
+            remaining = _lint_isolated(source.path, source.surface, options, source.data).diagnostics
+    if request.diff:
+        if fixed == source.data:
+            sys.stderr.write("No fixes available.\n")
+            return EXIT_CLEAN
+        _write_diff(source.display, source.data, fixed)
+        return EXIT_CLEAN if request.exit_zero else EXIT_FINDINGS
+    # The whole source goes back, fixed or not: an editor replaces its buffer with it.
+    sys.stdout.flush()
+    sys.stdout.buffer.write(fixed)
+    sys.stdout.buffer.flush()
+    sources = {source.display: fixed.decode("utf-8", errors="replace")}
+    return _finish_fix(remaining, {source.display: applied} if applied else {}, request, out, sources)
+
+
+def _print(diagnostics: list[Diagnostic], request: CheckRequest, out: TextIO, sources: dict[str, str] | None = None) -> None:
     from vllm_lint.output import RenderContext, renderer
 
-    out = sys.stdout
     if request.statistics:
-        _print_statistics(diagnostics, request.output_format)
+        _print_statistics(diagnostics, request.output_format, out)
         return
-    ctx = RenderContext(color=request.color)
+    ctx = RenderContext(color=request.color, sources=sources)
     renderer(request.output_format)(diagnostics, out, ctx)
     if request.output_format in ("full", "concise"):
         if diagnostics:
@@ -196,7 +283,7 @@ def _print(diagnostics: list[Diagnostic], request: CheckRequest) -> None:
             out.write("All checks passed!\n")
 
 
-def _print_statistics(diagnostics: list[Diagnostic], output_format: str) -> None:
+def _print_statistics(diagnostics: list[Diagnostic], output_format: str, out: TextIO) -> None:
     from vllm_lint.rulebook import load_rules
 
     rules = load_rules()
@@ -205,8 +292,8 @@ def _print_statistics(diagnostics: list[Diagnostic], output_format: str) -> None
         import json
 
         rows = [{"code": code, "name": rules[code].name if code in rules else None, "count": n} for code, n in sorted(counts.items())]
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        out.write(json.dumps(rows, indent=2) + "\n")
         return
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         name = rules[code].name if code in rules else ""
-        sys.stdout.write(f"{count:5d}\t{code}\t{name}\n")
+        out.write(f"{count:5d}\t{code}\t{name}\n")

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from vllm_lint import EXIT_ERROR, __version__
+from vllm_lint.output import FORMATS as OUTPUT_FORMATS
 
 
 class LazyGroup(click.Group):
@@ -63,11 +64,13 @@ def _comma_list(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable in addition.")
 @click.option(
     "--output-format",
-    type=click.Choice(["full", "concise", "json"]),
+    type=click.Choice(OUTPUT_FORMATS),
     default="full",
     show_default=True,
-    help="How to print findings.",
+    help="How to print findings (sarif: code scanning; github: workflow annotations; junit: test reports).",
 )
+@click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file instead of stdout.")
+@click.option("--stdin-filename", help="Read the source from stdin and treat it as this file (surface, per-file-ignores, report).")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of each finding.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="Use this configuration file.")
@@ -81,10 +84,15 @@ def _comma_list(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--fix-only", is_flag=True, help="Apply fixes and do not report what remains.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
-def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, config_path, isolated, force_exclude, color, respect_gitignore, fix, unsafe_fixes, diff, show_fixes, fix_only, exit_non_zero_on_fix) -> None:
-    """Lint PATHS (default: the current directory)."""
+def check(paths, select, ignore, extend_select, output_format, output_file, stdin_filename, statistics, exit_zero, config_path, isolated, force_exclude, color, respect_gitignore, fix, unsafe_fixes, diff, show_fixes, fix_only, exit_non_zero_on_fix) -> None:
+    """Lint PATHS (default: the current directory; `-`: the source on stdin)."""
     from vllm_lint.check import CheckRequest, run_check
 
+    stdin = _reads_stdin(paths, stdin_filename)
+    if stdin:
+        # Configuration is looked up from where the named file is, or would be.
+        named = Path(stdin_filename or ".")
+        paths = (next((p for p in (named, *named.parents) if p.exists()), Path(".")),)
     request = CheckRequest(
         paths=list(paths) or [Path(".")],
         select=_comma_list(select),
@@ -96,7 +104,8 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         config_path=config_path,
         isolated=isolated,
         force_exclude=force_exclude,
-        color=sys.stdout.isatty() if color is None else color,
+        # A report written to a file is never coloured unless asked.
+        color=(output_file is None and sys.stdout.isatty()) if color is None else color,
         respect_gitignore=respect_gitignore,
         fix=fix or fix_only,
         unsafe_fixes=unsafe_fixes,
@@ -104,8 +113,26 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         show_fixes=show_fixes,
         fix_only=fix_only,
         exit_non_zero_on_fix=exit_non_zero_on_fix,
+        output_file=output_file,
+        stdin=stdin,
+        stdin_filename=stdin_filename,
     )
     sys.exit(run_check(request))
+
+
+def _reads_stdin(paths: tuple[Path, ...], stdin_filename: str | None) -> bool:
+    """Whether ``check`` reads stdin: for `-` alone, or whenever --stdin-filename is given (as ruff)."""
+    dash = Path("-")
+    if stdin_filename is not None:
+        if not stdin_filename.strip():
+            raise click.BadParameter("must name a file", param_hint="--stdin-filename")
+        for path in paths:
+            if path != dash:
+                click.echo(f"vllm-lint: warning: ignoring {path} in favor of standard input", err=True)
+        return True
+    if dash in paths and len(paths) > 1:
+        raise click.UsageError("`-` (standard input) cannot be combined with other paths")
+    return paths == (dash,)
 
 
 @cli.command()

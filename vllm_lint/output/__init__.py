@@ -34,20 +34,22 @@ class RenderContext:
         return None
 
 
-FORMATS = ("full", "concise", "json")
+# Each format's renderer, imported only when that format is asked for.
+_RENDERERS = {
+    "full": ("vllm_lint.output.text", "render_full"),
+    "concise": ("vllm_lint.output.text", "render_concise"),
+    "json": ("vllm_lint.output.json_format", "render_json"),
+    "sarif": ("vllm_lint.output.sarif", "render_sarif"),
+    "github": ("vllm_lint.output.github", "render_github"),
+    "junit": ("vllm_lint.output.junit", "render_junit"),
+}
+FORMATS = tuple(_RENDERERS)
 
 
 def renderer(name: str) -> Renderer:
-    if name == "full":
-        from vllm_lint.output.text import render_full
+    import importlib
 
-        return render_full
-    if name == "concise":
-        from vllm_lint.output.text import render_concise
-
-        return render_concise
-    if name == "json":
-        from vllm_lint.output.json_format import render_json
-
-        return render_json
-    raise ValueError(name)
+    if name not in _RENDERERS:
+        raise ValueError(f"unknown output format {name!r}")
+    module, function = _RENDERERS[name]
+    return getattr(importlib.import_module(module), function)
