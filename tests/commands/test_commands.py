@@ -288,3 +288,78 @@ def test_surfaces_registered():
     names = [s.name for s in all_surfaces()]
     assert {"shell", "dockerfile", "compose", "kubernetes", "markdown", "python"} <= set(names)
     assert Path
+
+
+# -- real-world-shaped files, one per surface ------------------------------------------------------
+
+
+def test_shell_script_with_functions_env_wrapper_and_arrays():
+    # env VAR=... wrapper (2 GPUs for tp 4), an exported key, "${EXTRA_ARGS[@]}" hiding the rest of a launch
+    assert found(lint_fixture("serve.sh")) == {("VLL205", 17), ("VLL202", 18), ("VLL206", 21)}
+
+
+def test_kubernetes_job_pod_and_cronjob():
+    # Job: command + args joined; Pod: Memory emptyDir at /dev/shm, envFrom a secret; CronJob: bash -lc script
+    assert found(lint_fixture("vllm-jobs.yaml")) == {("VLL401", 14), ("VLL201", 66), ("VLL205", 66), ("VLL206", 67)}
+
+
+def test_compose_with_extension_fields_entrypoint_and_env_file():
+    # `<<: *vllm-common` brings the image; env_file may hold the key; device_ids declare one GPU for tp 2
+    assert found(lint_fixture("compose.yaml")) == {("VLL401", 11), ("VLL205", 29), ("VLL202", 29)}
+
+
+def test_dockerfile_final_stage_shell_form_entrypoint():
+    # only the final stage runs; its shell-form ENTRYPOINT ignores CMD; `ENV NAME value` (legacy form) resolves
+    [d] = lint_fixture("Dockerfile.serve")
+    assert (d.code, d.start.line) == ("VLL202", 17)
+    assert "ENV GPU_UTIL" in d.message
+
+
+# -- values vLLM accepts (choices, and known values vLLM enforces later) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "bad"),
+    [
+        ("vllm serve m --quantization int4", True),
+        ("vllm serve m -q fp8", False),
+        ("vllm serve m --quantization=compressed-tensors", False),
+        ("vllm serve m --quantization \"$QUANT\"", False),
+        # a metavar list is what the help shows, not what vLLM checks (deepseek_v41 is a real mode)
+        ("vllm serve m --tokenizer-mode deepseek_v41", False),
+        ("vllm serve m --collect-detailed-traces model worker", False),
+        ("vllm serve m --collect-detailed-traces model gpu", True),
+        ("vllm serve m --kv-cache-dtype fp9", True),
+    ],
+)
+def test_values_outside_what_vllm_accepts(tmp_path, line, bad):
+    got = [d for d in lint_text(tmp_path, "run.sh", line + " --max-model-len 8192\n") if d.code == "VLL206"]
+    assert bool(got) == bad, got
+
+
+def test_flag_with_an_unknown_inline_value_is_still_set(tmp_path):
+    script = 'vllm serve m --gpu-memory-utilization=$(cat util) --max-model-len="$LEN" --host 127.0.0.1\n'
+    assert not codes(lint_text(tmp_path, "run.sh", script)) & {"VLL201", "VLL202", "VLL203"}
+    pod = (
+        "kind: Pod\nspec:\n  containers:\n    - name: v\n      image: vllm/vllm-openai\n"
+        "      args: [m, --gpu-memory-utilization=$(UTIL), --max-model-len=8192, --host=127.0.0.1]\n"
+    )
+    assert lint_text(tmp_path, "pod.yaml", pod) == []
+
+
+def test_snapshot_reader_knows_enforced_values_and_implicit_module_names():
+    from vllm_lint.commands.flags import flag_table
+    from vllm_lint.vllm_api import load_api
+
+    api = load_api()
+    table = flag_table(api)
+    quantization, tokenizer_mode = table.by_dest["quantization"], table.by_dest["tokenizer_mode"]
+    assert quantization.known_values_enforced and "fp8" in quantization.known_values
+    assert tokenizer_mode.known_values and not tokenizer_mode.known_values_enforced
+    names, _ = api.module_names("vllm.entrypoints.openai.api_server")
+    assert {"__file__", "__path__", "__spec__"} <= names
+
+
+def test_module_dunders_are_not_missing_names(tmp_path):
+    source = "import vllm.entrypoints.openai.api_server as server\nprint(server.__file__, server.__spec__)\n"
+    assert "VLL303" not in codes(lint_text(tmp_path, "where.py", source))

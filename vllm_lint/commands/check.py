@@ -76,21 +76,6 @@ def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnost
 
                 rules = load_rules()
             diagnostics.append(_diagnostic(display, text, index, found, finding, rules, api))
-    if "VLL303" in job.enabled:
-        for problem in extractor.modules:
-            start, end = index.position(problem.span.start), index.position(problem.span.end)
-            hint = " (use `vllm bench serve`)" if ".benchmarks" in problem.module else ""
-            diagnostics.append(
-                Diagnostic(
-                    code="VLL303",
-                    message=f"`python -m {problem.module}`: vLLM has no module {problem.module}{hint}; the command fails with ModuleNotFoundError",
-                    path=display,
-                    start=start,
-                    end=end,
-                    severity=Severity.ERROR,
-                    noqa_lines=tuple(sorted({start.line, index.position(problem.command_start).line})),
-                )
-            )
     return diagnostics
 
 
@@ -100,7 +85,7 @@ def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, rule
     severity = finding.severity or (rules[finding.code].severity if finding.code in rules else Severity.WARNING)
     fix = None
     if finding.fix is not None and found.fixable:
-        edits = _render(text, index, found, finding, api)
+        edits = render_edits(text, index, found, finding, api)
         if edits:
             fix = Fix(finding.applicability, finding.fix_title or "Fix", tuple(edits))
     noqa = {start.line, index.position(found.command_start).line}
@@ -114,7 +99,7 @@ def _edit(index: TextIndex, start: int, end: int, content: str) -> Edit:
     return Edit(index.position(start), index.position(end), content)
 
 
-def _render(text: str, index: TextIndex, found: Found, finding: LaunchFinding, api) -> list[Edit] | None:
+def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFinding, api) -> list[Edit] | None:
     intent = finding.fix
     table = flag_table(api)
     if isinstance(intent, SetValue):
@@ -133,7 +118,7 @@ def _render(text: str, index: TextIndex, found: Found, finding: LaunchFinding, a
             return None  # a variable or default shared elsewhere: leave it to the user
         return [_edit(index, span.start, span.end, f"{match.group(1)}{intent.value:.2f}{match.group(3)}")]
     if isinstance(intent, AddSetting):
-        option = _option_for(table, intent.key)
+        option = option_for(table, intent.key)
         if option is None:
             return None
         words = found.words
@@ -180,7 +165,7 @@ def _render(text: str, index: TextIndex, found: Found, finding: LaunchFinding, a
     return None
 
 
-def _option_for(table, key: str) -> str | None:
+def option_for(table, key: str) -> str | None:
     for option, flag in table.exact.items():
         if flag.dest == key and option.startswith("--") and not option.startswith("--no-"):
             return option

@@ -108,8 +108,8 @@ def _json_words(text: str, start: int, end: int) -> list[Word] | None:
         if not isinstance(value, str) or stop > end:
             return None
         known = None if "$" in value else value
-        parts = [("unknown",)] if known is None else [("lit", value)]
-        words.append(Word(text[i:stop], i, stop, parts, True, known))
+        parts = [("lit", value)] if known is not None else [("lit", value[: value.index("$")]), ("unknown",)]
+        words.append(Word(text[i:stop], i, stop, parts, True, known, single=True))
         i = stop
         while i < end and text[i] in " \t\r\n\\":
             i += 1

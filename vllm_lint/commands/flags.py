@@ -37,6 +37,7 @@ class FlagTable:
             for option in flag.option_strings:
                 self.exact[option] = flag
         self.long_options = sorted(o for o in self.exact if o.startswith("--"))
+        self.by_dest = {flag.dest: flag for flag in api.serve_flags if flag.kind != "help"}
 
     def lookup(self, name: str):
         """The flag ``name`` (already normalised) selects, with its candidates when ambiguous."""
@@ -88,6 +89,39 @@ def _value_of(word: Word) -> Value | None:
     return Value(word.value, word.origin)
 
 
+def invalid_value(flag, value: object) -> tuple[str, ...] | None:
+    """The values vLLM accepts for ``flag`` when ``value`` is not one of them, else None.
+
+    argparse ``choices`` are checked by the parser itself; ``known_values`` only
+    when vLLM enforces them (``--quantization``: unknown methods fail at model load).
+    """
+    accepted = flag.choices
+    if accepted is None and flag.known_values_enforced:
+        accepted = flag.known_values
+    if accepted is None or isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None  # None, numbers with a fraction, objects: nothing to compare
+    given = str(value).split() if flag.nargs in ("+", "*") else [str(value)]
+    return None if all(item in accepted for item in given) else accepted
+
+
+def _flag_name(word: Word) -> str | None:
+    """The option a word spells, also when its value is unknown (``--max-model-len=$LEN``)."""
+    if word.value is not None:
+        return word.value.partition("=")[0]
+    prefix = word.literal_prefix
+    if prefix.startswith("-") and "=" in prefix:
+        return prefix.partition("=")[0]
+    return None
+
+
+def _single_unknown(word: Word) -> bool:
+    """An argument whose value is unknown but that is exactly one argument ("$MODEL", a list element)."""
+    if word.single:
+        return True
+    raw = word.raw.strip("\"'")
+    return raw.startswith("$") and not raw.startswith(("$@", "$*", "${@", "${*")) and "[@]" not in raw and "[*]" not in raw
+
+
 def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool) -> ParsedArgs:
     """Settings from the arguments that follow ``vllm serve`` (or the api_server module)."""
     settings: list[Setting] = []
@@ -98,15 +132,29 @@ def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool)
         word = args[i]
         text = word.value
         if text is None:
+            name = _flag_name(word)
+            if name is not None:
+                # a flag whose value is not statically known: set, value unknown
+                flag, candidates = table.lookup(normalise(name))
+                if flag is not None and flag.kind != "help":
+                    settings.append(Setting(flag.dest, name, True, None, Span(word.start, word.end)))
+                    if flag.dest == "config":
+                        opaque = True
+                else:
+                    key = normalise(name).lstrip("-").replace("-", "_")
+                    suggestions = candidates or table.suggest(normalise(name))
+                    settings.append(Setting(key, name, False, None, Span(word.start, word.end), None, suggestions))
+                i += 1
+                continue
             if word.raw.startswith("-"):
                 i += 1
                 continue
-            if positional_model and not seen_positional and word.raw.strip("\"'").startswith("$"):
+            if positional_model and not seen_positional and _single_unknown(word):
                 seen_positional = True
                 settings.append(Setting("model", "MODEL", True, None, Span(word.start, word.end), Span(word.start, word.end)))
                 i += 1
                 continue
-            # "$@" / "${ARGS[@]}": arguments we cannot see
+            # "$@" / "${ARGS[@]}" / *args: arguments we cannot see
             opaque = True
             i += 1
             continue
@@ -187,8 +235,7 @@ def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool)
         if value is not None:
             converted = convert_value(flag.dest, str(value.value))
             value = Value(converted, value.origin)
-            if flag.choices and str(value.value) not in flag.choices:
-                bad_choice = flag.choices
+            bad_choice = invalid_value(flag, value.value)
         end = value_span.end if value_span is not None else word.end
         settings.append(
             Setting(flag.dest, spelled, True, value, Span(word.start, end), value_span, bad_choice=bad_choice)

@@ -4,7 +4,7 @@ Wrappers are looked through (``exec``, ``env VAR=...``, ``VAR=... cmd``, ``nohup
 ``sudo``, ``uv run``, ``bash -c '...'``, ``docker run ... IMAGE ARGS``); the heads
 recognised are ``vllm serve``, ``python -m vllm.entrypoints.openai.api_server``
 and ``python -m vllm.entrypoints.cli.main serve``. ``python -m vllm.X`` with a
-module missing from the API snapshot is reported as VLL303.
+module missing from the API snapshot becomes a "module" launch (VLL303).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from vllm_lint.commands.flags import Span, flag_table, parse_serve_args
 from vllm_lint.commands.shell import (
+    Command,
     Environment,
     ShellSyntaxError,
     Word,
@@ -56,13 +57,6 @@ class Found:
     command_start: int = 0
 
 
-@dataclass(slots=True)
-class ModuleProblem:
-    module: str
-    span: Span
-    command_start: int
-
-
 def parse_size(text: str | None) -> int | None:
     if text is None:
         return None
@@ -94,11 +88,14 @@ class Extractor:
         self.table = flag_table(api)
         self.source = source
         self.found: list[Found] = []
-        self.modules: list[ModuleProblem] = []
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        for command in tokenize(text, base):
+        self.run_commands(tokenize(text, base), env, container, fixable)
+
+    def run_commands(self, commands: list[Command], env: Environment, container: Container | None, fixable: bool) -> None:
+        """Simple commands in script order: assignments and ``export`` feed ``env``, the rest may launch vLLM."""
+        for command in commands:
             words = command.words
             if all(is_assignment(w) for w in words):
                 for w in words:
@@ -109,15 +106,6 @@ class Extractor:
                 for w in words[1:]:
                     if not env.assign(w) and not w.raw.startswith("-"):
                         env.vars.setdefault(w.raw, None)
-                continue
-            self.command(words, env, container, fixable)
-
-    def _script_commands(self, commands, env: Environment, container: Container | None, fixable: bool) -> None:
-        for command in commands:
-            words = command.words
-            if all(is_assignment(w) for w in words):
-                for w in words:
-                    env.assign(w)
                 continue
             self.command(words, env, container, fixable)
 
@@ -185,7 +173,7 @@ class Extractor:
                 for command in tokenize(word.value, 0):
                     for w in command.words:
                         w.start, w.end = word.offsets[w.start], word.offsets[w.end - 1] + 1
-                    self._script_commands([command], env, container, True)
+                    self.run_commands([command], env, container, True)
             except ShellSyntaxError:
                 pass
             return
@@ -312,7 +300,9 @@ class Extractor:
             self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=first.start)
             return
         if (module == "vllm" or module.startswith("vllm.")) and module not in self.api.modules:
-            self.modules.append(ModuleProblem(module, Span(module_word.start, module_word.end), first.start))
+            span = Span(module_word.start, module_word.end)
+            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module)
+            self.found.append(Found(launch, None, False, [], first.start))
 
     def _serve(self, args, env, container, fixable, head, kind, anchor, command_start) -> None:
         parsed = parse_serve_args(args, self.table, positional_model=(kind == "serve"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.surfaces import LintJob
@@ -71,16 +72,22 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
     for info, first_line, body, indent in fenced_blocks(text):
         kind = _LANGS.get(info)
-        if kind is None or "vllm" not in body.lower():
+        # command lines launch vLLM by name; a Python block is screened like a Python file (VLL101 needs no vLLM)
+        if kind is None or (kind != "python" and "vllm" not in body.lower()):
             continue
         if kind == "console":
             body, kind = _console_to_shell(body), "shell"
         if kind == "yaml":
             kind = "kubernetes" if re.search(r"^kind:\s*\S", body, re.MULTILINE) else "compose"
-        sub_job = replace(job, data=body.encode("utf-8"))
+        # A block is a snippet of documentation, not a module of the tree it sits in: the Python rules'
+        # test-file exemption (a `tests/` directory, `test_*.py`) does not apply to it.
+        sub_job = replace(job, data=body.encode("utf-8"), display=PurePosixPath(display).name + ".block")
         if kind == "python":
             from vllm_lint.python.surface import lint as lint_python
+            from vllm_lint.python.surface import may_match as python_may_match
 
+            if not python_may_match(sub_job):
+                continue
             found = lint_python(sub_job)
         else:
             found = lint_text(kind, display, body, sub_job)

@@ -37,10 +37,23 @@ class Word:
     value: str | None = None
     origin: str | None = None
     offsets: list[int] | None = None  # source offset of each character of the value (YAML scalars)
+    # Exactly one argument whatever its value (an exec-form list element); a shell
+    # word with an unknown expansion may split into any number of arguments.
+    single: bool = False
 
     @property
     def literal(self) -> bool:
         return all(part[0] == "lit" for part in self.parts)
+
+    @property
+    def literal_prefix(self) -> str:
+        """The literal text before the first expansion (``--max-model-len=`` of ``--max-model-len=$LEN``)."""
+        prefix = []
+        for part in self.parts:
+            if part[0] != "lit":
+                break
+            prefix.append(part[1])
+        return "".join(prefix)
 
 
 def _read_dollar(text: str, i: int, parts: list) -> int:
@@ -358,7 +371,9 @@ class Environment:
         return "".join(out), (", ".join(origins) if origins else None)
 
     def expand(self, word: Word) -> Word:
-        word.value, word.origin = self.expand_parts(word.parts)
+        value, origin = self.expand_parts(word.parts)
+        # a literal keeps the origin its front-end found (a Python constant, an os.getenv default)
+        word.value, word.origin = value, origin if origin is not None or not word.literal else word.origin
         return word
 
     def assign(self, word: Word) -> bool:

@@ -16,6 +16,7 @@ from vllm_lint.surfaces import LintJob, Surface, parse_error
 LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 _K8S_KIND = re.compile(rb"^kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet)\b", re.MULTILINE)
+_PYTHON_FENCE = re.compile(rb"^ {0,3}(?:```|~~~)[ \t]*\{?\.?py", re.MULTILINE)
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
 
 
@@ -71,11 +72,22 @@ def _kubernetes_may_match(job: LintJob) -> bool:
     return _may_match(job) and bool(_K8S_KIND.search(job.data))
 
 
+def _markdown_may_match(job: LintJob) -> bool:
+    if _may_match(job):
+        return True
+    # a Python block can break a Python rule without naming vLLM (a transformers pipeline in a handler)
+    if not _PYTHON_FENCE.search(job.data):
+        return False
+    from vllm_lint.python.surface import may_match as python_may_match
+
+    return python_may_match(job)
+
+
 SHELL = Surface(name="shell", claims=_claims_shell, may_match=_may_match, lint=_lint_with("shell"))
 DOCKERFILE = Surface(name="dockerfile", claims=lambda p, h: _is_dockerfile(p), may_match=_may_match, lint=_lint_with("dockerfile"))
 COMPOSE = Surface(name="compose", claims=_claims_compose, may_match=_may_match, lint=_lint_with("compose"))
 KUBERNETES = Surface(name="kubernetes", claims=_claims_kubernetes, may_match=_kubernetes_may_match, lint=_lint_with("kubernetes"))
-MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_may_match, lint=_lint_with("markdown"))
+MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_markdown_may_match, lint=_lint_with("markdown"))
 
 COMMAND_SURFACES: list[Surface] = [DOCKERFILE, COMPOSE, KUBERNETES, MARKDOWN, SHELL]
 

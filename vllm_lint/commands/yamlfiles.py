@@ -38,14 +38,22 @@ class _Budget:
             raise CommandParseError("YAML expands to too many nodes (alias bomb?)", line=1)
 
 
-def _get(node, key: str):
+def _get(node, key: str, depth: int = 0):
     import yaml
 
-    if not isinstance(node, yaml.MappingNode):
+    if not isinstance(node, yaml.MappingNode) or depth > 4:
         return None
+    merged = []
     for k, v in node.value:
         if isinstance(k, yaml.ScalarNode) and k.value == key:
             return v
+        if isinstance(k, yaml.ScalarNode) and k.tag == "tag:yaml.org,2002:merge":
+            merged.extend(v.value if isinstance(v, yaml.SequenceNode) else [v])
+    # `<<: *common` (compose's x- extension fields): keys written here win, then the merged mappings in order
+    for mapping in merged[:4]:  # bounded: merge chains cannot blow up the lookup
+        found = _get(mapping, key, depth + 1)
+        if found is not None:
+            return found
     return None
 
 
@@ -149,7 +157,8 @@ class _YamlWords:
                 continue
             value, origin = self.expand(text, env)
             start, end = item.start_mark.index, item.end_mark.index
-            word = Word(self.source[start:end], start, end, [("lit", value)] if value is not None else [("unknown",)], True, value, origin)
+            parts = [("lit", value)] if value is not None else [("lit", text.partition("$")[0]), ("unknown",)]
+            word = Word(self.source[start:end], start, end, parts, True, value, origin, single=True)
             if value == text:
                 word.offsets = _char_map(self.source, item)
             words.append(word)

@@ -26,7 +26,9 @@ class Setting:
 @dataclass(slots=True)
 class Launch:
     surface: str  # "python" or "command"
-    kind: str  # "LLM", "EngineArgs", "AsyncEngineArgs", "serve", "api_server"
+    # "LLM", "EngineArgs", "AsyncEngineArgs", "serve", "api_server"; or "module": ``python -m vllm.X``
+    # for a module vLLM does not have (``module`` names it; only VLL303 looks at such a launch)
+    kind: str
     settings: list[Setting]
     anchor: object  # where to report a missing setting
     opaque: bool = False  # **kwargs, from_cli_args, a config file: settings may be set elsewhere
@@ -40,6 +42,7 @@ class Launch:
     container: bool = False  # runs in a container whose runtime settings are declared next to it
     host_ipc: bool = False  # docker --ipc=host, compose ipc: host, k8s hostIPC: true
     shm_bytes: int | None = None  # declared shared memory size (0: none declared)
+    module: str | None = None  # kind "module": the dotted module path as written
 
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -154,7 +155,7 @@ def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterat
         code="VLL205",
         message=(
             f"tensor x pipeline parallel size is {sizes[0]} x {sizes[1]} = {product}, but {launch.gpu_count} "
-            f"GPU(s) are declared for this container: vLLM "
+            f"GPU(s) are declared for this {'container' if launch.container else 'launch'}: vLLM "
             + ("fails at start-up waiting for GPUs it cannot see" if product > launch.gpu_count
                else "leaves the other GPUs idle")
         ),
@@ -165,11 +166,16 @@ def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterat
 def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     for setting in launch.settings:
         if setting.bad_choice is not None:
+            value = str(setting.value.value) if setting.value else "?"
+            close = difflib.get_close_matches(value, setting.bad_choice, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else ""
             shown = ", ".join(setting.bad_choice[:12]) + (", ..." if len(setting.bad_choice) > 12 else "")
-            value = setting.value.value if setting.value else "?"
             yield LaunchFinding(
                 code="VLL206",
-                message=f"{setting.spelled} {value!s} is not a value vLLM accepts (choose one of: {shown})",
+                message=(
+                    f"{setting.spelled} {value} is not a value vLLM accepts, so the engine fails to start "
+                    f"(choose one of: {shown}){hint}"
+                ),
                 anchor=setting.value_anchor or setting.anchor,
             )
             continue
@@ -300,9 +306,21 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
     )
 
 
+def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    module = launch.module or "vllm"
+    hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
+    yield LaunchFinding(
+        code="VLL303",
+        message=f"`python -m {module}`: vLLM has no module {module}{hint}; the command fails with ModuleNotFoundError",
+        anchor=launch.anchor,
+    )
+
+
 LaunchRule = Callable[[Launch, LaunchSettings], Iterator[LaunchFinding]]
 
-LAUNCH_RULES: dict[str, LaunchRule] = {
+# Rules over engine launches; a "module" launch (a vLLM module that does not
+# exist) configures no engine, so only MODULE_RULES look at it.
+ENGINE_RULES: dict[str, LaunchRule] = {
     "VLL201": missing_gpu_memory_utilization,
     "VLL202": gpu_memory_utilization_out_of_range,
     "VLL203": missing_max_model_len,
@@ -314,9 +332,12 @@ LAUNCH_RULES: dict[str, LaunchRule] = {
     "VLL403": unauthenticated_public_server,
     "VLL404": multi_gpu_container_without_ipc,
 }
+MODULE_RULES: dict[str, LaunchRule] = {"VLL303": nonexistent_module}
+LAUNCH_RULES: dict[str, LaunchRule] = {**ENGINE_RULES, **MODULE_RULES}
 
 
 def check_launch(launch: Launch, settings: LaunchSettings, enabled: frozenset[str]) -> Iterator[LaunchFinding]:
-    for code, rule in LAUNCH_RULES.items():
+    rules = MODULE_RULES if launch.kind == "module" else ENGINE_RULES
+    for code, rule in rules.items():
         if code in enabled:
             yield from rule(launch, settings)

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from vllm_lint.commands.flags import flag_table, invalid_value
 from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, SetValue, Setting
+from vllm_lint.python.command_lines import CommandLine, command_launches, render_command_fix
 from vllm_lint.python.context import NodeEdit, PyContext
 from vllm_lint.python.edits import with_keyword
 from vllm_lint.python.rules.sampling import serves_requests
@@ -24,13 +26,19 @@ def _known_names(ctx: PyContext, kind: str) -> frozenset[str]:
     return api.engine_args
 
 
-def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call, object]]:
+def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | CommandLine, object]]:
+    """Engine constructions (``LLM(...)``, ``EngineArgs(...)``), then command lines the module starts.
+
+    A command line's findings are anchored at the nodes of its arguments; its ``CommandLine``
+    stands where a construction has its call, for ``render_fix``.
+    """
     for site in ctx.model.calls:
         kind = ENGINE_CONSTRUCTORS.get(ctx.semantics.callee(site.node) or "")
         if kind is None:
             continue
         call = site.node
         known = _known_names(ctx, kind)
+        table = flag_table(ctx.api)
         settings: list[Setting] = []
         opaque = False
         positional = 0
@@ -48,8 +56,11 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call, object]]
             name = arg.keyword.value
             is_known = name in known
             suggestions = () if is_known else tuple(difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8))
+            value = ctx.semantics.fold(arg.value)
+            flag = table.by_dest.get(name) if is_known else None
+            bad_choice = invalid_value(flag, value.value) if flag is not None and value is not None else None
             settings.append(
-                Setting(name, name, is_known, ctx.semantics.fold(arg.value), arg, arg.value, suggestions)
+                Setting(name, name, is_known, value, arg, arg.value, suggestions, bad_choice=bad_choice)
             )
         # Attributes set on the args object after construction count as set.
         for target in site.assigned_to:
@@ -66,6 +77,8 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call, object]]
             serves_requests=serves_requests(ctx, site),
         )
         yield launch, call, site.statement
+    # vLLM started as a command line (subprocess, os.exec*, a shell string): the same launch rules
+    yield from command_launches(ctx)
 
 
 def _value_code(value: object) -> str:
@@ -76,8 +89,10 @@ def _value_code(value: object) -> str:
     return repr(value)
 
 
-def render_fix(ctx: PyContext, call: cst.Call, finding: LaunchFinding) -> list[NodeEdit]:
+def render_fix(ctx: PyContext, call: cst.Call | CommandLine, finding: LaunchFinding) -> list[NodeEdit]:
     """LibCST edits for a launch rule's fix intent."""
+    if isinstance(call, CommandLine):
+        return render_command_fix(call, finding)
     intent = finding.fix
     if isinstance(intent, AddSetting):
         return [NodeEdit(call, with_keyword(call, intent.key, _value_code(intent.value)))]

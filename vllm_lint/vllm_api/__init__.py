@@ -24,6 +24,10 @@ class ServeFlag:
     nargs: object
     choices: tuple[str, ...] | None
     default: object
+    # Values vLLM lists for a flag argparse does not restrict (``--quantization``);
+    # ``enforced`` when vLLM rejects any other value later (at model load).
+    known_values: tuple[str, ...] | None = None
+    known_values_enforced: bool = False
 
     @property
     def takes_value(self) -> bool:
@@ -74,6 +78,8 @@ class VllmApi:
                 nargs=flag.get("nargs"),
                 choices=tuple(flag["choices"]) if flag.get("choices") is not None else None,
                 default=flag.get("default"),
+                known_values=tuple(flag["known_values"]) if flag.get("known_values") is not None else None,
+                known_values_enforced=bool(flag.get("known_values_enforced")),
             )
             for flag in self._data["serve"]["flags"]
         )
@@ -82,12 +88,17 @@ class VllmApi:
     def modules(self) -> frozenset[str]:
         return frozenset(self._data["modules"])
 
+    @cached_property
+    def implicit_module_names(self) -> frozenset[str]:
+        """Names every module object has (``__file__``, ``__path__``, ...), stored once in the snapshot."""
+        return frozenset(self._data.get("implicit_module_names", ()))
+
     def module_names(self, module: str) -> tuple[frozenset[str], bool] | None:
-        """The names a module defines and whether that list may be incomplete."""
+        """The names a module defines (its own and the implicit ones) and whether that list may be incomplete."""
         entry = self._data["module_attributes"].get(module)
         if entry is None:
             return None
-        return frozenset(entry["names"]), bool(entry.get("open"))
+        return frozenset(entry["names"]) | self.implicit_module_names, bool(entry.get("open"))
 
     def class_attributes(self, qualified_class: str) -> frozenset[str] | None:
         names = self._data["class_attributes"].get(qualified_class)

@@ -310,6 +310,9 @@ def serve_snapshot() -> dict[str, JsonValue]:
     for flag in flags:
         if flag["dest"] in KNOWN_VALUES:
             flag["known_values"] = [str(value) for value in load_object(KNOWN_VALUES[flag["dest"]])]
+            # vLLM's own registry: a value outside it fails at model load. A
+            # metavar list (above) is only what the help shows, and can be short.
+            flag["known_values_enforced"] = True
     # Whether unique prefixes (`--gpu-memory 0.5`) are accepted: the
     # command-line front-end must resolve them the same way.
     return {"positional": positional, "flags": flags, "allow_abbrev": parser.allow_abbrev}
