@@ -31,10 +31,11 @@ def lint_file_paths(paths: list[Path], select: tuple[str, ...] = (), **settings)
     return [d for result in lint_paths(paths, options) for d in result.diagnostics]
 
 
-def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "vllm_lint", *args],
         cwd=cwd,
+        env=env,
         input=stdin,
         capture_output=True,
         text=True,

@@ -49,6 +49,8 @@ class CheckRequest:
     # Read the source from standard input (`-`); it is reported and configured as ``stdin_filename``, else "-".
     stdin: bool = False
     stdin_filename: str | None = None
+    no_cache: bool = False
+    cache_dir: Path | None = None
 
 
 def _error(message: str) -> int:
@@ -111,7 +113,7 @@ def _run(request: CheckRequest, out: TextIO) -> int:
     if request.fix or request.diff:
         return _run_fix(request, options, out)
     try:
-        results = lint_paths(request.paths, options)
+        results = lint_paths(request.paths, options, _cache_dir(request, options))
     except PathError as exc:
         return _error(str(exc))
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
@@ -195,12 +197,40 @@ def _finish_fix(remaining: list[Diagnostic], applied: dict[str, dict[str, int]],
     return EXIT_CLEAN
 
 
-def lint_paths(paths: list[Path], options: RunOptions) -> list[FileResult]:
-    """Lint every file under ``paths``; the programmatic entry point."""
-    return [
-        _lint_isolated(path, surface, options)
-        for path, surface in discover(paths, options.settings, all_surfaces(), options.force_exclude)
-    ]
+def _cache_dir(request: CheckRequest, options: RunOptions) -> Path | None:
+    if request.no_cache:
+        return None
+    from vllm_lint.cache import default_cache_dir
+
+    return request.cache_dir or default_cache_dir(options)
+
+
+def lint_paths(paths: list[Path], options: RunOptions, cache_dir: Path | None = None) -> list[FileResult]:
+    """Lint every file under ``paths``, in parallel and crash-isolated; the programmatic entry point."""
+    from vllm_lint.workers import Task, lint_tasks
+
+    files = list(discover(paths, options.settings, all_surfaces(), options.force_exclude))
+    cache = None
+    if cache_dir is not None:
+        from vllm_lint.cache import ResultCache
+
+        cache = ResultCache(cache_dir, options)
+        options = dataclasses.replace(options, hash_sources=True)
+    results: list[FileResult | None] = [None] * len(files)
+    tasks = []
+    for index, (path, surface) in enumerate(files):
+        cached = cache.lookup(path, str(path)) if cache is not None and surface is not None else None
+        if cached is not None:
+            results[index] = cached
+        else:
+            tasks.append(Task(index, path, surface.name if surface is not None else None))
+    for task, result in zip(tasks, lint_tasks(tasks, options)):
+        results[task.index] = result
+        if cache is not None:
+            cache.store(task.path, result)
+    if cache is not None:
+        cache.save()
+    return [r for r in results if r is not None]
 
 
 def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None = None) -> FileResult:

@@ -84,7 +84,9 @@ def _comma_list(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--fix-only", is_flag=True, help="Apply fixes and do not report what remains.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
-def check(paths, select, ignore, extend_select, output_format, output_file, stdin_filename, statistics, exit_zero, config_path, isolated, force_exclude, color, respect_gitignore, fix, unsafe_fixes, diff, show_fixes, fix_only, exit_non_zero_on_fix) -> None:
+@click.option("-n", "--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), help="Keep the result cache here (default: .vllm_lint_cache in the project root; env VLLM_LINT_CACHE_DIR).")
+def check(paths, select, ignore, extend_select, output_format, output_file, stdin_filename, statistics, exit_zero, config_path, isolated, force_exclude, color, respect_gitignore, fix, unsafe_fixes, diff, show_fixes, fix_only, exit_non_zero_on_fix, no_cache, cache_dir) -> None:
     """Lint PATHS (default: the current directory; `-`: the source on stdin)."""
     from vllm_lint.check import CheckRequest, run_check
 
@@ -116,6 +118,8 @@ def check(paths, select, ignore, extend_select, output_format, output_file, stdi
         output_file=output_file,
         stdin=stdin,
         stdin_filename=stdin_filename,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
     )
     sys.exit(run_check(request))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +27,10 @@ NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*
 MARKDOWN_NOQA = re.compile(r"<!--\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*-->", re.IGNORECASE)
 
 
+class NeedsParsing(Exception):
+    """Raised by a ``before_parse`` hook that wants the parse done elsewhere (see workers.py)."""
+
+
 class PathError(Exception):
     """A path named on the command line does not exist; exit code 2."""
 
@@ -37,6 +41,10 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     suppressed: int = 0
     parsed: bool = False
+    # False when the result depends on this run, not on the file (a crash or time-out in the parser).
+    cacheable: bool = True
+    # (size, mtime_ns, content hash) of what was linted, stat taken before reading; for the cache.
+    source: tuple[int, int, str] | None = None
 
 
 @dataclass
@@ -45,6 +53,7 @@ class RunOptions:
     enabled: frozenset[str]
     codes: list[str]
     force_exclude: bool = False
+    hash_sources: bool = False  # record what each result was computed from (the cache needs it)
 
 
 class _Ignore:
@@ -242,21 +251,43 @@ def _suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
     return False
 
 
-def lint_file(path: Path, surface: Surface | None, options: RunOptions, display: str | None = None) -> FileResult:
+def lint_file(
+    path: Path,
+    surface: Surface | None,
+    options: RunOptions,
+    display: str | None = None,
+    before_parse: Callable[[], None] | None = None,
+) -> FileResult:
     shown = display or str(path)
     result = FileResult(shown)
     if surface is None:
         result.diagnostics.append(parse_error(shown, "cannot read the file"))
         return result
     try:
+        stat = path.stat() if options.hash_sources else None
         data = read_bytes(path)
     except SourceError as exc:
         result.diagnostics.append(parse_error(shown, exc.message, exc.line, exc.column))
         return result
-    return lint_bytes(path, shown, data, surface, options)
+    except OSError as exc:
+        result.diagnostics.append(parse_error(shown, f"cannot read the file: {exc.strerror or exc}"))
+        return result
+    result = lint_bytes(path, shown, data, surface, options, before_parse)
+    if stat is not None:
+        from vllm_lint.cache import content_hash
+
+        result.source = (stat.st_size, stat.st_mtime_ns, content_hash(data))
+    return result
 
 
-def lint_bytes(path: Path, shown: str, data: bytes, surface: Surface, options: RunOptions) -> FileResult:
+def lint_bytes(
+    path: Path,
+    shown: str,
+    data: bytes,
+    surface: Surface,
+    options: RunOptions,
+    before_parse: Callable[[], None] | None = None,
+) -> FileResult:
     result = FileResult(shown)
     if SKIP_FILE.search(data):
         return result
@@ -271,6 +302,8 @@ def lint_bytes(path: Path, shown: str, data: bytes, surface: Surface, options: R
     )
     if not surface.may_match(job):
         return result
+    if before_parse is not None:
+        before_parse()
     result.parsed = True
     diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
     if not diagnostics:

@@ -18,7 +18,20 @@ def claims(path: Path, head: bytes) -> bool:
 def may_match(job: LintJob) -> bool:
     from vllm_lint.python.prefilter import may_match as bytes_may_match
 
-    return bytes_may_match(job.data, job.api)
+    if not _decodes_cleanly(job.data):
+        return True  # let the full path report the NUL byte or the undecodable text (VLL000)
+
+    return bytes_may_match(job.data, job.path, job.enabled, job.api)
+
+
+def _decodes_cleanly(data: bytes) -> bool:
+    if b"\x00" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False  # perhaps a coding cookie explains it; decode_python decides
+    return True
 
 
 def lint(job: LintJob) -> list[Diagnostic]:
@@ -36,4 +49,4 @@ def lint(job: LintJob) -> list[Diagnostic]:
     return lint_python(job.display, source.text, module, options)
 
 
-PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint)
+PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint, heavy_modules=("vllm_lint.python.checker",))

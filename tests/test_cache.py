@@ -1,0 +1,91 @@
+"""The result cache: findings come back from it, and a change of any input is noticed."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from lintutil import run_cli
+
+BAD = "from vllm import LLM\nllm = LLM(model='m', gpu_memory_utilization=0.98)\n"
+
+
+def codes(result) -> list[tuple[str, str, int]]:
+    return sorted((i["filename"].rsplit("/", 1)[-1], i["code"], i["location"]["row"]) for i in json.loads(result.stdout))
+
+
+def cache_files(directory):
+    return sorted(directory.glob("v*.json"))
+
+
+def check(project, *args):
+    return run_cli("check", "--output-format", "json", *args, str(project), cwd=project)
+
+
+def test_findings_are_cached_and_served_from_the_cache(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD, encoding="utf-8")
+    (tmp_path / "clean.py").write_text("print('hi')\n", encoding="utf-8")
+    first = check(tmp_path)
+    assert first.returncode == 1
+    [cache] = cache_files(tmp_path / ".vllm_lint_cache")
+    assert (tmp_path / ".vllm_lint_cache" / "CACHEDIR.TAG").is_file()
+    assert (tmp_path / ".vllm_lint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    stored = json.loads(cache.read_text())["files"]
+    assert {key.rsplit("/", 1)[-1] for key in stored} == {"bad.py", "clean.py"}
+    # Prove the second run reads the cache: an entry edited by hand is what it reports.
+    entry = stored[str((tmp_path / "bad.py").resolve())]
+    entry[4]["diagnostics"][0]["message"] = "served from the cache"
+    cache.write_text(json.dumps({"format": 1, "files": stored}))
+    os.utime(tmp_path / "bad.py", (0, 0))  # an old mtime: the stat shortcut may be trusted...
+    entry[1] = os.stat(tmp_path / "bad.py").st_mtime_ns  # ...once the entry records it
+    cache.write_text(json.dumps({"format": 1, "files": stored}))
+    second = check(tmp_path)
+    assert codes(second) == codes(first)
+    assert "served from the cache" in {i["message"] for i in json.loads(second.stdout)}
+
+
+def test_a_changed_file_is_linted_again_even_with_the_same_size_and_mtime(tmp_path):
+    target = tmp_path / "app.py"
+    target.write_text(BAD, encoding="utf-8")
+    assert codes(check(tmp_path)) == [("app.py", "VLL202", 2), ("app.py", "VLL203", 2)]
+    stat = target.stat()
+    # Same length, same mtime: only the content hash can tell (the "racily clean" case).
+    target.write_text(BAD.replace("0.98", "0.50"), encoding="utf-8")
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert codes(check(tmp_path)) == [("app.py", "VLL203", 2)]
+
+
+def test_settings_and_no_cache_and_cache_dir(tmp_path):
+    (tmp_path / "app.py").write_text(BAD, encoding="utf-8")
+    check(tmp_path)
+    check(tmp_path, "--select", "VLL202")
+    assert len(cache_files(tmp_path / ".vllm_lint_cache")) == 2  # one per effective settings
+    assert codes(check(tmp_path, "--select", "VLL203")) == [("app.py", "VLL203", 2)]
+    elsewhere = tmp_path / "elsewhere"
+    check(tmp_path, "--cache-dir", str(elsewhere))
+    assert len(cache_files(elsewhere)) == 1
+    other = tmp_path.parent / f"{tmp_path.name}-nocache"
+    other.mkdir()
+    (other / "app.py").write_text(BAD, encoding="utf-8")
+    assert check(other, "--no-cache").returncode == 1
+    assert not (other / ".vllm_lint_cache").exists()
+
+
+def test_a_corrupt_or_hostile_cache_is_ignored(tmp_path):
+    (tmp_path / "app.py").write_text(BAD, encoding="utf-8")
+    expected = codes(check(tmp_path))
+    [cache] = cache_files(tmp_path / ".vllm_lint_cache")
+    for content in (b"\x00\xff not json", b'{"files": {"x": [1, 2]}}', b'{"files": []}', b"[]"):
+        cache.write_bytes(content)
+        result = check(tmp_path)
+        assert codes(result) == expected
+        assert "Traceback" not in result.stderr
+
+
+def test_a_read_only_cache_directory_does_not_stop_the_run(tmp_path):
+    (tmp_path / "app.py").write_text(BAD, encoding="utf-8")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be", encoding="utf-8")
+    result = check(tmp_path, "--cache-dir", str(blocker / "cache"))
+    assert result.returncode == 1
+    assert codes(result) == [("app.py", "VLL202", 2), ("app.py", "VLL203", 2)]

@@ -1,0 +1,65 @@
+"""Parallel checking: a file that crashes or hangs the parser costs only itself.
+
+The crash is real: LibCST's native parser overflows its stack on 10,000 nested
+parentheses and the process dies with SIGSEGV (measured; CPython's own parser
+refuses at 200). The hang is a file that takes longer than the time limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from lintutil import run_cli
+
+TRIGGER = "from vllm import LLM\nllm = LLM(model='m')\n"  # gets past the pre-filter; VLL201 + VLL203
+CRASHER = "from vllm import LLM\nllm = LLM(model=" + "(" * 10_000 + "'m'" + ")" * 10_000 + ")\n"
+
+
+def findings(result) -> set[tuple[str, str]]:
+    return {(item["filename"].rsplit("/", 1)[-1], item["code"]) for item in json.loads(result.stdout)}
+
+
+def messages(result, name: str) -> list[str]:
+    return [item["message"] for item in json.loads(result.stdout) if item["filename"].endswith(name)]
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["few-files", "many-files"])
+def test_a_parser_crash_is_reported_for_that_file_and_the_run_goes_on(tmp_path, many):
+    (tmp_path / "crash.py").write_text(CRASHER, encoding="utf-8")
+    count = 120 if many else 3  # above and below the in-process threshold
+    for index in range(count):
+        (tmp_path / f"good_{index:03d}.py").write_text(TRIGGER if index % 10 == 0 else "x = 1\n", encoding="utf-8")
+    result = run_cli("check", "--no-cache", "--output-format", "json", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert messages(result, "crash.py") == ["the parser process crashed (SIGSEGV) on this file; skipped"]
+    expected = {(f"good_{i:03d}.py", code) for i in range(0, count, 10) for code in ("VLL201", "VLL203")}
+    assert findings(result) == expected | {("crash.py", "VLL000")}
+
+
+def test_a_file_over_the_time_limit_is_reported_and_the_run_goes_on(tmp_path):
+    # ~60,000 lines that must be parsed: seconds of LibCST work, far over a 3 s limit.
+    slow = TRIGGER + "".join(f"value_{i} = [{i}, {i + 1}, {{'k': {i}}}]\n" for i in range(60_000))
+    (tmp_path / "slow.py").write_text(slow, encoding="utf-8")
+    (tmp_path / "quick.py").write_text(TRIGGER, encoding="utf-8")
+    env = {**os.environ, "VLLM_LINT_FILE_TIMEOUT": "3"}
+    result = run_cli("check", "--no-cache", "--output-format", "json", str(tmp_path), env=env)
+    assert result.returncode == 1, result.stderr
+    assert messages(result, "slow.py") == [
+        "the parser process took longer than 3 s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped"
+    ]
+    assert findings(result) == {("slow.py", "VLL000"), ("quick.py", "VLL201"), ("quick.py", "VLL203")}
+
+
+def test_parallel_results_equal_serial_results(tmp_path):
+    for index in range(150):
+        body = TRIGGER if index % 3 == 0 else "from vllm import SamplingParams\np = SamplingParams(temperature=0)\n"
+        (tmp_path / f"m{index:03d}.py").write_text(body, encoding="utf-8")
+    parallel = run_cli("check", "--no-cache", "--output-format", "json", str(tmp_path))
+    serial = run_cli("check", "--no-cache", "--output-format", "json", str(tmp_path), env={**os.environ, "VLLM_LINT_JOBS": "1"})
+    assert parallel.returncode == serial.returncode == 1
+    assert json.loads(parallel.stdout) == json.loads(serial.stdout)
+    assert len(json.loads(parallel.stdout)) == 50 * 2 + 100  # VLL201+VLL203 per engine, VLL302 per SamplingParams

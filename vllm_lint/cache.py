@@ -1,0 +1,210 @@
+"""The result cache: a re-run over unchanged files costs a ``stat`` per file.
+
+One JSON file per (tool build, effective settings) under ``.vllm_lint_cache/``
+holds, for each file, its content hash and its findings (findings are cached
+too, not only clean files). An entry counts only when the file's content hash
+matches; the file's size and mtime are a shortcut that spares re-reading it,
+trusted only when the mtime is safely older than the cache entry (a file
+rewritten within the same clock tick as it was cached is read again, as git
+does for "racily clean" files). JSON, never pickle: a cache directory can come
+from a stranger's pull request, and loading it must not run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from vllm_lint import __version__
+from vllm_lint.atomic import atomic_write
+from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
+from vllm_lint.runner import FileResult, RunOptions
+
+CACHE_DIR_NAME = ".vllm_lint_cache"
+_FORMAT = 1
+# An mtime this close to the moment an entry was written may hide a same-tick rewrite.
+_RACY_SECONDS = 2.0
+
+
+def default_cache_dir(options: RunOptions) -> Path:
+    configured = os.environ.get("VLLM_LINT_CACHE_DIR")
+    return Path(configured) if configured else options.settings.root / CACHE_DIR_NAME
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _build_fingerprint() -> str:
+    """The tool's version plus its own sources and rules: a changed rule invalidates old results."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    roots = [package]
+    from vllm_lint.resources import rules_dir, vllm_api_dir
+
+    roots += [rules_dir(), vllm_api_dir()]
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".yaml", ".json") and "__pycache__" not in path.parts:
+                stat = path.stat()
+                digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return digest.hexdigest()
+
+
+def _settings_fingerprint(options: RunOptions) -> str:
+    settings = options.settings
+    described = {f.name: repr(getattr(settings, f.name)) for f in fields(settings) if f.name != "source"}
+    described["enabled"] = repr(sorted(options.enabled))
+    return hashlib.blake2b(json.dumps(described, sort_keys=True).encode(), digest_size=16).hexdigest()
+
+
+@dataclass
+class _Entry:
+    size: int
+    mtime_ns: int
+    digest: str
+    written: float
+    result: dict
+
+
+class ResultCache:
+    def __init__(self, directory: Path, options: RunOptions) -> None:
+        self.directory = directory
+        self.file = directory / f"v{_FORMAT}-{_build_fingerprint()[:16]}-{_settings_fingerprint(options)[:16]}.json"
+        self._entries: dict[str, _Entry] = {}
+        self._dirty = False
+        self._started = time.time()
+        self._load()
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        try:
+            raw = json.loads(self.file.read_bytes())
+            for key, (size, mtime_ns, digest, written, result) in raw["files"].items():
+                if isinstance(result, dict):
+                    self._entries[key] = _Entry(int(size), int(mtime_ns), str(digest), float(written), result)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self._entries = {}  # missing, corrupt or foreign: start afresh
+
+    @staticmethod
+    def key(path: Path) -> str:
+        return str(path.resolve())
+
+    def lookup(self, path: Path, shown: str) -> FileResult | None:
+        """The cached result for an unchanged file, shown under ``shown``; None when it must be linted."""
+        key = self.key(path)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        trusted = (
+            stat.st_size == entry.size
+            and stat.st_mtime_ns == entry.mtime_ns
+            and stat.st_mtime_ns / 1e9 < entry.written - _RACY_SECONDS
+        )
+        if not trusted:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+            if content_hash(data) != entry.digest:
+                return None
+            self._entries[key] = _Entry(stat.st_size, stat.st_mtime_ns, entry.digest, self._started, entry.result)
+            self._dirty = True
+        try:
+            return _result_from_json(entry.result, shown)
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def store(self, path: Path, result: FileResult) -> None:
+        """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
+        if not result.cacheable or result.source is None:
+            return
+        size, mtime_ns, digest = result.source
+        self._entries[self.key(path)] = _Entry(size, mtime_ns, digest, self._started, _result_to_json(result))
+        self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        files = {k: [e.size, e.mtime_ns, e.digest, e.written, e.result] for k, e in self._entries.items()}
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _mark_directory(self.directory)
+            atomic_write(self.file, json.dumps({"format": _FORMAT, "files": files}, separators=(",", ":")).encode())
+        except OSError:
+            pass  # a read-only checkout still lints; it just does not remember
+
+
+def _mark_directory(directory: Path) -> None:
+    """Tell git and backup tools to leave the cache alone, as ruff and pytest do."""
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Created by vllm-lint automatically.\n*\n", encoding="utf-8")
+    tag = directory / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# vllm-lint result cache\n", encoding="utf-8")
+
+
+# -- (de)serialising results --------------------------------------------------------------------
+
+
+def _position(value: list) -> Position:
+    return Position(int(value[0]), int(value[1]))
+
+
+def _result_to_json(result: FileResult) -> dict:
+    return {
+        "suppressed": result.suppressed,
+        "parsed": result.parsed,
+        "diagnostics": [
+            {
+                "code": d.code,
+                "message": d.message,
+                "start": [d.start.line, d.start.column],
+                "end": [d.end.line, d.end.column],
+                "severity": d.severity.value,
+                "noqa_lines": list(d.noqa_lines),
+                "fix": None
+                if d.fix is None
+                else {
+                    "applicability": d.fix.applicability.value,
+                    "message": d.fix.message,
+                    "edits": [[e.start.line, e.start.column, e.end.line, e.end.column, e.content] for e in d.fix.edits],
+                },
+            }
+            for d in result.diagnostics
+        ],
+    }
+
+
+def _result_from_json(raw: dict, shown: str) -> FileResult:
+    diagnostics = []
+    for item in raw["diagnostics"]:
+        fix = None
+        if item["fix"] is not None:
+            edits = tuple(Edit(Position(int(a), int(b)), Position(int(c), int(d)), str(text)) for a, b, c, d, text in item["fix"]["edits"])
+            fix = Fix(Applicability(item["fix"]["applicability"]), str(item["fix"]["message"]), edits)
+        diagnostics.append(
+            Diagnostic(
+                code=str(item["code"]),
+                message=str(item["message"]),
+                path=shown,
+                start=_position(item["start"]),
+                end=_position(item["end"]),
+                severity=Severity(item["severity"]),
+                fix=fix,
+                noqa_lines=tuple(int(n) for n in item["noqa_lines"]),
+            )
+        )
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]))

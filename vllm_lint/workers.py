@@ -1,0 +1,264 @@
+"""Lint many files across processes; a file that crashes or hangs the parser costs only itself.
+
+LibCST's parser is native code: a pathological file can overflow its stack
+(a segfault, measured with 10,000 nested parentheses) or take unbounded time.
+So every file that needs parsing is parsed in a child process. The parent
+hands out batches, and each child says "parsing N" before it starts on the
+expensive (and dangerous) part of file N. When a child dies, the file it was
+parsing gets a VLL000 and the rest of its batch goes to a fresh child; when a
+file takes longer than the time limit, its child is killed the same way.
+
+The common cases stay cheap: the byte pre-filter runs wherever the file is
+read, so a small run (one file from pre-commit) never starts a process unless
+some file really needs parsing, and a large tree is pre-filtered in parallel.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+
+from vllm_lint.runner import FileResult, NeedsParsing, RunOptions, lint_file
+from vllm_lint.surfaces import Surface, all_surfaces, parse_error
+
+# Up to this many files the parent reads and pre-filters them itself: starting processes costs
+# more than it saves, and most small runs (pre-commit) need no parsing at all.
+_IN_PROCESS_FILES = 48
+_BATCH_FILES = 64
+_DEFAULT_FILE_TIMEOUT = 60.0
+
+
+def file_timeout() -> float:
+    """Seconds one file may take to analyse (``VLLM_LINT_FILE_TIMEOUT``; default 60)."""
+    raw = os.environ.get("VLLM_LINT_FILE_TIMEOUT", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return _DEFAULT_FILE_TIMEOUT
+    return value if value > 0 else _DEFAULT_FILE_TIMEOUT
+
+
+def worker_count(files: int) -> int:
+    raw = os.environ.get("VLLM_LINT_JOBS", "")
+    if raw.isdigit() and int(raw) > 0:
+        return min(int(raw), max(files, 1))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, files))
+
+
+@dataclass(frozen=True)
+class Task:
+    index: int
+    path: Path
+    surface: str | None  # the claiming surface's name; None: unreadable, report it
+
+
+def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
+    """Results in task order, whatever happened to the processes that produced them."""
+    results: dict[int, FileResult] = {}
+    surfaces = {s.name: s for s in all_surfaces()}
+    if len(tasks) <= _IN_PROCESS_FILES:
+        to_parse = []
+        for task in tasks:
+            result = _lint_one(task, surfaces, options, allow_parsing=False)
+            if result is None:
+                to_parse.append(task)
+            else:
+                results[task.index] = result
+        if to_parse:
+            results.update(_Pool(options, worker_count(len(to_parse))).run(to_parse))
+    else:
+        results.update(_Pool(options, worker_count(len(tasks) // 8 or 1)).run(list(tasks)))
+    return [results[task.index] for task in tasks]
+
+
+def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, allow_parsing: bool, before_parse: Callable[[], None] | None = None) -> FileResult | None:
+    """One file's result; None when it needs parsing and ``allow_parsing`` is off."""
+    surface = surfaces.get(task.surface) if task.surface else None
+
+    def gate() -> None:
+        if not allow_parsing:
+            raise NeedsParsing
+        if before_parse is not None:
+            before_parse()
+
+    try:
+        return lint_file(task.path, surface, options, before_parse=gate)
+    except NeedsParsing:
+        return None
+    except RecursionError:
+        return FileResult(str(task.path), [parse_error(str(task.path), "the file is nested too deeply to analyse")])
+    except Exception as exc:  # noqa: BLE001 - one bad file must not take the run down
+        message = f"internal error while linting: {type(exc).__name__}: {exc}"
+        return FileResult(str(task.path), [parse_error(str(task.path), message)])
+
+
+# -- the child side ------------------------------------------------------------------------------
+
+
+def _child_main(connection: Connection, options: RunOptions) -> None:
+    # The parent owns Ctrl-C: it stops the children itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    surfaces = {s.name: s for s in all_surfaces()}
+    while True:
+        try:
+            batch = connection.recv()
+        except EOFError:
+            return
+        if batch is None:
+            return
+        done: list[tuple[int, FileResult]] = []
+        for task in batch:
+            announced = False
+
+            def announce(index: int = task.index, surface: str | None = task.surface) -> None:
+                # Flush what is finished, then say which file is about to be parsed; its clock
+                # starts after the parser's own import, which is not the file's fault.
+                nonlocal announced
+                if surface in surfaces:
+                    surfaces[surface].warm_up()
+                connection.send(("results", done[:]))
+                done.clear()
+                connection.send(("parsing", index))
+                announced = True
+
+            result = _lint_one(task, surfaces, options, allow_parsing=True, before_parse=announce)
+            assert result is not None
+            done.append((task.index, result))
+            if announced:  # the parse is over: stop its clock now
+                connection.send(("results", done[:]))
+                done.clear()
+        connection.send(("results", done))
+        connection.send(("batch-done", None))
+
+
+# -- the parent side -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Child:
+    process: multiprocessing.process.BaseProcess
+    connection: Connection
+    batch: list[Task]
+    finished: set[int]
+    parsing: int | None = None
+    parsing_since: float = 0.0
+
+
+class _Pool:
+    def __init__(self, options: RunOptions, size: int) -> None:
+        self.options = options
+        self.size = max(1, size)
+        self.timeout = file_timeout()
+        methods = multiprocessing.get_all_start_methods()
+        # fork shares the parent's imports (start-up in milliseconds); spawn where fork is unsafe.
+        self.context = multiprocessing.get_context("fork" if "fork" in methods and sys.platform == "linux" else "spawn")
+
+    def run(self, tasks: list[Task]) -> dict[int, FileResult]:
+        results: dict[int, FileResult] = {}
+        pending = deque(tasks[i : i + _BATCH_FILES] for i in range(0, len(tasks), _BATCH_FILES))
+        if len(tasks) < self.size * _BATCH_FILES:  # spread small runs over every child
+            per_child = max(1, -(-len(tasks) // self.size))
+            pending = deque(tasks[i : i + per_child] for i in range(0, len(tasks), per_child))
+        children: list[_Child] = []
+        try:
+            while pending or children:
+                while pending and len(children) < self.size:
+                    children.append(self._start(list(pending.popleft())))
+                self._wait(children, pending, results)
+        finally:
+            for child in children:
+                self._stop(child)
+        return results
+
+    def _start(self, batch: list[Task]) -> _Child:
+        parent_end, child_end = self.context.Pipe()
+        process = self.context.Process(target=_child_main, args=(child_end, self.options), daemon=True)
+        process.start()
+        child_end.close()
+        parent_end.send(batch)
+        return _Child(process, parent_end, batch, set())
+
+    def _wait(self, children: list[_Child], pending: deque, results: dict[int, FileResult]) -> None:
+        deadline = min((c.parsing_since + self.timeout for c in children if c.parsing is not None), default=None)
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready = wait([c.connection for c in children], timeout)
+        for child in list(children):
+            if child.connection in ready:
+                self._read(child, children, pending, results)
+            elif child.parsing is not None and time.monotonic() - child.parsing_since >= self.timeout:
+                seconds = f"{self.timeout:g}"
+                self._lose(child, children, pending, results, f"took longer than {seconds} s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped")
+
+    def _read(self, child: _Child, children: list[_Child], pending: deque, results: dict[int, FileResult]) -> None:
+        while child.connection.poll():
+            try:
+                kind, payload = child.connection.recv()
+            except (EOFError, OSError):
+                child.process.join(1)
+                self._lose(child, children, pending, results, _death(child.process.exitcode))
+                return
+            if kind == "results":
+                for index, result in payload:
+                    results[index] = result
+                    child.finished.add(index)
+                child.parsing = None
+            elif kind == "parsing":
+                child.parsing, child.parsing_since = payload, time.monotonic()
+            elif kind == "batch-done":
+                if pending:
+                    child.batch, child.finished = list(pending.popleft()), set()
+                    child.connection.send(child.batch)
+                else:
+                    children.remove(child)
+                    self._stop(child)
+                return
+
+    def _lose(self, child: _Child, children: list[_Child], pending: deque, results: dict[int, FileResult], why: str) -> None:
+        """The child died or hung: blame the file it was parsing, and hand the rest of its batch on."""
+        children.remove(child)
+        self._stop(child, kill=True)
+        unfinished = [t for t in child.batch if t.index not in child.finished]
+        culprit = next((t for t in unfinished if t.index == child.parsing), unfinished[0] if unfinished else None)
+        if culprit is not None:
+            shown = str(culprit.path)
+            results[culprit.index] = FileResult(shown, [parse_error(shown, f"the parser process {why}")], cacheable=False)
+        rest = [t for t in unfinished if t is not culprit]
+        if rest:
+            pending.appendleft(rest)
+
+    @staticmethod
+    def _stop(child: _Child, kill: bool = False) -> None:
+        try:
+            if not kill:
+                child.connection.send(None)
+        except (OSError, ValueError):
+            kill = True
+        child.connection.close()
+        if kill and child.process.is_alive():
+            child.process.kill()
+        child.process.join(5)
+        if child.process.is_alive():
+            child.process.kill()
+            child.process.join()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"crashed ({name}) on this file; skipped"
+    return f"exited unexpectedly (status {exitcode}) on this file; skipped"
