@@ -8,8 +8,17 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.commands.flags import flag_table, invalid_value
-from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, SetValue, Setting
-from vllm_lint.python.command_lines import CommandLine, command_launches, render_command_fix
+from vllm_lint.launch.record import (
+    AddSetting,
+    Launch,
+    LaunchFinding,
+    RemoveSetting,
+    Rename,
+    Setting,
+    SetValue,
+)
+from vllm_lint.python.command_fixes import render_command_fix
+from vllm_lint.python.command_lines import CommandLine, command_launches
 from vllm_lint.python.context import NodeEdit, PyContext
 from vllm_lint.python.edits import with_keyword
 from vllm_lint.python.rules.sampling import serves_requests
