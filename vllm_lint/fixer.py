@@ -8,6 +8,7 @@ splices, and the file is written back in its own encoding, BOM and line endings.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from vllm_lint.atomic import atomic_write
 from vllm_lint.config import expand_selectors
 from vllm_lint.diagnostics import Applicability, Diagnostic, Fix
 from vllm_lint.runner import RunOptions, lint_bytes
-from vllm_lint.source import SourceError, decode_python, decode_text
+from vllm_lint.source import SourceError, decode_python, decode_text, read_bytes
 from vllm_lint.surfaces import Surface
 from vllm_lint.text import TextIndex
 
@@ -80,6 +81,17 @@ def _parses(surface: Surface, text: str) -> bool:
     return True
 
 
+def _round_trips(surface: Surface, text: str) -> bool:
+    if surface.name != "python":
+        return True
+    from vllm_lint.python.checker import SyntaxProblem, parse
+
+    try:
+        return parse(text).code == text
+    except SyntaxProblem:
+        return False
+
+
 def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, policy: FixPolicy) -> FixOutcome:
     outcome = FixOutcome(path, data, data)
     try:
@@ -89,6 +101,13 @@ def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, po
         return outcome
     text = source.text
     diagnostics = lint_bytes(path, str(path), data, surface, options).diagnostics
+    if any(policy.allows(d) for d in diagnostics) and not _round_trips(surface, text):
+        # Fix edits are offsets in LibCST's rendering of the file; when that is not the file
+        # byte for byte (LibCST drops a form feed that starts a line), they would land in the
+        # wrong place. Leave such a file alone.
+        outcome.remaining = diagnostics
+        outcome.warning = f"{path}: not fixed: LibCST does not reproduce this file exactly (a form feed at a line start?)"
+        return outcome
     rejected: set[tuple] = set()
     for _ in range(MAX_FIXES_PER_FILE):
         if any(d.code == "VLL000" for d in diagnostics):
@@ -124,16 +143,49 @@ def _count(diagnostics: list[Diagnostic], code: str) -> int:
 
 
 def write_atomically(path: Path, original: bytes, data: bytes) -> str | None:
-    """Replace ``path`` with ``data`` unless it changed since it was read; a warning, or None."""
+    """Replace ``path`` with ``data`` unless it changed since it was read; a warning, or None.
+
+    A path that passes through a symlink is written at the file the link points at, but only
+    when that file lies inside the folder vllm-lint runs in: a link in a checked-out pull
+    request must not make ``--fix`` write outside the project.
+    """
     try:
-        current = path.read_bytes()
-    except OSError as exc:
-        return f"{path}: not fixed: cannot re-read it ({exc.strerror})"
+        current = read_bytes(path)
+    except SourceError as exc:
+        return f"{path}: not fixed: cannot re-read it ({exc.message})"
     if current != original:
         return f"{path}: not fixed: the file changed on disk while vllm-lint ran"
+    target = path.resolve()
+    if target != Path(os.path.normpath(path.absolute())):
+        project = Path.cwd().resolve()
+        try:
+            target.relative_to(project)
+        except ValueError:
+            return f"{path}: not fixed: through a symlink it is {target}, outside {project} (the folder vllm-lint runs in)"
     try:
-        # Through a symlink, replace the file it points at, not the link.
-        atomic_write(path.resolve(), data)
+        atomic_write(target, data)
     except OSError as exc:
-        return f"{path}: not fixed: cannot write it ({exc.strerror})"
+        return f"{path}: not fixed: cannot write it ({exc.strerror or exc})"
     return None
+
+
+def fix_file(path: Path, *, unsafe: bool = True, select: tuple[str, ...] = (), settings=None) -> FixOutcome:
+    """What ``vllm-lint check --fix [--unsafe-fixes]`` makes of one file, without writing anything.
+
+    The programmatic entry point (``vllm-lint validate`` can take the fixed server from it):
+    ``outcome.fixed`` is the fixed file's bytes, ``outcome.applied`` counts the fixes by code.
+    ``settings`` defaults to the configuration the CLI would find for the file.
+    """
+    from vllm_lint.config import enabled_codes, find_config, load_settings
+    from vllm_lint.rulebook import all_codes
+    from vllm_lint.runner import discover
+    from vllm_lint.surfaces import all_surfaces
+
+    codes = all_codes()
+    if settings is None:
+        settings = load_settings(find_config(path.resolve()), codes)
+    options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes, select), codes=codes)
+    [(_, surface)] = list(discover([path], settings, all_surfaces()))
+    if surface is None:
+        raise SourceError(f"{path}: cannot read the file")
+    return fix_bytes(path, read_bytes(path), surface, options, fix_policy(options, unsafe))

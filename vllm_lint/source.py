@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,9 +80,17 @@ def decode_text(data: bytes) -> SourceText:
 
 
 def read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file.
+
+    Anything else is refused without waiting on it: a FIFO would block forever and
+    a device such as ``/dev/zero`` (say, behind a symlink) would never end.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return path.read_bytes()
+        fd = os.open(path, flags)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise SourceError("broken symlink: it points to a file that does not exist") from None
         raise SourceError("file vanished before it could be read") from None
     except IsADirectoryError:
         raise SourceError("is a directory, not a file") from None
@@ -88,3 +98,17 @@ def read_bytes(path: Path) -> bytes:
         raise SourceError("permission denied") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise SourceError("is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            raise SourceError("not a regular file (a FIFO, socket or device): not read")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the handle owns it now
+            return handle.read()
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        if fd != -1:
+            os.close(fd)

@@ -156,9 +156,15 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         click.echo(f"dry run: {writes} file(s) would change; nothing written", err=True)
         sys.exit(EXIT_STALE if problems else EXIT_OK)
 
+    failed = 0
     for change in changes:
         if change.writes:
-            atomic_write(change.path, change.new)
+            try:
+                atomic_write(change.path, change.new)
+            except OSError as exc:
+                failed += 1
+                click.echo(f"vllm-lint: error: cannot write {change.rel}: {exc.strerror or exc}", err=True)
+                continue
             click.echo(f"{'created' if change.status == CREATE else 'updated'} {change.rel}")
     unchanged = sum(c.status == UNCHANGED for c in changes)
     if unchanged:
@@ -168,5 +174,7 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         lines = claude.read_bytes().count(b"\n")
         if lines > CLAUDE_FILE_LINES:
             click.echo(f"warning: CLAUDE.md has {lines} lines; Claude Code follows it better under {CLAUDE_FILE_LINES}", err=True)
+    if failed:
+        sys.exit(EXIT_ERROR)
     if problems:
         sys.exit(EXIT_STALE)

@@ -49,15 +49,31 @@ def _inside(root: Path, rel: str) -> Path | None:
     return resolved
 
 
+def _non_folder_above(root: Path, rel: str) -> str | None:
+    """The first folder on the way to ``rel`` that exists as something else (a file), or None."""
+    parts = Path(rel).parts[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = root.joinpath(*parts[:depth])
+        if folder.exists() and not folder.is_dir():
+            return Path(*parts[:depth]).as_posix()
+    return None
+
+
 def plan_output(root: Path, output: Output, generated: str, force: bool = False) -> Change:
     """The change that writing ``generated`` (a whole file, or a marked block) to ``output`` would make."""
     rel = output.path
     path = _inside(root, rel)
     if path is None:
         return Change(rel, root / rel, ERROR, reason=f"refusing to write {rel}: it resolves outside {root} (a symlink?)")
+    blocker = _non_folder_above(root, rel)
+    if blocker is not None:
+        return Change(rel, path, ERROR, reason=f"cannot write {rel}: {blocker} exists and is not a directory")
     if path.exists() and not path.is_file():
         return Change(rel, path, ERROR, reason=f"{rel} exists and is not a regular file")
-    old = path.read_bytes() if path.exists() else None
+    try:
+        old = path.read_bytes() if path.exists() else None
+    except OSError as exc:
+        return Change(rel, path, ERROR, reason=f"cannot read {rel}: {exc.strerror or exc}")
     if old is None:
         text = generated if output.mode != BLOCK else merge(None, generated)
         return Change(rel, path, CREATE, None, text.encode("utf-8"))
