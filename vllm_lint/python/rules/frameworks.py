@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from vllm_lint.python.context import PyContext, PyFinding, python_rule
+from vllm_lint.diagnostics import Applicability
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
 from vllm_lint.python.model import dotted_name
+from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rules.serving import is_model_load
 
 
@@ -42,7 +44,62 @@ def tuple_return_in_fastapi(ctx: PyContext) -> Iterator[PyFinding]:
                 ),
                 node=value,
                 statement=ret,
+                fix=_json_response_fix(ctx.module, value),
             )
+
+
+def _is_plain_json(expr: cst.BaseExpression) -> bool:
+    """A literal that json.dumps encodes exactly as FastAPI's jsonable_encoder would."""
+    if isinstance(expr, cst.SimpleString):
+        return "b" not in expr.prefix.lower()
+    if isinstance(expr, cst.ConcatenatedString):
+        return _is_plain_json(expr.left) and _is_plain_json(expr.right)
+    if isinstance(expr, (cst.FormattedString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return isinstance(expr.expression, (cst.Integer, cst.Float))
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _is_plain_json(e.value) for e in expr.elements)
+    if isinstance(expr, cst.Dict):
+        return all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and _is_plain_json(e.key) and _is_plain_json(e.value)
+            for e in expr.elements
+        )
+    return False
+
+
+def _json_response_fix(module: cst.Module, pair: cst.Tuple) -> PyFix | None:
+    """``return body, 503`` -> ``return JSONResponse(body, status_code=503)``: same body, the status kept."""
+    body, status = pair.elements[0], pair.elements[1]
+    if not isinstance(body, cst.Element) or not isinstance(status, cst.Element):
+        return None  # a starred element: the body is not one value
+    try:
+        with_imports, json_response = ensure_imported(module, "fastapi.responses", "JSONResponse", equivalents=("starlette.responses.JSONResponse",))
+        content = body.value
+        if not _is_plain_json(content):
+            # FastAPI would have run the body through jsonable_encoder (pydantic models, dates, ...): keep doing so.
+            with_imports, encoder = ensure_imported(with_imports, "fastapi.encoders", "jsonable_encoder")
+            content = cst.Call(func=cst.Name(encoder), args=[cst.Arg(content)])
+    except NameTaken:
+        return None
+    response = cst.Call(
+        func=cst.parse_expression(json_response),
+        args=[
+            cst.Arg(content, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(
+                status.value,
+                keyword=cst.Name("status_code"),
+                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+            ),
+        ],
+    )
+    return PyFix(
+        title=f"Return {json_response}(body, status_code=...)",
+        applicability=Applicability.UNSAFE,
+        build=lambda: [NodeEdit(pair, response), NodeEdit(module, with_imports)],
+    )
 
 
 def _startup_event(ctx: PyContext, decorator: cst.Decorator) -> bool:

@@ -39,8 +39,24 @@ def _in_handler(ctx: PyContext, site: CallSite) -> Handler | None:
     return ctx.semantics.enclosing_handler(site.function)
 
 
+class _LazyRewrite:
+    """The AsyncLLMEngine rewrite of the module, analysed once and only when a finding needs it."""
+
+    def __init__(self, ctx: PyContext) -> None:
+        self._ctx = ctx
+        self._outcome = None
+
+    def get(self):
+        if self._outcome is None:
+            from vllm_lint.python.rewrite import server_rewrite  # imports this module: load it late
+
+            self._outcome = server_rewrite(self._ctx)
+        return self._outcome
+
+
 @python_rule("VLL101")
 def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
+    rewrite = _LazyRewrite(ctx)
     for site in ctx.model.calls:
         handler = _in_handler(ctx, site)
         if handler is None:
@@ -48,14 +64,17 @@ def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
         producers = ctx.semantics.produced_by(site.node.func, site.function)
         if not any(is_pipeline_factory(p) for p in producers):
             continue
+        outcome = rewrite.get()
         yield PyFinding(
             code="VLL101",
             message=(
                 f"transformers pipeline called inside a request handler ({handler.function.name}): it "
                 f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
+                + outcome.message_suffix()
             ),
             node=site.node,
             statement=site.statement,
+            fix=outcome.fix,
         )
 
 
@@ -87,19 +106,23 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
     semantics = ctx.semantics
     if semantics.is_test_file:
         return
+    rewrite = _LazyRewrite(ctx)
     constructions = [
         site for site in ctx.model.calls if semantics.callee(site.node) == "vllm.LLM" and not site.in_main_guard
     ]
     if constructions and semantics.defines_web_app:
         for site in constructions:
+            outcome = rewrite.get()
             yield PyFinding(
                 code="VLL103",
                 message=(
                     "vLLM's offline LLM class constructed in a web server: LLM.generate() blocks until every "
                     "prompt finishes and cannot serve concurrent requests; use AsyncLLMEngine"
+                    + outcome.message_suffix()
                 ),
                 node=site.node,
                 statement=site.statement,
+                fix=outcome.fix,
             )
         return
     for site in ctx.model.calls:
@@ -117,11 +140,16 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
             what = "a synchronous LLMEngine.step() loop"
         else:
             continue
+        outcome = rewrite.get()
         yield PyFinding(
             code="VLL103",
-            message=f"{what} inside a request handler ({handler.function.name}): it {_blocking_consequence(handler)}; use AsyncLLMEngine",
+            message=(
+                f"{what} inside a request handler ({handler.function.name}): it {_blocking_consequence(handler)}; "
+                f"use AsyncLLMEngine{outcome.message_suffix()}"
+            ),
             node=site.node,
             statement=site.statement,
+            fix=outcome.fix,
         )
 
 

@@ -1,0 +1,60 @@
+"""The unsafe fix of VLL101/VLL103: rewrite a server module onto vLLM's AsyncLLMEngine.
+
+``analysis`` decides whether the whole module is understood (else a Refusal
+says why), ``transform`` applies the plan to the CST, ``imports`` and ``layout``
+are the edit helpers both share with other fixes. The result is offered as one
+whole-module edit; the fix engine keeps it only if it parses and the finding is
+gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from vllm_lint.diagnostics import Applicability
+from vllm_lint.python.context import NodeEdit, PyContext, PyFix
+from vllm_lint.python.rewrite.imports import NameTaken
+from vllm_lint.python.rewrite.plan import Refusal
+
+FIX_TITLE = "Rewrite the module into an AsyncLLMEngine server (engine built at start-up, handlers async)"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRewriteOutcome:
+    fix: PyFix | None
+    refusal: str | None  # why no fix is offered
+
+    def message_suffix(self) -> str:
+        return f"; no automatic fix: {self.refusal}" if self.refusal else ""
+
+
+def rewritten_module(ctx: PyContext) -> cst.Module:
+    """The module rewritten onto AsyncLLMEngine; raises Refusal when that cannot be done safely."""
+    from vllm_lint.python.rewrite.analysis import plan_server_rewrite
+    from vllm_lint.python.rewrite.transform import rewrite_module
+
+    plan = plan_server_rewrite(ctx)
+    try:
+        new = rewrite_module(ctx.module, plan, ctx.settings.fix_max_model_len)
+    except NameTaken as exc:
+        raise Refusal(str(exc)) from None
+    try:
+        cst.parse_module(new.code)
+    except cst.ParserSyntaxError as exc:  # a bug in the rewrite: never offer it
+        raise Refusal(f"the rewritten module would not parse ({exc.message})") from None
+    return new
+
+
+def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
+    try:
+        new = rewritten_module(ctx)
+    except Refusal as refusal:
+        return ServerRewriteOutcome(None, str(refusal))
+    module = ctx.module
+    fix = PyFix(title=FIX_TITLE, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)])
+    return ServerRewriteOutcome(fix, None)
+
+
+__all__ = ["FIX_TITLE", "Refusal", "ServerRewriteOutcome", "rewritten_module", "server_rewrite"]

@@ -1,0 +1,107 @@
+"""Where names occur in a module, and names that are still free.
+
+A rewrite may only move or rename an object when it knows every place that
+refers to it; these helpers list those places with the nodes around each one,
+so the analysis can decide from the parents what each use does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One ``Name`` node that refers to a variable (not an attribute name or keyword)."""
+
+    name: cst.Name
+    parents: tuple[cst.CSTNode, ...]  # outermost first; the last one is the direct parent
+    function: cst.FunctionDef | None  # the innermost enclosing def
+
+    @property
+    def parent(self) -> cst.CSTNode:
+        return self.parents[-1]
+
+    def ancestor(self, levels: int) -> cst.CSTNode | None:
+        """The parent ``levels`` steps up (1 = the direct parent)."""
+        return self.parents[-levels] if len(self.parents) >= levels else None
+
+
+def _is_reference(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """False for names that do not refer to a variable: ``x.attr``'s attr, ``f(kw=...)``'s kw."""
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+        return False
+    return True
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, wanted: frozenset[str]) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.found: dict[str, list[Occurrence]] = {name: [] for name in wanted}
+        self._stack: list[cst.CSTNode] = []
+        self._functions: list[cst.FunctionDef] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Name) and node.value in self.wanted:
+            parent = self._stack[-1] if self._stack else None
+            if _is_reference(node, parent):
+                function = self._functions[-1] if self._functions else None
+                self.found[node.value].append(Occurrence(node, tuple(self._stack), function))
+        self._stack.append(node)
+        if isinstance(node, cst.FunctionDef):
+            self._functions.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+        if isinstance(original_node, cst.FunctionDef):
+            self._functions.pop()
+
+
+def occurrences(module: cst.Module, names: Iterable[str]) -> dict[str, list[Occurrence]]:
+    """Every variable reference to each of ``names``, in source order (imports included)."""
+    collector = _Collector(frozenset(names))
+    module.visit(collector)
+    return collector.found
+
+
+class _AllNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier written anywhere under ``node`` (attribute names and keywords included)."""
+    collector = _AllNames()
+    node.visit(collector)
+    return collector.names
+
+
+class FreshNames:
+    """Hands out identifiers that appear nowhere in the module (nor earlier from this object)."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self._taken = set(taken)
+
+    def take(self, preferred: str) -> str:
+        candidate, number = preferred, 2
+        while candidate in self._taken:
+            candidate = f"{preferred}_{number}"
+            number += 1
+        self._taken.add(candidate)
+        return candidate
+
+    def is_free(self, name: str) -> bool:
+        return name not in self._taken
