@@ -21,7 +21,7 @@ from vllm_lint.config import (
 )
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.runner import FileResult, PathError, RunOptions, discover, lint_file
-from vllm_lint.surfaces import all_surfaces
+from vllm_lint.surfaces import Surface, all_surfaces
 
 
 @dataclass
@@ -135,16 +135,21 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
     remaining: list[Diagnostic] = []
     applied: dict[str, dict[str, int]] = {}
     diffs = 0
-    for path, surface in files:
+    # Lint first, isolated and in parallel; only files with a fix the policy allows are fixed here.
+    # That spares the rest, and keeps a file that crashes the parser out of this process.
+    for (path, surface), result in zip(files, _lint_discovered(files, options, _cache_dir(request, options))):
+        if surface is None or not any(policy.allows(d) for d in result.diagnostics):
+            remaining.extend(result.diagnostics)
+            continue
         try:
             data = read_bytes(path)
-            outcome = fix_bytes(path, data, surface, options, policy) if surface is not None else None
+            outcome = fix_bytes(path, data, surface, options, policy)
         except SourceError:
             outcome = None
         except Exception:  # noqa: BLE001 - a crash while fixing one file leaves that file alone
             outcome = None
         if outcome is None:
-            remaining.extend(_lint_isolated(path, surface, options).diagnostics)
+            remaining.extend(result.diagnostics)
             continue
         remaining.extend(outcome.remaining)
         if not outcome.changed:
@@ -207,9 +212,14 @@ def _cache_dir(request: CheckRequest, options: RunOptions) -> Path | None:
 
 def lint_paths(paths: list[Path], options: RunOptions, cache_dir: Path | None = None) -> list[FileResult]:
     """Lint every file under ``paths``, in parallel and crash-isolated; the programmatic entry point."""
+    files = list(discover(paths, options.settings, all_surfaces(), options.force_exclude))
+    return _lint_discovered(files, options, cache_dir)
+
+
+def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptions, cache_dir: Path | None) -> list[FileResult]:
+    """One result per discovered file, in order: from the cache where the file is unchanged."""
     from vllm_lint.workers import Task, lint_tasks
 
-    files = list(discover(paths, options.settings, all_surfaces(), options.force_exclude))
     cache = None
     if cache_dir is not None:
         from vllm_lint.cache import ResultCache
