@@ -18,7 +18,7 @@ from pathlib import Path
 
 from vllm_lint.config import Settings, expand_selectors
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.launch.rules import LaunchSettings
+from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.source import SourceError, read_bytes
 from vllm_lint.surfaces import LintJob, Surface, parse_error
 
@@ -123,15 +123,16 @@ class _Ignore:
 
 def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], force_exclude: bool = False) -> Iterator[tuple[Path, Surface | None]]:
     """Files to lint, each with the surface that claims it (None: unreadable, report it)."""
-    ignore = _Ignore(settings)
+    ignore: _Ignore | None = None  # built on first need: a run over named files often needs none
     seen: set[Path] = set()
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise PathError(f"{path}: no such file or directory")
         if path.is_dir():
+            ignore = ignore or _Ignore(settings)
             yield from _walk(path, ignore, surfaces, seen)
             continue
-        if force_exclude and ignore.excluded_with_parents(path):
+        if force_exclude and (ignore := ignore or _Ignore(settings)).excluded_with_parents(path):
             continue
         resolved = path.resolve()
         if resolved in seen:

@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from vllm_lint.diagnostics import Diagnostic, Position, Severity
-from vllm_lint.launch.rules import LaunchSettings
+from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.rulebook import PARSE_ERROR_CODE
 
 

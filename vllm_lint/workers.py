@@ -15,7 +15,6 @@ some file really needs parsing, and a large tree is pre-filtered in parallel.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
@@ -23,11 +22,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vllm_lint.runner import FileResult, NeedsParsing, RunOptions, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces, parse_error
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 # Up to this many files the parent reads and pre-filters them itself: starting processes costs
 # more than it saves, and most small runs (pre-commit) need no parsing at all.
@@ -148,7 +150,7 @@ def _child_main(connection: Connection, options: RunOptions) -> None:
 
 @dataclass
 class _Child:
-    process: multiprocessing.process.BaseProcess
+    process: Any  # multiprocessing's Process (imported only when a child is needed)
     connection: Connection
     batch: list[Task]
     finished: set[int]
@@ -160,6 +162,8 @@ class _Pool:
     def __init__(self, options: RunOptions, size: int) -> None:
         self.options = options
         self.size = max(1, size)
+        import multiprocessing  # lazy: most small runs never start a process
+
         self.timeout = file_timeout()
         methods = multiprocessing.get_all_start_methods()
         # fork shares the parent's imports (start-up in milliseconds); spawn where fork is unsafe.
@@ -193,6 +197,8 @@ class _Pool:
     def _wait(self, children: list[_Child], pending: deque, results: dict[int, FileResult]) -> None:
         deadline = min((c.parsing_since + self.timeout for c in children if c.parsing is not None), default=None)
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        from multiprocessing.connection import wait
+
         ready = wait([c.connection for c in children], timeout)
         for child in list(children):
             if child.connection in ready:

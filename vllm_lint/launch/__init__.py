@@ -7,14 +7,15 @@ change (``SetValue``, ``AddSetting``, ``Rename``, ``RemoveSetting``); the
 front-end renders that into text edits that keep the file's own style.
 """
 
-from vllm_lint.launch.record import (
-    AddSetting,
-    Launch,
-    LaunchFinding,
-    RemoveSetting,
-    Rename,
-    SetValue,
-    Setting,
-)
+from __future__ import annotations
 
 __all__ = ["AddSetting", "Launch", "LaunchFinding", "RemoveSetting", "Rename", "SetValue", "Setting"]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy, so that importing ``vllm_lint.launch.settings`` (every run) does not load the record.
+    if name in __all__:
+        from vllm_lint.launch import record
+
+        return getattr(record, name)
+    raise AttributeError(name)

@@ -16,18 +16,11 @@ from vllm_lint.launch.record import (
     RewriteEntrypoint,
     SetValue,
 )
+from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.values import as_bool, as_float
 
 SAFE_GPU_MEMORY_UTILIZATION = 0.90
 MAX_GPU_MEMORY_UTILIZATION = 0.95
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchSettings:
-    """What the launch rules need from the configuration."""
-
-    fix_max_model_len: int = 8192
-    target_vllm_version: str | None = None
 
 
 def _origin(value_origin: str | None) -> str:

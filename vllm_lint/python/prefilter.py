@@ -26,6 +26,25 @@ from pathlib import Path
 from vllm_lint.vllm_api import VllmApi
 
 ApiLoader = Callable[[], VllmApi]
+
+
+class _Lazy:
+    """A regular expression compiled on first use: most runs never need most of them, and
+    compiling them all at import would cost a one-file pre-commit run ~15 ms."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: bytes, flags: int = 0) -> None:
+        self._source, self._flags, self._compiled = source, flags, None
+
+    def __getattr__(self, name: str):
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
+
+
+def _re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
+    return _Lazy(source, flags)  # type: ignore[return-value] - quacks like a Pattern
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -48,28 +67,28 @@ def _has_word(pattern: re.Pattern[bytes], data: bytes) -> bool:
 # -- request handlers (semantics.Semantics.handlers) ---------------------------------------------
 # A route decorator ``@<expr>.<verb>(``, a registration call, a gRPC servicer, a class-based
 # view, a Ray Serve deployment, or Django's views.py.
-_ROUTE_DECORATOR = re.compile(
+_ROUTE_DECORATOR = _re(
     rb"@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
 )
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
-    (b"add_", re.compile(rb"add_(?:api_route|route|url_rule|get|post)[ \t]*\(")),
-    (b"Route", re.compile(rb"Route[ \t]*\(")),
-    (b"Servicer", re.compile(rb"Servicer\b")),
-    (b"View", re.compile(rb"View(?:Set)?\b")),
+    (b"add_", _re(rb"add_(?:api_route|route|url_rule|get|post)[ \t]*\(")),
+    (b"Route", _re(rb"Route[ \t]*\(")),
+    (b"Servicer", _re(rb"Servicer\b")),
+    (b"View", _re(rb"View(?:Set)?\b")),
 )
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
 _WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray)\b"
 _WEB_IMPORTS = (
-    re.compile(rb"from[ \t]+" + _WEB_FRAMEWORKS),
-    re.compile(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _WEB_FRAMEWORKS),
+    _re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
+    _re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _WEB_FRAMEWORKS),
 )
 # Model loads and model calls: serving.is_model_load, VLL102's generate, VLL103's LLM methods.
-_VLLM_ENGINE_WORD = re.compile(rb"LLM(?:Engine)?\b")
+_VLLM_ENGINE_WORD = _re(rb"LLM(?:Engine)?\b")
 
 
-_RAY_DEPLOYMENT = re.compile(rb"@[^\n]*deployment\b")
+_RAY_DEPLOYMENT = _re(rb"@[^\n]*deployment\b")
 
 
 def _remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Path], bool]:
@@ -126,8 +145,8 @@ class _Callable:
 
     def __init__(self, name: bytes) -> None:
         self.name = name
-        self._call = re.compile(name + rb"[ \t]*(?:\(|\\\r?\n|as[ \t])")
-        self._bare = re.compile(name + rb"[ \t]*(?:[#;\r\n]|$)")
+        self._call = _re(name + rb"[ \t]*(?:\(|\\\r?\n|as[ \t])")
+        self._bare = _re(name + rb"[ \t]*(?:[#;\r\n]|$)")
 
     def calls(self, data: bytes) -> Iterator[re.Match[bytes]]:
         return _word_matches(self._call, data)
@@ -144,7 +163,7 @@ class _Callable:
         return any(m.group(0).endswith((b"as ", b"as\t")) for m in self.calls(data))
 
 
-_ASSIGNED_NAME = re.compile(rb"=[ \t]*(?:[\w.]+\.)?$")
+_ASSIGNED_NAME = _re(rb"=[ \t]*(?:[\w.]+\.)?$")
 
 
 # -- engine constructions (python/launches.py) and launches in subprocess lists -----------------
@@ -152,13 +171,18 @@ _ENGINES = (_Callable(b"LLM"), _Callable(b"EngineArgs"), _Callable(b"AsyncEngine
 # The command starts a string or a list: ``"vllm serve ..."``, ``["vllm", "serve", ...]``,
 # ``"-m", "vllm.entrypoints.openai.api_server"`` (log messages that mention it do not start with it).
 _SERVE_COMMAND = (
-    re.compile(rb"[\"']vllm(?:[\"'][ \t]*,[ \t]*[\"']|[ \t]+)serve\b"),
-    re.compile(rb"[\"']vllm\.entrypoints\.(?:openai\.)?api_server[\"']"),
+    _re(rb"[\"']vllm(?:[\"'][ \t]*,[ \t]*[\"']|[ \t]+)serve\b"),
+    _re(rb"[\"']vllm\.entrypoints\.(?:openai\.)?api_server[\"']"),
     # python/command_lines.py also reads wrapped commands (`"exec vllm serve"`, `"docker run ... vllm/vllm-openai"`),
     # `-m vllm.entrypoints.cli.main serve`, and `-m vllm.X` for a module vLLM lacks (VLL303)
-    re.compile(rb"\bvllm[ \t]+serve\b|vllm/vllm|vllm-openai|-m[\"',\s]{1,8}vllm\b"),
+    _re(rb"vllm[ \t]+serve\b"),
+    _re(rb"vllm/vllm"),
+    _re(rb"vllm-openai"),
+    _re(rb"-m[\"',\s]{1,8}vllm\b"),
 )
-_PROCESS_WORDS = (b"subprocess", b"Popen", b"os.exec", b"os.spawn", b"os.system", b"shlex", b"create_subprocess", b"exec", b"spawn", b"system", b"popen")
+# The callees python/command_lines.py reads (subprocess.*, os.exec*/posix_spawn*/system/popen,
+# asyncio.create_subprocess_*), as written or imported: ``from os import execvp``, ``import os as o``.
+_PROCESS_WORDS = (b"subprocess", b"os.exec", b"os.posix_spawn", b"os.system", b"os.popen", b"from os import", b"import os as")
 
 
 def _engine_launch(data: bytes, path: Path) -> bool:
@@ -184,8 +208,8 @@ def _engine_instance_attribute(data: bytes, path: Path) -> bool:
 
 
 _LEGACY_ENGINE = (
-    re.compile(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
-    re.compile(rb"from[ \t]+vllm[ \t]*\.[ \t]*engine[ \t]+import[^\n]*llm_engine\b"),
+    _re(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
+    _re(rb"from[ \t]+vllm[ \t]*\.[ \t]*engine[ \t]+import[^\n]*llm_engine\b"),
 )
 
 
@@ -194,7 +218,7 @@ def _legacy_engine_import(data: bytes, path: Path) -> bool:
     return b"llm_engine" in data and any(pattern.search(data) for pattern in _LEGACY_ENGINE)
 
 
-_RETURN = re.compile(rb"return[ \t]")
+_RETURN = _re(rb"return[ \t]")
 
 
 def _returns_a_tuple(code: bytes) -> bool:
@@ -276,7 +300,7 @@ def _may_match(code: bytes, raw: bytes, path: Path, enabled: frozenset[str], api
 
 # Strings become one placeholder token (so brackets and quotes inside them cannot mislead the
 # readers below); comments disappear. Leftmost-first matching keeps a "#" inside a string a string.
-_STRING_OR_COMMENT = re.compile(
+_STRING_OR_COMMENT = _re(
     rb"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
 )
 
@@ -287,7 +311,7 @@ def _code_only(data: bytes) -> bytes:
 
 # -- SamplingParams calls (python/rules/sampling.py, VLL303 on its instances) --------------------
 _SAMPLING = _Callable(b"SamplingParams")
-_KEYWORD = re.compile(rb"^\s*(\w+)\s*=(?!=)")
+_KEYWORD = _re(rb"^\s*(\w+)\s*=(?!=)")
 _OPEN, _CLOSE = b"([{", b")]}"
 
 
@@ -342,10 +366,10 @@ def _sampling_calls_fine(data: bytes, api: VllmApi) -> bool:
 class _Binding:
     """``name = [await] [x.]producer(`` (model.py records these as the name's bindings)."""
 
-    _TARGET = re.compile(rb"^[ \t]*([\w.]+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:await[ \t]+)?(?:[\w.]+\.)?$")
+    _TARGET = _re(rb"^[ \t]*([\w.]+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:await[ \t]+)?(?:[\w.]+\.)?$")
 
     def __init__(self, producer: bytes) -> None:
-        self._call = re.compile(producer + rb"[ \t]*\(")
+        self._call = _re(producer + rb"[ \t]*\(")
 
     def names(self, code: bytes) -> Iterator[bytes | None]:
         """Each name bound to a produced object; None where the cheap reader cannot tell."""
@@ -400,14 +424,14 @@ def _instance_reads_fine(code: bytes, binding: _Binding, classes: tuple[str, ...
 
 # -- VLL303 on imports and the names they bind (python/rules/api.py) -----------------------------
 # ``from vllm.a import b [as c], (d, e)`` and ``import x, vllm.a.b [as c]``.
-_FROM_IMPORT = re.compile(
+_FROM_IMPORT = _re(
     rb"from[ \t]+(vllm(?:[ \t]*\.[ \t]*\w+)*)[ \t]+import[ \t]+"
     rb"(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*(?:\\\r?\n[^\n;#]*)*)"
 )
-_IMPORT = re.compile(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
-_IMPORT_ITEM = re.compile(rb"^\s*(\w+(?:\s*\.\s*\w+)*)(?:\s+as\s+(\w+))?\s*$")
-_SPACE = re.compile(rb"\s+")
-_COMMENT = re.compile(rb"#[^\n]*")
+_IMPORT = _re(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
+_IMPORT_ITEM = _re(rb"^\s*(\w+(?:\s*\.\s*\w+)*)(?:\s+as\s+(\w+))?\s*$")
+_SPACE = _re(rb"\s+")
+_COMMENT = _re(rb"#[^\n]*")
 
 
 def _import_items(names: bytes) -> list[tuple[str, str | None]] | None:

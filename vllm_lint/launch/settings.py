@@ -1,0 +1,11 @@
+"""What the launch rules need from the configuration (imported on every run, so kept light)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSettings:
+    fix_max_model_len: int = 8192
+    target_vllm_version: str | None = None
