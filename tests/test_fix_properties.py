@@ -14,22 +14,26 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 hypothesmith = pytest.importorskip("hypothesmith")
 
-from hypothesis import HealthCheck, assume, event, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, assume, event, given, settings  # noqa: E402 - after the importorskip above
+from hypothesis import strategies as st  # noqa: E402 - after the importorskip above
 
-from vllm_lint.config import Settings, enabled_codes  # noqa: E402
-from vllm_lint.fixer import FixPolicy, fix_bytes  # noqa: E402
-from vllm_lint.python.surface import PYTHON  # noqa: E402
-from vllm_lint.rulebook import all_codes  # noqa: E402
-from vllm_lint.runner import RunOptions  # noqa: E402
+from vllm_lint.config import Settings, enabled_codes  # noqa: E402 - after the importorskip above
+from vllm_lint.fixer import FixPolicy, fix_bytes  # noqa: E402 - after the importorskip above
+from vllm_lint.python.surface import PYTHON  # noqa: E402 - after the importorskip above
+from vllm_lint.rulebook import all_codes  # noqa: E402 - after the importorskip above
+from vllm_lint.runner import RunOptions  # noqa: E402 - after the importorskip above
 
 SERVERS = [
     # VLL101's rewrite
-    'from transformers import pipeline\npipe = pipeline("text-generation", model="gpt2")\n\n'
-    '@app.post("/chat")\ndef chat(prompt: str):\n    out = pipe(prompt, max_new_tokens=8)\n    return out[0]["generated_text"]\n',
+    (
+        'from transformers import pipeline\npipe = pipeline("text-generation", model="gpt2")\n\n'
+        '@app.post("/chat")\ndef chat(prompt: str):\n    out = pipe(prompt, max_new_tokens=8)\n    return out[0]["generated_text"]\n'
+    ),
     # VLL103's rewrite
-    'from fastapi import FastAPI\nfrom vllm import LLM, SamplingParams\napp = FastAPI()\nllm = LLM(model="m")\n\n'
-    '@app.post("/g")\ndef g(prompt: str):\n    return llm.generate([prompt], SamplingParams(max_tokens=8))[0].outputs[0].text\n',
+    (
+        'from fastapi import FastAPI\nfrom vllm import LLM, SamplingParams\napp = FastAPI()\nllm = LLM(model="m")\n\n'
+        '@app.post("/g")\ndef g(prompt: str):\n    return llm.generate([prompt], SamplingParams(max_tokens=8))[0].outputs[0].text\n'
+    ),
     # VLL502's fix
     'from fastapi import FastAPI\napp = FastAPI()\n\n@app.get("/x")\nasync def x():\n    return {"error": "no"}, 503\n',
 ]

@@ -162,7 +162,7 @@ class _Analysis:
             raise self.refuse(f"`{app_name} = FastAPI(...)` is not a plain module-level statement")
         keywords = _keyword_args(app_call)
         if any(arg.star for arg in app_call.args):
-            raise self.refuse(f"FastAPI(...) gets **kwargs that may already hold a lifespan handler")
+            raise self.refuse("FastAPI(...) gets **kwargs that may already hold a lifespan handler")
         for taken in ("lifespan", "on_startup", "on_shutdown"):
             if taken in keywords:
                 raise self.refuse(f"the app already has {taken}=...; add the engine to it by hand")
@@ -179,7 +179,7 @@ class _Analysis:
 
     # -- uses of the model object ----------------------------------------------
 
-    def handler_of(self, call: cst.Call, what: str) -> tuple[CallSite, FunctionInfo]:
+    def handler_of(self, call: cst.Call, what: str) -> FunctionInfo:
         site = self.sites[id(call)]
         shown = _snippet(self.module, call)
         if site.function is None or site.in_main_guard:
@@ -199,7 +199,7 @@ class _Analysis:
         function = site.function
         if function.is_method or function.parent is not None:
             raise self.refuse(f"{function.name}() is a method or nested function; only module-level handlers are rewritten")
-        return site, function
+        return function
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, call_depth: int) -> cst.SimpleStatementLine:
         """The statement the call is in, when evaluating the call just before it changes nothing else."""
@@ -233,7 +233,7 @@ class _Analysis:
         call = occurrence.parent
         if not isinstance(call, cst.Call) or call.func is not occurrence.name:
             raise self.refuse(f"`{_snippet(self.module, occurrence.parent)}` uses the pipeline object other than by calling it")
-        site, function = self.handler_of(call, "pipeline")
+        function = self.handler_of(call, "pipeline")
         statement = self.check_hoistable(call, occurrence, 1)
         if any(arg.star for arg in call.args):
             raise self.refuse(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
@@ -253,7 +253,7 @@ class _Analysis:
             if name == "text_inputs":
                 continue
             if name == "return_full_text":
-                full_text = _literal_flag(arg.value, "return_full_text")
+                full_text = _literal_flag(arg.value)
                 if full_text is None:
                     raise self.refuse("return_full_text= is not a literal True/False, so the response shape is unknown")
                 continue
@@ -273,7 +273,7 @@ class _Analysis:
         if method != "generate":
             advice = " (not a vLLM method: see VLL303)" if method == "generate_async" else ""
             raise self.refuse(f"`{_snippet(self.module, call)}` calls LLM.{method}(){advice}; only LLM.generate() maps onto the engine")
-        site, function = self.handler_of(call, "LLM")
+        function = self.handler_of(call, "LLM")
         statement = self.check_hoistable(call, occurrence, 2)
         if any(arg.star for arg in call.args):
             raise self.refuse(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
@@ -366,7 +366,7 @@ class _Analysis:
             elif name in ("torch_dtype", "dtype"):
                 engine.append(("dtype", self._dtype(value)))
             elif name in OUTPUT_OPTIONS:
-                flag = _literal_flag(value, name)
+                flag = _literal_flag(value)
                 if flag is None:
                     raise self.refuse(f"the pipeline's {name}= is not a literal True/False, so the response shape is unknown")
                 full_text = flag
@@ -557,7 +557,7 @@ def _yields(function: cst.FunctionDef) -> bool:
     return visitor.found
 
 
-def _literal_flag(expr: cst.BaseExpression, name: str) -> bool | None:
+def _literal_flag(expr: cst.BaseExpression) -> bool | None:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"
     return None

@@ -17,7 +17,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from vllm_lint.python.model import module_path
-from vllm_lint.python.rewrite.layout import insert_statements, replace_statement, without_small_statement
+from vllm_lint.python.rewrite.layout import (
+    insert_statements,
+    replace_statement,
+    without_small_statement,
+)
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.semantics import canonical
 

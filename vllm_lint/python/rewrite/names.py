@@ -36,9 +36,7 @@ def _is_reference(node: cst.Name, parent: cst.CSTNode | None) -> bool:
         return False
     if isinstance(parent, cst.Arg) and parent.keyword is node:
         return False
-    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
-        return False
-    return True
+    return not (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
 
 
 class _Collector(cst.CSTVisitor):
@@ -102,6 +100,3 @@ class FreshNames:
             number += 1
         self._taken.add(candidate)
         return candidate
-
-    def is_free(self, name: str) -> bool:
-        return name not in self._taken

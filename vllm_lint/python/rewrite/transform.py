@@ -14,7 +14,11 @@ import libcst as cst
 from vllm_lint.launch.rules import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.edits import keyword_arg, with_keyword
 from vllm_lint.python.rewrite.generation import SamplingKeywords
-from vllm_lint.python.rewrite.imports import ensure_imported, imported_as, remove_unused_imports
+from vllm_lint.python.rewrite.imports import (
+    ensure_imported,
+    imported_as,
+    remove_unused_imports,
+)
 from vllm_lint.python.rewrite.layout import BLANK, comment_lines, with_blank_lines
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (

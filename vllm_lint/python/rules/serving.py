@@ -48,7 +48,8 @@ class _LazyRewrite:
 
     def get(self):
         if self._outcome is None:
-            from vllm_lint.python.rewrite import server_rewrite  # imports this module: load it late
+            # The rewrite imports this module (is_pipeline_factory): load it late.
+            from vllm_lint.python.rewrite import server_rewrite
 
             self._outcome = server_rewrite(self._ctx)
         return self._outcome
