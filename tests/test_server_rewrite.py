@@ -92,6 +92,17 @@ def cli():
 """,
         "would hand that caller a coroutine",
     ),
+    "blocking call in a sync handler": (
+        APP + """
+import time
+
+@app.post("/g")
+def g(prompt: str):
+    time.sleep(0.1)
+    return pipe(prompt)
+""",
+        "also calls `time.sleep(0.1)`, which would block the event loop",
+    ),
     "streamer": (
         APP + """
 @app.post("/g")

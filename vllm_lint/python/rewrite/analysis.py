@@ -45,6 +45,10 @@ _PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the mod
 _PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
 _LLM_GENERATE_DROPPED = frozenset({"use_tqdm"})  # a progress bar: nothing to carry
 _LLM_GENERATE_CARRIED = frozenset({"lora_request"})  # AsyncLLMEngine.generate takes it too
+# What a plain ``def`` handler may do in its worker thread but an ``async def`` one must not.
+_BLOCKING_CALLS = frozenset({"time.sleep", "os.system", "os.popen", "socket.create_connection"})
+_BLOCKING_MODULES = ("requests.", "urllib.request.", "subprocess.", "httpx.Client", "sqlite3.", "psycopg2.", "pymysql.", "smtplib.")
+_BLOCKING_BUILTINS = frozenset({"open", "input"})
 _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
@@ -426,7 +430,26 @@ class _Analysis:
                     raise self.refuse(f"{name}() is also used as `{_snippet(self.module, o.parent)}`; as an async def it would hand that caller a coroutine")
             if _yields(handler):
                 raise self.refuse(f"{name}() is a generator; making it async would change what it returns")
+            blocking = self._blocking_call_in(handler)
+            if blocking is not None:
+                raise self.refuse(
+                    f"{name}() also calls `{_snippet(self.module, blocking)}`, which would block the event loop "
+                    "once the handler is async (FastAPI runs a plain def handler in a thread)"
+                )
         return tuple(sync.values())
+
+    def _blocking_call_in(self, handler: cst.FunctionDef) -> cst.Call | None:
+        """A call written in ``handler`` that blocks its thread (sleep, file, network or process I/O)."""
+        for site in self.model.calls:
+            if site.function is None or site.function.node is not handler:
+                continue
+            callee = self.semantics.callee(site.node) or ""
+            plain = dotted_name(site.node.func)
+            if callee in _BLOCKING_CALLS or callee.startswith(_BLOCKING_MODULES) or (
+                plain in _BLOCKING_BUILTINS and plain not in self.model.aliases and plain not in self.model.module_functions
+            ):
+                return site.node
+        return None
 
 
 def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
