@@ -1,0 +1,90 @@
+"""Helpers of the robustness tests: run vllm-lint for real (in-process or in a subprocess) on hostile trees.
+
+The never-traceback, SIGKILL and never-execute tests need real processes; the rest run in-process through
+click's CliRunner, which exercises the same command (workers still fork for parsing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# A fixable line in Python: VLL202 (gpu_memory_utilization out of range) at column 45; unsafe fix 0.98 -> 0.90.
+LLM_LINE = b'llm = LLM(model="m", gpu_memory_utilization=0.98)'
+GOOD_PY = b"from vllm import LLM\n" + LLM_LINE + b"\n"
+# A safe fix: VLL301 renames max_new_tokens to max_tokens.
+SAFE_FIX_PY = b"from vllm import SamplingParams\np = SamplingParams(max_new_tokens=16, temperature=0.5)\n"
+SAFE_FIXED_PY = b"from vllm import SamplingParams\np = SamplingParams(max_tokens=16, temperature=0.5)\n"
+TEMP_SUFFIX = ".vllm-lint.tmp"
+
+
+def vllm_lint_command() -> list[str]:
+    """The installed console script: unlike ``python -m``, it does not put the working folder on sys.path."""
+    script = Path(sys.executable).parent / "vllm-lint"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-P", "-m", "vllm_lint"] if sys.version_info >= (3, 11) else [sys.executable, "-m", "vllm_lint"]
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_LINT_")}
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def findings(self) -> list[dict]:
+        return json.loads(self.stdout) if self.stdout.strip() else []
+
+
+def assert_no_traceback(run: Run) -> None:
+    assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, run.stderr[-3000:]
+    assert run.returncode in (0, 1), f"exit code {run.returncode}:\n{run.stderr[-3000:]}"
+
+
+def run_vllm_lint(*args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None) -> Run:
+    proc = subprocess.run([*vllm_lint_command(), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env or cli_env())
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def invoke(monkeypatch):
+    """Run ``vllm-lint ARGS`` in-process with the working folder set to ``cwd``."""
+    from click.testing import CliRunner
+
+    from vllm_lint.cli import cli
+
+    for name in list(os.environ):
+        if name.startswith("VLLM_LINT_"):
+            monkeypatch.delenv(name)
+
+    def run(*args: str, cwd: Path) -> Run:
+        monkeypatch.chdir(cwd)
+        result = CliRunner().invoke(cli, list(args), catch_exceptions=True)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return Run(result.exit_code, result.stdout, result.stderr)
+
+    return run
+
+
+def summary(findings: list[dict]) -> set[tuple[str, str, int, int]]:
+    """(file, code, row, column) of each finding."""
+    return {(f["filename"], f["code"], f["location"]["row"], f["location"]["column"]) for f in findings}
+
+
+def temp_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.name.endswith(TEMP_SUFFIX))
