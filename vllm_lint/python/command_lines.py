@@ -163,16 +163,19 @@ class _Scope(cst.CSTVisitor):
 
 
 def _scan(name: str, root: cst.CSTNode) -> _Scope:
+    from vllm_lint.python.walk import walk
+
     scope = _Scope(name, root)
-    root.visit(scope)
+    walk(root, scope)  # root.visit(scope) without rebuilding the tree: this runs once per name and scope
     return scope
 
 
 class _Arguments:
     """Turns Python expressions into positioned command-line words."""
 
-    def __init__(self, ctx: PyContext) -> None:
+    def __init__(self, ctx: PyContext, module_names: dict[str, tuple | None]) -> None:
         self.ctx = ctx
+        self.module_names = module_names  # module-level names already resolved (shared by the module's calls)
         self.pieces: list[Piece] = []
         self.cursor = 0
 
@@ -304,10 +307,16 @@ class _Arguments:
                 return value, statement, local.mutated
             if function.parent is not None:
                 return None  # a closure variable: not followed
+        if name not in self.module_names:
+            self.module_names[name] = self._resolve_module_name(name)
+        return self.module_names[name]
+
+    def _resolve_module_name(self, name: str):
         module_scope = _scan(name, self.ctx.module)
         if len(module_scope.values) != 1:
             return None
         value, statement = module_scope.values[0]
+        # mutated in any function (a same-named local counts too: staying silent is the safe side)
         mutated = module_scope.mutated or any(
             _scan(name, f.node).mutated for f in self.ctx.model.functions if name in f.global_names or name not in f.params
         )
@@ -461,11 +470,12 @@ def command_launches(ctx: PyContext) -> Iterator[tuple[Launch, CommandLine, cst.
     """Launch records for the vLLM command lines this module starts."""
     api_key_in_module: bool | None = None
     seen: set[int] = set()
+    module_names: dict[str, tuple | None] = {}
     for site in ctx.model.calls:
         callee = ctx.semantics.callee(site.node)
         if callee is None or not (callee in _ARGV_CALLS or callee in _VARARG_CALLS or callee in _SHELL_CALLS):
             continue
-        args = _Arguments(ctx)
+        args = _Arguments(ctx, module_names)
         extractor = _extract(ctx, site, callee, args)
         if extractor is None or not extractor.found:
             continue

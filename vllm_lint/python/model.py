@@ -312,6 +312,8 @@ def _unwrap_await(value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def build_model(module: cst.Module) -> ModuleModel:
+    from vllm_lint.python.walk import walk
+
     model = ModuleModel()
-    module.visit(model)
+    walk(module, model)  # module.visit(model), without rebuilding every node
     return model

@@ -1,0 +1,99 @@
+"""The fast read-only walker visits what ``CSTNode.visit`` visits, in the same order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from lintutil import REPO, SEEDS
+from vllm_lint.python.walk import walk
+
+CORPUS = sorted(
+    [*SEEDS.glob("*.py"), *(REPO / "examples").glob("*.py"), *(REPO / "vllm_lint").rglob("*.py")],
+    key=str,
+)
+
+
+class Recorder(cst.CSTVisitor):
+    """Records every visit and leave of a non-whitespace node, and skips what a visitor may skip."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", id(node)))
+        return not isinstance(node, cst.Lambda)  # exercise "False skips the children"
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", id(original_node)))
+
+
+class DispatchRecorder(cst.CSTVisitor):
+    """The walker calls visit_<Class>/leave_<Class> methods, as the model uses them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.events.append(("call", id(node)))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.events.append(("def", id(node)))
+        return node.name.value != "skipped"
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.events.append(("end", id(original_node)))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.events.append(("attr", id(node)))
+
+
+TRIVIA = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment)
+
+
+class NoTrivia(Recorder):
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, TRIVIA):
+            return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if not isinstance(original_node, TRIVIA):
+            super().on_leave(original_node)
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_walk_matches_libcst_visit(path: Path):
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    expected, actual = NoTrivia(), NoTrivia()
+    module.visit(expected)
+    walk(module, actual)
+    assert actual.events == expected.events
+    expected_dispatch, actual_dispatch = DispatchRecorder(), DispatchRecorder()
+    module.visit(expected_dispatch)
+    walk(module, actual_dispatch)
+    assert actual_dispatch.events == expected_dispatch.events
+
+
+def test_walk_covers_decorators_before_bodies_and_skips():
+    module = cst.parse_module("@a.b(c())\ndef f(x=g()):\n    h()\n\ndef skipped():\n    never()\n")
+    recorder = DispatchRecorder()
+    walk(module, recorder)
+    calls = [node for kind, node in recorder.events if kind == "call"]
+    names = {id(n): n for n in _calls(module)}
+    assert [cst.Module([]).code_for_node(names[i].func) for i in calls] == ["a.b", "c", "g", "h"]
+
+
+def _calls(module: cst.Module) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found
