@@ -143,20 +143,35 @@ def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], for
         yield path, surface or next(s for s in surfaces if s.name == "python")
 
 
+HEAD_BYTES = 256  # as much of a file's start as surfaces look at to claim it by its first line
+
+
+def is_excluded(path: Path, settings: Settings) -> bool:
+    """Whether excludes or a .gitignore cover ``path`` or a folder above it (what --force-exclude skips).
+    The path need not exist (a name given with --stdin-filename)."""
+    return _Ignore(settings).excluded_with_parents(path)
+
+
+def claim_named(path: Path, head: bytes, surfaces: list[Surface]) -> Surface:
+    """The surface for a file named explicitly: by its name, then by ``head`` (a shebang), else Python."""
+    for probe in (b"", head):
+        for surface in surfaces:
+            if surface.claims(path, probe):
+                return surface
+    return next(surface for surface in surfaces if surface.name == "python")
+
+
 def _claim(path: Path, surfaces: list[Surface]) -> Surface | None:
-    head = b""
-    for surface in surfaces:
-        if surface.claims(path, head):
-            return surface
+    """The surface that claims a file on disk; None when none does or it cannot be read."""
+    surface = _claim_by_name(path, surfaces)
+    if surface is not None:
+        return surface
     try:
         with path.open("rb") as handle:
-            head = handle.read(256)
+            head = handle.read(HEAD_BYTES)
     except OSError:
         return None
-    for surface in surfaces:
-        if surface.claims(path, head):
-            return surface
-    return None
+    return next((s for s in surfaces if s.claims(path, head)), None)
 
 
 def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) -> Iterator[tuple[Path, Surface | None]]:

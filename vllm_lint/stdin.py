@@ -16,7 +16,6 @@ from vllm_lint.config import Settings
 from vllm_lint.surfaces import Surface
 
 STDIN_NAME = "-"
-_HEAD = 256  # as much of the start as surfaces look at to claim a file by its shebang
 
 
 class StdinError(Exception):
@@ -40,9 +39,9 @@ class StdinSource:
     def excluded(self, settings: Settings) -> bool:
         """Whether the configured excludes (or a .gitignore) cover the name, as for a file named explicitly."""
         # The name need not exist on disk (an unsaved buffer), so match it as a path, without reading it.
-        from vllm_lint.runner import _Ignore
+        from vllm_lint.runner import is_excluded
 
-        return _Ignore(settings).excluded_with_parents(self.path)
+        return is_excluded(self.path, settings)
 
 
 def read_stdin(filename: str | None, surfaces: list[Surface]) -> StdinSource:
@@ -54,18 +53,7 @@ def read_stdin(filename: str | None, surfaces: list[Surface]) -> StdinSource:
     except OSError as exc:
         raise StdinError(f"cannot read standard input: {exc.strerror or exc}") from None
     path = Path(filename) if filename else Path(STDIN_NAME)
-    return StdinSource(path, data, claim(path, data[:_HEAD], surfaces))
+    from vllm_lint.runner import HEAD_BYTES, claim_named
 
-
-def claim(path: Path, head: bytes, surfaces: list[Surface]) -> Surface:
-    """The surface for a source named ``path`` that starts with ``head``.
-
-    As for a file named on the command line: by name first, then by its first line
-    (a shebang), else Python. The head comes from the piped text, never from a file
-    of that name on disk, which may hold older text or not exist.
-    """
-    for probe in (b"", head):
-        for surface in surfaces:
-            if surface.claims(path, probe):
-                return surface
-    return next(surface for surface in surfaces if surface.name == "python")
+    # The head comes from the piped text, never from a file of that name on disk (older text, or none).
+    return StdinSource(path, data, claim_named(path, data[:HEAD_BYTES], surfaces))
