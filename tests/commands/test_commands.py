@@ -363,3 +363,17 @@ def test_snapshot_reader_knows_enforced_values_and_implicit_module_names():
 def test_module_dunders_are_not_missing_names(tmp_path):
     source = "import vllm.entrypoints.openai.api_server as server\nprint(server.__file__, server.__spec__)\n"
     assert "VLL303" not in codes(lint_text(tmp_path, "where.py", source))
+
+
+def test_noqa_on_any_line_of_the_command(tmp_path):
+    script = (
+        "docker run --gpus 2 \\\n  vllm/vllm-openai:latest \\\n  m --tensor-parallel-size 4 \\\n"
+        "  --max-model-len 8192  # noqa: VLL205\n"
+        "env X=1 \\\n  vllm serve m --max-model-len 8192  # noqa: VLL201\n"
+        "vllm serve m  # noqa: VLL201\n"
+        "vllm serve m2\n"
+    )
+    got = found(lint_text(tmp_path, "run.sh", script))
+    assert ("VLL404", 3) in got and ("VLL205", 3) not in got
+    assert ("VLL201", 6) not in got and ("VLL201", 7) not in got
+    assert ("VLL201", 8) in got  # a comment on another command does not reach it

@@ -88,7 +88,10 @@ def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, rule
         edits = render_edits(text, index, found, finding, api)
         if edits:
             fix = Fix(finding.applicability, finding.fix_title or "Fix", tuple(edits))
-    noqa = {start.line, index.position(found.command_start).line}
+    # a noqa comment on any line of the command suppresses (from its first word, wrappers included, to its last)
+    last = max([span.end, found.launch.anchor.end if isinstance(found.launch.anchor, Span) else span.end]
+               + [w.end for w in found.words])
+    noqa = {start.line, *range(index.position(found.command_start).line, index.position(last).line + 1)}
     return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, tuple(sorted(noqa)))
 
 

@@ -143,10 +143,10 @@ class Extractor:
             if name in ("docker", "podman", "nerdctl") and i + 1 < len(words):
                 sub = local.expand(words[i + 1]).value
                 if sub in ("run", "create"):
-                    self._docker_run(words[i + 2 :], local, fixable)
+                    self._docker_run(words[i + 2 :], local, fixable, words[0].start)
                     return
                 if sub == "container" and i + 2 < len(words) and local.expand(words[i + 2]).value in ("run", "create"):
-                    self._docker_run(words[i + 3 :], local, fixable)
+                    self._docker_run(words[i + 3 :], local, fixable, words[0].start)
                     return
                 return
             break
@@ -206,7 +206,7 @@ class Extractor:
                 continue
             self.command(words, env, container, fixable=False)
 
-    def _docker_run(self, words: list[Word], env: Environment, fixable: bool) -> None:
+    def _docker_run(self, words: list[Word], env: Environment, fixable: bool, command_start: int) -> None:
         container = Container()
         entrypoint: str | None = None
         i = 0
@@ -255,21 +255,23 @@ class Extractor:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         image_name = image.value or ""
         if entrypoint is None and _OPENAI_IMAGE.search(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
-            self._serve(args, merged, container, fixable, head=None, kind="serve", anchor=Span(image.start, image.end), command_start=image.start)
+            self._serve(args, merged, container, fixable, head=None, kind="serve", anchor=Span(image.start, image.end), command_start=command_start)
             return
         if entrypoint is not None:
             args = [Word(entrypoint, image.start, image.end, [("lit", entrypoint)], value=entrypoint), *args]
         self.command(args, merged, container, fixable) if args else None
 
     # -- launch heads --------------------------------------------------------------------------
-    def launch(self, words: list[Word], env: Environment, container: Container | None, fixable: bool, command_start: int = 0) -> None:
+    def launch(self, words: list[Word], env: Environment, container: Container | None, fixable: bool, command_start: int | None = None) -> None:
+        """``words`` after any wrapper; ``command_start``: where the whole command (wrappers included) starts."""
         if not words:
             return
         first = words[0]
+        start = first.start if command_start is None else command_start
         name = _basename(first)
         if name == "vllm" and len(words) > 1 and words[1].value == "serve":
             head = Span(first.start, words[1].end)
-            self._serve(words[2:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=first.start)
+            self._serve(words[2:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
             return
         if _PYTHON.match(name):
             i = 1
@@ -278,7 +280,7 @@ class Extractor:
                 if text == "-m" and i + 1 < len(words):
                     module_word = words[i + 1]
                     module = module_word.value or ""
-                    self._module(words, i, module_word, module, env, container, fixable, first)
+                    self._module(words, i, module_word, module, env, container, fixable, first, start)
                     return
                 if text.startswith("-m") and len(text) > 2:
                     return
@@ -289,20 +291,20 @@ class Extractor:
                     return
                 i += 1
 
-    def _module(self, words, index, module_word, module, env, container, fixable, first) -> None:
+    def _module(self, words, index, module_word, module, env, container, fixable, first, start) -> None:
         rest = words[index + 2 :]
         if module == API_SERVER_MODULE:
             head = Span(first.start, module_word.end)
-            self._serve(rest, env, container, fixable, head=head, kind="api_server", anchor=head, command_start=first.start)
+            self._serve(rest, env, container, fixable, head=head, kind="api_server", anchor=head, command_start=start)
             return
         if module == CLI_MODULE and rest and rest[0].value == "serve":
             head = Span(first.start, rest[0].end)
-            self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=first.start)
+            self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
             return
         if (module == "vllm" or module.startswith("vllm.")) and module not in self.api.modules:
             span = Span(module_word.start, module_word.end)
             launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module)
-            self.found.append(Found(launch, None, False, [], first.start))
+            self.found.append(Found(launch, None, False, [], start))
 
     def _serve(self, args, env, container, fixable, head, kind, anchor, command_start) -> None:
         parsed = parse_serve_args(args, self.table, positional_model=(kind == "serve"))
