@@ -41,11 +41,12 @@ def parse(text: str) -> cst.Module:
 
 
 class _Locator:
-    """Positions of nodes, computed once and only when a finding needs one."""
+    """Positions and parents of nodes, computed once and only when a finding needs them."""
 
     def __init__(self, module: cst.Module) -> None:
         self._module = module
         self._positions = None
+        self._parents: dict[int, tuple[cst.CSTNode, str]] | None = None
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         if self._positions is None:
@@ -59,33 +60,103 @@ class _Locator:
             Position(code_range.end.line, code_range.end.column + 1),
         )
 
+    def path_to(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, str | None]] | None:
+        """(ancestor, field holding the next one) from the module down to ``node`` (field None)."""
+        if self._parents is None:
+            from vllm_lint.python.walk import parents
 
-def _text_edits(module: cst.Module, index: TextIndex, edits: list[NodeEdit]) -> tuple[Edit, ...] | None:
+            self._parents = parents(self._module)
+        path: list[tuple[cst.CSTNode, str | None]] = [(node, None)]
+        while path[0][0] is not self._module:
+            up = self._parents.get(id(path[0][0]))
+            if up is None:
+                return None
+            path.insert(0, up)
+        return path
+
+    def statement_offset(self, text: str, statement: cst.CSTNode, code: str) -> int | None:
+        """Where a top-level statement's generated code (leading comment lines included) starts in ``text``."""
+        line = self.span(statement)[0].line
+        offsets = _line_offsets(text)
+        # The code starts with the statement's own leading lines, at or before its first token's line.
+        for start_line in range(line, max(0, line - 200), -1):
+            offset = offsets[start_line - 1] if start_line - 1 < len(offsets) else None
+            if offset is not None and text.startswith(code, offset):
+                return offset
+        return None
+
+
+def _line_offsets(text: str) -> list[int]:
+    offsets = [0]
+    position = text.find("\n")
+    while position != -1:
+        offsets.append(position + 1)
+        position = text.find("\n", position + 1)
+    return offsets
+
+
+def _text_edits(module: cst.Module, text: str, index: TextIndex, edits: list[NodeEdit], locator: _Locator) -> tuple[Edit, ...] | None:
     """The smallest text edits that make each node replacement."""
-    original = module.code
     result = []
     for edit in edits:
-        changed = module.deep_replace(edit.node, edit.replacement)
-        if not isinstance(changed, cst.Module):
+        new = _replaced_text(module, text, edit, locator)
+        if new is None:
             return None
-        new = changed.code
-        start = 0
-        limit = min(len(original), len(new))
-        while start < limit and original[start] == new[start]:
-            start += 1
-        end_old, end_new = len(original), len(new)
-        while end_old > start and end_new > start and original[end_old - 1] == new[end_new - 1]:
-            end_old -= 1
-            end_new -= 1
-        if start < end_old and start < end_new:
-            # A replacement reads better as whole tokens: 0.98 -> 0.90, not 8 -> 0.
-            while start > 0 and _word_char(original[start - 1]):
-                start -= 1
-            while end_old < len(original) and end_new < len(new) and _word_char(original[end_old]):
-                end_old += 1
-                end_new += 1
-        result.append(Edit(index.position(start), index.position(end_old), new[start:end_new]))
+        result.append(_smallest_edit(text, new, index))
     return tuple(result)
+
+
+def _replaced_text(module: cst.Module, text: str, edit: NodeEdit, locator: _Locator) -> str | None:
+    """The file's text after one node replacement.
+
+    Only the top-level statement that holds the node is rebuilt and regenerated (its ancestors are
+    copied, nothing else is touched); the whole module is regenerated only when the statement
+    cannot be found in the text, or the edit replaces the module itself.
+    """
+    path = locator.path_to(edit.node)
+    if path:
+        top, rebuilt = path[0][0], _rebuild(path, edit.replacement)
+        if isinstance(top, cst.Module) and isinstance(rebuilt, cst.Module):
+            index = next(i for i, statement in enumerate(top.body) if statement is path[1][0]) if len(path) > 1 else None
+            if index is not None:
+                old_code = module.code_for_node(module.body[index])
+                start = locator.statement_offset(text, module.body[index], old_code)
+                if start is not None:
+                    return text[:start] + module.code_for_node(rebuilt.body[index]) + text[start + len(old_code) :]
+    changed = module.deep_replace(edit.node, edit.replacement)
+    return changed.code if isinstance(changed, cst.Module) else None
+
+
+def _rebuild(path: list[tuple[cst.CSTNode, str | None]], replacement: cst.CSTNode) -> cst.CSTNode:
+    """Copy each ancestor on ``path`` (root first) with the child below it replaced."""
+    new_child: cst.CSTNode = replacement
+    for (parent, field), (old_child, _) in zip(reversed(path[:-1]), reversed(path[1:])):
+        value = getattr(parent, field)
+        if isinstance(value, (list, tuple)):
+            value = type(value)(new_child if item is old_child else item for item in value)
+        else:
+            value = new_child
+        new_child = parent.with_changes(**{field: value})
+    return new_child
+
+
+def _smallest_edit(original: str, new: str, index: TextIndex) -> Edit:
+    start = 0
+    limit = min(len(original), len(new))
+    while start < limit and original[start] == new[start]:
+        start += 1
+    end_old, end_new = len(original), len(new)
+    while end_old > start and end_new > start and original[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    if start < end_old and start < end_new:
+        # A replacement reads better as whole tokens: 0.98 -> 0.90, not 8 -> 0.
+        while start > 0 and _word_char(original[start - 1]):
+            start -= 1
+        while end_old < len(original) and end_new < len(new) and _word_char(original[end_old]):
+            end_old += 1
+            end_new += 1
+    return Edit(index.position(start), index.position(end_old), new[start:end_new])
 
 
 def _word_char(char: str) -> bool:
@@ -119,7 +190,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
             noqa.add(locator.span(finding.statement)[0].line)
         fix = None
         if finding.fix is not None:
-            edits = _text_edits(module, index, finding.fix.build())
+            edits = _text_edits(module, text, index, finding.fix.build(), locator)
             if edits:
                 fix = Fix(finding.fix.applicability, finding.fix.title, edits)
         diagnostics.append(

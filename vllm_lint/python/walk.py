@@ -119,3 +119,18 @@ def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             on_leave(node)
 
     visit(root)
+
+
+def parents(root: cst.CSTNode) -> dict[int, tuple[cst.CSTNode, str]]:
+    """For every non-whitespace node under ``root`` (by ``id``): its parent and the field that holds it."""
+    found: dict[int, tuple[cst.CSTNode, str]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for name in _present(node):
+            value = getattr(node, name)
+            for child in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(child, cst.CSTNode) and not isinstance(child, _TRIVIA):
+                    found[id(child)] = (node, name)
+                    stack.append(child)
+    return found
