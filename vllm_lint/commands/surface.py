@@ -26,11 +26,14 @@ def _may_match(job: LintJob) -> bool:
 
 def _is_dockerfile(path: Path) -> bool:
     name = path.name
-    return name == "Dockerfile" or name.startswith("Dockerfile.") or name.endswith((".dockerfile", ".Dockerfile"))
+    # Containerfile is Podman's name for it (pre-commit tags both "dockerfile").
+    return name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")) or name.endswith(
+        (".dockerfile", ".Dockerfile", ".containerfile", ".Containerfile")
+    )
 
 
 def _claims_shell(path: Path, head: bytes) -> bool:
-    if path.suffix in (".sh", ".bash"):
+    if path.suffix in (".sh", ".bash", ".zsh", ".ksh", ".dash"):
         return True
     return path.suffix == "" and bool(_SHELL_SHEBANG.match(head)) and not _is_dockerfile(path)
 

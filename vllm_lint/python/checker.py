@@ -224,6 +224,8 @@ def _fix_applies(finding: LaunchFinding) -> bool:
     # Only rewrite a value written right there: a constant or an environment
     # default may be shared, and overriding it in place would hide the source.
     if isinstance(finding.fix, SetValue):
+        if isinstance(finding.fix.setting.anchor, cst.SimpleString):
+            return True  # a word of a command line (subprocess list): command_fixes.py edits it in place
         value_node = finding.fix.setting.value_anchor
         return isinstance(value_node, (cst.Float, cst.Integer, cst.Name)) and not (
             isinstance(value_node, cst.Name) and value_node.value not in ("True", "False")
