@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
+
 from vllm_lint.launch.rules import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
@@ -550,7 +552,7 @@ class _Evaluations(cst.CSTVisitor):
 
 def _evaluations(statement: cst.CSTNode, skip: cst.Call) -> list[cst.CSTNode]:
     visitor = _Evaluations(skip)
-    statement.visit(visitor)
+    walk(statement, visitor)
     return visitor.found
 
 
@@ -576,7 +578,7 @@ class _Yields(cst.CSTVisitor):
 
 def _yields(function: cst.FunctionDef) -> bool:
     visitor = _Yields()
-    function.visit(visitor)
+    walk(function, visitor)
     return visitor.found
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
+
 
 @dataclass(frozen=True, slots=True)
 class Occurrence:
@@ -67,7 +69,7 @@ class _Collector(cst.CSTVisitor):
 def occurrences(module: cst.Module, names: Iterable[str]) -> dict[str, list[Occurrence]]:
     """Every variable reference to each of ``names``, in source order (imports included)."""
     collector = _Collector(frozenset(names))
-    module.visit(collector)
+    walk(module, collector)
     return collector.found
 
 
@@ -83,7 +85,7 @@ class _AllNames(cst.CSTVisitor):
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier written anywhere under ``node`` (attribute names and keywords included)."""
     collector = _AllNames()
-    node.visit(collector)
+    walk(node, collector)
     return collector.names
 
 

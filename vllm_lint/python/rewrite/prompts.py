@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
+
 from vllm_lint.python.model import ClassInfo, FunctionInfo, ModuleModel
 
 # str methods that return one str.
@@ -65,7 +67,7 @@ class _Assigned(cst.CSTVisitor):
 
 def rebound_names(function: cst.FunctionDef) -> set[str]:
     visitor = _Assigned()
-    function.visit(visitor)
+    walk(function, visitor)
     return visitor.names
 
 
