@@ -28,7 +28,7 @@ BAD = textwrap.dedent(
     p = SamplingParams(max_new_tokens=8)
     """
 )
-DOCS = REPO / "docs" / "ci-and-pre-commit.md"
+DOCS = (REPO / "README.md", REPO / "docs" / "ci-and-pre-commit.md")
 
 
 def write(path: Path, text: str) -> Path:
@@ -49,8 +49,9 @@ def json_findings(*args: str, cwd: Path) -> list[dict]:
 
 
 def doc_example(name: str) -> str:
-    match = re.search(rf"<!-- example: {name} -->\n```yaml\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL)
-    assert match, f"{DOCS} has no yaml block marked `example: {name}`"
+    text = "\n".join(path.read_text(encoding="utf-8") for path in DOCS)
+    match = re.search(rf"<!-- example: {name} -->\n```yaml\n(.*?)```", text, re.DOTALL)
+    assert match, f"no yaml block marked `example: {name}` in README.md or docs/ci-and-pre-commit.md"
     return match.group(1)
 
 
@@ -289,7 +290,7 @@ def test_fix_summaries_stay_out_of_machine_formats(tmp_path):
     assert result.returncode == 0 and sarif_errors(json.loads(result.stdout)) == []
 
 
-# --- the GitHub Actions example in docs/ci-and-pre-commit.md ---------------------------------------
+# --- the GitHub Actions examples (README.md, docs/ci-and-pre-commit.md) ---------------------------------------
 
 
 def test_workflow_example_runs_and_its_sarif_is_what_upload_sarif_reads(tmp_path):

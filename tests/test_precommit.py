@@ -196,10 +196,10 @@ def test_hooks_under_pre_commit_try_repo(hook_repo, project, offline_env):
     assert "3 agent rule file(s) up to date" in output
 
 
-def test_docs_pre_commit_example(hook_repo, project, offline_env):
-    docs = (REPO / "docs" / "ci-and-pre-commit.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- example: pre-commit-config -->\n```yaml\n(.*?)```", docs, re.DOTALL)
-    assert block, "docs/ci-and-pre-commit.md has no pre-commit example"
+def test_readme_pre_commit_example(hook_repo, project, offline_env):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- example: pre-commit-config -->\n```yaml\n(.*?)```", readme, re.DOTALL)
+    assert block, "README.md has no pre-commit example"
     config = yaml.safe_load(block.group(1))
     [entry] = config["repos"]
     assert entry["repo"] == "https://github.com/vllm-lint/vllm-lint"
