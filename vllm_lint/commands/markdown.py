@@ -70,6 +70,7 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
     from vllm_lint.commands.check import lint_text, shift
 
     diagnostics: list[Diagnostic] = []
+    doc_lines = text.split("\n")
     for info, first_line, body, indent in fenced_blocks(text):
         kind = _LANGS.get(info)
         # command lines launch vLLM by name; a Python block is screened like a Python file (VLL101 needs no vLLM)
@@ -96,6 +97,26 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
         for diagnostic in found:
             moved = shift(diagnostic, first_line - 1, display, extra)
             if indent:
-                moved = moved.moved(0, indent)
+                moved = _reindented(moved.moved(0, indent), indent, doc_lines)
             diagnostics.append(moved)
     return diagnostics
+
+
+def _reindented(diagnostic, indent: int, doc_lines: list[str]):
+    """A fix in an indented block (a fence inside a list item) must indent the lines it inserts as the
+    block's own lines are. Where that cannot be done exactly (an edit on a blank line, which carries no
+    indentation in the document), the finding is reported without its fix."""
+    from dataclasses import replace
+
+    from vllm_lint.diagnostics import Edit, Fix
+
+    fix = diagnostic.fix
+    if fix is None:
+        return diagnostic
+    pad = " " * indent
+    for edit in fix.edits:
+        for line in (edit.start.line, edit.end.line):
+            if not (1 <= line <= len(doc_lines)) or not doc_lines[line - 1].startswith(pad):
+                return replace(diagnostic, fix=None)
+    edits = tuple(Edit(e.start, e.end, e.content.replace("\n", "\n" + pad)) for e in fix.edits)
+    return replace(diagnostic, fix=Fix(fix.applicability, fix.message, edits))
