@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -12,9 +14,10 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder.
 
     An existing file keeps its mode; a new one gets the mode the umask allows.
-    Killed at any moment (even SIGKILL), ``path`` holds either the old or the new
-    bytes; SIGKILL can leave the temporary file behind, named
-    ``.<name>.<random>.vllm-lint.tmp``, which no surface claims (it is never linted).
+    Killed at any moment, ``path`` holds either the old or the new bytes. Ctrl-C,
+    SIGTERM and SIGHUP are held back while the temporary file exists (they take
+    effect right after the rename), so they never leave it behind; SIGKILL can,
+    named ``.<name>.<random>.vllm-lint.tmp``, which no surface claims (never linted).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -23,21 +26,38 @@ def atomic_write(path: Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vllm-lint.tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
+    with _signals_deferred():
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vllm-lint.tmp")
         try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temp, mode)
+            os.replace(temp, path)
+        except BaseException:
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
+            raise
     _sync_folder(path.parent)
+
+
+@contextmanager
+def _signals_deferred():
+    """Hold back the signals that end a process politely (POSIX, main thread); they are delivered on exit."""
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
+    wanted = {getattr(signal, name) for name in names if hasattr(signal, name)}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _sync_folder(folder: Path) -> None:

@@ -88,3 +88,18 @@ def summary(findings: list[dict]) -> set[tuple[str, str, int, int]]:
 
 def temp_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.name.endswith(TEMP_SUFFIX))
+
+
+def skip_unless_chmod_blocks(tmp_path: Path) -> None:
+    """Skip when permissions do not bind this process (root, or CAP_DAC_OVERRIDE): chmod 000 cannot be tested."""
+    probe = tmp_path / ".chmod-probe"
+    probe.write_bytes(b"x")
+    probe.chmod(0)
+    try:
+        probe.read_bytes()
+    except PermissionError:
+        return
+    finally:
+        probe.chmod(0o644)
+        probe.unlink()
+    pytest.skip(f"permissions do not bind this process (euid {os.geteuid()}): chmod 000 does not stop its reads")

@@ -97,7 +97,9 @@ def test_sigkill_at_random_moments_leaves_old_or_new_bytes(tmp_path):
     work = tmp_path
     rng = random.Random(7)
     kills, mid_write, leftovers, mixed = 0, 0, 0, 0
-    for attempt in range(4):
+    for attempt in range(8):  # four kills at least, and go on until one landed inside a write and one between files
+        if attempt >= 4 and mid_write and mixed:
+            break
         _write(work, originals)
         proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work, env=cli_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -114,42 +116,46 @@ def test_sigkill_at_random_moments_leaves_old_or_new_bytes(tmp_path):
         mid_write += len(left) > leftovers
         print(f"kill {attempt}: {states}, {len(left) - leftovers} new temp file(s) left")
         leftovers = len(left)
-    assert kills >= 3 and mid_write >= 1 and mixed >= 1, (kills, mid_write, mixed)
+    assert kills >= 4 and mid_write >= 1 and mixed >= 1, (kills, mid_write, mixed)
 
     # Leftover temporary files are never linted, and the next run finishes the job.
-    run = run_vllm_lint("check", "--no-cache", "--output-format", "json", ".", cwd=work)
+    run = run_vllm_lint("check", "--fix", "--no-cache", "--output-format", "json", ".", cwd=work)
     assert_no_traceback(run)
     assert not any(f["filename"].endswith(TEMP_SUFFIX) for f in run.findings())
-    run = run_vllm_lint("check", "--fix", "--no-cache", ".", cwd=work)
-    assert_no_traceback(run)
     assert {name: (work / name).read_bytes() for name in originals} == fixed
     print(f"{kills} SIGKILLs, {mid_write} during a write (temp file left), {mixed} with some files old and some new")
 
 
-def test_ctrl_c_while_writing_leaves_no_temp_file(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_polite_signal_while_writing_leaves_no_temp_file(tmp_path, signum):
+    """Ctrl-C (SIGINT to the process group) and SIGTERM (what CI sends on cancel) are held back while a temporary
+    file exists, so, unlike SIGKILL, they never leave one."""
     originals = _originals()
     fixed = _fixed_versions(originals)
     work = tmp_path
-    for _ in range(1):
+    hit = False
+    for _ in range(4):  # until one Ctrl-C lands while the big file's temporary file exists
         _write(work, originals)
         proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work, env=cli_env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        assert _wait_for_temp_file(work, proc, limit=20, prefix=".zz_README.md.")
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+        hit = _wait_for_temp_file(work, proc, limit=20, prefix=".zz_README.md.")
+        os.killpg(proc.pid, signum)  # as a terminal's Ctrl-C does: the whole process group
         _, err = proc.communicate(timeout=60)
         assert "Traceback" not in err
         _assert_old_or_new(work, originals, fixed)
         assert temp_files(work) == []
+        if hit:
+            break
+    assert hit, "no signal landed during a write in 4 tries"
 
 
 @pytest.mark.xfail(strict=True, reason="cli: click turns Ctrl-C into 'Aborted!' with exit code 1 (the code for "
                                        "'findings') before main() can answer 130, so CI cannot tell an interrupted run")
 def test_ctrl_c_exit_code_is_130(tmp_path):
-    for i in range(60):
-        (tmp_path / f"m{i}.py").write_bytes(SAFE_FIX_PY)
-    proc = subprocess.Popen([*vllm_lint_command(), "check", "--no-cache", "."], cwd=tmp_path, env=cli_env(),
+    (tmp_path / "README.md").write_bytes(README)
+    proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=tmp_path, env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(0.5)
+    _wait_for_temp_file(tmp_path, proc, limit=20)
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
@@ -358,7 +364,7 @@ def test_sigkill_leaves_no_parser_process_behind(tmp_path):
         assert children, "vllm-lint started no parser process"
         proc.kill()
         proc.wait()
-        time.sleep(3)
+        time.sleep(1.5)  # a child that sees its parent's end of the pipe close exits at once
         assert [pid for pid in children if _alive(pid)] == []
     finally:
         for pid in children:

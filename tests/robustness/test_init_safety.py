@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TEMP_SUFFIX, cli_env, run_vllm_lint, temp_files, vllm_lint_command
+from .conftest import TEMP_SUFFIX, cli_env, run_vllm_lint, skip_unless_chmod_blocks, temp_files, vllm_lint_command
 
 HAND_WRITTEN = b"# Project notes\n\nUse uv for installs.\n"
 
@@ -113,8 +113,7 @@ def test_fifo_in_place_of_claude_md_is_refused_without_blocking(tmp_path, init):
 
 
 def test_unwritable_directory_is_an_error_not_a_traceback(tmp_path, init):
-    if os.geteuid() == 0:
-        pytest.skip("running as root: a read-only directory does not stop root from writing")
+    skip_unless_chmod_blocks(tmp_path)
     target = tmp_path / "ro"
     target.mkdir()
     target.chmod(0o555)
@@ -139,7 +138,7 @@ def test_init_keeps_the_mode_of_a_hand_written_file(tmp_path, init, mode):
 
 def test_sigkill_during_init_leaves_old_or_new_claude_md(tmp_path):
     """CLAUDE.md with a long hand-written part (so its write takes a while), killed at random moments."""
-    big = HAND_WRITTEN + b"A hand-written line of notes about the project.\n" * 200_000  # ~10 MB
+    big = HAND_WRITTEN + b"A hand-written line of notes about the project.\n" * 120_000  # ~6 MB
     reference = tmp_path / "reference"
     reference.mkdir()
     (reference / "CLAUDE.md").write_bytes(big)
@@ -152,7 +151,9 @@ def test_sigkill_during_init_leaves_old_or_new_claude_md(tmp_path):
     work.mkdir()
     rng = random.Random(3)
     seen = {"old": 0, "new": 0, "temp files left": 0}
-    for attempt in range(4):
+    for attempt in range(8):  # three kills at least, and go on until one landed inside a write
+        if attempt >= 3 and seen["temp files left"]:
+            break
         (work / "CLAUDE.md").write_bytes(big)
         proc = subprocess.Popen([*vllm_lint_command(), "init", "--target", "claude", "."], cwd=work, env=cli_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
