@@ -6,11 +6,16 @@ import os
 import signal
 import stat
 import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+class ChangedMeanwhile(Exception):
+    """``atomic_write``'s ``still_current`` check failed: the file changed while the new one was written."""
+
+
+def atomic_write(path: Path, data: bytes, still_current: Callable[[], bool] | None = None) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder.
 
     An existing file keeps its mode; a new one gets the mode the umask allows.
@@ -18,6 +23,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     SIGTERM and SIGHUP are held back while the temporary file exists (they take
     effect right after the rename), so they never leave it behind; SIGKILL can,
     named ``.<name>.<random>.vllm-lint.tmp``, which no surface claims (never linted).
+
+    ``still_current``, when given, is asked once the new bytes are on disk, just before the rename:
+    if it answers False the old file stays and ``ChangedMeanwhile`` is raised.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -34,6 +42,8 @@ def atomic_write(path: Path, data: bytes) -> None:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.chmod(temp, mode)
+            if still_current is not None and not still_current():
+                raise ChangedMeanwhile(str(path))
             os.replace(temp, path)
         except BaseException:
             try:

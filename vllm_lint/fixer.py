@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vllm_lint.atomic import atomic_write
+from vllm_lint.atomic import ChangedMeanwhile, atomic_write
 from vllm_lint.config import expand_selectors
 from vllm_lint.diagnostics import Applicability, Diagnostic, Fix
 from vllm_lint.runner import RunOptions, lint_bytes
@@ -149,12 +149,17 @@ def write_atomically(path: Path, original: bytes, data: bytes) -> str | None:
     when that file lies inside the folder vllm-lint runs in: a link in a checked-out pull
     request must not make ``--fix`` write outside the project.
     """
+    changed = f"{path}: not fixed: the file changed on disk while vllm-lint ran"
+    try:
+        before = _identity(path)  # before reading: an edit after this point changes it
+    except OSError:
+        before = None
     try:
         current = read_bytes(path)
     except SourceError as exc:
         return f"{path}: not fixed: cannot re-read it ({exc.message})"
-    if current != original:
-        return f"{path}: not fixed: the file changed on disk while vllm-lint ran"
+    if current != original or before is None:
+        return changed
     target = path.resolve()
     if target != Path(os.path.normpath(path.absolute())):
         project = Path.cwd().resolve()
@@ -162,11 +167,26 @@ def write_atomically(path: Path, original: bytes, data: bytes) -> str | None:
             target.relative_to(project)
         except ValueError:
             return f"{path}: not fixed: through a symlink it is {target}, outside {project} (the folder vllm-lint runs in)"
+
+    def still_current() -> bool:
+        # Writing the new bytes takes a while for a big file: an edit made meanwhile must not be lost.
+        try:
+            return _identity(path) == before
+        except OSError:
+            return False
+
     try:
-        atomic_write(target, data)
+        atomic_write(target, data, still_current)
+    except ChangedMeanwhile:
+        return changed
     except OSError as exc:
         return f"{path}: not fixed: cannot write it ({exc.strerror or exc})"
     return None
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def fix_file(path: Path, *, unsafe: bool = True, select: tuple[str, ...] = (), settings=None) -> FixOutcome:

@@ -8,6 +8,7 @@ traceback reaches the user.
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import threading
@@ -16,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import GOOD_PY, LLM_LINE, assert_no_traceback, run_vllm_lint, skip_unless_chmod_blocks, summary
+from .conftest import (
+    GOOD_PY,
+    LLM_LINE,
+    assert_no_traceback,
+    run_vllm_lint,
+    skip_unless_chmod_blocks,
+    summary,
+)
 
 L = LLM_LINE
 IMPORT = b"from vllm import LLM\n"
@@ -57,14 +65,14 @@ CASES: dict[str, tuple[bytes, list[tuple[str, int, int, str]]]] = {
     "Dockerfile": (b'FROM python:3.11\nRUN pip install vllm\nCMD ["vllm", "serve", "m", "--gpu-memory-utilization", "0.98"]\n',
                    [("VLL202", 3, 56, "0.98")]),
     "Dockerfile.unterminated": (b'FROM python:3.11\nCMD ["vllm", "serve", "m", "--gpu-memory-utilization", "0.98"\nRUN \\\n', []),
-    "compose.yaml": (b"services:\n  a:\n    command: vllm serve m --gpu-memory-utilization 0.98\n"
-                     b"  b: !!python/object/apply:os.system [\"echo pwned\"]\n", [("VLL202", 3, 52, "0.98")]),
+    "compose.yaml": ((b"services:\n  a:\n    command: vllm serve m --gpu-memory-utilization 0.98\n"
+                      b"  b: !!python/object/apply:os.system [\"echo pwned\"]\n"), [("VLL202", 3, 52, "0.98")]),
     "docker-compose.broken.yml": (b"services:\n  a:\n    command: [vllm serve m\n", [("VLL000", 4, 1, "invalid YAML")]),
     "docker-compose.tabs.yml": (b"services:\n\ta:\n\t\tcommand: vllm serve m\n", [("VLL000", 2, 1, "invalid YAML")]),
     "docker-compose.alias.yml": (b"services:\n  a:\n    command: *nowhere\n# vllm\n", [("VLL000", 3, 14, "undefined alias")]),
     "docker-compose.laughs.yml": (
         b"a: &a [vllm,vllm,vllm,vllm,vllm,vllm,vllm,vllm,vllm]\n"
-        + b"".join(b"%s: &%s [%s]\n" % (n, n, b",".join([b"*" + p] * 9)) for p, n in zip(_LETTERS[:-1], _LETTERS[1:]))
+        + b"".join(b"%s: &%s [%s]\n" % (n, n, b",".join([b"*" + p] * 9)) for p, n in itertools.pairwise(_LETTERS))
         + b"services:\n  x:\n    command: vllm serve m --gpu-memory-utilization 0.98\n    environment: *h\n    entrypoint: *h\n",
         [("VLL202", 11, 52, "0.98")],
     ),
@@ -284,3 +292,20 @@ def test_special_file_modes_are_what_the_test_meant(tmp_path):
     _write_corpus(tmp_path)
     assert stat.S_ISFIFO((tmp_path / "pipe.py").lstat().st_mode)
     assert (tmp_path / "pkg.py").is_dir()
+
+
+@pytest.mark.xfail(strict=True, reason="check._load_settings looks for the configuration from the *resolved* first "
+                                       "path: a symlink named first (pre-commit passes files in git's order) pulls "
+                                       "in a pyproject.toml from outside the project, which then rules the whole run")
+def test_a_symlink_named_first_does_not_choose_the_configuration(tmp_path, invoke):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pyproject.toml").write_text('[tool.vllm-lint]\nextend-exclude = ["*.py"]\n')
+    (outside / "x.py").write_text("x = 1\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_bytes(GOOD_PY)
+    (project / "0.py").symlink_to(outside / "x.py")
+    run = invoke("check", "--no-cache", "--force-exclude", "--select", "VLL202", "--output-format", "json",
+                 "0.py", "a.py", cwd=project)
+    assert summary(run.findings()) == {("a.py", "VLL202", 2, 45)}

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TEMP_SUFFIX, cli_env, run_vllm_lint, skip_unless_chmod_blocks, temp_files, vllm_lint_command
+from .conftest import (
+    TEMP_SUFFIX,
+    cli_env,
+    kill_strays,
+    run_vllm_lint,
+    skip_unless_chmod_blocks,
+    temp_files,
+    vllm_lint_command,
+)
 
 HAND_WRITTEN = b"# Project notes\n\nUse uv for installs.\n"
 
@@ -166,6 +174,7 @@ def test_sigkill_during_init_leaves_old_or_new_claude_md(tmp_path):
             time.sleep(rng.uniform(0.2, 1.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        kill_strays(work)
         data = (work / "CLAUDE.md").read_bytes()
         assert data in (big, new), f"attempt {attempt}: CLAUDE.md is neither old nor new ({len(data)} bytes)"
         seen["old" if data == big else "new"] += 1
