@@ -34,7 +34,13 @@ def vllm_lint_command() -> list[str]:
 
 
 def cli_env(**extra: str) -> dict[str, str]:
+    """The environment of a vllm-lint subprocess: no VLLM_LINT_* settings from outside, and the package under
+    test importable by name even where it is not installed (it is put on PYTHONPATH, never the working folder)."""
+    import vllm_lint
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_LINT_")}
+    package_root = str(Path(vllm_lint.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     env.update(extra)
     return env
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import assert_no_traceback, run_vllm_lint, vllm_lint_command
+from .conftest import assert_no_traceback, cli_env, run_vllm_lint, vllm_lint_command
 
 LLM_CALL = "from vllm import LLM\nllm = LLM(model='m', gpu_memory_utilization=0.98)\n"
 
@@ -113,7 +113,7 @@ def test_python_dash_p_module_run_does_not_import_from_the_working_folder(tmp_pa
         (root / name).write_text(_python_marker(markers, name))
     (root / "compose.yaml").write_text("services:\n  a:\n    command: vllm serve m --gpu-memory-utilization 0.98\n")
     proc = subprocess.run([sys.executable, "-P", "-m", "vllm_lint", "check", "--no-cache", "--select", "VLL202", "."],
-                          cwd=root, capture_output=True, text=True, timeout=120, check=False)
+                          cwd=root, capture_output=True, text=True, timeout=120, check=False, env=cli_env())
     assert proc.returncode == 1, proc.stderr
     assert "compose.yaml:3:52: VLL202" in proc.stdout
     assert sorted(p.name for p in markers.iterdir()) == []
