@@ -82,7 +82,14 @@ class ResultCache:
 
     # -- reading -----------------------------------------------------------------------------------
 
+    def _usable(self) -> bool:
+        """A cache folder that is a symlink (a pull request can commit one) is neither read nor written:
+        it could point anywhere, and its contents could be anyone's."""
+        return not (self.directory.is_symlink() or self.file.is_symlink())
+
     def _load(self) -> None:
+        if not self._usable():
+            return
         try:
             raw = json.loads(self.file.read_bytes())
             for key, (size, mtime_ns, digest, written, result) in raw["files"].items():
@@ -93,7 +100,10 @@ class ResultCache:
 
     @staticmethod
     def key(path: Path) -> str:
-        return str(path.resolve())
+        try:
+            return str(path.resolve())
+        except (OSError, RuntimeError):  # a symlink loop: never cached anyway, it cannot be read
+            return str(path.absolute())
 
     def lookup(self, path: Path, shown: str) -> FileResult | None:
         """The cached result for an unchanged file, shown under ``shown``; None when it must be linted."""
@@ -135,7 +145,7 @@ class ResultCache:
         self._dirty = True
 
     def save(self) -> None:
-        if not self._dirty:
+        if not self._dirty or not self._usable():
             return
         files = {k: [e.size, e.mtime_ns, e.digest, e.written, e.result] for k, e in self._entries.items()}
         try:

@@ -73,7 +73,8 @@ def _load_settings(request: CheckRequest, codes: list[str]) -> Settings:
         raise ConfigError(f"{path}: configuration file not found")
     if path is None:
         existing = [p for p in request.paths if p.exists()]
-        start = Path.cwd() if not existing else existing[0].resolve()
+        # As named, not resolved: a symlink named first must not pull in a configuration from where it points.
+        start = Path.cwd() if not existing else existing[0].absolute()
         path = find_config(start)
     return load_settings(path, codes)
 
@@ -151,17 +152,20 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
         if outcome is None:
             remaining.extend(result.diagnostics)
             continue
-        remaining.extend(outcome.remaining)
         if not outcome.changed:
+            remaining.extend(outcome.remaining)
             continue
         if request.diff:
+            remaining.extend(outcome.remaining)
             diffs += 1
             _write_diff(str(path), outcome.original, outcome.fixed)
             continue
         warning = write_atomically(path, outcome.original, outcome.fixed)
         if warning:
             click.echo(f"vllm-lint: warning: {warning}", err=True)
+            remaining.extend(result.diagnostics)  # not written: the file still has everything it had
             continue
+        remaining.extend(outcome.remaining)
         applied[str(path)] = dict(outcome.applied)
     if request.diff:
         if not diffs:

@@ -157,11 +157,24 @@ def rule(code, show_all, output_format) -> None:
     click.echo(text, nl=False)
 
 
+class _Interrupted(BaseException):
+    """Ctrl-C, raised as something click does not catch: click turns KeyboardInterrupt into
+    "Aborted!" and exit code 1, which CI would read as "findings"."""
+
+
+def _interrupt(signum, frame) -> None:
+    raise _Interrupted
+
+
 def main() -> None:
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         cli(prog_name="vllm-lint")
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+    except (KeyboardInterrupt, _Interrupted):
+        click.echo("vllm-lint: interrupted", err=True)
         sys.exit(130)
     except ModuleNotFoundError as exc:
         # A dependency is missing from this environment: say which, not a traceback.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -71,7 +72,7 @@ class _Ignore:
 
     def _relative(self, path: Path) -> str | None:
         try:
-            return path.resolve().relative_to(self.root).as_posix()
+            return _resolved(path).relative_to(self.root).as_posix()
         except ValueError:
             return None
 
@@ -88,7 +89,7 @@ class _Ignore:
         """A file named explicitly, excluded by itself or by a folder above it (--force-exclude)."""
         if self.excluded(path, False):
             return True
-        resolved = path.resolve()
+        resolved = _resolved(path)
         for parent in resolved.parents:
             if parent == self.root:
                 break
@@ -134,7 +135,7 @@ def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], for
             continue
         if force_exclude and (ignore := ignore or _Ignore(settings)).excluded_with_parents(path):
             continue
-        resolved = path.resolve()
+        resolved = _resolved(path)
         if resolved in seen:
             continue
         seen.add(resolved)
@@ -161,11 +162,22 @@ def claim_named(path: Path, head: bytes, surfaces: list[Surface]) -> Surface:
     return next(surface for surface in surfaces if surface.name == "python")
 
 
+def _resolved(path: Path) -> Path:
+    """The real path, or the path as given when it cannot be resolved (a symlink loop): reading it
+    later reports why."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
 def _claim(path: Path, surfaces: list[Surface]) -> Surface | None:
     """The surface that claims a file on disk; None when none does or it cannot be read."""
     surface = _claim_by_name(path, surfaces)
     if surface is not None:
         return surface
+    if not path.is_file():
+        return None  # a FIFO or a device: opening it to look for a shebang could block forever
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
@@ -186,7 +198,9 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) 
                 continue  # a symlink loop
             visited_dirs.add(key)
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            # The walk goes on; the user hears which folder was not read, as from ruff.
+            sys.stderr.write(f"vllm-lint: warning: {directory}: cannot read the folder ({exc.strerror or exc}); skipped\n")
             continue
         subdirs = []
         for entry in entries:
@@ -194,7 +208,7 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) 
             try:
                 is_dir = entry.is_dir()
             except OSError:
-                continue
+                is_dir = False  # a symlink loop: claimed by its name below, reading it says what is wrong
             if ignore.excluded(path, is_dir):
                 continue
             if is_dir:
@@ -205,7 +219,7 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) 
                 surface = _claim(path, surfaces) if _may_have_shebang(path) else None
                 if surface is None:
                     continue
-            resolved = path.resolve()
+            resolved = _resolved(path)
             if resolved in seen:
                 continue
             seen.add(resolved)
@@ -239,7 +253,7 @@ def _ignored_for_file(path: Path, settings: Settings, codes: list[str]) -> froze
     if not settings.per_file_ignores:
         return frozenset()
     try:
-        relative = path.resolve().relative_to(settings.root).as_posix()
+        relative = _resolved(path).relative_to(settings.root).as_posix()
     except ValueError:
         relative = path.as_posix()
     ignored: set[str] = set()

@@ -109,9 +109,19 @@ def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, all
 # -- the child side ------------------------------------------------------------------------------
 
 
+# The parent's ends of the children's pipes. A forked child inherits them all and closes them at
+# once: a pipe end kept open in a child would hide the parent's death from it (no EOF), and the
+# child would wait forever.
+_PARENT_ENDS: list[Connection] = []
+
+
 def _child_main(connection: Connection, options: RunOptions) -> None:
     # The parent owns Ctrl-C: it stops the children itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for inherited in _PARENT_ENDS:
+        inherited.close()
+    _PARENT_ENDS.clear()
+    limit = file_timeout()
     surfaces = {s.name: s for s in all_surfaces()}
     while True:
         try:
@@ -134,11 +144,16 @@ def _child_main(connection: Connection, options: RunOptions) -> None:
                 done.clear()
                 connection.send(("parsing", index))
                 announced = True
+                # If the parent dies (SIGKILL) while this parse hangs, nobody would stop it: stop ourselves.
+                if hasattr(signal, "SIGALRM"):
+                    signal.alarm(int(limit) + 5)
 
             result = _lint_one(task, surfaces, options, allow_parsing=True, before_parse=announce)
             assert result is not None
             done.append((task.index, result))
             if announced:  # the parse is over: stop its clock now
+                if hasattr(signal, "SIGALRM"):
+                    signal.alarm(0)
                 connection.send(("results", done[:]))
                 done.clear()
         connection.send(("results", done))
@@ -188,6 +203,7 @@ class _Pool:
 
     def _start(self, batch: list[Task]) -> _Child:
         parent_end, child_end = self.context.Pipe()
+        _PARENT_ENDS.append(parent_end)
         process = self.context.Process(target=_child_main, args=(child_end, self.options), daemon=True)
         process.start()
         child_end.close()
@@ -251,6 +267,8 @@ class _Pool:
                 child.connection.send(None)
         except (OSError, ValueError):
             kill = True
+        if child.connection in _PARENT_ENDS:
+            _PARENT_ENDS.remove(child.connection)
         child.connection.close()
         if kill and child.process.is_alive():
             child.process.kill()

@@ -150,8 +150,6 @@ def test_unreadable_file(tmp_path, invoke):
     _check(run.findings(), {"good.py": [("VLL202", 2, 45, "0.98")], "locked.py": [("VLL000", 1, 1, "permission denied")]})
 
 
-@pytest.mark.xfail(strict=True, reason="runner._walk: a folder that cannot be listed (PermissionError from scandir) "
-                                       "is skipped without a word")
 def test_unreadable_folder_is_reported(tmp_path, invoke):
     skip_unless_chmod_blocks(tmp_path)
     (tmp_path / "good.py").write_bytes(GOOD_PY)
@@ -234,8 +232,6 @@ def test_files_vanishing_while_a_real_run_goes_on(tmp_path):
 # Known bugs outside the files this suite may change: kept as strict xfails so that a fix shows up.
 
 
-@pytest.mark.xfail(strict=True, reason="runner.discover: Path.resolve() on an explicitly named symlink loop raises "
-                                       "(RuntimeError/OSError) and the run dies with a traceback")
 def test_symlink_loop_named_on_the_command_line(tmp_path):
     (tmp_path / "good.py").write_bytes(GOOD_PY)
     (tmp_path / "loop.py").symlink_to("loop.py")
@@ -245,8 +241,6 @@ def test_symlink_loop_named_on_the_command_line(tmp_path):
     _check(run.findings(), {"good.py": [("VLL202", 2, 45, "0.98")], "loop.py": [("VLL000", 1, 1, "symbolic links")]})
 
 
-@pytest.mark.xfail(strict=True, reason="runner._walk: DirEntry.is_dir() raises ELOOP on a symlink loop and the walk "
-                                       "skips the entry silently; the user is told nothing")
 def test_symlink_loop_met_in_a_walk_is_reported(tmp_path, invoke):
     (tmp_path / "good.py").write_bytes(GOOD_PY)
     (tmp_path / "self.py").symlink_to("self.py")
@@ -256,8 +250,6 @@ def test_symlink_loop_met_in_a_walk_is_reported(tmp_path, invoke):
     assert {f["filename"] for f in run.findings()} == {"good.py", "self.py", "a.py", "b.py"}
 
 
-@pytest.mark.xfail(strict=True, reason="runner._claim reads the first bytes of a suffix-less file (shebang sniffing) "
-                                       "with a blocking open(): a FIFO named like a script hangs the run forever")
 def test_fifo_without_suffix_does_not_hang_discovery(tmp_path):
     from vllm_lint.config import Settings
     from vllm_lint.runner import discover
@@ -294,9 +286,6 @@ def test_special_file_modes_are_what_the_test_meant(tmp_path):
     assert (tmp_path / "pkg.py").is_dir()
 
 
-@pytest.mark.xfail(strict=True, reason="check._load_settings looks for the configuration from the *resolved* first "
-                                       "path: a symlink named first (pre-commit passes files in git's order) pulls "
-                                       "in a pyproject.toml from outside the project, which then rules the whole run")
 def test_a_symlink_named_first_does_not_choose_the_configuration(tmp_path, invoke):
     outside = tmp_path / "outside"
     outside.mkdir()
