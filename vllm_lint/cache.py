@@ -100,10 +100,8 @@ class ResultCache:
 
     @staticmethod
     def key(path: Path) -> str:
-        try:
-            return str(path.resolve())
-        except (OSError, RuntimeError):  # a symlink loop: never cached anyway, it cannot be read
-            return str(path.absolute())
+        # The absolute path as named (no resolve(): a syscall per component, per file, on every run).
+        return os.path.abspath(path)
 
     def lookup(self, path: Path, shown: str) -> FileResult | None:
         """The cached result for an unchanged file, shown under ``shown``; None when it must be linted."""

@@ -1,0 +1,31 @@
+"""The one-regex matcher for excludes and .gitignore files answers exactly as pathspec does."""
+
+from __future__ import annotations
+
+import pathspec
+import pytest
+
+from vllm_lint.config import DEFAULT_EXCLUDE
+from vllm_lint.runner import _Spec
+
+PATHS = [
+    "a.py", "build/x.py", "build/", "x/build/y", "top", "sub/top", "a/c/d/b", "keep.py", ".venv/lib/x.py",
+    "node_modules/", "docs/x.md", "docs/sub/x.md", "q/gen_1.py", "tests/fixtures/", "tests/fixtures/a.py",
+    "site-packages/a", "__pycache__/", "x/.git/", "src/__pycache__/m.pyc", "Dockerfile", "deploy/k8s/x.yaml",
+]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        list(DEFAULT_EXCLUDE),
+        ["*.py", "build/", "/top", "a/**/b", "!keep.py"],  # a negation: pathspec's own last-match rule
+        ["docs/*.md", "**/gen_*.py", "tests/fixtures", "# a comment", ""],
+        ["deploy/", "*.yaml", "!deploy/k8s/x.yaml"],
+        [],
+    ],
+)
+def test_same_answers_as_pathspec(lines):
+    reference = pathspec.GitIgnoreSpec.from_lines(lines)
+    fast = _Spec(pathspec, lines)
+    assert [fast.match_file(p) for p in PATHS] == [reference.match_file(p) for p in PATHS]
