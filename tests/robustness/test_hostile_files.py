@@ -300,9 +300,6 @@ def test_a_symlink_named_first_does_not_choose_the_configuration(tmp_path, invok
     assert summary(run.findings()) == {("a.py", "VLL202", 2, 45)}
 
 
-@pytest.mark.xfail(strict=True, reason="commands/yamlfiles: pyyaml follows YAML 1.1, where U+2028 is a line break; in "
-                                       "YAML 1.2 (docker compose, kubectl) it is not, so a valid file with U+2028 in a "
-                                       "comment is reported as invalid YAML and its real findings are lost")
 def test_line_separator_in_a_yaml_comment(tmp_path, invoke):
     (tmp_path / "compose.yaml").write_bytes("services:\n  a:\n    image: x  # a\u2028note\n"
                                             "    command: vllm serve m --gpu-memory-utilization 0.98\n".encode())

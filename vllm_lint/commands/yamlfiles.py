@@ -242,6 +242,15 @@ def _env_from(node, budget: _Budget) -> dict[str, Value | None]:
     return env
 
 
+# pyyaml reads YAML 1.1, where NEL, LS and PS break lines; docker compose and kubectl read YAML 1.2,
+# where they are ordinary characters. Same-length stand-ins keep every offset and column.
+_YAML_1_1_BREAKS = str.maketrans({"\x85": " ", "\u2028": " ", "\u2029": " "})
+
+
+def _yaml_1_2_lines(text: str) -> str:
+    return text.translate(_YAML_1_1_BREAKS) if ("\u2028" in text or "\u2029" in text or "\x85" in text) else text
+
+
 def extract_yaml(text: str, extractor: Extractor, kind: str) -> None:
     import yaml
 
@@ -249,7 +258,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str) -> None:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        documents = list(yaml.compose_all(text, Loader=loader))
+        documents = list(yaml.compose_all(_yaml_1_2_lines(text), Loader=loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
