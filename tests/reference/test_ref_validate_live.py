@@ -1,17 +1,21 @@
-"""`vllm-lint validate` end to end: a transformers-pipeline server against its vLLM fix, on a tiny model."""
+"""`vllm-lint validate` end to end on a tiny model: each bad server against what our own fixer makes of it.
+
+The seed's transformers-pipeline server (VLL101) and the rule files' bad example servers (VLL101, VLL103:
+pipeline servers and servers on vLLM's offline LLM) are fixed by `vllm-lint check --fix --unsafe-fixes`
+(inside the harness), then both versions run under uvicorn on loopback with the same greedy load.
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 
 import pytest
 
 from .conftest import FIXTURES, SEED_BAD_SERVER, require_modules
 
 pytestmark = pytest.mark.slow
+
+LOAD = ["--concurrency", "4", "--requests", "8", "--max-tokens", "16", "--timeout", "120", "--max-seconds", "240"]
 
 
 def _bad_server():
@@ -20,49 +24,59 @@ def _bad_server():
     return SEED_BAD_SERVER if SEED_BAD_SERVER.exists() else FIXTURES / "bad_pipeline_server.py"
 
 
-def test_validate_pipeline_server_against_its_fix(tiny_model_dir, tmp_path):
-    require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "matplotlib",
-                    what="the validation harness")
+def _validate(args, tmp_path):
     from click.testing import CliRunner
 
     from vllm_lint.reference.cli import validate
 
+    result = CliRunner().invoke(validate, [*args, "--keep", str(tmp_path / "work")])
+    logs = "\n".join(f"--- {p}\n" + p.read_text(errors="replace")[-3000:] for p in (tmp_path / "work").rglob("*.log"))
+    return result, logs
+
+
+def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, tmp_path):
+    require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "matplotlib", "psutil",
+                    what="the validation harness")
     out_json, plot = tmp_path / "numbers.json", tmp_path / "plot.png"
-    result = CliRunner().invoke(validate, [
-        str(_bad_server()), "--fixed", str(FIXTURES / "fixed_pipeline_server.py"), "--model", str(tiny_model_dir),
-        "--concurrency", "4", "--requests", "8", "--max-tokens", "16", "--json", str(out_json),
-        "--keep", str(tmp_path / "work")])
-    logs = "\n".join(p.read_text(errors="replace")[-3000:] for p in (tmp_path / "work").glob("*.log"))
+    result, logs = _validate([str(_bad_server()), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json),
+                              "--plot", str(plot)], tmp_path)
     assert result.exit_code == 0, result.output + logs
     lines = result.output.strip().splitlines()
-    assert lines[-1].startswith("fixed/bad throughput ratio: ")
-    assert "8/8 same JSON shape, 8/8 same completion text -> PASS" in result.output
+    assert lines[-1].startswith("fixed/bad throughput ratio: ") and float(lines[-1].split(": ")[1]) > 0
+    assert "8/8 same JSON shape, 8/8 same completion text as the bad server's -> PASS" in result.output
     assert "injected into the bad file to make it runnable: app = FastAPI()" in result.output
+    assert "vs its autofix (1 x VLL101)" in result.output
     data = json.loads(out_json.read_text())
-    assert data["bad"]["ok"] == data["fixed"]["ok"] == 8
+    assert data["passed"] and data["fixed_over_bad_throughput"] > 0
+    [run] = data["runs"]
+    assert run["fixes_applied"] == {"VLL101": 1} and run["fixed_by"] == "vllm-lint check --fix --unsafe-fixes"
+    assert "+async def chat(prompt: str):" in run["autofix_diff"] and "AsyncLLMEngine" in run["autofix_diff"]
+    assert run["model_names_replaced"] == ["meta-llama/Llama-3.1-8B-Instruct"]
     # tokens counted by the servers themselves: the same greedy tokens on both sides
-    assert data["bad"]["tokens_counted_by"] == data["fixed"]["tokens_counted_by"] == "server"
-    assert 0 < data["bad"]["tokens"] == data["fixed"]["tokens"] <= 8 * 16
-    assert data["comparison"]["passed"] and data["fixed_over_bad_throughput"] > 0
-    assert data["endpoint"] == "POST /chat with 'prompt' in the query string"
-    assert not plot.exists()
+    assert run["bad"]["ok"] == run["fixed"]["ok"] == run["bad_one_at_a_time"]["ok"] == 8
+    assert run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server"
+    assert 0 < run["bad"]["tokens"] == run["fixed"]["tokens"] <= 8 * 16
+    assert run["comparison"]["passed"] and run["bad_under_load_vs_one_at_a_time"]["passed"]
+    assert run["endpoint"] == "POST /chat with 'prompt' in the query string"
+    assert set(run["sweep"]) == {"1", "4", "16", "64"}
+    assert all(run["sweep"][level][role]["ok"] > 0 for level in run["sweep"] for role in ("bad", "fixed"))
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_validate_with_the_autofixer(tiny_model_dir, tmp_path):
-    """The same harness with the fixed file made by `vllm-lint check --fix --unsafe-fixes`."""
-    require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "libcst", what="the validation harness")
-    probe = tmp_path / "probe.py"
-    shutil.copyfile(_bad_server(), probe)
-    subprocess.run([sys.executable, "-m", "vllm_lint", "check", "--fix", "--unsafe-fixes", "--exit-zero",
-                    probe.name], cwd=tmp_path, capture_output=True, timeout=300)
-    if probe.read_text() == _bad_server().read_text():
-        pytest.xfail("the autofixer does not rewrite this server yet (VLL101 fix)")
-    from click.testing import CliRunner
+def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
+    """`vllm-lint validate` with no file: the bad example servers of VLL101 and VLL103, each fixed by us."""
+    require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "psutil", what="the validation harness")
+    from vllm_lint.reference.validate import rule_cases
 
-    from vllm_lint.reference.cli import validate
-
-    result = CliRunner().invoke(validate, [
-        str(_bad_server()), "--model", str(tiny_model_dir), "--concurrency", "4", "--requests", "8",
-        "--max-tokens", "16", "--keep", str(tmp_path / "work")])
-    assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1].startswith("fixed/bad throughput ratio: ")
+    expected = [case.name for case in rule_cases()]
+    out_json = tmp_path / "numbers.json"
+    result, logs = _validate(["--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)], tmp_path)
+    assert result.exit_code == 0, result.output + logs
+    data = json.loads(out_json.read_text())
+    assert [run["name"] for run in data["runs"]] == expected and not data["failed"] and data["passed"]
+    for run in data["runs"]:
+        assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 8, run["name"]
+        assert run["fixed"]["ok"] == 8 and run["fixed"]["tokens"] > 0, run["name"]
+        assert set(run["fixes_applied"]) & {"VLL101", "VLL103"}, run["name"]
+    assert f"{len(expected)} servers validated, 0 failed to run, 0 skipped -> PASS" in result.output
+    assert result.output.strip().splitlines()[-1] == f"fixed/bad throughput ratio: {data['fixed_over_bad_throughput']:.2f}"

@@ -13,6 +13,20 @@ from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, deco
 
 from .conftest import FIXTURES, SEED_BAD_SERVER, require_modules
 
+SEEDS = SEED_BAD_SERVER.parent
+
+
+def _bad_server():
+    return SEED_BAD_SERVER if SEED_BAD_SERVER.exists() else FIXTURES / "bad_pipeline_server.py"
+
+
+def _model_dir(tmp_path, context=1024):
+    """A model directory as far as the harness's preparation reads it: its config's context length."""
+    model = tmp_path / "tiny model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"max_position_embeddings": context}))
+    return model
+
 
 def test_make_runnable_injects_app_and_imports():
     source = '"""Doc."""\nfrom __future__ import annotations\n@app.post("/x")\ndef x():\n    return uuid.uuid4().hex\n'
@@ -26,7 +40,9 @@ def test_make_runnable_injects_app_and_imports():
 
 
 def test_make_runnable_leaves_complete_files_alone():
-    source = (FIXTURES / "fixed_pipeline_server.py").read_text()
+    from vllm_lint.rulebook import load_rules
+
+    source = load_rules()["VLL101"].bad_examples[0].fixed
     assert harness.make_runnable(source) == (source, [])
 
 
@@ -41,20 +57,108 @@ def test_seed_bad_server_gets_an_app():
     assert new.index("app = _VllmLintFastAPI()") < first_use
 
 
-def test_prepare_sources_copies_and_reports(tmp_path):
+def test_prepare_case_fixes_with_our_own_fixer(tmp_path):
+    model = _model_dir(tmp_path)
     notes = []
-    bad, fixed, diff = harness.prepare_sources(FIXTURES / "bad_pipeline_server.py",
-                                               FIXTURES / "fixed_pipeline_server.py", tmp_path / "w", notes.append)
-    assert diff is None and bad.injected and not fixed.injected
-    assert "app = _VllmLintFastAPI()" in bad.path.read_text()
-    assert fixed.path.read_text() == (FIXTURES / "fixed_pipeline_server.py").read_text()
-    assert notes == ["bad: injected app = FastAPI() (the file uses @app routes but never creates app)"]
+    case = harness.file_cases([_bad_server()])[0]
+    prepared = harness.prepare_case(case, model, tmp_path / "w", notes.append)
+    bad, fixed = prepared.bad.path.read_text(), prepared.fixed.path.read_text()
+    # the hub model is replaced by the local one in both files, before the fix
+    assert prepared.model_names == ["meta-llama/Llama-3.1-8B-Instruct"]
+    assert "meta-llama" not in bad + fixed and bad.count(f'"{model}"') == fixed.count(f'"{model}"') == 1
+    # the fixed file is what `check --fix --unsafe-fixes` makes of it, with the model's context as the setting
+    assert prepared.applied == {"VLL101": 1}
+    assert "AsyncLLMEngine.from_engine_args(" in fixed and "max_model_len=1024" in fixed
+    assert "async def chat(prompt: str):" in fixed and "transformers" not in fixed
+    assert prepared.diff.startswith("--- bad\n+++ fixed\n")
+    # the snippet forgot `app = FastAPI()`: the bad copy gets one injected, the fix creates its own
+    assert prepared.bad.injected == ["app = FastAPI() (the file uses @app routes but never creates app)"]
+    assert prepared.fixed.injected == [] and "app = FastAPI(lifespan=lifespan)" in fixed
+    assert any("fixed 1 x VLL101" in n for n in notes) and any("model meta-llama" in n for n in notes)
+    compile(bad, "bad", "exec")
+    compile(fixed, "fixed", "exec")
+
+
+def test_prepare_case_with_a_given_fixed_file(tmp_path):
+    model = _model_dir(tmp_path)
+    case = harness.file_cases([_bad_server()])[0]
+    own = tmp_path / "own_fix.py"
+    own.write_text(harness.prepare_case(case, model, tmp_path / "a", lambda _: None).fixed.path.read_text())
+    prepared = harness.prepare_case(case, model, tmp_path / "b", lambda _: None, fixed=own)
+    assert prepared.diff is None and prepared.applied == {}
+    assert prepared.fixed.path.read_text() == own.read_text()
     broken = tmp_path / "broken.py"
     broken.write_text("def x(:\n")
     with pytest.raises(harness.ValidationError, match="fixed file does not parse"):
-        harness.prepare_sources(FIXTURES / "bad_pipeline_server.py", broken, tmp_path / "w2", notes.append)
+        harness.prepare_case(case, model, tmp_path / "c", lambda _: None, fixed=broken)
 
 
+def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
+    """Every rule example whose `fixed` is an AsyncLLMEngine server; our fixer makes exactly that `fixed`
+    (model aside) from the bad example, so the servers validate runs are the rule files' own."""
+    from vllm_lint.rulebook import load_rules
+
+    cases = harness.rule_cases()
+    codes = {case.name.split()[0] for case in cases}
+    assert {"VLL101", "VLL103"} <= codes
+    assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
+    model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
+    for case in cases:
+        code, _, number = case.name.split()
+        example = load_rules()[code].examples[int(number) - 1]
+        prepared = harness.prepare_case(case, model, tmp_path / "w", lambda _: None)
+        expected, _ = harness.make_runnable(harness.point_at_model(example.fixed, model)[0])
+        assert prepared.fixed.path.read_text() == expected, case.name
+        assert code in prepared.applied
+    assert [c.name for c in harness.rule_cases(("vll103",))] == [c.name for c in cases if c.name.startswith("VLL103")]
+    with pytest.raises(harness.ValidationError, match="unknown rule"):
+        harness.rule_cases(("VLL999",))
+    with pytest.raises(harness.ValidationError, match="no example of VLL201"):
+        harness.rule_cases(("VLL201",))
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="shared/ seeds not beside the repository")
+def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):
+    model = _model_dir(tmp_path)
+    cases = harness.file_cases([SEEDS])
+    assert SEED_BAD_SERVER.name in {c.name for c in cases} and not any(c.explicit for c in cases)
+    rewritten, skipped = [], []
+    for case in cases:
+        try:
+            harness.prepare_case(case, model, tmp_path / "w", lambda _: None)
+            rewritten.append(case.name)
+        except harness.NotARewrite as exc:
+            skipped.append((case.name, str(exc)))
+    assert rewritten == [SEED_BAD_SERVER.name]
+    # a server already on AsyncLLMEngine gets other fixes, but is no rewrite
+    assert any(name == "000_good_async_engine_server.py" and "do not rewrite it" in why for name, why in skipped)
+
+
+def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
+    clean = tmp_path / "clean.py"
+    clean.write_text("print('hello')\n")
+    [case] = harness.file_cases([clean])
+    with pytest.raises(harness.NotARewrite, match="changed nothing"):
+        harness.prepare_case(case, tmp_path / "m", tmp_path / "w", lambda _: None)
+
+
+@pytest.mark.parametrize("source, names", [
+    ('pipe = pipeline("text-generation", model="gpt2", device="cuda:0")\n', ["gpt2"]),
+    ('pipe = transformers.pipeline("text-generation", "gpt2")\n', ["gpt2"]),
+    ('llm = LLM("Qwen/Qwen2.5-0.5B-Instruct", max_model_len=4096)\n', ["Qwen/Qwen2.5-0.5B-Instruct"]),
+    ('MODEL = "org/m"\nargs = AsyncEngineArgs(model=MODEL, tokenizer="org/tok")\n', ["org/m", "org/tok"]),
+    ('tok = AutoTokenizer.from_pretrained("gpt2")  # é\nm = "é"; x = LLM(model="m")\n', ["gpt2", "m"]),
+    ('llm = LLM(model=os.environ["MODEL"])\n', []),
+])
+def test_point_at_model(tmp_path, source, names):
+    model = tmp_path / "local"
+    new, replaced = harness.point_at_model(source, model)
+    assert replaced == sorted(names)
+    ast.parse(new)
+    assert new.count(f'"{model}"') == len(names)
+    if not names:
+        assert new == source
+    assert "é" in new or "é" not in source  # byte offsets handled on non-ASCII lines
 def _openapi_query():
     return {"paths": {"/health": {"get": {}}, "/chat": {"post": {"parameters": [
         {"name": "prompt", "in": "query", "required": True, "schema": {"type": "string"}}]}}}}
@@ -177,33 +281,61 @@ def test_loadgen_accepts_loopback(url):
     check_loopback(url)
 
 
-def _report(bad_tps_tokens=100, fixed_tokens=400):
+def _report(tmp_path, name="VLL101 example 1", bad_tokens=100, fixed_tokens=400):
     p = harness.prompt_for
     bad = LoadResult(4, 1, 1.0, [_rec(0, p(0) + "x")])
-    bad.records[0].tokens = bad_tps_tokens
+    bad.records[0].tokens = bad_tokens
     fixed = LoadResult(4, 1, 1.0, [_rec(0, p(0) + "x")])
     fixed.records[0].tokens = fixed_tokens
-    opts = harness.Options(bad=FIXTURES / "bad_pipeline_server.py", fixed=None, model=FIXTURES,
-                           concurrency=4, requests=1, sweep=(1, 4))
-    return harness.Report(opts, harness.Endpoint("/chat", "prompt", "query"), {"bad": bad, "fixed": fixed},
+    case = harness.Case(name, "source", f"rules/{name.split()[0]}.yaml, example 1", explicit=False)
+    prepared = harness.PreparedCase(case, harness.PreparedSource("bad", tmp_path / "b.py", ["app = FastAPI()"]),
+                                    harness.PreparedSource("fixed", tmp_path / "f.py"), "diff", {"VLL101": 1},
+                                    ["gpt2"])
+    opts = harness.Options(cases=[case], model=tmp_path / "tiny-model-M", concurrency=4, requests=1, sweep=(1, 4))
+    return harness.Report(opts, prepared, harness.Endpoint("/chat", "prompt", "query"), {"bad": bad, "fixed": fixed},
                           {"bad": {1: bad, 4: bad}, "fixed": {1: fixed, 4: fixed}},
-                          harness.compare(bad, fixed, p), {"bad": ["app = FastAPI()"], "fixed": []},
-                          {"bad": 1.0, "fixed": 2.0}, None)
+                          harness.compare(bad, fixed, p), {"bad": 1.0, "fixed": 2.0}, bad,
+                          harness.compare(bad, bad, p))
 
 
 def test_summary_ends_with_ratio_and_json_is_serialisable(tmp_path):
-    report = _report()
-    summary = harness.format_summary(report)
+    report = _report(tmp_path)
+    validation = harness.Validation(report.options, [report])
+    summary = harness.format_summary(validation)
     assert summary.splitlines()[-1] == "fixed/bad throughput ratio: 4.00"
-    assert "PASS" in summary and "injected into the bad file" in summary
-    data = json.loads(json.dumps(report.as_dict()))
-    assert data["fixed_over_bad_throughput"] == 4.0 and set(data["sweep"]) == {"1", "4"}
+    assert "PASS" in summary and "injected into the bad file" in summary and "(1 x VLL101)" in summary
+    data = json.loads(json.dumps(validation.as_dict()))
+    assert data["passed"] and data["fixed_over_bad_throughput"] == 4.0
+    [run] = data["runs"]
+    assert run["fixed_over_bad_throughput"] == 4.0 and set(run["sweep"]) == {"1", "4"}
+    assert run["fixes_applied"] == {"VLL101": 1} and run["fixed_by"] == "vllm-lint check --fix --unsafe-fixes"
+
+
+def test_summary_of_several_ends_with_the_lowest_ratio(tmp_path):
+    first, second = _report(tmp_path), _report(tmp_path, "VLL103 example 1", fixed_tokens=1200)
+    case = harness.Case("x.py", "", "x.py")
+    validation = harness.Validation(first.options, [first, second], skipped=[(case, "no rewrite")])
+    summary = harness.format_summary(validation).splitlines()
+    assert summary[-1] == "fixed/bad throughput ratio: 4.00"
+    assert "VLL103 example 1: fixed/bad throughput ratio 12.00" in summary
+    assert "skipped: x.py: no rewrite" in summary and validation.passed
+    # a bad server that generated nothing under load (it hung) has no finite ratio: not the lowest
+    hung = _report(tmp_path, "VLL103 example 3", bad_tokens=0)
+    validation.reports.append(hung)
+    summary = harness.format_summary(validation).splitlines()
+    assert hung.ratio is None and validation.ratio == 4.0 and summary[-1] == "fixed/bad throughput ratio: 4.00"
+    assert "VLL103 example 3: fixed/bad throughput ratio n/a (the bad server generated nothing under load)" in summary
+    validation.failed.append((harness.Case("y.py", "", "y.py"), "the bad server exited with 1:\nlog"))
+    summary = harness.format_summary(validation)
+    assert not validation.passed and "FAILED: y.py: the bad server exited with 1:" in summary
+    assert "FAIL (did not run)" in summary
 
 
 def test_plot_is_a_png(tmp_path):
     require_modules("matplotlib", what="the plot")
     out = tmp_path / "plot.png"
-    harness.write_plot(_report(), out)
+    first = _report(tmp_path)
+    harness.write_plot(harness.Validation(first.options, [first, _report(tmp_path, "VLL103 example 1")]), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

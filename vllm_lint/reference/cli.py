@@ -112,15 +112,20 @@ def make_tiny_model(directory: Path, size: str, seed: int) -> None:
 
 
 @click.command("validate")
-@click.argument("bad_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("bad_files", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--rule", "rules", multiple=True, metavar="CODE",
+              help="Validate this rule's bad example servers (repeatable) [default, with no BAD_FILES: every "
+                   "rule whose fix rewrites a server].")
 @click.option("--fixed", "fixed_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="Use this fixed file instead of running the autofixer on BAD_FILE.")
+              default=None, help="With one BAD_FILE: compare against this fixed file instead of the autofixer's.")
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Local model directory both servers load [default: a tiny model built in the cache].")
 @click.option("--size", type=click.Choice(["S", "M", "L"], case_sensitive=False), default="M", show_default=True,
               help="Tiny model size when --model is not given.")
 @click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1, 256))
-@click.option("--requests", default=32, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--requests", default=None, type=click.IntRange(1, 10_000),
+              help="Requests per load run [default: 4 x --concurrency, at least 8: a few rounds, so that the "
+                   "figures are past the start of the run].")
 @click.option("--max-tokens", default=64, show_default=True, type=click.IntRange(1, 4096),
               help="New tokens per request on both servers (decoding is greedy).")
 @click.option("--timeout", default=300.0, show_default=True, type=float, help="Seconds per request.")
@@ -135,45 +140,61 @@ def make_tiny_model(directory: Path, size: str, seed: int) -> None:
 @click.option("--prompt-in", type=click.Choice(["query", "json"]), default="query", show_default=True,
               help="With --endpoint: send the prompt in the query string or a JSON body.")
 @click.option("--kv-cache-memory", "kv_cache_bytes", default="256MiB", show_default=True, type=BYTES,
-              help="KV cache of the fixed (vLLM) server on CPU.")
+              help="KV cache of a vLLM server on CPU.")
 @click.option("--max-num-seqs", default=16, show_default=True, type=int,
-              help="Batch size of the fixed (vLLM) server on CPU.")
+              help="Batch size of a vLLM server on CPU.")
 @click.option("--keep", "keep_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the prepared files and server logs in this directory.")
-def validate(bad_file: Path, fixed_file: Path | None, model: Path | None, size: str, concurrency: int,
-             requests: int, max_tokens: int, timeout: float, max_seconds: float, json_path: Path | None,
-             plot_path: Path | None, endpoint: str | None, prompt_field: str, prompt_in: str,
-             kv_cache_bytes: int, max_num_seqs: int, keep_dir: Path | None) -> None:
-    """Run BAD_FILE and its autofix side by side on a local model and compare answers and speed.
+def validate(bad_files: tuple[Path, ...], rules: tuple[str, ...], fixed_file: Path | None, model: Path | None,
+             size: str, concurrency: int, requests: int | None, max_tokens: int, timeout: float, max_seconds: float,
+             json_path: Path | None, plot_path: Path | None, endpoint: str | None, prompt_field: str,
+             prompt_in: str, kv_cache_bytes: int, max_num_seqs: int, keep_dir: Path | None) -> None:
+    """Run bad servers and their autofix side by side on a local model; compare answers and speed.
 
-    Both servers get the same prompts (greedy, --max-tokens new tokens); each fixed response must have the
-    bad response's JSON shape and completion text. Exits 1 when they differ.
+    BAD_FILES are server files (a folder: each of its .py files the autofixer rewrites into a server); with
+    none, the bad example servers of the rules whose fix rewrites a server (VLL101, VLL103). The fixed
+    version is what `vllm-lint check --fix --unsafe-fixes` makes of each, after the model it names is
+    pointed at the local model. Both servers get the same prompts (greedy, --max-tokens new tokens); each
+    fixed response must have the bad response's JSON shape and completion text. Exits 1 when any differs
+    or a server cannot be run. The summary ends with `fixed/bad throughput ratio: X.XX` (the lowest).
     """
     from vllm_lint.reference import validate as harness
     from vllm_lint.reference.tiny_model import ensure
 
+    if fixed_file is not None and (len(bad_files) != 1 or bad_files[0].is_dir() or rules):
+        raise click.UsageError("--fixed goes with exactly one BAD_FILE (and no --rule)")
+    try:
+        cases = harness.file_cases(list(bad_files))
+        if rules or not bad_files:
+            cases += harness.rule_cases(tuple(rules))
+    except harness.ValidationError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if not cases:
+        raise click.UsageError("no server to validate (a folder without .py files?)")
     if model is None:
         model = default_model_dir(size.upper())
         click.echo(f"model: tiny model {size.upper()} in {model}", err=True)
         ensure(model, size.upper())
+    if requests is None:
+        requests = max(8, 4 * concurrency)
     options = harness.Options(
-        bad=bad_file, fixed=fixed_file, model=model.resolve(), concurrency=concurrency, requests=requests,
+        cases=cases, fixed=fixed_file, model=model.resolve(), concurrency=concurrency, requests=requests,
         max_tokens=max_tokens, timeout=timeout, max_seconds=max_seconds,
         sweep=harness.SWEEP_LEVELS if plot_path else (), workdir=keep_dir,
         endpoint=harness.Endpoint(endpoint, prompt_field, prompt_in) if endpoint else None,
         kv_cache_bytes=kv_cache_bytes, max_num_seqs=max_num_seqs)
     try:
-        report = harness.run_validation(options, progress=lambda msg: click.echo(msg, err=True))
+        result = harness.run_validation(options, progress=lambda msg: click.echo(msg, err=True))
     except harness.ValidationError as exc:
         raise click.ClickException(str(exc)) from exc
     if json_path:
-        json_path.write_text(json.dumps(report.as_dict(), indent=2) + "\n")
+        json_path.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
         click.echo(f"numbers written to {json_path}", err=True)
-    if plot_path:
-        harness.write_plot(report, plot_path)
+    if plot_path and result.reports:
+        harness.write_plot(result, plot_path)
         click.echo(f"plot written to {plot_path}", err=True)
-    click.echo(harness.format_summary(report))
-    if not report.comparison.passed:
+    click.echo(harness.format_summary(result))
+    if not result.passed:
         raise SystemExit(1)
 
 

@@ -13,7 +13,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   ``max_model_len`` is capped at the model's context; on the CPU backend ``kv_cache_memory_bytes``,
   ``dtype=float32``, ``enforce_eager`` and ``tensor_parallel_size=1`` are set so it starts on a laptop.
 * ``AsyncLLMEngine.generate(prompt, sampling_params, ...)``: the sampling params become greedy
-  (``temperature=0``) with ``max_tokens=--max-tokens``, keeping the caller's ``output_kind``.
+  (``temperature=0``) with ``max_tokens=--max-tokens``, keeping the caller's ``output_kind``; the same for
+  the offline ``LLM.generate(prompts, sampling_params)`` a bad server may call.
 
 Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__/generated_tokens``
 (left out of the OpenAPI schema) so that tokens/s is measured exactly.
@@ -180,6 +181,25 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
             yield output
 
     AsyncLLM.generate = generate
+
+    # The offline LLM class, which a bad server may use (VLL103): the same greedy decoding, counted.
+    from vllm import LLM
+
+    original_llm_generate = LLM.generate
+    llm_signature = inspect.signature(original_llm_generate)
+
+    def llm_generate(self, *args, **kwargs):
+        bound = llm_signature.bind(self, *args, **kwargs)
+        params = bound.arguments.get("sampling_params")
+        greedy = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+        bound.arguments["sampling_params"] = (
+            [SamplingParams(max_tokens=max_tokens, temperature=0.0) for _ in params]
+            if isinstance(params, (list, tuple)) else greedy)
+        outputs = original_llm_generate(*bound.args, **bound.kwargs)
+        COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
+        return outputs
+
+    LLM.generate = llm_generate
 
 
 def load_app(path: Path):
