@@ -15,7 +15,7 @@ from .conftest import FIXTURES, SEED_BAD_SERVER, require_modules
 
 pytestmark = pytest.mark.slow
 
-LOAD = ["--concurrency", "4", "--requests", "8", "--max-tokens", "16", "--timeout", "120", "--max-seconds", "240"]
+LOAD = ["--concurrency", "4", "--requests", "8", "--max-tokens", "16", "--timeout", "60", "--max-seconds", "180"]
 
 
 def _bad_server():
