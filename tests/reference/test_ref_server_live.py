@@ -63,6 +63,13 @@ def test_completion_non_streaming_and_streaming_agree(client):
     assert chunks[-1].choices[0].finish_reason == choice.finish_reason
 
 
+def test_ignore_eos_generates_exactly_max_tokens(client):
+    """vLLM's `ignore_eos` extension (through the OpenAI client's extra_body): exactly max_tokens tokens."""
+    full = client.completions.create(model="tiny", prompt="Stop.", max_tokens=200, temperature=0,
+                                     extra_body={"ignore_eos": True})
+    assert full.usage.completion_tokens == 200 and full.choices[0].finish_reason == "length"
+
+
 def test_chat_non_streaming_and_streaming_agree(client):
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]
     full = client.chat.completions.create(model="tiny", messages=messages, max_tokens=10, temperature=0)
@@ -174,16 +181,20 @@ def test_in_flight_limit_returns_429(reference_server):
     """Beyond --max-in-flight the server answers 429 at once instead of queueing without bound."""
     import httpx
 
-    long = {"prompt": "Go on.", "max_tokens": MAX_MODEL_LEN - 20, "stream": True, "temperature": 0}
+    # ignore_eos: every stream runs its ~1,000 tokens (seconds), whatever the random weights make of the prompt
+    long = {"prompt": "Go on.", "max_tokens": MAX_MODEL_LEN - 20, "stream": True, "temperature": 0,
+            "ignore_eos": True}
 
     async def go():
         async with httpx.AsyncClient(base_url=reference_server.base_url, headers=reference_server.headers,
                                      trust_env=False, timeout=30,
                                      limits=httpx.Limits(max_connections=MAX_IN_FLIGHT + 2)) as c:
             streams = [c.stream("POST", "/v1/completions", json=long) for _ in range(MAX_IN_FLIGHT)]
-            opened = [await s.__aenter__() for s in streams]
+            opened = await asyncio.gather(*(s.__aenter__() for s in streams))  # all at once
             try:
                 assert all(r.status_code == 200 for r in opened)
+                health = (await c.get("/health")).json()
+                assert health["requests_in_flight"] == MAX_IN_FLIGHT, health
                 extra = await c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
                 assert extra.status_code == 429, extra.text
                 assert extra.headers.get("retry-after")

@@ -65,6 +65,7 @@ class _SamplingFields(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = None
+    ignore_eos: bool = False  # vLLM's extension: generate exactly max_tokens (benchmarks, tests)
 
 
 class CompletionRequest(_SamplingFields):
@@ -534,6 +535,7 @@ def make_sampling_params(body: _SamplingFields, max_tokens: int, stream: bool):
         seed=body.seed,
         presence_penalty=body.presence_penalty,
         frequency_penalty=body.frequency_penalty,
+        ignore_eos=body.ignore_eos,
         output_kind=RequestOutputKind.DELTA if stream else RequestOutputKind.FINAL_ONLY,
     )
 
