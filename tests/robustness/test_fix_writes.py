@@ -154,8 +154,11 @@ def test_polite_signal_while_writing_leaves_no_temp_file(tmp_path, signum):
 
 def test_ctrl_c_exit_code_is_130(tmp_path):
     (tmp_path / "README.md").write_bytes(README)
+    # A shell runs background jobs with SIGINT ignored, and children inherit that (CI scripts often do):
+    # give the child the default disposition a terminal would, so that Python installs its Ctrl-C handler.
     proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=tmp_path, env=cli_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_temp_file(tmp_path, proc, limit=20)
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=60)
