@@ -249,18 +249,11 @@ def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptio
 
 def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None = None) -> FileResult:
     """Lint one file (or ``data`` read for it); an internal error becomes a VLL000 for that file, never a traceback."""
-    from vllm_lint.surfaces import parse_error
+    from vllm_lint.runner import guarded, lint_bytes
 
-    try:
-        if data is not None:
-            from vllm_lint.runner import lint_bytes
-
-            return lint_bytes(path, str(path), data, surface, options)
-        return lint_file(path, surface, options)
-    except RecursionError:
-        return FileResult(str(path), [parse_error(str(path), "the file is nested too deeply to analyse")])
-    except Exception as exc:  # noqa: BLE001 - one bad file must not take the run down
-        return FileResult(str(path), [parse_error(str(path), f"internal error while linting: {type(exc).__name__}: {exc}")])
+    if data is not None:
+        return guarded(str(path), lambda: lint_bytes(path, str(path), data, surface, options))
+    return guarded(str(path), lambda: lint_file(path, surface, options))
 
 
 def _check_stdin(request: CheckRequest, options: RunOptions, out: TextIO) -> int:

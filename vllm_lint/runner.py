@@ -318,6 +318,19 @@ def _suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
     return False
 
 
+def guarded(shown: str, lint: Callable[[], FileResult]) -> FileResult:
+    """Run ``lint`` for one file; an internal error becomes a VLL000 for that file, never a traceback.
+    ``NeedsParsing`` passes through: it is a request, not an error."""
+    try:
+        return lint()
+    except NeedsParsing:
+        raise
+    except RecursionError:
+        return FileResult(shown, [parse_error(shown, "the file is nested too deeply to analyse")])
+    except Exception as exc:  # noqa: BLE001 - one bad file must not take the run down
+        return FileResult(shown, [parse_error(shown, f"internal error while linting: {type(exc).__name__}: {exc}")])
+
+
 def lint_file(
     path: Path,
     surface: Surface | None,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vllm_lint.runner import FileResult, NeedsParsing, RunOptions, lint_file
+from vllm_lint.runner import FileResult, NeedsParsing, RunOptions, guarded, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces, parse_error
 
 if TYPE_CHECKING:
@@ -96,14 +96,9 @@ def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, all
             before_parse()
 
     try:
-        return lint_file(task.path, surface, options, before_parse=gate)
+        return guarded(str(task.path), lambda: lint_file(task.path, surface, options, before_parse=gate))
     except NeedsParsing:
         return None
-    except RecursionError:
-        return FileResult(str(task.path), [parse_error(str(task.path), "the file is nested too deeply to analyse")])
-    except Exception as exc:  # noqa: BLE001 - one bad file must not take the run down
-        message = f"internal error while linting: {type(exc).__name__}: {exc}"
-        return FileResult(str(task.path), [parse_error(str(task.path), message)])
 
 
 # -- the child side ------------------------------------------------------------------------------

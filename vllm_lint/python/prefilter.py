@@ -202,10 +202,6 @@ def _launch_in_command_line(raw: bytes) -> bool:
     )
 
 
-def _engine_instance_attribute(data: bytes, path: Path) -> bool:
-    """VLL303 on attributes of engines built by ``from_engine_args`` (semantics.produced_by)."""
-    return b"from_engine_args" in data and not _instance_reads_fine(data, _ENGINE_BINDING, _ENGINE_CLASSES)
-
 
 _LEGACY_ENGINE = (
     _re(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
@@ -268,7 +264,6 @@ _CONDITIONS = (
     _Condition(frozenset({"VLL103"}), _offline_llm_in_server),
     _Condition(frozenset({"VLL105"}), _multi_worker),
     _Condition(_LAUNCH_CODES | {"VLL303"}, _engine_launch),
-    _Condition(frozenset({"VLL303"}), _engine_instance_attribute),
     _Condition(frozenset({"VLL501"}), _legacy_engine_import),
     _Condition(frozenset({"VLL502"}), _fastapi_tuple_return),
     _Condition(frozenset({"VLL503"}), _startup_hook),
@@ -292,6 +287,10 @@ def _may_match(code: bytes, raw: bytes, path: Path, enabled: frozenset[str], api
         return True
     if _SAMPLING_CODES & enabled and _SAMPLING.may_be_called(code):
         if not _sampling_calls_fine(code, api_loader()):
+            return True
+    if "VLL303" in enabled and b"from_engine_args" in code:
+        # VLL303 on attributes of engines built by ``from_engine_args`` (semantics.produced_by).
+        if not _instance_reads_fine(code, _ENGINE_BINDING, _ENGINE_CLASSES, api_loader()):
             return True
     if "VLL303" in enabled and b"vllm" in code:
         return not _vllm_names_all_known(code, api_loader())
@@ -382,12 +381,8 @@ class _Binding:
             yield target.group(1) if target else None
 
 
-def _binding(producer: bytes) -> _Binding:
-    return _Binding(producer)
-
-
-_SAMPLING_BINDING = _binding(b"SamplingParams")
-_ENGINE_BINDING = _binding(b"from_engine_args")
+_SAMPLING_BINDING = _Binding(b"SamplingParams")
+_ENGINE_BINDING = _Binding(b"from_engine_args")
 _ENGINE_CLASSES = ("vllm.AsyncLLMEngine", "vllm.LLMEngine")
 
 
@@ -403,12 +398,8 @@ def _shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str]
     return _attribute_sets[key]
 
 
-def _instance_reads_fine(code: bytes, binding: _Binding, classes: tuple[str, ...], api: VllmApi | None = None) -> bool:
+def _instance_reads_fine(code: bytes, binding: _Binding, classes: tuple[str, ...], api: VllmApi) -> bool:
     """Every ``name.attr`` read on a name bound to an instance of ``classes`` is an attribute all of them have."""
-    if api is None:
-        from vllm_lint.vllm_api import load_api
-
-        api = load_api(None)
     attributes = _shared_attributes(api, classes)
     if attributes is None:
         return False
