@@ -50,7 +50,6 @@ class FixOutcome:
     fixed: bytes
     applied: Counter = field(default_factory=Counter)
     remaining: list[Diagnostic] = field(default_factory=list)
-    warning: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -81,17 +80,6 @@ def _parses(surface: Surface, text: str) -> bool:
     return True
 
 
-def _round_trips(surface: Surface, text: str) -> bool:
-    if surface.name != "python":
-        return True
-    from vllm_lint.python.checker import SyntaxProblem, parse
-
-    try:
-        return parse(text).code == text
-    except SyntaxProblem:
-        return False
-
-
 def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, policy: FixPolicy) -> FixOutcome:
     outcome = FixOutcome(path, data, data)
     try:
@@ -101,13 +89,6 @@ def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, po
         return outcome
     text = source.text
     diagnostics = lint_bytes(path, str(path), data, surface, options).diagnostics
-    if any(policy.allows(d) for d in diagnostics) and not _round_trips(surface, text):
-        # Fix edits are offsets in LibCST's rendering of the file; when that is not the file
-        # byte for byte (LibCST drops a form feed that starts a line), they would land in the
-        # wrong place. Leave such a file alone.
-        outcome.remaining = diagnostics
-        outcome.warning = f"{path}: not fixed: LibCST does not reproduce this file exactly (a form feed at a line start?)"
-        return outcome
     rejected: set[tuple] = set()
     for _ in range(MAX_FIXES_PER_FILE):
         if any(d.code == "VLL000" for d in diagnostics):

@@ -154,7 +154,7 @@ def test_disconnects_abort_requests_in_the_engine(reference_server):
     import httpx
 
     before = _wait_engine_idle(reference_server)["aborted_requests"]
-    long = {"prompt": "Tell me everything.", "max_tokens": MAX_MODEL_LEN - 20, "temperature": 0}
+    long = {"prompt": "Tell me everything.", "max_tokens": MAX_MODEL_LEN - 20, "temperature": 0, "ignore_eos": True}
 
     async def go():
         async with httpx.AsyncClient(base_url=reference_server.base_url, headers=reference_server.headers,

@@ -303,8 +303,8 @@ def test_fix_keeps_every_other_byte(tmp_path, invoke, name):
 
 
 def test_cr_only_line_endings_are_left_alone(tmp_path, invoke):
-    """Old-Mac ``\\r`` line endings: LibCST drops the last ``\\r`` when it renders the module, so the fixer,
-    which only fixes files LibCST reproduces exactly, leaves the file byte for byte as it was."""
+    """Old-Mac ``\\r`` line endings: statement edits find no line start to anchor on, and regenerating the
+    module would drop the last ``\\r`` (LibCST does), so no fix is made: the file stays byte for byte."""
     before = GOOD_PY.replace(b"\n", b"\r")
     (tmp_path / "cr.py").write_bytes(before)
     run = invoke("check", "--fix", "--unsafe-fixes", "--select", "VLL202", "--no-cache", "--output-format", "json",
@@ -314,16 +314,32 @@ def test_cr_only_line_endings_are_left_alone(tmp_path, invoke):
     assert run.returncode == 1
 
 
-def test_form_feed_file_is_left_alone_not_garbled(tmp_path, invoke):
-    """LibCST drops a form feed that starts a line; fix offsets computed on its rendering would land one
-    character off (this wrote ``gpu_memory_utilization=0.9, max_model_len=81928)``). Such a file is not fixed."""
-    before = b"from vllm import LLM\n\x0cllm = LLM(model='m', gpu_memory_utilization=0.98)\n"
-    (tmp_path / "ff.py").write_bytes(before)
+def test_form_feed_at_a_line_start_is_kept_and_the_fix_lands_where_it_belongs(tmp_path, invoke):
+    """LibCST drops a form feed that starts a line; fix offsets computed on its rendering landed one character
+    off (this once wrote ``gpu_memory_utilization=0.9, max_model_len=81928)``). Edits are placed in the file's
+    own text, after the form feed, which stays."""
+    (tmp_path / "ff.py").write_bytes(b"from vllm import LLM\n\x0cllm = LLM(model='m', gpu_memory_utilization=0.98)\n")
     run = invoke("check", "--fix", "--unsafe-fixes", "--no-cache", "--select", "VLL202,VLL203", "--output-format", "json",
                  "ff.py", cwd=tmp_path)
-    assert (tmp_path / "ff.py").read_bytes() == before
-    assert {f["code"] for f in run.findings()} == {"VLL202", "VLL203"}
-    assert run.returncode == 1
+    assert (tmp_path / "ff.py").read_bytes() == (
+        b"from vllm import LLM\n\x0cllm = LLM(model='m', gpu_memory_utilization=0.90, max_model_len=8192)\n")
+    assert run.findings() == []
+    assert run.returncode == 0
+
+
+def test_a_whole_module_rewrite_is_not_applied_where_it_would_drop_a_form_feed(tmp_path, invoke):
+    """The server rewrite regenerates the whole module, which would lose the form feed: file untouched."""
+    from vllm_lint.rulebook import load_rules
+
+    bad = next(e.clean_code for e in load_rules()["VLL101"].bad_examples if "FastAPI" in e.code)
+    plain, with_form_feed = tmp_path / "plain.py", tmp_path / "ff.py"
+    plain.write_text(bad)
+    with_form_feed.write_bytes(b"\x0c" + bad.encode())
+    run = invoke("check", "--fix", "--unsafe-fixes", "--no-cache", "--select", "VLL101", "--output-format", "json",
+                 "plain.py", "ff.py", cwd=tmp_path)
+    assert plain.read_text() != bad  # the same server without the form feed is rewritten
+    assert with_form_feed.read_bytes() == b"\x0c" + bad.encode()
+    assert {(f["filename"], f["code"]) for f in run.findings()} == {("ff.py", "VLL101")}
 
 
 def test_stale_temp_file_is_never_linted_or_fixed(tmp_path, invoke):

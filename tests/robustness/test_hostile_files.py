@@ -271,8 +271,6 @@ def test_fifo_without_suffix_does_not_hang_discovery(tmp_path):
     assert [p.name for p, _ in found] == ["good.py"]
 
 
-@pytest.mark.xfail(strict=True, reason="LibCST drops a form feed that starts a line (Module.code != source), so the "
-                                       "reported column on such a line is one short (python/checker positions)")
 def test_form_feed_at_line_start_column(tmp_path, invoke):
     (tmp_path / "ff.py").write_bytes(IMPORT + b"\x0c" + L + b"\n")
     run = invoke("check", "--no-cache", "--select", "VLL202", "--output-format", "json", "ff.py", cwd=tmp_path)

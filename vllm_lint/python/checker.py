@@ -43,9 +43,10 @@ def parse(text: str) -> cst.Module:
 class _Locator:
     """Positions and parents of nodes, computed once and only when a finding needs them."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self._module = module
+    def __init__(self, module: cst.Module, text: str) -> None:
+        self._module, self._text = module, text
         self._positions = None
+        self._shifts: dict[int, int] | None = None
         self._parents: dict[int, tuple[cst.CSTNode, str]] | None = None
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
@@ -54,10 +55,13 @@ class _Locator:
 
             wrapper = MetadataWrapper(self._module, unsafe_skip_copy=True)
             self._positions = wrapper.resolve(PositionProvider)
+        if self._shifts is None:
+            self._shifts = _dropped_form_feeds(self._module, self._text)
         code_range = self._positions[node]
+        start, end = code_range.start, code_range.end
         return (
-            Position(code_range.start.line, code_range.start.column + 1),
-            Position(code_range.end.line, code_range.end.column + 1),
+            Position(start.line, start.column + 1 + self._shifts.get(start.line, 0)),
+            Position(end.line, end.column + 1 + self._shifts.get(end.line, 0)),
         )
 
     def path_to(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, str | None]] | None:
@@ -81,9 +85,26 @@ class _Locator:
         # The code starts with the statement's own leading lines, at or before its first token's line.
         for start_line in range(line, max(0, line - 200), -1):
             offset = offsets[start_line - 1] if start_line - 1 < len(offsets) else None
-            if offset is not None and text.startswith(code, offset):
+            if offset is None:
+                continue
+            while text.startswith("\f", offset) and not code.startswith("\f"):
+                offset += 1  # a form feed LibCST dropped (see _dropped_form_feeds): keep it, edit after it
+            if text.startswith(code, offset):
                 return offset
         return None
+
+
+def _dropped_form_feeds(module: cst.Module, text: str) -> dict[int, int]:
+    """Column shifts, by line, for the form feeds LibCST drops from the start of a top-level statement's line
+    (its positions count the code it would print, which lacks them): a finding there must still point at
+    the column an editor shows."""
+    if "\f" not in text:
+        return {}
+    shifts = {}
+    for number, (source, printed) in enumerate(zip(text.split("\n"), module.code.split("\n")), start=1):
+        if source != printed and source.lstrip(" \t\f") == printed.lstrip(" \t\f"):
+            shifts[number] = len(source) - len(printed)
+    return shifts
 
 
 def _line_offsets(text: str) -> list[int]:
@@ -123,6 +144,8 @@ def _replaced_text(module: cst.Module, text: str, edit: NodeEdit, locator: _Loca
                 start = locator.statement_offset(text, module.body[index], old_code)
                 if start is not None:
                     return text[:start] + module.code_for_node(rebuilt.body[index]) + text[start + len(old_code) :]
+    if module.code != text:
+        return None  # regenerating the module would lose what LibCST does not keep (form feeds, a last \r)
     changed = module.deep_replace(edit.node, edit.replacement)
     return changed.code if isinstance(changed, cst.Module) else None
 
@@ -177,7 +200,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
                 findings.append(_from_launch(ctx, call, statement, launch_finding))
     if not findings:
         return []
-    locator = _Locator(module)
+    locator = _Locator(module, text)
     index = TextIndex(text)
     from vllm_lint.rulebook import load_rules
 

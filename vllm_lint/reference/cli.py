@@ -70,6 +70,8 @@ def default_model_dir(size: str) -> Path:
               help="Requests accepted at once; more get 429.")
 @click.option("--max-body", "max_body_bytes", default="1MiB", show_default=True, type=BYTES,
               help="Largest request body accepted; larger gets 413.")
+@click.option("--body-timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a client may take to send its request body; slower gets 408 and is closed.")
 @click.option("--default-max-tokens", default=16, show_default=True, type=int,
               help="max_tokens when a request gives none.")
 @click.option("--log-level", default="info", show_default=True,

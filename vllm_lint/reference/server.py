@@ -59,7 +59,7 @@ class _SamplingFields(BaseModel):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     n: int = 1
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # torch's int64, as vLLM's own server
     presence_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
     frequency_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
     stream: bool = False
@@ -113,14 +113,15 @@ def error_response(status: int, message: str, type_: str = "invalid_request_erro
 
 
 _STATUS_TYPES = {401: "authentication_error", 404: "not_found_error", 405: "invalid_request_error",
-                 413: "invalid_request_error", 429: "rate_limit_error", 503: "service_unavailable"}
+                 408: "invalid_request_error", 413: "invalid_request_error", 429: "rate_limit_error", 503: "service_unavailable"}
 
 
 class BodySizeLimit:
-    """ASGI middleware: refuse request bodies over ``limit`` bytes with 413 before the app reads them."""
+    """ASGI middleware: refuse request bodies over ``limit`` bytes with 413 before the app reads them, and
+    bodies not received within ``timeout`` seconds with 408 (a stalled upload would hold its socket forever)."""
 
-    def __init__(self, app, limit: int):
-        self.app, self.limit = app, limit
+    def __init__(self, app, limit: int, timeout: float = 30.0):
+        self.app, self.limit, self.timeout = app, limit, timeout
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -139,17 +140,22 @@ class BodySizeLimit:
                     return
         chunks: list[bytes] = []
         size, more = 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body = message.get("body", b"")
-            size += len(body)
-            if size > self.limit:
-                await too_big(scope, receive, send)
-                return
-            chunks.append(body)
-            more = message.get("more_body", False)
+        with anyio.move_on_after(self.timeout):
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                body = message.get("body", b"")
+                size += len(body)
+                if size > self.limit:
+                    await too_big(scope, receive, send)
+                    return
+                chunks.append(body)
+                more = message.get("more_body", False)
+        if more:
+            await error_response(408, f"the request body did not arrive within {self.timeout:g} s",
+                                 headers={"Connection": "close"})(scope, receive, send)
+            return
         replayed = False
 
         async def replay():
@@ -240,6 +246,7 @@ class ServerState:
         self.in_flight = InFlight(settings.max_in_flight)
         self.active: set[str] = set()
         self.aborted = 0  # requests aborted in the engine because their client went away
+        self.completed = 0  # requests the engine ran to their end
 
 
 async def watch_disconnect(request: Request) -> None:
@@ -288,7 +295,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
 
     app = FastAPI(title="vllm-lint reference server", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.reference = state
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError):
@@ -331,7 +338,8 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         except Exception as exc:  # EngineDeadError and friends
             return error_response(503, f"the engine is dead: {exc}", "service_unavailable")
         return JSONResponse({"status": "ok", "requests_in_flight": state.in_flight.count,
-                             "engine_requests": _engine_unfinished(engine), "aborted_requests": state.aborted})
+                             "engine_requests": _engine_unfinished(engine), "aborted_requests": state.aborted,
+                             "completed_requests": state.completed})
 
     @app.get("/v1/models")
     async def models(request: Request) -> Response:
@@ -349,7 +357,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         prompts = body.prompt if isinstance(body.prompt, list) else [body.prompt]
         if len(prompts) != 1:
             raise APIError(400, "exactly one prompt per request is supported", param="prompt")
-        prompt_ids = await tokenize(state.tokenizer, prompts[0], add_special_tokens=True)
+        prompt_ids = await tokenize(state.tokenizer, prompts[0], add_special_tokens=True, param="prompt")
         return await run_request(request, engine, body, prompt_ids, chat=False,
                                  max_tokens=body.max_tokens, param="max_tokens")
 
@@ -365,7 +373,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
             text = state.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         except Exception as exc:
             raise APIError(400, f"cannot apply the chat template: {exc}", param="messages") from exc
-        prompt_ids = await tokenize(state.tokenizer, text, add_special_tokens=False)
+        prompt_ids = await tokenize(state.tokenizer, text, add_special_tokens=False, param="messages")
         if body.max_completion_tokens is not None:
             max_tokens, param = body.max_completion_tokens, "max_completion_tokens"
         else:
@@ -428,7 +436,11 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         try:
             done, _ = await asyncio.wait({work, watcher}, return_when=asyncio.FIRST_COMPLETED)
             if work in done:
-                return work.result()
+                if work.exception() is not None:  # vLLM can keep a failed request in its output processor
+                    await abort_quietly(engine, request_id)
+                final = work.result()
+                state.completed += 1
+                return final
             logger.info("client disconnected: aborting %s", request_id)
             work.cancel()
             await abort_quietly(engine, request_id)
@@ -471,12 +483,13 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                     yield chunk(piece.text, None)
                 if output.finished:
                     finish_reason = piece.finish_reason
+            finished = True  # the engine is done with it: a client leaving now has nothing left to abort
+            state.completed += 1
             yield chunk(None, finish_reason or "stop")
             if include_usage:
                 yield sse({"id": request_id, "object": obj, "created": created, "model": settings.model_name,
                            "choices": [], "usage": usage(prompt_tokens, completion_tokens)})
             yield "data: [DONE]\n\n"
-            finished = True
         finally:
             if not finished:
                 logger.info("stream of %s ended early (client gone?): aborting it", request_id)
@@ -506,6 +519,8 @@ async def parse_body(request: Request, model: type[BaseModel]):
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise APIError(400, f"the request body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # a small body can still nest deeper than the parser's stack
+        raise APIError(400, "the request body is not valid JSON: it nests too deeply") from exc
     if not isinstance(data, dict):
         raise APIError(400, "the request body must be a JSON object")
     try:
@@ -516,28 +531,38 @@ async def parse_body(request: Request, model: type[BaseModel]):
         raise APIError(400, f"invalid field {where}: {first['msg']}", param=where) from exc
 
 
-async def tokenize(tokenizer, text: str, add_special_tokens: bool) -> list[int]:
+async def tokenize(tokenizer, text: str, add_special_tokens: bool, param: str) -> list[int]:
     """Encode ``text``; long texts in a worker thread so that they do not stall every other stream."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # JSON allows a lone surrogate escape; the tokenizer raises TypeError on it
+        raise APIError(400, f"the {param} is not valid Unicode text: {exc.reason} at position {exc.start}",
+                       param=param) from exc
     if len(text) < 16_384:
         return tokenizer.encode(text, add_special_tokens=add_special_tokens)
     return await asyncio.to_thread(tokenizer.encode, text, add_special_tokens=add_special_tokens)
 
 
 def make_sampling_params(body: _SamplingFields, max_tokens: int, stream: bool):
+    """SamplingParams from the request; vLLM's own checks (``stop=[""]`` and the like) become a 400."""
     from vllm import SamplingParams
+    from vllm.exceptions import VLLMClientError
     from vllm.sampling_params import RequestOutputKind
 
-    return SamplingParams(
-        max_tokens=max_tokens,
-        temperature=body.temperature,
-        top_p=body.top_p,
-        stop=body.stop,
-        seed=body.seed,
-        presence_penalty=body.presence_penalty,
-        frequency_penalty=body.frequency_penalty,
-        ignore_eos=body.ignore_eos,
-        output_kind=RequestOutputKind.DELTA if stream else RequestOutputKind.FINAL_ONLY,
-    )
+    try:
+        return SamplingParams(
+            max_tokens=max_tokens,
+            temperature=body.temperature,
+            top_p=body.top_p,
+            stop=body.stop,
+            seed=body.seed,
+            presence_penalty=body.presence_penalty,
+            frequency_penalty=body.frequency_penalty,
+            ignore_eos=body.ignore_eos,
+            output_kind=RequestOutputKind.DELTA if stream else RequestOutputKind.FINAL_ONLY,
+        )
+    except (VLLMClientError, ValueError, TypeError) as exc:
+        raise APIError(400, f"invalid sampling parameters: {exc}", param=getattr(exc, "parameter", None)) from exc
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

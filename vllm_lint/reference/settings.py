@@ -35,6 +35,7 @@ class ServerSettings:
     api_key: str | None = field(default=None, repr=False)
     max_in_flight: int = 256
     max_body_bytes: int = 1 * 2**20
+    body_timeout: float = 30.0  # seconds a client may take to send its whole body (slow uploads hold a socket)
     default_max_tokens: int = 16
     log_level: str = "info"
 
@@ -50,6 +51,8 @@ class ServerSettings:
         for name in ("max_model_len", "max_in_flight", "max_body_bytes", "default_max_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if not self.body_timeout > 0:
+            raise ValueError("body_timeout must be a positive number of seconds")
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "ServerSettings":
@@ -82,7 +85,7 @@ class ServerSettings:
 
 _INTS = {"port", "max_model_len", "tensor_parallel_size", "kv_cache_memory_bytes", "max_num_seqs", "seed",
          "max_in_flight", "max_body_bytes", "default_max_tokens"}
-_FLOATS = {"gpu_memory_utilization"}
+_FLOATS = {"gpu_memory_utilization", "body_timeout"}
 _BOOLS = {"enforce_eager"}
 
 
