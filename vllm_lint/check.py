@@ -7,9 +7,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
-
-import click
+from typing import Any, TextIO
 
 from vllm_lint import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from vllm_lint.config import (
@@ -52,9 +50,25 @@ class CheckRequest:
     no_cache: bool = False
     cache_dir: Path | None = None
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any], stdin: bool) -> "CheckRequest":
+        """The request for ``check``'s parsed command line (click's or check_args.parse_common's)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {name: value for name, value in params.items() if name in fields}
+        for name in ("select", "ignore", "extend_select"):
+            values[name] = tuple(item.strip() for value in params[name] for item in value.split(",") if item.strip())
+        values.update(
+            paths=list(params["paths"]) or [Path(".")],
+            # A report written to a file is never coloured unless asked.
+            color=(params["output_file"] is None and sys.stdout.isatty()) if params["color"] is None else params["color"],
+            fix=params["fix"] or params["fix_only"],
+            stdin=stdin,
+        )
+        return cls(**values)
+
 
 def _error(message: str) -> int:
-    click.echo(f"vllm-lint: error: {message}", err=True)
+    print(f"vllm-lint: error: {message}", file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -162,7 +176,7 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
             continue
         warning = write_atomically(path, outcome.original, outcome.fixed)
         if warning:
-            click.echo(f"vllm-lint: warning: {warning}", err=True)
+            print(f"vllm-lint: warning: {warning}", file=sys.stderr)
             remaining.extend(result.diagnostics)  # not written: the file still has everything it had
             continue
         remaining.extend(outcome.remaining)

@@ -147,18 +147,36 @@ def parse_rule(data: dict, path: Path) -> Rule:
 @lru_cache(maxsize=1)
 def load_rules() -> dict[str, Rule]:
     """All rules, keyed by code, in code order."""
-    import yaml  # lazy: a clean run of the fast path never needs the rule docs
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     rules: dict[str, Rule] = {}
     for path in sorted(rules_dir().glob("VLL*.yaml")):
-        with path.open(encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=loader)
-        if not isinstance(data, dict):
-            raise RuleFileError(f"{path.name}: expected a mapping at the top level")
-        rule = parse_rule(data, path)
+        rule = _load_rule_file(path)
         rules[rule.code] = rule
     return rules
+
+
+def rule_for(code: str) -> Rule | None:
+    """One rule, reading only its own file: a run with a few findings needs a few rules, not all 30."""
+    if load_rules.cache_info().currsize:
+        return load_rules().get(code)
+    path = rules_dir() / f"{code}.yaml"
+    return _load_rule_file(path) if _CODE_RE.match(code) and path.is_file() else None
+
+
+def severity_of(code: str, otherwise: Severity) -> Severity:
+    """The rule's own severity, for a finding that does not set one."""
+    rule = rule_for(code)
+    return rule.severity if rule is not None else otherwise
+
+
+@lru_cache(maxsize=None)
+def _load_rule_file(path: Path) -> Rule:
+    import yaml  # lazy: a clean run of the fast path never needs the rule docs
+
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if not isinstance(data, dict):
+        raise RuleFileError(f"{path.name}: expected a mapping at the top level")
+    return parse_rule(data, path)
 
 
 @lru_cache(maxsize=1)

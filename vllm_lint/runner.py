@@ -83,6 +83,16 @@ class _Spec:
         return self._spec.match_file(path)
 
 
+@dataclass(frozen=True)
+class _Folder:
+    """A folder met in a walk."""
+
+    path: Path  # as reached
+    real: str  # resolved
+    relative: str | None  # to the settings root, posix ("" for the root); None outside it
+    gitignores: tuple[tuple["_Spec", str], ...]  # each .gitignore that applies here, with this folder's path from it
+
+
 class _Ignore:
     """Exclude globs and .gitignore files, matched as git does (pathspec)."""
 
@@ -91,6 +101,7 @@ class _Ignore:
 
         self._pathspec = pathspec
         self.root = settings.root
+        self._root_text = str(_resolved(settings.root))
         patterns = [*settings.exclude, *settings.extend_exclude]
         self.excludes = _Spec(pathspec, patterns)
         self.respect_gitignore = settings.respect_gitignore
@@ -102,6 +113,45 @@ class _Ignore:
             return real.relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+    def relative_to_root(self, real: str) -> str | None:
+        """``real`` (resolved) relative to the settings root, posix; "" for the root; None outside it."""
+        root = self._root_text
+        if real == root:
+            return ""
+        prefix = root if root.endswith(os.sep) else root + os.sep
+        return real[len(prefix):].replace(os.sep, "/") if real.startswith(prefix) else None
+
+    def folder(self, path: Path, real: str) -> "_Folder":
+        """Where a walk starts: the .gitignore files that apply there, looked up through its parents."""
+        chain: list[tuple[_Spec, str]] = []
+        if self.respect_gitignore:
+            start = path.absolute()  # a relative path has no parents above the working directory
+            for directory in (start, *start.parents):
+                spec = self._gitignore(directory)
+                if spec is not None:
+                    below = start.relative_to(directory).as_posix()
+                    chain.append((spec, "" if below == "." else below + "/"))
+                if self._is_repository_root(directory) or directory == directory.parent:
+                    break
+        return _Folder(path, real, self.relative_to_root(real), tuple(chain))
+
+    def subfolder(self, folder: "_Folder", name: str, path: Path, real: str, relative: str | None) -> "_Folder":
+        chain: tuple[tuple[_Spec, str], ...] = ()
+        if self.respect_gitignore:
+            own = self._gitignore(path)
+            inherited = () if self._is_repository_root(path) else tuple((spec, f"{prefix}{name}/") for spec, prefix in folder.gitignores)
+            chain = ((own, ""),) + inherited if own is not None else inherited
+        return _Folder(path, real, relative, chain)
+
+    def entry_excluded(self, folder: "_Folder", name: str, relative: str | None, is_dir: bool) -> bool:
+        """What ``excluded`` answers, for an entry met in a walk of ``folder`` (no path arithmetic per file)."""
+        if name == ".git":
+            return True
+        slash = "/" if is_dir else ""
+        if self.excludes.match_file((relative if relative is not None else name) + slash) or self.excludes.match_file(name + slash):
+            return True
+        return any(spec.match_file(f"{prefix}{name}{slash}") for spec, prefix in folder.gitignores)
 
     def excluded(self, path: Path, is_dir: bool, real: Path | None = None) -> bool:
         """``real``: the resolved path when the caller knows it (a walk does), sparing a resolve() per file."""
@@ -159,7 +209,7 @@ class _Ignore:
 def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], force_exclude: bool = False) -> Iterator[tuple[Path, Surface | None]]:
     """Files to lint, each with the surface that claims it (None: unreadable, report it)."""
     ignore: _Ignore | None = None  # built on first need: a run over named files often needs none
-    seen: set[Path] = set()
+    seen: set[str] = set()  # real paths
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise PathError(f"{path}: no such file or directory")
@@ -169,7 +219,7 @@ def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], for
             continue
         if force_exclude and (ignore := ignore or _Ignore(settings)).excluded_with_parents(path):
             continue
-        resolved = _resolved(path)
+        resolved = str(_resolved(path))
         if resolved in seen:
             continue
         seen.add(resolved)
@@ -220,37 +270,44 @@ def _claim(path: Path, surfaces: list[Surface]) -> Surface | None:
     return next((s for s in surfaces if s.claims(path, head)), None)
 
 
-def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) -> Iterator[tuple[Path, Surface | None]]:
-    # Each folder travels with its resolved path, so that an entry's real path is one join away:
-    # resolve() walks every component with lstat, and a tree has thousands of files.
-    stack = [(top, _resolved(top))]
+def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -> Iterator[tuple[Path, Surface | None]]:
+    # Strings, not pathlib, per entry: a tree has thousands of files, and each Path operation parses
+    # its argument again. Each folder carries its real path, its path relative to the root and the
+    # .gitignore files that apply in it, so that an entry's are one join away.
+    stack = [ignore.folder(top, str(_resolved(top)))]
     visited_dirs: set[tuple[int, int]] = set()
     while stack:
-        directory, real_directory = stack.pop()
+        folder = stack.pop()
         try:
-            stat = directory.stat()
+            stat = os.stat(folder.path)
             key = (stat.st_dev, stat.st_ino)
             if key in visited_dirs:
                 continue  # a symlink loop
             visited_dirs.add(key)
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
         except OSError as exc:
             # The walk goes on; the user hears which folder was not read, as from ruff.
-            sys.stderr.write(f"vllm-lint: warning: {directory}: cannot read the folder ({exc.strerror or exc}); skipped\n")
+            sys.stderr.write(f"vllm-lint: warning: {folder.path}: cannot read the folder ({exc.strerror or exc}); skipped\n")
             continue
-        subdirs = []
+        subfolders = []
         for entry in entries:
-            path = Path(entry.path)
+            name = entry.name
             try:
                 is_dir = entry.is_dir()
-                real = _resolved(path) if entry.is_symlink() else real_directory / entry.name
+                linked = entry.is_symlink()
+                real = str(_resolved(Path(entry.path))) if linked else os.path.join(folder.real, name)
             except OSError:
-                is_dir = False  # a symlink loop: claimed by its name below, reading it says what is wrong
-                real = path.absolute()
-            if ignore.excluded(path, is_dir, real):
+                is_dir, linked = False, True  # a symlink loop: claimed by its name below, reading it says what is wrong
+                real = os.path.abspath(entry.path)
+            if linked or folder.relative is None:
+                relative = ignore.relative_to_root(real)
+            else:
+                relative = f"{folder.relative}/{name}" if folder.relative else name
+            if ignore.entry_excluded(folder, name, relative, is_dir):
                 continue
+            path = Path(entry.path)
             if is_dir:
-                subdirs.append((path, real))
+                subfolders.append(ignore.subfolder(folder, name, path, real, relative))
                 continue
             surface = _claim_by_name(path, surfaces)
             if surface is None:
@@ -261,7 +318,7 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[Path]) 
                 continue
             seen.add(real)
             yield path, surface
-        stack.extend(reversed(subdirs))
+        stack.extend(reversed(subfolders))
 
 
 def _claim_by_name(path: Path, surfaces: list[Surface]) -> Surface | None:

@@ -68,21 +68,18 @@ def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnost
         position = index.position(exc.offset or 0)
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
-    rules = None
     for found in extractor.found:
         for finding in check_launch(found.launch, job.launch_settings, job.enabled):
-            if rules is None:
-                from vllm_lint.rulebook import load_rules
-
-                rules = load_rules()
-            diagnostics.append(_diagnostic(display, text, index, found, finding, rules, api))
+            diagnostics.append(_diagnostic(display, text, index, found, finding, api))
     return diagnostics
 
 
-def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, rules, api) -> Diagnostic:
+def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api) -> Diagnostic:
+    from vllm_lint.rulebook import severity_of
+
     span = finding.anchor if isinstance(finding.anchor, Span) else found.launch.anchor
     start, end = index.position(span.start), index.position(span.end)
-    severity = finding.severity or (rules[finding.code].severity if finding.code in rules else Severity.WARNING)
+    severity = finding.severity or severity_of(finding.code, Severity.WARNING)
     fix = None
     if finding.fix is not None and found.fixable:
         edits = render_edits(text, index, found, finding, api)

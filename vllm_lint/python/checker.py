@@ -202,9 +202,8 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
         return []
     locator = _Locator(module, text)
     index = TextIndex(text)
-    from vllm_lint.rulebook import load_rules
+    from vllm_lint.rulebook import severity_of
 
-    rules = load_rules()
     diagnostics = []
     for finding in findings:
         start, end = locator.span(finding.node)
@@ -223,7 +222,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
                 path=path,
                 start=start,
                 end=end,
-                severity=finding.severity or (rules[finding.code].severity if finding.code in rules else Severity.ERROR),
+                severity=finding.severity or severity_of(finding.code, Severity.ERROR),
                 fix=fix,
                 noqa_lines=tuple(sorted(noqa)),
             )

@@ -809,6 +809,12 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 raise ValidationError(f"the {role} server failed its warm-up request: "
                                       f"{warm.records[0].error if warm.records else 'no answer'}\n"
                                       + server.log_tail())
+            if role == "fixed":
+                # One wave at the measured concurrency first: vLLM on CPU is slow on the first batches of each
+                # new shape, and that is start-up, not throughput. (The bad server is warmed by the reference
+                # pass below.) Its answers are not used.
+                _load(server.base_url, endpoint, requests=options.concurrency, concurrency=options.concurrency,
+                      options=options, counter=counter, progress=lambda _: None, offset=20_000)
             if role == "bad":
                 # The answers to compare with: every prompt once, one at a time, before any load. A server
                 # that is wrong under concurrency (vLLM's LLM called from several threads) still gives its
