@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 from lintutil import REPO, run_cli
 
@@ -142,6 +143,22 @@ def test_gitignore_and_default_excludes(tmp_path):
     assert run_cli("check", str(tmp_path / "ignored" / "bad.py")).returncode == 1
     # ...unless --force-exclude (pre-commit passes files explicitly).
     assert run_cli("check", "--force-exclude", str(tmp_path / ".venv" / "lib" / "bad.py")).returncode == 0
+
+
+def test_gitignore_files_apply_as_git_applies_them(tmp_path):
+    """A walk started below the repository root, by a relative path, still applies the .gitignore files
+    above it; one in a subfolder applies below it, with paths relative to it; a nested repository's
+    folder is governed by its own .gitignore only."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "generated_*.py\n/src/app/local.py\n")
+    write(tmp_path / "src" / "app" / ".gitignore", "scratch/\n")
+    for name in ("generated_a.py", "local.py", "scratch/s.py", "kept.py"):
+        write(tmp_path / "src" / "app" / name, BAD)
+    write(tmp_path / "src" / "app" / "vendored" / ".git" / "HEAD", "ref: refs/heads/main\n")
+    write(tmp_path / "src" / "app" / "vendored" / "generated_b.py", BAD)
+    result = run_cli("check", "--output-format", "json", "--exit-zero", ".", cwd=tmp_path / "src")
+    linted = {Path(item["filename"]).as_posix() for item in json.loads(result.stdout)}
+    assert linted == {"app/kept.py", "app/vendored/generated_b.py"}
 
 
 def test_missing_path_is_exit_2(tmp_path):

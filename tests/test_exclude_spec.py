@@ -29,3 +29,13 @@ def test_same_answers_as_pathspec(lines):
     reference = pathspec.GitIgnoreSpec.from_lines(lines)
     fast = _Spec(pathspec, lines)
     assert [fast.match_file(p) for p in PATHS] == [reference.match_file(p) for p in PATHS]
+
+
+@pytest.mark.parametrize("lines, anchored", [
+    (list(DEFAULT_EXCLUDE), False),
+    (["build/", "*.egg-info", "# docs/x"], False),
+    (["/top"], True),
+    (["docs/*.md"], True),
+])
+def test_anchored_tells_whether_a_name_alone_can_match_differently(lines, anchored):
+    assert _Spec(pathspec, lines).anchored is anchored

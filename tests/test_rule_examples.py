@@ -19,12 +19,10 @@ RULES = load_rules()
 
 
 def _supported(lang: str) -> bool:
-    from pathlib import Path
-
     from vllm_lint.rulebook import LANG_SUFFIX
 
     name = LANG_SUFFIX.get(lang, "")
-    probe = Path(name if not name.startswith(".") else f"example{name}")
+    probe = name if not name.startswith(".") else f"example{name}"
     return any(surface.claims(probe, b"") for surface in all_surfaces())
 
 

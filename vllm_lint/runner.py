@@ -21,7 +21,7 @@ from vllm_lint.config import Settings, expand_selectors
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.source import SourceError, read_bytes
-from vllm_lint.surfaces import LintJob, Surface, parse_error
+from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 
 SKIP_FILE = re.compile(rb"#\s*vllm-lint\s*:\s*skip-file\b")
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -67,6 +67,9 @@ class _Spec:
 
     def __init__(self, pathspec_module, lines: list[str]) -> None:
         self._spec = pathspec_module.GitIgnoreSpec.from_lines(lines)
+        # A pattern without an inner "/" matches at any depth: what it matches in a file's name alone it
+        # matches in the file's path too. Only anchored ones make a second look at the name worth it.
+        self.anchored = any("/" in line.strip().rstrip("/") for line in lines if not line.lstrip().startswith("#"))
         patterns = [p for p in self._spec.patterns if p.include is not None]
         self._combined = None
         self._empty = False
@@ -149,7 +152,9 @@ class _Ignore:
         if name == ".git":
             return True
         slash = "/" if is_dir else ""
-        if self.excludes.match_file((relative if relative is not None else name) + slash) or self.excludes.match_file(name + slash):
+        if self.excludes.match_file((relative if relative is not None else name) + slash) or (
+            self.excludes.anchored and self.excludes.match_file(name + slash)
+        ):
             return True
         return any(spec.match_file(f"{prefix}{name}{slash}") for spec, prefix in folder.gitignores)
 
@@ -159,7 +164,7 @@ class _Ignore:
             return True
         relative = self._relative(real if real is not None else _resolved(path))
         probe = (relative if relative is not None else path.name) + ("/" if is_dir else "")
-        if self.excludes.match_file(probe) or self.excludes.match_file(path.name + ("/" if is_dir else "")):
+        if self.excludes.match_file(probe) or (self.excludes.anchored and self.excludes.match_file(path.name + ("/" if is_dir else ""))):
             return True
         return self.respect_gitignore and self._git_ignored(path, is_dir)
 
@@ -241,7 +246,7 @@ def claim_named(path: Path, head: bytes, surfaces: list[Surface]) -> Surface:
     """The surface for a file named explicitly: by its name, then by ``head`` (a shebang), else Python."""
     for probe in (b"", head):
         for surface in surfaces:
-            if surface.claims(path, probe):
+            if surface.claims(path.name, probe):
                 return surface
     return next(surface for surface in surfaces if surface.name == "python")
 
@@ -257,9 +262,14 @@ def _resolved(path: Path) -> Path:
 
 def _claim(path: Path, surfaces: list[Surface]) -> Surface | None:
     """The surface that claims a file on disk; None when none does or it cannot be read."""
-    surface = _claim_by_name(path, surfaces)
+    surface = _claim_by_name(path.name, surfaces)
     if surface is not None:
         return surface
+    return _claim_by_head(path, surfaces)
+
+
+def _claim_by_head(path: Path, surfaces: list[Surface]) -> Surface | None:
+    """The surface that claims a file its name left open, by its first bytes (a shebang)."""
     if not path.is_file():
         return None  # a FIFO or a device: opening it to look for a shebang could block forever
     try:
@@ -267,7 +277,7 @@ def _claim(path: Path, surfaces: list[Surface]) -> Surface | None:
             head = handle.read(HEAD_BYTES)
     except OSError:
         return None
-    return next((s for s in surfaces if s.claims(path, head)), None)
+    return next((s for s in surfaces if s.claims(path.name, head)), None)
 
 
 def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -> Iterator[tuple[Path, Surface | None]]:
@@ -305,31 +315,28 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
                 relative = f"{folder.relative}/{name}" if folder.relative else name
             if ignore.entry_excluded(folder, name, relative, is_dir):
                 continue
-            path = Path(entry.path)
             if is_dir:
-                subfolders.append(ignore.subfolder(folder, name, path, real, relative))
+                subfolders.append(ignore.subfolder(folder, name, Path(entry.path), real, relative))
                 continue
-            surface = _claim_by_name(path, surfaces)
-            if surface is None:
-                surface = _claim(path, surfaces) if _may_have_shebang(path) else None
-                if surface is None:
-                    continue
-            if real in seen:
+            surface = _claim_by_name(name, surfaces)
+            if surface is None and _may_have_shebang(name):
+                surface = _claim_by_head(Path(entry.path), surfaces)
+            if surface is None or real in seen:
                 continue
             seen.add(real)
-            yield path, surface
+            yield Path(entry.path), surface
         stack.extend(reversed(subfolders))
 
 
-def _claim_by_name(path: Path, surfaces: list[Surface]) -> Surface | None:
+def _claim_by_name(name: str, surfaces: list[Surface]) -> Surface | None:
     for surface in surfaces:
-        if surface.claims(path, b""):
+        if surface.claims(name, b""):
             return surface
     return None
 
 
-def _may_have_shebang(path: Path) -> bool:
-    return path.suffix == "" and not path.name.startswith(".")
+def _may_have_shebang(name: str) -> bool:
+    return suffix_of(name) == "" and not name.startswith(".")
 
 
 @lru_cache(maxsize=8)

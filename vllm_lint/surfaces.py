@@ -37,10 +37,18 @@ class LintJob:
         return self._api
 
 
+def suffix_of(name: str) -> str:
+    """A file name's suffix, as pathlib's ``PurePath.suffix`` gives it ("" for ".bashrc" and "a.")."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
 @dataclass(frozen=True)
 class Surface:
     name: str
-    claims: Callable[[Path, bytes], bool]
+    # Whether a file is this surface's, from its name (no folder) and ``head``, its first bytes (b"" when
+    # unknown: a walk asks by name first, and reads a file only when its name leaves the question open).
+    claims: Callable[[str, bytes], bool]
     may_match: Callable[[LintJob], bool]
     lint: Callable[[LintJob], list[Diagnostic]]
     # What ``lint`` imports on first use (LibCST: ~170 ms), for a process to load before timing a file.

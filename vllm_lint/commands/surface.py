@@ -8,10 +8,9 @@ text fixes here. Heavy parsers (yaml) are imported only once a file mentions vLL
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
-from vllm_lint.surfaces import LintJob, Surface, parse_error
+from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 
 LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
@@ -24,30 +23,30 @@ def _may_match(job: LintJob) -> bool:
     return b"vllm" in job.data.lower() and bool(job.enabled & (LAUNCH_CODES | {"VLL303", "VLL000"}))
 
 
-def _is_dockerfile(path: Path) -> bool:
-    name = path.name
+def _is_dockerfile(name: str) -> bool:
     # Containerfile is Podman's name for it (pre-commit tags both "dockerfile").
     return name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")) or name.endswith(
         (".dockerfile", ".Dockerfile", ".containerfile", ".Containerfile")
     )
 
 
-def _claims_shell(path: Path, head: bytes) -> bool:
-    if path.suffix in (".sh", ".bash", ".zsh", ".ksh", ".dash"):
+def _claims_shell(name: str, head: bytes) -> bool:
+    suffix = suffix_of(name)
+    if suffix in (".sh", ".bash", ".zsh", ".ksh", ".dash"):
         return True
-    return path.suffix == "" and bool(_SHELL_SHEBANG.match(head)) and not _is_dockerfile(path)
+    return suffix == "" and bool(_SHELL_SHEBANG.match(head)) and not _is_dockerfile(name)
 
 
-def _claims_compose(path: Path, head: bytes) -> bool:
-    return bool(_COMPOSE_NAME.match(path.name))
+def _claims_compose(name: str, head: bytes) -> bool:
+    return bool(_COMPOSE_NAME.match(name))
 
 
-def _claims_kubernetes(path: Path, head: bytes) -> bool:
-    return path.suffix in (".yaml", ".yml") and not _COMPOSE_NAME.match(path.name)
+def _claims_kubernetes(name: str, head: bytes) -> bool:
+    return suffix_of(name) in (".yaml", ".yml") and not _COMPOSE_NAME.match(name)
 
 
-def _claims_markdown(path: Path, head: bytes) -> bool:
-    return path.suffix.lower() in (".md", ".markdown")
+def _claims_markdown(name: str, head: bytes) -> bool:
+    return suffix_of(name).lower() in (".md", ".markdown")
 
 
 def _decode(job: LintJob):
@@ -87,7 +86,7 @@ def _markdown_may_match(job: LintJob) -> bool:
 
 
 SHELL = Surface(name="shell", claims=_claims_shell, may_match=_may_match, lint=_lint_with("shell"))
-DOCKERFILE = Surface(name="dockerfile", claims=lambda p, h: _is_dockerfile(p), may_match=_may_match, lint=_lint_with("dockerfile"))
+DOCKERFILE = Surface(name="dockerfile", claims=lambda name, head: _is_dockerfile(name), may_match=_may_match, lint=_lint_with("dockerfile"))
 COMPOSE = Surface(name="compose", claims=_claims_compose, may_match=_may_match, lint=_lint_with("compose"))
 KUBERNETES = Surface(name="kubernetes", claims=_claims_kubernetes, may_match=_kubernetes_may_match, lint=_lint_with("kubernetes"))
 MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_markdown_may_match, lint=_lint_with("markdown"))

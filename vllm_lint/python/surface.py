@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.surfaces import LintJob, Surface, parse_error
+from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 from vllm_lint.source import SourceError, decode_python
 
 
-def claims(path: Path, head: bytes) -> bool:
-    if path.suffix in (".py", ".pyi"):
-        return path.suffix == ".py"
+def claims(name: str, head: bytes) -> bool:
+    suffix = suffix_of(name)
+    if suffix in (".py", ".pyi"):
+        return suffix == ".py"
     return head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
 
 
