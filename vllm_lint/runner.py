@@ -111,12 +111,6 @@ class _Ignore:
         self._gitignores: dict[Path, object | None] = {}
         self._repository_roots: dict[Path, bool] = {}  # per folder: does it hold .git (asked once per file otherwise)
 
-    def _relative(self, real: Path) -> str | None:
-        try:
-            return real.relative_to(self.root).as_posix()
-        except ValueError:
-            return None
-
     def relative_to_root(self, real: str) -> str | None:
         """``real`` (resolved) relative to the settings root, posix; "" for the root; None outside it."""
         root = self._root_text
@@ -147,24 +141,24 @@ class _Ignore:
             chain = ((own, ""),) + inherited if own is not None else inherited
         return _Folder(path, real, relative, chain)
 
-    def entry_excluded(self, folder: "_Folder", name: str, relative: str | None, is_dir: bool) -> bool:
-        """What ``excluded`` answers, for an entry met in a walk of ``folder`` (no path arithmetic per file)."""
+    def _excluded_by_name(self, name: str, relative: str | None, is_dir: bool) -> bool:
+        """.git, or an exclude pattern matching the path from the root (else the name) or, anchored, the name."""
         if name == ".git":
             return True
         slash = "/" if is_dir else ""
-        if self.excludes.match_file((relative if relative is not None else name) + slash) or (
+        return self.excludes.match_file((relative if relative is not None else name) + slash) or (
             self.excludes.anchored and self.excludes.match_file(name + slash)
-        ):
+        )
+
+    def entry_excluded(self, folder: "_Folder", name: str, relative: str | None, is_dir: bool) -> bool:
+        """What ``excluded`` answers, for an entry met in a walk of ``folder`` (no path arithmetic per file)."""
+        if self._excluded_by_name(name, relative, is_dir):
             return True
+        slash = "/" if is_dir else ""
         return any(spec.match_file(f"{prefix}{name}{slash}") for spec, prefix in folder.gitignores)
 
-    def excluded(self, path: Path, is_dir: bool, real: Path | None = None) -> bool:
-        """``real``: the resolved path when the caller knows it (a walk does), sparing a resolve() per file."""
-        if path.name in (".git",):
-            return True
-        relative = self._relative(real if real is not None else _resolved(path))
-        probe = (relative if relative is not None else path.name) + ("/" if is_dir else "")
-        if self.excludes.match_file(probe) or (self.excludes.anchored and self.excludes.match_file(path.name + ("/" if is_dir else ""))):
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        if self._excluded_by_name(path.name, self.relative_to_root(str(_resolved(path))), is_dir):
             return True
         return self.respect_gitignore and self._git_ignored(path, is_dir)
 
