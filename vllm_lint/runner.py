@@ -96,6 +96,12 @@ class _Folder:
     gitignores: tuple[tuple["_Spec", str], ...]  # each .gitignore that applies here, with this folder's path from it
 
 
+def _ignored_in(gitignores: tuple[tuple[_Spec, str], ...], name: str, is_dir: bool) -> bool:
+    """Whether an entry ``name`` of a folder is ignored by the .gitignore files that apply there."""
+    slash = "/" if is_dir else ""
+    return any(spec.match_file(f"{prefix}{name}{slash}") for spec, prefix in gitignores)
+
+
 class _Ignore:
     """Exclude globs and .gitignore files, matched as git does (pathspec)."""
 
@@ -121,17 +127,22 @@ class _Ignore:
 
     def folder(self, path: Path, real: str) -> "_Folder":
         """Where a walk starts: the .gitignore files that apply there, looked up through its parents."""
+        # Absolute: a relative path has no parents above the working directory.
+        chain = self._gitignore_chain(path.absolute()) if self.respect_gitignore else ()
+        return _Folder(path, real, self.relative_to_root(real), chain)
+
+    def _gitignore_chain(self, directory: Path) -> tuple[tuple[_Spec, str], ...]:
+        """The .gitignore files that apply in ``directory``, nearest first up to the repository root, each
+        with ``directory``'s path from its own folder ("" there, else ending in "/")."""
         chain: list[tuple[_Spec, str]] = []
-        if self.respect_gitignore:
-            start = path.absolute()  # a relative path has no parents above the working directory
-            for directory in (start, *start.parents):
-                spec = self._gitignore(directory)
-                if spec is not None:
-                    below = start.relative_to(directory).as_posix()
-                    chain.append((spec, "" if below == "." else below + "/"))
-                if self._is_repository_root(directory) or directory == directory.parent:
-                    break
-        return _Folder(path, real, self.relative_to_root(real), tuple(chain))
+        for parent in (directory, *directory.parents):
+            spec = self._gitignore(parent)
+            if spec is not None:
+                below = directory.relative_to(parent).as_posix()
+                chain.append((spec, "" if below == "." else below + "/"))
+            if self._is_repository_root(parent) or parent == parent.parent:
+                break
+        return tuple(chain)
 
     def subfolder(self, folder: "_Folder", name: str, path: Path, real: str, relative: str | None) -> "_Folder":
         chain: tuple[tuple[_Spec, str], ...] = ()
@@ -152,10 +163,7 @@ class _Ignore:
 
     def entry_excluded(self, folder: "_Folder", name: str, relative: str | None, is_dir: bool) -> bool:
         """What ``excluded`` answers, for an entry met in a walk of ``folder`` (no path arithmetic per file)."""
-        if self._excluded_by_name(name, relative, is_dir):
-            return True
-        slash = "/" if is_dir else ""
-        return any(spec.match_file(f"{prefix}{name}{slash}") for spec, prefix in folder.gitignores)
+        return self._excluded_by_name(name, relative, is_dir) or _ignored_in(folder.gitignores, name, is_dir)
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
         if self._excluded_by_name(path.name, self.relative_to_root(str(_resolved(path))), is_dir):
@@ -175,15 +183,7 @@ class _Ignore:
         return False
 
     def _git_ignored(self, path: Path, is_dir: bool) -> bool:
-        for directory in path.parents:
-            spec = self._gitignore(directory)
-            if spec is not None:
-                relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-                if spec.match_file(relative):
-                    return True
-            if self._is_repository_root(directory) or directory == directory.parent:
-                break
-        return False
+        return _ignored_in(self._gitignore_chain(path.parent), path.name, is_dir)
 
     def _is_repository_root(self, directory: Path) -> bool:
         found = self._repository_roots.get(directory)

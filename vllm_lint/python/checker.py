@@ -46,6 +46,7 @@ class _Locator:
     def __init__(self, module: cst.Module, text: str) -> None:
         self._module, self._text = module, text
         self._positions = None
+        self._printed: str | None = None
         self._shifts: dict[int, int] | None = None
         self._parents: dict[int, tuple[cst.CSTNode, str]] | None = None
 
@@ -56,13 +57,20 @@ class _Locator:
             wrapper = MetadataWrapper(self._module, unsafe_skip_copy=True)
             self._positions = wrapper.resolve(PositionProvider)
         if self._shifts is None:
-            self._shifts = _dropped_form_feeds(self._module, self._text)
+            self._shifts = _dropped_form_feeds(self._text, self.printed) if "\f" in self._text else {}
         code_range = self._positions[node]
         start, end = code_range.start, code_range.end
         return (
             Position(start.line, start.column + 1 + self._shifts.get(start.line, 0)),
             Position(end.line, end.column + 1 + self._shifts.get(end.line, 0)),
         )
+
+    @property
+    def printed(self) -> str:
+        """The module as LibCST prints it (the file, unless it holds what LibCST does not keep); made once."""
+        if self._printed is None:
+            self._printed = self._module.code
+        return self._printed
 
     def path_to(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, str | None]] | None:
         """(ancestor, field holding the next one) from the module down to ``node`` (field None)."""
@@ -94,14 +102,12 @@ class _Locator:
         return None
 
 
-def _dropped_form_feeds(module: cst.Module, text: str) -> dict[int, int]:
+def _dropped_form_feeds(text: str, printed_module: str) -> dict[int, int]:
     """Column shifts, by line, for the form feeds LibCST drops from the start of a top-level statement's line
     (its positions count the code it would print, which lacks them): a finding there must still point at
     the column an editor shows."""
-    if "\f" not in text:
-        return {}
     shifts = {}
-    for number, (source, printed) in enumerate(zip(text.split("\n"), module.code.split("\n")), start=1):
+    for number, (source, printed) in enumerate(zip(text.split("\n"), printed_module.split("\n")), start=1):
         if source != printed and source.lstrip(" \t\f") == printed.lstrip(" \t\f"):
             shifts[number] = len(source) - len(printed)
     return shifts
@@ -144,7 +150,7 @@ def _replaced_text(module: cst.Module, text: str, edit: NodeEdit, locator: _Loca
                 start = locator.statement_offset(text, module.body[index], old_code)
                 if start is not None:
                     return text[:start] + module.code_for_node(rebuilt.body[index]) + text[start + len(old_code) :]
-    if module.code != text:
+    if locator.printed != text:
         return None  # regenerating the module would lose what LibCST does not keep (form feeds, a last \r)
     changed = module.deep_replace(edit.node, edit.replacement)
     return changed.code if isinstance(changed, cst.Module) else None

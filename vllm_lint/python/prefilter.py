@@ -202,7 +202,6 @@ def _launch_in_command_line(raw: bytes) -> bool:
     )
 
 
-
 _LEGACY_ENGINE = (
     _re(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
     _re(rb"from[ \t]+vllm[ \t]*\.[ \t]*engine[ \t]+import[^\n]*llm_engine\b"),

@@ -161,6 +161,10 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     EngineArgs.__post_init__ = __post_init__
 
     DELTA = RequestOutputKind.DELTA
+
+    def greedy(**extra) -> SamplingParams:
+        return SamplingParams(max_tokens=max_tokens, temperature=0.0, **extra)
+
     original_generate = AsyncLLM.generate
     signature = inspect.signature(original_generate)
 
@@ -169,14 +173,12 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
         params = bound.arguments.get("sampling_params")
         output_kind = getattr(params, "output_kind", None)
         extra = {"output_kind": output_kind} if output_kind is not None else {}
-        bound.arguments["sampling_params"] = SamplingParams(max_tokens=max_tokens, temperature=0.0, **extra)
+        bound.arguments["sampling_params"] = greedy(**extra)
         return _counted(original_generate(*bound.args, **bound.kwargs), delta=output_kind == DELTA)
 
     async def _counted(outputs, delta: bool):
         async for output in outputs:
-            if delta:
-                COUNTER.add(sum(len(o.token_ids) for o in output.outputs))
-            elif output.finished:
+            if delta or output.finished:  # deltas add up; a cumulative stream's tokens are counted at its end
                 COUNTER.add(sum(len(o.token_ids) for o in output.outputs))
             yield output
 
@@ -191,10 +193,7 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     def llm_generate(self, *args, **kwargs):
         bound = llm_signature.bind(self, *args, **kwargs)
         params = bound.arguments.get("sampling_params")
-        greedy = SamplingParams(max_tokens=max_tokens, temperature=0.0)
-        bound.arguments["sampling_params"] = (
-            [SamplingParams(max_tokens=max_tokens, temperature=0.0) for _ in params]
-            if isinstance(params, (list, tuple)) else greedy)
+        bound.arguments["sampling_params"] = [greedy() for _ in params] if isinstance(params, (list, tuple)) else greedy()
         outputs = original_llm_generate(*bound.args, **bound.kwargs)
         COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
         return outputs
