@@ -27,7 +27,8 @@ DATA = ROOT / "bench-data"
 
 def _tool(name: str) -> list[str] | None:
     found = shutil.which(name) or (str(Path(sys.executable).parent / name) if (Path(sys.executable).parent / name).exists() else None)
-    return [found] if found else None
+    # Absolute: the tools run in a temporary folder, where a relative PATH entry would point nowhere.
+    return [os.path.abspath(found)] if found else None
 
 
 # Bytecode is cached as in any normal install: with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) an
@@ -59,7 +60,10 @@ def main() -> int:
     parser.add_argument("--fixit", action="store_true", help="also time Fixit (slow: minutes on the vllm tree)")
     args = parser.parse_args()
 
-    vllm_lint = [sys.executable, "-m", "vllm_lint"]
+    # The console script of this Python's install, as pre-commit and CI run it (``-m`` would add runpy's
+    # start-up); ``-m`` where there is none (a checkout without an install).
+    script = Path(sys.executable).parent / "vllm-lint"
+    vllm_lint = [str(script)] if script.is_file() else [sys.executable, "-m", "vllm_lint"]
     ruff = _tool("ruff")
     fixit = _tool("fixit") if args.fixit else None
     trees = {

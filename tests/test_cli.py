@@ -254,6 +254,7 @@ def test_missing_dependency_is_a_clear_error(tmp_path):
     import sys
 
     write(tmp_path / "bad.py", BAD)
+    write(tmp_path / ".gitignore", "*.log\n")  # a glob: matching it needs pathspec (plain names do not)
     code = (
         "import sys; sys.modules['pathspec'] = None\n"
         f"sys.argv = ['vllm-lint', 'check', {str(tmp_path)!r}]\n"

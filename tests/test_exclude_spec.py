@@ -1,4 +1,5 @@
-"""The one-regex matcher for excludes and .gitignore files answers exactly as pathspec does."""
+"""The matchers for excludes and .gitignore files (a set of plain names, or one regex) answer exactly as
+pathspec does."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ PATHS = [
     "a.py", "build/x.py", "build/", "x/build/y", "top", "sub/top", "a/c/d/b", "keep.py", ".venv/lib/x.py",
     "node_modules/", "docs/x.md", "docs/sub/x.md", "q/gen_1.py", "tests/fixtures/", "tests/fixtures/a.py",
     "site-packages/a", "__pycache__/", "x/.git/", "src/__pycache__/m.pyc", "Dockerfile", "deploy/k8s/x.yaml",
+    "dist", "a/dist", "a/dist/b.py", "distx/a.py", "a/xdist", "venv/", ".venv", "x.venv/a", "a/_build/b",
+    "site-packages", "my-site-packages/a", "Node_Modules/a", "a.b-c_d", "x/a.b-c_d/y",
 ]
 
 
 @pytest.mark.parametrize(
     "lines",
     [
-        list(DEFAULT_EXCLUDE),
+        list(DEFAULT_EXCLUDE),  # plain names: matched without pathspec
+        ["dist", "a.b-c_d", "# a comment", "", "__pycache__"],  # plain names too
         ["*.py", "build/", "/top", "a/**/b", "!keep.py"],  # a negation: pathspec's own last-match rule
         ["docs/*.md", "**/gen_*.py", "tests/fixtures", "# a comment", ""],
         ["deploy/", "*.yaml", "!deploy/k8s/x.yaml"],
@@ -27,7 +31,7 @@ PATHS = [
 )
 def test_same_answers_as_pathspec(lines):
     reference = pathspec.GitIgnoreSpec.from_lines(lines)
-    fast = _Spec(pathspec, lines)
+    fast = _Spec(lines)
     assert [fast.match_file(p) for p in PATHS] == [reference.match_file(p) for p in PATHS]
 
 
@@ -38,4 +42,10 @@ def test_same_answers_as_pathspec(lines):
     (["docs/*.md"], True),
 ])
 def test_anchored_tells_whether_a_name_alone_can_match_differently(lines, anchored):
-    assert _Spec(pathspec, lines).anchored is anchored
+    assert _Spec(lines).anchored is anchored
+
+
+def test_plain_names_need_no_pathspec():
+    assert _Spec(list(DEFAULT_EXCLUDE))._names == frozenset(DEFAULT_EXCLUDE)
+    for not_plain in (["build/"], ["*.pyc"], ["!keep"], ["a/b"], [" lead"], ["trail "], ["a\\b"], ["."]):
+        assert _Spec(not_plain)._names is None, not_plain

@@ -12,7 +12,6 @@ from a stranger's pull request, and loading it must not run code.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -20,9 +19,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from vllm_lint import __version__
-from vllm_lint.atomic import atomic_write
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.runner import FileResult, RunOptions
+
+try:
+    # CPython's BLAKE2 module itself: hashlib would load OpenSSL first (about 4 ms of every run) for
+    # hashes we never use.
+    from _blake2 import blake2b
+except ImportError:  # another Python: the same function through hashlib
+    from hashlib import blake2b
 
 CACHE_DIR_NAME = ".vllm_lint_cache"
 _FORMAT = 1
@@ -36,30 +41,40 @@ def default_cache_dir(options: RunOptions) -> Path:
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _build_fingerprint() -> str:
     """The tool's version plus its own sources and rules: a changed rule invalidates old results."""
     package = Path(__file__).resolve().parent
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    digest = blake2b(__version__.encode(), digest_size=16)
     roots = [package]
     from vllm_lint.resources import rules_dir, vllm_api_dir
 
     roots += [rules_dir(), vllm_api_dir()]
     for root in roots:
-        for path in sorted(root.rglob("*")):
-            if path.suffix in (".py", ".yaml", ".json") and "__pycache__" not in path.parts:
-                stat = path.stat()
-                digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+        for path, stat in sorted(_source_files(str(root))):
+            digest.update(f"{os.path.basename(path)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
     return digest.hexdigest()
+
+
+def _source_files(folder: str) -> list[tuple[str, os.stat_result]]:
+    """The .py, .yaml and .json files under ``folder``, outside __pycache__ (os.scandir: every warm run pays this)."""
+    found = []
+    for entry in os.scandir(folder):
+        if entry.is_dir():
+            if entry.name != "__pycache__":
+                found += _source_files(entry.path)
+        elif entry.name.endswith((".py", ".yaml", ".json")):
+            found.append((entry.path, entry.stat()))
+    return found
 
 
 def _settings_fingerprint(options: RunOptions) -> str:
     settings = options.settings
     described = {f.name: repr(getattr(settings, f.name)) for f in fields(settings) if f.name != "source"}
     described["enabled"] = repr(sorted(options.enabled))
-    return hashlib.blake2b(json.dumps(described, sort_keys=True).encode(), digest_size=16).hexdigest()
+    return blake2b(json.dumps(described, sort_keys=True).encode(), digest_size=16).hexdigest()
 
 
 @dataclass
@@ -75,6 +90,9 @@ class ResultCache:
     def __init__(self, directory: Path, options: RunOptions) -> None:
         self.directory = directory
         self.file = directory / f"v{_FORMAT}-{_build_fingerprint()[:16]}-{_settings_fingerprint(options)[:16]}.json"
+        # Entries as read (JSON lists), turned into _Entry only when looked up: a warm run over a big tree
+        # should not build thousands of objects before it needs the first.
+        self._raw: dict[str, object] = {}
         self._entries: dict[str, _Entry] = {}
         self._dirty = False
         self._started = time.time()
@@ -91,12 +109,22 @@ class ResultCache:
         if not self._usable():
             return
         try:
-            raw = json.loads(self.file.read_bytes())
-            for key, (size, mtime_ns, digest, written, result) in raw["files"].items():
+            files = json.loads(self.file.read_bytes())["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # missing, corrupt or foreign: start afresh
+        if isinstance(files, dict):
+            self._raw = files
+
+    def _entry(self, key: str) -> _Entry | None:
+        entry = self._entries.get(key)
+        if entry is None and key in self._raw:
+            try:
+                size, mtime_ns, digest, written, result = self._raw[key]  # type: ignore[misc]
                 if isinstance(result, dict):
-                    self._entries[key] = _Entry(int(size), int(mtime_ns), str(digest), float(written), result)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self._entries = {}  # missing, corrupt or foreign: start afresh
+                    entry = self._entries[key] = _Entry(int(size), int(mtime_ns), str(digest), float(written), result)
+            except (ValueError, TypeError):
+                pass  # a malformed entry: lint the file again
+        return entry
 
     @staticmethod
     def key(path: Path) -> str:
@@ -106,11 +134,11 @@ class ResultCache:
     def lookup(self, path: Path, shown: str) -> FileResult | None:
         """The cached result for an unchanged file, shown under ``shown``; None when it must be linted."""
         key = self.key(path)
-        entry = self._entries.get(key)
+        entry = self._entry(key)
         if entry is None:
             return None
         try:
-            stat = path.stat()
+            stat = os.stat(key)
         except OSError:
             return None
         trusted = (
@@ -145,7 +173,10 @@ class ResultCache:
     def save(self) -> None:
         if not self._dirty or not self._usable():
             return
-        files = {k: [e.size, e.mtime_ns, e.digest, e.written, e.result] for k, e in self._entries.items()}
+        files = dict(self._raw)  # entries of files this run did not look at stay as they were
+        files.update((k, [e.size, e.mtime_ns, e.digest, e.written, e.result]) for k, e in self._entries.items())
+        from vllm_lint.atomic import atomic_write  # only a run that changed something writes
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             _mark_directory(self.directory)

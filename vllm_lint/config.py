@@ -11,11 +11,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from vllm_lint.rulebook import PARSE_ERROR_CODE
 
 KNOWN_KEYS = frozenset(
@@ -87,6 +82,12 @@ def _strings(value: object, key: str, source: Path) -> tuple[str, ...]:
 
 
 def _load_table(path: Path) -> dict | None:
+    # Imported here: a run with --isolated, or with no configuration file, never needs a TOML parser.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)

@@ -44,13 +44,16 @@ def _run(args: list[str]) -> None:
         print(f"vllm-lint, version {__version__}")  # click's version_option says the same
         sys.exit(0)
     if args[:1] == ["check"]:
-        from vllm_lint.check_args import parse_common
+        from vllm_lint.codecache import compiled_dataclasses
 
-        params = parse_common(args[1:])
-        if params is not None:
-            from vllm_lint.check import CheckRequest, run_check
+        with compiled_dataclasses("check"):
+            from vllm_lint.check_args import parse_common
 
-            sys.exit(run_check(CheckRequest.from_params(params, stdin=False)))
+            params = parse_common(args[1:])
+            if params is not None:
+                from vllm_lint.check import CheckRequest, run_check
+
+                sys.exit(run_check(CheckRequest.from_params(params, stdin=False)))
     from vllm_lint.cli import cli
 
     cli(args=args, prog_name="vllm-lint")

@@ -1,7 +1,9 @@
-"""Where the shipped data lives: in the wheel, or at the top of a source checkout."""
+"""Where the shipped data lives (in the wheel, or at the top of a source checkout), and where per-user
+derived data goes."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -27,3 +29,14 @@ def templates_dir() -> Path:
 
 def vllm_api_dir() -> Path:
     return _PACKAGE_DIR / "vllm_api" / "data"
+
+
+def user_cache_dir() -> Path | None:
+    """``$XDG_CACHE_HOME/vllm-lint`` (by default ``~/.cache/vllm-lint``); None when there is no home folder."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:
+            return None
+    return Path(base) / "vllm-lint"

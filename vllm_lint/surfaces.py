@@ -8,6 +8,7 @@ surfaces (shell, Dockerfile, compose, Kubernetes, Markdown) in ``vllm_lint.comma
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -55,10 +56,15 @@ class Surface:
     heavy_modules: tuple[str, ...] = ()
 
     def warm_up(self) -> None:
+        if all(module in sys.modules for module in self.heavy_modules):
+            return
         import importlib
 
-        for module in self.heavy_modules:
-            importlib.import_module(module)
+        from vllm_lint.codecache import compiled_dataclasses
+
+        with compiled_dataclasses(f"surface-{self.name}"):
+            for module in self.heavy_modules:
+                importlib.import_module(module)
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:

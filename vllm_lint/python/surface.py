@@ -38,6 +38,7 @@ def lint(job: LintJob) -> list[Diagnostic]:
         source = decode_python(job.data)
     except SourceError as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
+    PYTHON.warm_up()
     from vllm_lint.python.checker import PythonOptions, SyntaxProblem, lint_python, parse
 
     try:

@@ -8,7 +8,6 @@ The main CLI adds them as ``vllm-lint serve-reference``, ``vllm-lint reference m
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -42,8 +41,12 @@ BYTES = _Bytes()
 
 
 def default_model_dir(size: str) -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "vllm-lint" / f"tiny-model-{size}"
+    from vllm_lint.resources import user_cache_dir
+
+    cache = user_cache_dir()
+    if cache is None:
+        raise click.UsageError("no home folder to keep the tiny model in: pass --model DIR or set XDG_CACHE_HOME")
+    return cache / f"tiny-model-{size}"
 
 
 @click.command("serve-reference")

@@ -1,0 +1,217 @@
+"""The user's marshal stores: dataclass code (codecache.py) and parsed rule files (rulebook.py). Classes
+defined through the code store behave exactly as without it; rules read through the store are the rules
+the YAML says, and a changed file is read again; a missing, corrupt or unwritable store only costs the
+work it saves."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vllm_lint import codecache, rulebook, usercache
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED_WITH_FINDINGS = ROOT.parent / "shared" / "seeds" / "code" / "004_server.py"
+
+# Defined by exec so that each test defines the class afresh, as an import would.
+CLASS_SOURCE = """
+import dataclasses
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    x: int
+    y: "list[int]" = dataclasses.field(default_factory=list)
+"""
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("VLLM_LINT_NO_USER_CACHE", raising=False)
+    monkeypatch.setattr(usercache, "_stores", {})
+    return tmp_path
+
+
+def _define(cache_name: str | None) -> type:
+    namespace: dict = {}
+    # dont_inherit: define the class as a module without __future__ imports would, not as this one.
+    code = compile(CLASS_SOURCE, "<points>", "exec", dont_inherit=True)
+    if cache_name is None:
+        exec(code, namespace)
+    else:
+        with codecache.compiled_dataclasses(cache_name):
+            exec(code, namespace)
+    return namespace["Point"]
+
+
+def _cache_files(home: Path, prefix: str = "dataclass-code-") -> list[Path]:
+    return sorted((home / "vllm-lint" / "marshal").glob(f"{prefix}*.marshal"))
+
+
+def _store_name(path: Path) -> str:
+    return path.name.split(".")[0].removeprefix("dataclass-code-")
+
+
+def _fresh_process() -> None:
+    """What a new process sees: nothing read yet."""
+    usercache._stores.clear()
+
+
+def _behaviour(point_class: type) -> tuple:
+    a, b = point_class(1, [2]), point_class(1, [2])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.x = 3  # type: ignore[misc]
+    return (
+        repr(a),
+        a == b,
+        a < point_class(2),
+        point_class(5).y,
+        point_class.__init__.__annotations__,
+        [f.name for f in dataclasses.fields(point_class)],
+    )
+
+
+def test_classes_defined_through_the_cache_behave_as_without_it(cache_home: Path) -> None:
+    plain = _behaviour(_define(None))
+    first = _behaviour(_define("unit"))  # compiles and writes the cache file
+    assert len(_cache_files(cache_home)) == 1
+    _fresh_process()
+    second = _behaviour(_define("unit"))  # every method comes from the file
+    unit = usercache.store("dataclass-code-unit")
+    assert not unit._changed and len(unit._used) >= 4  # __init__, __repr__, __eq__, order methods...
+    # The annotations are the fields' types: the `from __future__ import annotations` of the module that
+    # compiles must not leak into the compiled code (it would make them the strings "_type_x"...).
+    assert plain == first == second
+    assert plain[4] == {"x": int, "y": "list[int]", "return": None}
+
+
+def test_dataclasses_is_left_as_it_was(cache_home: Path) -> None:
+    with codecache.compiled_dataclasses("outer"):
+        outer = dataclasses.exec  # type: ignore[attr-defined]
+        with codecache.compiled_dataclasses("inner"):
+            assert dataclasses.exec is not outer  # type: ignore[attr-defined]
+            _define(None)
+        assert dataclasses.exec == outer  # type: ignore[attr-defined]
+    assert "exec" not in vars(dataclasses)
+    with pytest.raises(RuntimeError), codecache.compiled_dataclasses("failing"):
+        raise RuntimeError("an import failed")
+    assert "exec" not in vars(dataclasses)
+    # Each cache keeps what was defined under it.
+    assert [_store_name(p) for p in _cache_files(cache_home)] == ["inner"]
+
+
+def test_a_corrupt_cache_file_is_replaced(cache_home: Path) -> None:
+    _define("unit")
+    (path,) = _cache_files(cache_home)
+    path.write_bytes(b"\x00not marshal data")
+    _fresh_process()
+    assert _behaviour(_define("unit")) == _behaviour(_define(None))
+    _fresh_process()
+    _define("unit")
+    assert not usercache.store("dataclass-code-unit")._changed
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file permissions")
+def test_an_unwritable_cache_folder_costs_only_compiling(cache_home: Path) -> None:
+    cache_home.chmod(0o500)
+    try:
+        assert _behaviour(_define("unit")) == _behaviour(_define(None))
+    finally:
+        cache_home.chmod(0o700)
+    assert _cache_files(cache_home) == []
+
+
+def test_a_cache_folder_that_is_a_file_costs_only_compiling(cache_home: Path) -> None:
+    (cache_home / "vllm-lint").write_text("not a folder")
+    assert _behaviour(_define("unit")) == _behaviour(_define(None))
+    assert list(cache_home.glob("vllm-lint*")) == [cache_home / "vllm-lint"]
+    assert not list(cache_home.glob(".*.tmp"))
+
+
+def test_the_cache_can_be_turned_off(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_LINT_NO_USER_CACHE", "1")
+    _define("unit")
+    assert _cache_files(cache_home) == []
+
+
+def test_check_runs_the_same_with_a_cold_and_a_warm_code_cache(tmp_path: Path) -> None:
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    env.pop("VLLM_LINT_NO_USER_CACHE", None)
+    command = [sys.executable, "-m", "vllm_lint", "check", "--no-cache", "--output-format", "json", str(SEED_WITH_FINDINGS)]
+    cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    names = sorted(_store_name(p) for p in _cache_files(tmp_path))
+    assert names == ["check", "surface-python"]  # the command's modules, and the Python checkers'
+    assert _cache_files(tmp_path, "rule-files")  # the rules of the findings: their severities
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    assert cold.returncode == warm.returncode == 1
+    assert cold.stdout == warm.stdout and '"VLL103"' in warm.stdout
+    assert warm.stderr == cold.stderr == ""
+
+
+def _copy_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: tuple[str, ...]) -> Path:
+    from vllm_lint.resources import rules_dir
+
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    for code in codes:
+        (folder / f"{code}.yaml").write_bytes((rules_dir() / f"{code}.yaml").read_bytes())
+    monkeypatch.setattr(rulebook, "rules_dir", lambda: folder)
+    rulebook._load_rule_file.cache_clear()
+    rulebook.load_rules.cache_clear()
+    return folder
+
+
+def test_rules_read_through_the_store_are_the_yaml_files_rules(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    folder = _copy_rules(cache_home, monkeypatch, ("VLL101", "VLL301"))
+    from_yaml = rulebook.rule_for("VLL301")
+    assert _cache_files(cache_home, "rule-files")
+    _fresh_process()
+    rulebook._load_rule_file.cache_clear()
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("parsed the YAML again"))
+    assert rulebook.rule_for("VLL301") == from_yaml
+    assert rulebook.severity_of("VLL301", rulebook.Severity.INFO) == from_yaml.severity
+    assert from_yaml.severity.value in (folder / "VLL301.yaml").read_text()
+
+
+def test_an_edited_rule_file_is_read_again(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _copy_rules(cache_home, monkeypatch, ("VLL301",))
+    before = rulebook.rule_for("VLL301")
+    text = (folder / "VLL301.yaml").read_text()
+    assert f"severity: {before.severity.value}" in text
+    other = "info" if before.severity.value != "info" else "warning"
+    (folder / "VLL301.yaml").write_text(text.replace(f"severity: {before.severity.value}", f"severity: {other}"))
+    os.utime(folder / "VLL301.yaml", ns=(1, 1))  # a different mtime even within the clock's resolution
+    _fresh_process()
+    rulebook._load_rule_file.cache_clear()
+    assert rulebook.rule_for("VLL301").severity.value == other
+
+
+def test_the_vllm_api_snapshot_read_through_the_store_answers_as_the_json_file(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from vllm_lint import vllm_api
+
+    path = vllm_api._snapshot_path(vllm_api.DEFAULT_VERSION)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    first = vllm_api.VllmApi(vllm_api._snapshot(path))  # parses the JSON, writes the store
+    assert _cache_files(cache_home, "vllm-api-vllm-0.32.0")
+    _fresh_process()
+    monkeypatch.setattr(json, "load", lambda *a, **k: pytest.fail("parsed the JSON again"))
+    second = vllm_api.VllmApi(vllm_api._snapshot(path))
+    for api in (first, second):
+        assert api.modules == frozenset(raw["modules"])
+        for module in ("vllm", "vllm.engine.async_llm_engine", raw["modules"][-1]):
+            entry = raw["module_attributes"][module]
+            names, is_open = api.module_names(module)
+            assert names == frozenset(entry["names"]) | frozenset(raw["implicit_module_names"])
+            assert is_open == bool(entry.get("open"))
+        assert api.module_names("vllm.no_such_module") is None
+        assert api.sampling_params == frozenset(raw["sampling_params"])
+        assert [flag.dest for flag in api.serve_flags] == [flag["dest"] for flag in raw["serve"]["flags"]]

@@ -1,0 +1,114 @@
+"""Derived data kept between runs in the user's own cache folder, as marshal (the format of .pyc files).
+
+Only for what can be recomputed from vllm-lint's own files or from the interpreter: the code that
+``dataclasses`` compiles (codecache.py) and the parsed rule files (rulebook.py). The folder is the user's
+(``$XDG_CACHE_HOME/vllm-lint``, by default ``~/.cache/vllm-lint``), never a project's, so no file in it
+comes from someone else's pull request; the per-project result cache, which can, is JSON (cache.py).
+A missing, stale, corrupt or unwritable store costs only the work it would have saved.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+# A store that grows past this (entries from older versions of what it caches) is rewritten with only
+# the entries the current run used.
+_MAX_BYTES = 8 << 20
+
+
+def _store_path(name: str) -> Path | None:
+    from vllm_lint.resources import user_cache_dir
+
+    folder = user_cache_dir()
+    if folder is None or os.environ.get("VLLM_LINT_NO_USER_CACHE"):
+        return None
+    # marshal data is only readable by the Python that wrote it: one file per interpreter build.
+    tag = f"{sys.implementation.cache_tag or sys.implementation.name}-{sys.hexversion:x}"
+    return folder / "marshal" / f"{name}.{tag}.marshal"
+
+
+class MarshalStore:
+    """A dict of marshal-able values, read once, written back (whole, atomically) when it changed."""
+
+    def __init__(self, name: str) -> None:
+        self.path = _store_path(name)
+        self._values: dict = {}
+        self._used: set = set()
+        self._changed = False
+        self._loaded_bytes = 0
+        if self.path is None:
+            return
+        try:
+            data = self.path.read_bytes()
+            loaded = marshal.loads(data)
+        except (OSError, EOFError, ValueError, TypeError):
+            return  # none yet, or unreadable: start empty, and write a good one on save()
+        if isinstance(loaded, dict):
+            self._values, self._loaded_bytes = loaded, len(data)
+
+    def get(self, key: object) -> object | None:
+        value = self._values.get(key)
+        if value is not None:
+            self._used.add(key)
+        return value
+
+    def put(self, key: object, value: object) -> None:
+        self._values[key] = value
+        self._used.add(key)
+        self._changed = True
+
+    def keep_only(self, key: object, value: object) -> None:
+        """``put``, dropping every other entry: for a store of one large value (the newest one wins)."""
+        self._values = {}
+        self.put(key, value)
+
+    def save(self) -> None:
+        if not self._changed or self.path is None:
+            return
+        kept = self._values
+        if self._loaded_bytes > _MAX_BYTES:
+            kept = {key: value for key, value in self._values.items() if key in self._used}
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            data = marshal.dumps(kept)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temp.write_bytes(data)
+            os.replace(temp, self.path)  # concurrent runs each write a whole file; the last one wins
+        except (OSError, ValueError):
+            # A read-only home, a full disk, or a value marshal cannot store: the next run recomputes.
+            try:
+                temp.unlink()
+            except OSError:
+                pass
+            return
+        self._changed = False
+
+
+_stores: dict[str, MarshalStore] = {}
+
+
+def store(name: str) -> MarshalStore:
+    """The store ``name``, read on first use in this process."""
+    found = _stores.get(name)
+    if found is None:
+        found = _stores[name] = MarshalStore(name)
+    return found
+
+
+def derived_from_file(name: str, path: Path, derive: Callable[[Path], object], only_latest: bool = False) -> object:
+    """``derive(path)``, kept in store ``name`` under the file's path, size and mtime (an edited file is
+    derived again). ``only_latest``: the store keeps this one file's value, not one per path. The caller
+    saves the store when it is done with it."""
+    kept_values = store(name)
+    stat = path.stat()
+    key, stamp = str(path.resolve()), (stat.st_size, stat.st_mtime_ns)
+    kept = kept_values.get(key)
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == stamp:
+        return kept[1]
+    value = derive(path)
+    (kept_values.keep_only if only_latest else kept_values.put)(key, (stamp, value))
+    return value
