@@ -62,6 +62,12 @@ def _fresh_process() -> None:
     usercache._stores.clear()
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    """Changes when a store is written again (a new file renamed over the old one)."""
+    stat = path.stat()
+    return stat.st_ino, stat.st_mtime_ns
+
+
 def _behaviour(point_class: type) -> tuple:
     a, b = point_class(1, [2]), point_class(1, [2])
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -79,11 +85,12 @@ def _behaviour(point_class: type) -> tuple:
 def test_classes_defined_through_the_cache_behave_as_without_it(cache_home: Path) -> None:
     plain = _behaviour(_define(None))
     first = _behaviour(_define("unit"))  # compiles and writes the cache file
-    assert len(_cache_files(cache_home)) == 1
+    (path,) = _cache_files(cache_home)
+    written = _identity(path)
     _fresh_process()
-    second = _behaviour(_define("unit"))  # every method comes from the file
-    unit = usercache.store("dataclass-code-unit")
-    assert not unit._changed and len(unit._used) >= 4  # __init__, __repr__, __eq__, order methods...
+    second = _behaviour(_define("unit"))  # every method comes from the file: nothing new to write
+    assert _identity(path) == written
+    assert len(usercache.store("dataclass-code-unit")._used) >= 4  # __init__, __repr__, __eq__, order...
     # The annotations are the fields' types: the `from __future__ import annotations` of the module that
     # compiles must not leak into the compiled code (it would make them the strings "_type_x"...).
     assert plain == first == second
@@ -111,9 +118,10 @@ def test_a_corrupt_cache_file_is_replaced(cache_home: Path) -> None:
     path.write_bytes(b"\x00not marshal data")
     _fresh_process()
     assert _behaviour(_define("unit")) == _behaviour(_define(None))
+    rewritten = _identity(path)
     _fresh_process()
     _define("unit")
-    assert not usercache.store("dataclass-code-unit")._changed
+    assert _identity(path) == rewritten
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file permissions")
@@ -201,7 +209,7 @@ def test_the_vllm_api_snapshot_read_through_the_store_answers_as_the_json_file(c
     path = vllm_api._snapshot_path(vllm_api.DEFAULT_VERSION)
     raw = json.loads(path.read_text(encoding="utf-8"))
     first = vllm_api.VllmApi(vllm_api._snapshot(path))  # parses the JSON, writes the store
-    assert _cache_files(cache_home, "vllm-api-vllm-0.32.0")
+    assert _cache_files(cache_home, "vllm-api-")
     _fresh_process()
     monkeypatch.setattr(json, "load", lambda *a, **k: pytest.fail("parsed the JSON again"))
     second = vllm_api.VllmApi(vllm_api._snapshot(path))
@@ -215,3 +223,60 @@ def test_the_vllm_api_snapshot_read_through_the_store_answers_as_the_json_file(c
         assert api.module_names("vllm.no_such_module") is None
         assert api.sampling_params == frozenset(raw["sampling_params"])
         assert [flag.dest for flag in api.serve_flags] == [flag["dest"] for flag in raw["serve"]["flags"]]
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from vllm_lint.resources import user_cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", ".cache")  # would put the cache inside the project being linted
+    assert user_cache_dir() == tmp_path / ".cache" / "vllm-lint"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert user_cache_dir() == tmp_path / "xdg" / "vllm-lint"
+
+
+def test_a_store_others_can_write_is_not_loaded(cache_home: Path) -> None:
+    _define("unit")
+    (path,) = _cache_files(cache_home)
+    path.chmod(0o666)
+    shared = _identity(path)
+    _fresh_process()
+    _define("unit")  # compiles again: the store is not loaded, and is replaced by one of the user's own
+    assert _identity(path) != shared and path.stat().st_mode & 0o022 == 0
+    own = _identity(path)
+    _fresh_process()
+    _define("unit")
+    assert _identity(path) == own
+
+
+def test_a_stored_value_that_is_not_code_is_compiled_instead(cache_home: Path) -> None:
+    code = usercache.store("dataclass-code-unit")
+    namespace: dict = {}
+    with codecache.compiled_dataclasses("unit"):
+        exec(compile(CLASS_SOURCE, "<points>", "exec", dont_inherit=True), namespace)
+    for source in list(code._values):
+        code._values[source] = "not code"
+    assert _behaviour(_define("unit")) == _behaviour(_define(None))
+
+
+def test_keep_only_holds_one_value(cache_home: Path) -> None:
+    single = usercache.store("single")
+    single.put("a", 1)
+    single.keep_only("b", 2)
+    single.save()
+    _fresh_process()
+    assert usercache.store("single").get("a") is None and usercache.store("single").get("b") == 2
+
+
+def test_stores_are_written_for_the_user_alone_whatever_the_umask(cache_home: Path) -> None:
+    before = os.umask(0o002)  # group-writable files by default, as on some distributions
+    try:
+        _define("unit")
+    finally:
+        os.umask(before)
+    (path,) = _cache_files(cache_home)
+    assert path.stat().st_mode & 0o077 == 0
+    written = _identity(path)
+    _fresh_process()
+    _define("unit")
+    assert _identity(path) == written  # loaded, not rejected

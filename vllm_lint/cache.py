@@ -61,8 +61,12 @@ def _build_fingerprint() -> str:
 def _source_files(folder: str) -> list[tuple[str, os.stat_result]]:
     """The .py, .yaml and .json files under ``folder``, outside __pycache__ (os.scandir: every warm run pays this)."""
     found = []
-    for entry in os.scandir(folder):
-        if entry.is_dir():
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return found  # a data folder this install lacks
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
             if entry.name != "__pycache__":
                 found += _source_files(entry.path)
         elif entry.name.endswith((".py", ".yaml", ".json")):
@@ -138,7 +142,7 @@ class ResultCache:
         if entry is None:
             return None
         try:
-            stat = os.stat(key)
+            stat = os.stat(path)
         except OSError:
             return None
         trusted = (
@@ -173,7 +177,8 @@ class ResultCache:
     def save(self) -> None:
         if not self._dirty or not self._usable():
             return
-        files = dict(self._raw)  # entries of files this run did not look at stay as they were
+        # Entries of files this run did not look at stay as they were, unless malformed.
+        files = {k: v for k, v in self._raw.items() if isinstance(v, list) and len(v) == 5}
         files.update((k, [e.size, e.mtime_ns, e.digest, e.written, e.result]) for k, e in self._entries.items())
         from vllm_lint.atomic import atomic_write  # only a run that changed something writes
 

@@ -15,9 +15,11 @@ it would have saved.
 
 from __future__ import annotations
 
+import _thread
 import builtins
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import CodeType
 
 from vllm_lint.usercache import MarshalStore, store
 
@@ -29,12 +31,17 @@ class _CompiledExec:
     def __call__(self, source: object, globals: dict | None = None, locals: dict | None = None) -> None:
         if isinstance(source, str):
             code = self.code.get(source)
-            if code is None:
+            if not isinstance(code, CodeType):
                 # dont_inherit: compile as dataclasses' own exec would, without this module's __future__ flags.
                 code = compile(source, "<string>", "exec", dont_inherit=True)
                 self.code.put(source, code)
             source = code
         builtins.exec(source, globals, locals)  # type: ignore[arg-type]
+
+
+# dataclasses.exec is one global of the process: a second thread defining dataclasses meanwhile waits
+# (reentrant: a nested use in the same thread goes on).
+_PATCHING = _thread.RLock()
 
 
 @contextmanager
@@ -45,14 +52,15 @@ def compiled_dataclasses(name: str) -> Iterator[None]:
     from the check command's modules, so a run that needs only one loads only one."""
     import dataclasses
 
-    code = store(f"dataclass-code-{name}")
-    outer = dataclasses.__dict__.get("exec")
-    dataclasses.exec = _CompiledExec(code)  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        if outer is None:
-            del dataclasses.exec  # type: ignore[attr-defined]
-        else:
-            dataclasses.exec = outer  # type: ignore[attr-defined]
-        code.save()
+    with _PATCHING:
+        code = store(f"dataclass-code-{name}")
+        outer = dataclasses.__dict__.get("exec")
+        dataclasses.exec = _CompiledExec(code)  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            if outer is None:
+                del dataclasses.exec  # type: ignore[attr-defined]
+            else:
+                dataclasses.exec = outer  # type: ignore[attr-defined]
+            code.save()

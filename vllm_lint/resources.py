@@ -32,9 +32,12 @@ def vllm_api_dir() -> Path:
 
 
 def user_cache_dir() -> Path | None:
-    """``$XDG_CACHE_HOME/vllm-lint`` (by default ``~/.cache/vllm-lint``); None when there is no home folder."""
+    """``$XDG_CACHE_HOME/vllm-lint`` (by default ``~/.cache/vllm-lint``); None when there is no home folder.
+
+    A relative ``XDG_CACHE_HOME`` is ignored, as the XDG specification says: it would put the cache in
+    whatever project the command runs in, where a pull request could commit files into it."""
     base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
+    if not base or not os.path.isabs(base):
         try:
             base = str(Path.home() / ".cache")
         except RuntimeError:

@@ -31,6 +31,14 @@ def _store_path(name: str) -> Path | None:
     return folder / "marshal" / f"{name}.{tag}.marshal"
 
 
+def _private(stat: os.stat_result) -> bool:
+    """Whether only this user could have written the file: loading it runs its code (codecache.py)."""
+    owner = getattr(os, "getuid", None)
+    if owner is None:
+        return True  # not POSIX: no owners or group bits to go by; the folder is the user's profile
+    return stat.st_uid == owner() and not stat.st_mode & 0o022
+
+
 class MarshalStore:
     """A dict of marshal-able values, read once, written back (whole, atomically) when it changed."""
 
@@ -43,7 +51,10 @@ class MarshalStore:
         if self.path is None:
             return
         try:
-            data = self.path.read_bytes()
+            with open(self.path, "rb") as handle:
+                if not _private(os.fstat(handle.fileno())):
+                    return  # someone else could have written it: recompute, and replace it on save()
+                data = handle.read()
             loaded = marshal.loads(data)
         except (OSError, EOFError, ValueError, TypeError):
             return  # none yet, or unreadable: start empty, and write a good one on save()
@@ -76,7 +87,10 @@ class MarshalStore:
         try:
             data = marshal.dumps(kept)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temp.write_bytes(data)
+            # Readable and writable by the user alone, whatever the umask: _private() checks it on load.
+            descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with open(descriptor, "wb") as handle:
+                handle.write(data)
             os.replace(temp, self.path)  # concurrent runs each write a whole file; the last one wins
         except (OSError, ValueError):
             # A read-only home, a full disk, or a value marshal cannot store: the next run recomputes.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
 
 import click
@@ -38,6 +39,10 @@ class _Bytes(click.ParamType):
 
 
 BYTES = _Bytes()
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def default_model_dir(size: str) -> Path:
@@ -188,6 +193,9 @@ def validate(bad_files: tuple[Path, ...], rules: tuple[str, ...], fixed_file: Pa
         sweep=harness.SWEEP_LEVELS if plot_path else (), workdir=keep_dir,
         endpoint=harness.Endpoint(endpoint, prompt_field, prompt_in) if endpoint else None,
         kv_cache_bytes=kv_cache_bytes, max_num_seqs=max_num_seqs)
+    # The servers run in sessions of their own (out of reach of the terminal's signals): a validate that is
+    # terminated (`kill`, a CI time-out) stops them on its way out, as Ctrl-C does, instead of leaving them.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         result = harness.run_validation(options, progress=lambda msg: click.echo(msg, err=True))
     except harness.ValidationError as exc:

