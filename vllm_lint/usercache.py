@@ -1,9 +1,11 @@
 """Derived data kept between runs in the user's own cache folder, as marshal (the format of .pyc files).
 
 Only for what can be recomputed from vllm-lint's own files or from the interpreter: the code that
-``dataclasses`` compiles (codecache.py) and the parsed rule files (rulebook.py). The folder is the user's
-(``$XDG_CACHE_HOME/vllm-lint``, by default ``~/.cache/vllm-lint``), never a project's, so no file in it
-comes from someone else's pull request; the per-project result cache, which can, is JSON (cache.py).
+``dataclasses`` compiles (codecache.py), the parsed rule files (rulebook.py) and the packed vLLM API
+snapshot (vllm_api). The folder is the user's (``$XDG_CACHE_HOME/vllm-lint``, by default
+``~/.cache/vllm-lint``; a relative ``XDG_CACHE_HOME`` is ignored), never a project's, and only files the
+user alone can have written are loaded, so none comes from someone else's pull request; the per-project
+result cache, which can, is JSON (cache.py).
 A missing, stale, corrupt or unwritable store costs only the work it would have saved.
 """
 
