@@ -58,8 +58,10 @@ def _store_name(path: Path) -> str:
 
 
 def _fresh_process() -> None:
-    """What a new process sees: nothing read yet."""
+    """What a new process sees: no store read yet, and no rule file either."""
     usercache._stores.clear()
+    rulebook._load_rule_file.cache_clear()
+    rulebook.load_rules.cache_clear()
 
 
 def _identity(path: Path) -> tuple[int, int]:
@@ -169,8 +171,7 @@ def _copy_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: tuple[st
     for code in codes:
         (folder / f"{code}.yaml").write_bytes((rules_dir() / f"{code}.yaml").read_bytes())
     monkeypatch.setattr(rulebook, "rules_dir", lambda: folder)
-    rulebook._load_rule_file.cache_clear()
-    rulebook.load_rules.cache_clear()
+    _fresh_process()
     return folder
 
 
@@ -181,7 +182,6 @@ def test_rules_read_through_the_store_are_the_yaml_files_rules(cache_home: Path,
     from_yaml = rulebook.rule_for("VLL301")
     assert _cache_files(cache_home, "rule-files")
     _fresh_process()
-    rulebook._load_rule_file.cache_clear()
     monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("parsed the YAML again"))
     assert rulebook.rule_for("VLL301") == from_yaml
     assert rulebook.severity_of("VLL301", rulebook.Severity.INFO) == from_yaml.severity
@@ -197,7 +197,6 @@ def test_an_edited_rule_file_is_read_again(cache_home: Path, monkeypatch: pytest
     (folder / "VLL301.yaml").write_text(text.replace(f"severity: {before.severity.value}", f"severity: {other}"))
     os.utime(folder / "VLL301.yaml", ns=(1, 1))  # a different mtime even within the clock's resolution
     _fresh_process()
-    rulebook._load_rule_file.cache_clear()
     assert rulebook.rule_for("VLL301").severity.value == other
 
 
@@ -250,10 +249,8 @@ def test_a_store_others_can_write_is_not_loaded(cache_home: Path) -> None:
 
 
 def test_a_stored_value_that_is_not_code_is_compiled_instead(cache_home: Path) -> None:
+    _define("unit")
     code = usercache.store("dataclass-code-unit")
-    namespace: dict = {}
-    with codecache.compiled_dataclasses("unit"):
-        exec(compile(CLASS_SOURCE, "<points>", "exec", dont_inherit=True), namespace)
     for source in list(code._values):
         code._values[source] = "not code"
     assert _behaviour(_define("unit")) == _behaviour(_define(None))
