@@ -167,12 +167,14 @@ def _ended(health: dict) -> tuple[int, int]:
 
 
 def _assert_cut_short(before: tuple[int, int], after: tuple[int, int], clients: int) -> None:
-    """Every client's request either was aborted in the engine or had already run to its end (a fast machine
-    can finish a 400-token request before its client hangs up): none is unaccounted for, most were aborted."""
+    """Every client's request either was aborted in the engine or had already run to its end: none is unaccounted
+    for. How many ended depends on the machine: a wave of --max-num-seqs requests can write its 400 tokens into
+    the socket buffers before a busy client reads its first line (measured here: 0 of 140 in most runs, 64 in
+    one), so only some aborts are asked for."""
     aborted, completed = after[0] - before[0], after[1] - before[1]
     print(f"{clients} clients gone: {aborted} requests aborted in the engine, {completed} had already ended")
     assert aborted + completed == clients
-    assert aborted >= clients // 2
+    assert aborted > 0
 
 
 def test_140_clients_hanging_up_mid_request_leave_nothing_running(server):
@@ -188,8 +190,14 @@ def test_140_clients_hanging_up_mid_request_leave_nothing_running(server):
     async def wait_then_leave(c):
         import httpx
 
-        with pytest.raises(httpx.ReadTimeout):
-            await c.post("/v1/completions", json=LONG, timeout=httpx.Timeout(60, read=1.0))
+        try:
+            resp = await c.post("/v1/completions", json=LONG, timeout=httpx.Timeout(60, read=1.0))
+        except httpx.ReadTimeout:
+            return  # no answer within a second: hang up while the request runs
+        # A fast machine can run the 400 tokens within the second (once the streams are gone, 40 requests
+        # share the engine): then the whole answer must be there, and it counts as ended, not aborted.
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["usage"]["completion_tokens"] == LONG["max_tokens"]
 
     async def go():
         async with _client(server, 150) as c:
@@ -200,31 +208,59 @@ def test_140_clients_hanging_up_mid_request_leave_nothing_running(server):
 
 
 def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
+    """240 streams take every slot (their clients read nothing), then 40 more requests arrive: each gets a 429.
+
+    The streams run in waves of --max-num-seqs that end together, and a fast machine can end one while the
+    40 arrive; the slots it frees are then rightly given out. The server's own count of ended requests shows
+    when that happened: such a burst is checked for giving out no more slots than were freed, and tried again."""
+    holders, extras_count, attempts = MAX_IN_FLIGHT, 40, 3
     before = _ended(server.wait_idle())
     rss_before = server.rss_mib()
 
-    async def go():
-        async with _client(server, MAX_IN_FLIGHT + 50) as c:
-            streams = [c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) for _ in range(MAX_IN_FLIGHT)]
+    async def burst():
+        completed_before = server.health()[1]["completed_requests"]
+        async with _client(server, holders + extras_count + 10) as c:
+            streams = [c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) for _ in range(holders)]
             opened = await asyncio.gather(*(s.__aenter__() for s in streams))
             try:
-                assert [r.status_code for r in opened] == [200] * MAX_IN_FLIGHT
+                assert [r.status_code for r in opened] == [200] * holders
                 status, health = server.health()
-                assert status == 200 and health["requests_in_flight"] == MAX_IN_FLIGHT
+                assert status == 200 and health["requests_in_flight"] <= holders
+                if health["requests_in_flight"] < holders:  # a wave ended while the streams were opened
+                    assert health["completed_requests"] > completed_before
+                    return None
                 extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
-                                               for _ in range(40)))
+                                               for _ in range(extras_count)))
                 rss_during = server.rss_mib()
+                ended_during = server.health()[1]["completed_requests"] - health["completed_requests"]
             finally:
                 await asyncio.gather(*(s.__aexit__(None, None, None) for s in streams))
-            return extra, rss_during
+            return extra, rss_during, ended_during
 
-    extra, rss_during = asyncio.run(go())
-    assert [r.status_code for r in extra] == [429] * 40
-    assert {r.headers.get("retry-after") for r in extra} == {"1"}
-    assert {r.json()["error"]["type"] for r in extra} == {"rate_limit_error"}
-    print(f"server RSS {rss_before:.0f} MiB before, {rss_during:.0f} MiB with {MAX_IN_FLIGHT} streams + 40 refused")
-    assert rss_during - rss_before < 100
-    _assert_cut_short(before, _ended(server.wait_idle()), MAX_IN_FLIGHT)
+    served_extras = 0
+    for attempt in range(1, attempts + 1):
+        outcome = asyncio.run(burst())
+        if outcome is None:
+            server.wait_idle()
+            continue
+        extra, rss_during, ended_during = outcome
+        served = sum(r.status_code == 200 for r in extra)
+        served_extras += served
+        refused = [r for r in extra if r.status_code != 200]
+        assert {r.status_code for r in refused} <= {429}
+        assert {r.headers.get("retry-after") for r in refused} <= {"1"}
+        assert {r.json()["error"]["type"] for r in refused} <= {"rate_limit_error"}
+        print(f"server RSS {rss_before:.0f} MiB before, {rss_during:.0f} MiB with {holders} streams + "
+              f"{len(refused)} refused, {served} served")
+        assert rss_during - rss_before < 100
+        # A served extra ends too; the streams that ended during the burst freed the slots it used.
+        assert served <= ended_during - served, (served, ended_during)
+        server.wait_idle()
+        if served == 0:
+            break
+    else:
+        pytest.fail(f"a wave of streams ended during each of {attempts} bursts: no burst met a full server")
+    _assert_cut_short(before, _ended(server.wait_idle()), holders * attempt + served_extras)
 
 
 BAD_BODIES = [
