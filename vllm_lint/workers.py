@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vllm_lint.runner import FileResult, NeedsParsing, RunOptions, guarded, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces, parse_error
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
+    from vllm_lint.processes import Backend, Channel, ChildProcess
 
 # Up to this many files the parent reads and pre-filters them itself: starting processes costs
 # more than it saves, and most small runs (pre-commit) need no parsing at all.
@@ -107,10 +106,10 @@ def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, all
 # The parent's ends of the children's pipes. A forked child inherits them all and closes them at
 # once: a pipe end kept open in a child would hide the parent's death from it (no EOF), and the
 # child would wait forever.
-_PARENT_ENDS: list[Connection] = []
+_PARENT_ENDS: list[Channel] = []
 
 
-def _child_main(connection: Connection, options: RunOptions) -> None:
+def _child_main(connection: Channel, options: RunOptions) -> None:
     # The parent owns Ctrl-C: it stops the children itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for inherited in _PARENT_ENDS:
@@ -160,8 +159,8 @@ def _child_main(connection: Connection, options: RunOptions) -> None:
 
 @dataclass
 class _Child:
-    process: Any  # multiprocessing's Process (imported only when a child is needed)
-    connection: Connection
+    process: ChildProcess
+    connection: Channel
     batch: list[Task]
     finished: set[int]
     parsing: int | None = None
@@ -169,15 +168,15 @@ class _Child:
 
 
 class _Pool:
-    def __init__(self, options: RunOptions, size: int) -> None:
+    def __init__(self, options: RunOptions, size: int, backend: Backend | None = None) -> None:
         self.options = options
         self.size = max(1, size)
-        import multiprocessing  # lazy: most small runs never start a process
+        if backend is None:
+            from vllm_lint.processes import default_backend  # lazy: most small runs never start a process
 
+            backend = default_backend()
+        self.backend = backend
         self.timeout = file_timeout()
-        methods = multiprocessing.get_all_start_methods()
-        # fork shares the parent's imports (start-up in milliseconds); spawn where fork is unsafe.
-        self.context = multiprocessing.get_context("fork" if "fork" in methods and sys.platform == "linux" else "spawn")
 
     def run(self, tasks: list[Task]) -> dict[int, FileResult]:
         results: dict[int, FileResult] = {}
@@ -197,20 +196,15 @@ class _Pool:
         return results
 
     def _start(self, batch: list[Task]) -> _Child:
-        parent_end, child_end = self.context.Pipe()
+        process, parent_end = self.backend.start(_child_main, (self.options,))
         _PARENT_ENDS.append(parent_end)
-        process = self.context.Process(target=_child_main, args=(child_end, self.options), daemon=True)
-        process.start()
-        child_end.close()
         parent_end.send(batch)
         return _Child(process, parent_end, batch, set())
 
     def _wait(self, children: list[_Child], pending: deque, results: dict[int, FileResult]) -> None:
         deadline = min((c.parsing_since + self.timeout for c in children if c.parsing is not None), default=None)
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-        from multiprocessing.connection import wait
-
-        ready = wait([c.connection for c in children], timeout)
+        ready = self.backend.wait([c.connection for c in children], timeout)
         for child in list(children):
             if child.connection in ready:
                 self._read(child, children, pending, results)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
@@ -13,6 +14,7 @@ from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers 
 from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.model import build_model
+from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.semantics import Semantics
 from vllm_lint.text import TextIndex
 
@@ -45,46 +47,32 @@ class _Locator:
 
     def __init__(self, module: cst.Module, text: str) -> None:
         self._module, self._text = module, text
-        self._positions = None
-        self._printed: str | None = None
+        self._layout: ModuleLayout | None = None
         self._shifts: dict[int, int] | None = None
-        self._parents: dict[int, tuple[cst.CSTNode, str]] | None = None
+
+    @property
+    def layout(self) -> ModuleLayout:
+        if self._layout is None:
+            self._layout = ModuleLayout(self._module)
+        return self._layout
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
-        if self._positions is None:
-            from libcst.metadata import MetadataWrapper, PositionProvider
-
-            wrapper = MetadataWrapper(self._module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
         if self._shifts is None:
             self._shifts = _dropped_form_feeds(self._text, self.printed) if "\f" in self._text else {}
-        code_range = self._positions[node]
-        start, end = code_range.start, code_range.end
+        (start_line, start_column), (end_line, end_column) = self.layout.span(node)
         return (
-            Position(start.line, start.column + 1 + self._shifts.get(start.line, 0)),
-            Position(end.line, end.column + 1 + self._shifts.get(end.line, 0)),
+            Position(start_line, start_column + 1 + self._shifts.get(start_line, 0)),
+            Position(end_line, end_column + 1 + self._shifts.get(end_line, 0)),
         )
 
     @property
     def printed(self) -> str:
-        """The module as LibCST prints it (the file, unless it holds what LibCST does not keep); made once."""
-        if self._printed is None:
-            self._printed = self._module.code
-        return self._printed
+        """The module as LibCST prints it (the file, unless it holds what LibCST does not keep)."""
+        return self.layout.code
 
     def path_to(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, str | None]] | None:
         """(ancestor, field holding the next one) from the module down to ``node`` (field None)."""
-        if self._parents is None:
-            from vllm_lint.python.walk import parents
-
-            self._parents = parents(self._module)
-        path: list[tuple[cst.CSTNode, str | None]] = [(node, None)]
-        while path[0][0] is not self._module:
-            up = self._parents.get(id(path[0][0]))
-            if up is None:
-                return None
-            path.insert(0, up)
-        return path
+        return self.layout.path_to(node)
 
     def statement_offset(self, text: str, statement: cst.CSTNode, code: str) -> int | None:
         """Where a top-level statement's generated code (leading comment lines included) starts in ``text``."""
@@ -136,24 +124,54 @@ def _text_edits(module: cst.Module, text: str, index: TextIndex, edits: list[Nod
 def _replaced_text(module: cst.Module, text: str, edit: NodeEdit, locator: _Locator) -> str | None:
     """The file's text after one node replacement.
 
-    Only the top-level statement that holds the node is rebuilt and regenerated (its ancestors are
-    copied, nothing else is touched); the whole module is regenerated only when the statement
-    cannot be found in the text, or the edit replaces the module itself.
+    The innermost statement that holds the node is rebuilt (its ancestors up to it are copied) and
+    regenerated at its own indentation: a one-line fix in a long function regenerates that line. Failing
+    that, the top-level statement; the whole module only when neither can be placed in the text, or
+    the edit replaces the module itself.
     """
     path = locator.path_to(edit.node)
-    if path:
-        top, rebuilt = path[0][0], _rebuild(path, edit.replacement)
-        if isinstance(top, cst.Module) and isinstance(rebuilt, cst.Module):
-            index = next(i for i, statement in enumerate(top.body) if statement is path[1][0]) if len(path) > 1 else None
-            if index is not None:
-                old_code = module.code_for_node(module.body[index])
-                start = locator.statement_offset(text, module.body[index], old_code)
-                if start is not None:
-                    return text[:start] + module.code_for_node(rebuilt.body[index]) + text[start + len(old_code) :]
+    if path and len(path) > 1 and path[0][1] == "body":
+        if locator.printed == text:
+            new = _replaced_statement(module, text, path, edit.replacement, locator.layout)
+            if new is not None:
+                return new
+        statement = path[1][0]
+        new_code = module.code_for_node(_rebuild(path[1:], edit.replacement))
+        old_code = module.code_for_node(statement)
+        start = locator.statement_offset(text, statement, old_code)
+        if start is not None:
+            return text[:start] + new_code + text[start + len(old_code) :]
     if locator.printed != text:
         return None  # regenerating the module would lose what LibCST does not keep (form feeds, a last \r)
     changed = module.deep_replace(edit.node, edit.replacement)
     return changed.code if isinstance(changed, cst.Module) else None
+
+
+def _replaced_statement(module: cst.Module, text: str, path: list[tuple[cst.CSTNode, str | None]],
+                        replacement: cst.CSTNode, layout: ModuleLayout) -> str | None:
+    """The text with the innermost statement on ``path`` regenerated with the replacement; None when that
+    statement, generated on its own at the indentation of the blocks above it, is not what the file holds
+    at its place (its code then depends on more than indentation)."""
+    # A statement in a block's body: generated the same wherever it is but for the indentation (an elif,
+    # held in an If's orelse, prints as "if" on its own).
+    depth = max(i for i in range(1, len(path)) if path[i - 1][1] == "body" and isinstance(path[i - 1][0], (cst.Module, cst.IndentedBlock)))
+    statement = path[depth][0]
+    start, end = layout.whole_range(statement)
+    if end > len(text):
+        return None  # the file's last statement, without its newline
+    # What LibCST indents by: each block, and a match statement's cases.
+    indents = [node.indent if node.indent is not None else module.default_indent
+               for node, _ in path[:depth] if isinstance(node, (cst.IndentedBlock, cst.Match))]
+    if _generated(module, statement, indents) != text[start:end]:
+        return None
+    return text[:start] + _generated(module, _rebuild(path[depth:], replacement), indents) + text[end:]
+
+
+def _generated(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         indent_tokens=list(indents))
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def _rebuild(path: list[tuple[cst.CSTNode, str | None]], replacement: cst.CSTNode) -> cst.CSTNode:
