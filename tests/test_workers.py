@@ -65,26 +65,50 @@ def test_parallel_results_equal_serial_results(tmp_path):
     assert len(json.loads(parallel.stdout)) == 50 * 2 + 100  # VLL201+VLL203 per engine, VLL302 per SamplingParams
 
 
+# Run in a process of its own: multiprocessing's spawn leaves a resource tracker running until its parent ends.
+_POOL_SCRIPT = """
+import json, sys
+from pathlib import Path
+from vllm_lint.config import Settings, enabled_codes
+from vllm_lint.processes import ForkBackend, MultiprocessingBackend
+from vllm_lint.rulebook import all_codes
+from vllm_lint.runner import RunOptions
+from vllm_lint.workers import Task, _Pool
+
+if __name__ == "__main__":
+    folder, backend = Path(sys.argv[1]), sys.argv[2]
+    codes = all_codes()
+    settings = Settings(root=folder)
+    options = RunOptions(settings, enabled_codes(settings, codes, ()), codes)
+    paths = sorted(folder.iterdir())
+    tasks = [Task(index, path, "python") for index, path in enumerate(paths)]
+    chosen = ForkBackend() if backend == "fork" else MultiprocessingBackend("spawn")
+    results = _Pool(options, 2, chosen).run(tasks)
+    print(json.dumps(sorted([paths[i].name, d.code, d.message if d.code == "VLL000" else ""]
+                            for i, result in results.items() for d in result.diagnostics)))
+"""
+
+
 @pytest.mark.parametrize("backend", ["fork", "spawn"])
 def test_each_way_of_starting_children_isolates_a_crash(tmp_path, backend):
     """Linux forks children itself (processes.ForkBackend); elsewhere multiprocessing spawns them. Both are run
     here, on a crash and on files with findings, through the pool the check command uses."""
-    from vllm_lint.config import Settings, enabled_codes
-    from vllm_lint.processes import ForkBackend, MultiprocessingBackend
-    from vllm_lint.rulebook import all_codes
-    from vllm_lint.runner import RunOptions
-    from vllm_lint.workers import Task, _Pool
+    import subprocess
+    import sys
 
-    (tmp_path / "crash.py").write_text(CRASHER, encoding="utf-8")
+    from lintutil import REPO
+
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "crash.py").write_text(CRASHER, encoding="utf-8")
     for index in range(3):
-        (tmp_path / f"good_{index}.py").write_text(TRIGGER, encoding="utf-8")
-    codes = all_codes()
-    settings = Settings(root=tmp_path)
-    options = RunOptions(settings, enabled_codes(settings, codes, ()), codes)
-    paths = sorted(tmp_path.iterdir())
-    tasks = [Task(index, path, "python") for index, path in enumerate(paths)]
-    chosen = ForkBackend() if backend == "fork" else MultiprocessingBackend("spawn")
-    results = _Pool(options, 2, chosen).run(tasks)
-    found = {(paths[index].name, d.code, d.message if d.code == "VLL000" else "") for index, r in results.items() for d in r.diagnostics}
+        (files / f"good_{index}.py").write_text(TRIGGER, encoding="utf-8")
+    script = tmp_path / "pool.py"
+    script.write_text(_POOL_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([sys.executable, str(script), str(files), backend], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    found = {tuple(item) for item in json.loads(run.stdout)}
     assert found == {("crash.py", "VLL000", "the parser process crashed (SIGSEGV) on this file; skipped")} | {
         (f"good_{index}.py", code, "") for index in range(3) for code in ("VLL201", "VLL203")}
