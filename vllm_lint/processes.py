@@ -85,9 +85,7 @@ class PipeChannel:
         return b"".join(chunks)
 
     def poll(self) -> bool:
-        import select
-
-        return bool(select.select([self._read_fd], [], [], 0)[0])
+        return bool(_ready([self._read_fd], 0))
 
     def close(self) -> None:
         for fd in (self._read_fd, self._write_fd):
@@ -143,10 +141,8 @@ class ForkedChild:
         except (AttributeError, OSError):
             pidfd = None
         if pidfd is not None:
-            import select
-
             try:
-                select.select([pidfd], [], [], timeout)
+                _ready([pidfd], timeout)
             finally:
                 os.close(pidfd)
             self._reap(block=False)
@@ -186,14 +182,23 @@ class ForkBackend:
         return ForkedChild(pid), PipeChannel(to_parent_read, to_child_write)
 
     def wait(self, channels: Sequence[Channel], timeout: float | None) -> list[Channel]:
-        import select
-
         if not channels:
             if timeout:
                 time.sleep(timeout)
             return []
-        ready, _, _ = select.select(list(channels), [], [], timeout)
-        return ready
+        ready = set(_ready([channel.fileno() for channel in channels], timeout))
+        return [channel for channel in channels if channel.fileno() in ready]
+
+
+def _ready(fds: list[int], timeout: float | None) -> list[int]:
+    """The descriptors with something to read (or a closed other end), waiting at most ``timeout`` seconds.
+    poll, not select: select cannot take a descriptor numbered 1024 or more."""
+    import select
+
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999)))]
 
 
 # -- multiprocessing (spawn) ---------------------------------------------------------------------

@@ -232,7 +232,8 @@ def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
                 extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
                                                for _ in range(extras_count)))
                 rss_during = server.rss_mib()
-                ended_during = server.health()[1]["completed_requests"] - health["completed_requests"]
+                # From before the streams opened: a stream counts as ended before its slot is freed.
+                ended_during = server.health()[1]["completed_requests"] - completed_before
             finally:
                 await asyncio.gather(*(s.__aexit__(None, None, None) for s in streams))
             return extra, rss_during, ended_during
