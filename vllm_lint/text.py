@@ -7,14 +7,20 @@ import bisect
 from vllm_lint.diagnostics import Position
 
 
+def line_starts(text: str) -> list[int]:
+    """The offset at which each line of ``text`` starts (lines end at "\n")."""
+    starts = [0]
+    found = text.find("\n")
+    while found != -1:
+        starts.append(found + 1)
+        found = text.find("\n", found + 1)
+    return starts
+
+
 class TextIndex:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0]
-        found = text.find("\n")
-        while found != -1:
-            self.line_starts.append(found + 1)
-            found = text.find("\n", found + 1)
+        self.line_starts = line_starts(text)
 
     def position(self, offset: int) -> Position:
         line = bisect.bisect_right(self.line_starts, offset) - 1

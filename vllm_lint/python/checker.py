@@ -16,7 +16,7 @@ from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.semantics import Semantics
-from vllm_lint.text import TextIndex
+from vllm_lint.text import TextIndex, line_starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ class _Locator:
     def statement_offset(self, text: str, statement: cst.CSTNode, code: str) -> int | None:
         """Where a top-level statement's generated code (leading comment lines included) starts in ``text``."""
         line = self.span(statement)[0].line
-        offsets = _line_offsets(text)
+        offsets = line_starts(text)
         # The code starts with the statement's own leading lines, at or before its first token's line.
         for start_line in range(line, max(0, line - 200), -1):
             offset = offsets[start_line - 1] if start_line - 1 < len(offsets) else None
@@ -99,15 +99,6 @@ def _dropped_form_feeds(text: str, printed_module: str) -> dict[int, int]:
         if source != printed and source.lstrip(" \t\f") == printed.lstrip(" \t\f"):
             shifts[number] = len(source) - len(printed)
     return shifts
-
-
-def _line_offsets(text: str) -> list[int]:
-    offsets = [0]
-    position = text.find("\n")
-    while position != -1:
-        offsets.append(position + 1)
-        position = text.find("\n", position + 1)
-    return offsets
 
 
 def _text_edits(module: cst.Module, text: str, index: TextIndex, edits: list[NodeEdit], locator: _Locator) -> tuple[Edit, ...] | None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from vllm_lint.text import line_starts
+
 # What LibCST (and PositionProvider) counts as the end of a line.
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -90,11 +92,7 @@ class ModuleLayout:
         if "\r" in counted:
             self._line_starts = [0] + [match.end() for match in _NEWLINE.finditer(counted)]
         else:
-            self._line_starts = [0]
-            found = counted.find("\n")
-            while found != -1:
-                self._line_starts.append(found + 1)
-                found = counted.find("\n", found + 1)
+            self._line_starts = line_starts(counted)
 
     def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
         """(line, column) of the node's start and end, both from 0 for columns and 1 for lines, as
