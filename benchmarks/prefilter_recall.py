@@ -15,10 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-from vllm_lint.check import resolve_settings, CheckRequest
+from vllm_lint.cli.check import resolve_settings, CheckRequest
 from vllm_lint.config import enabled_codes
 from vllm_lint.rulebook import all_codes
-from vllm_lint.runner import RunOptions, discover, lint_file
+from vllm_lint.engine.runner import RunOptions, discover, lint_file
 from vllm_lint.surfaces import all_surfaces
 
 

@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vllm_lint.check import lint_paths
+from vllm_lint.cli.check import lint_paths
 from vllm_lint.config import Settings, enabled_codes
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.rulebook import all_codes
-from vllm_lint.runner import RunOptions
+from vllm_lint.engine.runner import RunOptions
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

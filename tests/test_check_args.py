@@ -8,8 +8,8 @@ import sys
 import click
 import pytest
 
-from vllm_lint.check_args import CHECK_OPTIONS, parse_common
-from vllm_lint.cli import check
+from vllm_lint.cli.check_options import CHECK_OPTIONS, parse_common
+from vllm_lint.cli.main import check
 
 
 def _click_params(args: list[str]) -> dict:
@@ -80,7 +80,7 @@ def test_which_command_lines_import_click(tmp_path, args, click_free):
     clean = tmp_path / "clean.py"
     clean.write_text("import os\n\nprint(os.getcwd())\n")
     args = [str(clean) if a == "CLEAN" else a for a in args]
-    code = ("import sys\nfrom vllm_lint.entry import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+    code = ("import sys\nfrom vllm_lint.cli.entry import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
             "    print('exit', e.code)\nprint('click' in sys.modules, 'libcst' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tmp_path)
     *_, exit_line, imported = out.stdout.strip().splitlines()

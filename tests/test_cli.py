@@ -210,7 +210,7 @@ def test_version_does_not_import_libcst():
     import subprocess
     import sys
 
-    code = "import sys; sys.argv=['vllm-lint','--version']\nfrom vllm_lint.entry import main\ntry:\n main()\nexcept SystemExit: pass\nprint('libcst' in sys.modules)"
+    code = "import sys; sys.argv=['vllm-lint','--version']\nfrom vllm_lint.cli.entry import main\ntry:\n main()\nexcept SystemExit: pass\nprint('libcst' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert out.strip().endswith("False")
 
@@ -258,7 +258,7 @@ def test_missing_dependency_is_a_clear_error(tmp_path):
     code = (
         "import sys; sys.modules['pathspec'] = None\n"
         f"sys.argv = ['vllm-lint', 'check', {str(tmp_path)!r}]\n"
-        "from vllm_lint.entry import main\nmain()\n"
+        "from vllm_lint.cli.entry import main\nmain()\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 2

@@ -10,7 +10,7 @@ import pytest
 from lintutil import REPO, SEEDS
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.python import checker
-from vllm_lint.python.surface import PYTHON
+from vllm_lint.surfaces.python import PYTHON
 from vllm_lint.rulebook import all_codes
 from vllm_lint.surfaces import LintJob
 

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, assume, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402 - after the importorskip above
 
 from vllm_lint.config import Settings, enabled_codes  # noqa: E402 - after the importorskip above
-from vllm_lint.fixer import FixPolicy, fix_bytes  # noqa: E402 - after the importorskip above
-from vllm_lint.python.surface import PYTHON  # noqa: E402 - after the importorskip above
+from vllm_lint.engine.fixer import FixPolicy, fix_bytes  # noqa: E402 - after the importorskip above
+from vllm_lint.surfaces.python import PYTHON  # noqa: E402 - after the importorskip above
 from vllm_lint.rulebook import all_codes  # noqa: E402 - after the importorskip above
-from vllm_lint.runner import RunOptions  # noqa: E402 - after the importorskip above
+from vllm_lint.engine.runner import RunOptions  # noqa: E402 - after the importorskip above
 
 SERVERS = [
     # VLL101's rewrite

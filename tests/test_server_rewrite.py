@@ -13,7 +13,7 @@ import libcst as cst
 import pytest
 
 from vllm_lint.config import Settings
-from vllm_lint.fixer import fix_file
+from vllm_lint.engine.fixer import fix_file
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported, remove_unused_imports
 
 from lintutil import lint_text

@@ -70,10 +70,10 @@ _POOL_SCRIPT = """
 import json, sys
 from pathlib import Path
 from vllm_lint.config import Settings, enabled_codes
-from vllm_lint.processes import ForkBackend, MultiprocessingBackend
+from vllm_lint.engine.processes import ForkBackend, MultiprocessingBackend
 from vllm_lint.rulebook import all_codes
-from vllm_lint.runner import RunOptions
-from vllm_lint.workers import Task, _Pool
+from vllm_lint.engine.runner import RunOptions
+from vllm_lint.engine.workers import Task, _Pool
 
 if __name__ == "__main__":
     folder, backend = Path(sys.argv[1]), sys.argv[2]

@@ -1,4 +1,4 @@
-from vllm_lint.entry import main
+from vllm_lint.cli.entry import main
 
 if __name__ == "__main__":
     main()

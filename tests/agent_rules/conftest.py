@@ -19,7 +19,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_init():
-    from vllm_lint.cli import cli
+    from vllm_lint.cli.main import cli
 
     runner = CliRunner()
 

@@ -248,7 +248,7 @@ def test_subprocess_python_m(repo):
 
 
 def test_version_does_not_import_jinja2():
-    code = "import sys; from vllm_lint.cli import cli; import vllm_lint.agent_rules.cli; print('jinja2' in sys.modules)"
+    code = "import sys; from vllm_lint.cli.main import cli; import vllm_lint.cli.init; print('jinja2' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert proc.stdout.strip() == "False", proc.stderr
 

@@ -58,7 +58,7 @@ def fenced_blocks(source: str, text: str) -> list[Block]:
 def generated(tmp_path_factory) -> dict[str, str]:
     from click.testing import CliRunner
 
-    from vllm_lint.cli import cli
+    from vllm_lint.cli.main import cli
 
     root = tmp_path_factory.mktemp("generated")
     subprocess.run(["git", "init", "-q", str(root)], check=True)

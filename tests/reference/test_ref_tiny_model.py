@@ -61,7 +61,7 @@ def test_make_tiny_model_command(tmp_path):
     require_modules("torch", "transformers", "tokenizers", what="the tiny model")
     from click.testing import CliRunner
 
-    from vllm_lint.reference.cli import reference
+    from vllm_lint.cli.reference import reference
 
     result = CliRunner().invoke(reference, ["make-tiny-model", str(tmp_path / "m"), "--size", "s"])
     assert result.exit_code == 0, result.output

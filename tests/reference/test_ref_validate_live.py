@@ -28,7 +28,7 @@ def _bad_server():
 def _validate(args, tmp_path):
     from click.testing import CliRunner
 
-    from vllm_lint.reference.cli import validate
+    from vllm_lint.cli.reference import validate
 
     result = CliRunner().invoke(validate, [*args, "--keep", str(tmp_path / "work")])
     logs = "\n".join(f"--- {p}\n" + p.read_text(errors="replace")[-3000:] for p in (tmp_path / "work").rglob("*.log"))

@@ -343,7 +343,7 @@ def test_cli_imports_cheaply():
     import subprocess
     import sys
 
-    code = ("import sys, vllm_lint.reference.cli as c; heavy = [m for m in ('vllm', 'torch', 'fastapi', "
+    code = ("import sys, vllm_lint.cli.reference as c; heavy = [m for m in ('vllm', 'torch', 'fastapi', "
             "'transformers', 'httpx') if m in sys.modules]; print(heavy); "
             "assert c.serve_reference.name == 'serve-reference' and 'make-tiny-model' in c.reference.commands "
             "and 'validate' in c.reference.commands")
@@ -352,7 +352,7 @@ def test_cli_imports_cheaply():
 
 
 def test_parse_bytes():
-    from vllm_lint.reference.cli import parse_bytes
+    from vllm_lint.cli.reference import parse_bytes
 
     assert parse_bytes("256MiB") == 256 * 2**20 and parse_bytes("1G") == 2**30 and parse_bytes("1024") == 1024
     with pytest.raises(Exception):

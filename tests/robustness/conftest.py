@@ -71,7 +71,7 @@ def invoke(monkeypatch):
     """Run ``vllm-lint ARGS`` in-process with the working folder set to ``cwd``."""
     from click.testing import CliRunner
 
-    from vllm_lint.cli import cli
+    from vllm_lint.cli.main import cli
 
     for name in list(os.environ):
         if name.startswith("VLLM_LINT_"):

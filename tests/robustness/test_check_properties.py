@@ -75,7 +75,7 @@ def _run(args: list[str], cwd: Path):
 
     from click.testing import CliRunner
 
-    from vllm_lint.cli import cli
+    from vllm_lint.cli.main import cli
 
     old = os.getcwd()
     os.chdir(cwd)

@@ -233,10 +233,10 @@ def test_a_refused_write_still_reports_the_findings(tmp_path, invoke):
 def test_a_file_edited_during_the_run_is_left_alone(tmp_path):
     """The changed-on-disk check: fix computed from the bytes read, file edited, write refused, the edit kept."""
     from vllm_lint.config import Settings, enabled_codes
-    from vllm_lint.fixer import fix_bytes, fix_policy, write_atomically
-    from vllm_lint.python.surface import PYTHON
+    from vllm_lint.engine.fixer import fix_bytes, fix_policy, write_atomically
+    from vllm_lint.surfaces.python import PYTHON
     from vllm_lint.rulebook import all_codes
-    from vllm_lint.runner import RunOptions
+    from vllm_lint.engine.runner import RunOptions
 
     path = tmp_path / "app.py"
     path.write_bytes(SAFE_FIX_PY)

@@ -102,7 +102,7 @@ def server(tmp_path_factory):
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("VLLM_API_KEY", None)
-    cmd = [sys.executable, "-m", "vllm_lint.reference.server", "--model", str(model), "--served-model-name", "tiny",
+    cmd = [sys.executable, "-m", "vllm_lint", "serve-reference", "--model", str(model), "--served-model-name", "tiny",
            "--port", str(port), "--max-model-len", str(MAX_MODEL_LEN), "--dtype", "float32", "--kv-cache-memory",
            "128MiB", "--max-num-seqs", "64", "--max-in-flight", str(MAX_IN_FLIGHT), "--max-body", "64KiB",
            "--body-timeout", str(BODY_TIMEOUT), "--log-level", "warning"]

@@ -16,11 +16,10 @@ from vllm_lint.launch.record import (
     RewriteEntrypoint,
     SetValue,
 )
+from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.values import as_bool, as_float
 
-SAFE_GPU_MEMORY_UTILIZATION = 0.90
-MAX_GPU_MEMORY_UTILIZATION = 0.95
 
 
 def _origin(value_origin: str | None) -> str:

@@ -9,7 +9,8 @@ from libcst._nodes.internal import CodegenState
 
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
-from vllm_lint.launch.rules import LAUNCH_RULES, LaunchSettings, check_launch
+from vllm_lint.launch.rules import LAUNCH_RULES, check_launch
+from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers the checkers
 from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from vllm_lint.commands.flags import Span
+from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.launch.record import (
     AddSetting,
     LaunchFinding,
@@ -121,7 +121,7 @@ def _rebuild(container: cst.List | cst.Tuple, items: list[cst.BaseElement]) -> c
 
 
 def _add_setting(line: CommandLine, intent: AddSetting) -> list[NodeEdit]:
-    from vllm_lint.commands.check import option_for
+    from vllm_lint.cmdline.fix_edits import option_for
 
     option = option_for(line.table, intent.key)
     words = line.found.words
@@ -183,7 +183,7 @@ def _rewrite_entrypoint(line: CommandLine, intent: RewriteEntrypoint) -> list[No
 
 def _render_in_string(line: CommandLine, piece: Piece, finding: LaunchFinding) -> list[NodeEdit]:
     """A fix inside one command string: the shell surface's text edits, applied to the string's body."""
-    from vllm_lint.commands.check import render_edits
+    from vllm_lint.cmdline.fix_edits import render_edits
     from vllm_lint.text import TextIndex
 
     simple = simple_body(piece.node) if piece.body_exact else None

@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from vllm_lint.commands.flags import FlagTable, Span, flag_table
-from vllm_lint.commands.launches import Extractor, Found
-from vllm_lint.commands.shell import (
+from vllm_lint.cmdline.serve_args import FlagTable, Span, flag_table
+from vllm_lint.cmdline.launches import Extractor, Found
+from vllm_lint.cmdline.shell import (
     Command,
     Environment,
     ShellSyntaxError,

@@ -9,7 +9,7 @@ from functools import cached_property
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability, Severity
-from vllm_lint.launch.rules import LaunchSettings
+from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.python.model import ModuleModel
 from vllm_lint.python.semantics import Semantics
 from vllm_lint.vllm_api import VllmApi, load_api

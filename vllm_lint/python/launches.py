@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from vllm_lint.commands.flags import flag_table, invalid_value
+from vllm_lint.cmdline.serve_args import flag_table, invalid_value
 from vllm_lint.launch.record import (
     AddSetting,
     Launch,
@@ -21,7 +21,7 @@ from vllm_lint.python.command_fixes import render_command_fix
 from vllm_lint.python.command_lines import CommandLine, command_launches
 from vllm_lint.python.context import NodeEdit, PyContext
 from vllm_lint.python.edits import with_keyword
-from vllm_lint.python.rules.sampling import serves_requests
+from vllm_lint.python.vocabulary import serves_requests
 
 ENGINE_CONSTRUCTORS = {"vllm.LLM": "LLM", "vllm.EngineArgs": "EngineArgs", "vllm.AsyncEngineArgs": "AsyncEngineArgs"}
 

@@ -446,11 +446,11 @@ class _Reader:
     """Answers "does vLLM have this dotted name?" once per name, across all files of a run."""
 
     def __init__(self, api: VllmApi) -> None:
-        from vllm_lint.python.rules.api import _class_names, missing_in_path
+        from vllm_lint.python.vllm_names import class_names, missing_in_path
 
         self._api = api
         self._missing_in_path = missing_in_path
-        self._classes = _class_names(api)
+        self._classes = class_names(api)
         self._known: dict[str, bool] = {}
         # Import statements already read, with the namespaces they bind (None: not understood or missing).
         self.statements: dict[object, tuple[tuple[str, str], ...] | None] = {}

@@ -600,13 +600,3 @@ def serve(settings: ServerSettings) -> None:
         logger.setLevel(settings.log_level.upper())
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
                 timeout_graceful_shutdown=10)
-
-
-def main(argv: list[str] | None = None) -> None:
-    from vllm_lint.reference.cli import serve_reference
-
-    serve_reference.main(args=argv, prog_name="python -m vllm_lint.reference.server")
-
-
-if __name__ == "__main__":
-    main()

@@ -243,7 +243,7 @@ def run_autofixer(path: Path, progress: Progress, *, fix_max_model_len: int | No
     fits the model it is run with); the rest is the default configuration, whatever the file's folder holds.
     """
     from vllm_lint.config import Settings
-    from vllm_lint.fixer import fix_file
+    from vllm_lint.engine.fixer import fix_file
 
     settings = Settings(root=path.parent.resolve(), **(
         {"fix_max_model_len": fix_max_model_len} if fix_max_model_len else {}))

@@ -13,7 +13,7 @@ import libcst as cst
 
 from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
 
-from vllm_lint.launch.rules import SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.generation import (
@@ -33,7 +33,7 @@ from vllm_lint.python.rewrite.plan import (
     ServerPlan,
 )
 from vllm_lint.python.rewrite.prompts import StringTyping
-from vllm_lint.python.rules.serving import is_pipeline_factory
+from vllm_lint.python.vocabulary import is_pipeline_factory
 from vllm_lint.python.semantics import ROUTE_VERBS
 
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_lint.python.rules.sampling import DEFAULT_MAX_TOKENS
+from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
 # Same meaning, new name (or the same name).
 RENAMED = {

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from vllm_lint.launch.rules import SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.edits import keyword_arg, with_keyword
 from vllm_lint.python.rewrite.generation import SamplingKeywords
 from vllm_lint.python.rewrite.imports import (
@@ -28,7 +28,7 @@ from vllm_lint.python.rewrite.plan import (
     ResultShape,
     ServerPlan,
 )
-from vllm_lint.python.rules.sampling import DEFAULT_MAX_TOKENS
+from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
 _STREAM_NOTE = "# the stream is cumulative: its last output holds the whole completion"
 

@@ -9,6 +9,7 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.vllm_names import missing_in_path
 from vllm_lint.vllm_api import VllmApi
 
 # Names people reach for that belong to other libraries or older vLLM, and where to go instead.
@@ -26,11 +27,6 @@ _INSTANCE_OF = {
     "vllm.AsyncEngineArgs": "vllm.AsyncEngineArgs",
 }
 LEGACY_ENGINE_MODULES = ("vllm.engine.async_llm_engine", "vllm.engine.llm_engine")
-# The snapshot is read off the CPU build: compiled extensions (vllm._C, vllm._moe_C, ...) and the packages
-# that GPU builds vendor in are absent there but real elsewhere, so their absence proves nothing.
-_BUILD_DEPENDENT = ("vllm.third_party", "vllm.vllm_flash_attn")
-
-
 def _hint(name: str) -> str:
     for key, hint in _HINTS.items():
         if name == key or name.startswith(key + ".") or name.endswith("." + key):
@@ -41,48 +37,6 @@ def _hint(name: str) -> str:
 def _suggest(name: str, candidates: frozenset[str]) -> str:
     matches = difflib.get_close_matches(name, sorted(c for c in candidates if not c.startswith("_")), n=1, cutoff=0.8)
     return f"; did you mean {matches[0]}?" if matches else ""
-
-
-def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
-    """For ``vllm.a.b.c``: the first component vLLM lacks, as (existing prefix, missing name)."""
-    parts = dotted.split(".")
-    if parts[0] != "vllm":
-        return None
-    for index in range(1, len(parts)):
-        prefix = ".".join(parts[:index])
-        if prefix not in api.modules:
-            return None  # past the modules (a class attribute, say): checked elsewhere
-        name = parts[index]
-        if f"{prefix}.{name}" in api.modules:
-            continue
-        if name.startswith("_") or prefix.startswith(_BUILD_DEPENDENT):
-            return None
-        if name.startswith("__") and name.endswith("__"):
-            return None  # module dunders (__file__, __version__) exist on every module
-        names = api.module_names(prefix)
-        if names is None:
-            return None
-        defined, is_open = names
-        if name in defined or is_open:
-            if f"{prefix}.{name}" in _class_names(api):
-                missing = _missing_class_attribute(api, f"{prefix}.{name}", parts[index + 1 :])
-                return missing
-            return None
-        return prefix, name
-    return None
-
-
-def _class_names(api: VllmApi) -> frozenset[str]:
-    return frozenset(("vllm.LLM", "vllm.AsyncLLMEngine", "vllm.SamplingParams", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.LLMEngine"))
-
-
-def _missing_class_attribute(api: VllmApi, klass: str, rest: list[str]) -> tuple[str, str] | None:
-    if not rest:
-        return None
-    attributes = api.class_attributes(klass)
-    if attributes is None or rest[0] in attributes:
-        return None
-    return klass, rest[0]
 
 
 def _report(prefix: str, name: str, api: VllmApi, node: cst.CSTNode, statement: cst.CSTNode) -> PyFinding:

@@ -10,7 +10,7 @@ from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
 from vllm_lint.python.model import dotted_name
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
-from vllm_lint.python.rules.serving import is_model_load
+from vllm_lint.python.vocabulary import is_model_load
 
 
 def _status_code(ctx: PyContext, node: cst.BaseExpression) -> int | None:

@@ -11,6 +11,7 @@ from vllm_lint.diagnostics import Applicability, Severity
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
 from vllm_lint.python.edits import add_keyword, keyword_arg
 from vllm_lint.python.model import CallSite, FunctionInfo
+from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, serves_requests
 
 # Transformers' generate() keywords people carry over, and what vLLM calls them.
 # Only a rename with one meaning is offered as a (safe) fix.
@@ -23,7 +24,6 @@ _CARRIED_OVER = {
     "best_of": (None, "vLLM removed best_of; use n and rank the outputs yourself", False),
 }
 _REQUEST_FIELDS = ("max_tokens", "max_new_tokens", "max_length", "max_completion_tokens")
-DEFAULT_MAX_TOKENS = 512
 
 
 def sampling_calls(ctx: PyContext) -> Iterator[CallSite]:
@@ -104,15 +104,6 @@ def _class_fields(ctx: PyContext, class_name: str) -> set[str]:
                         fields.add(small.target.value)
         return fields
     return set()
-
-
-def serves_requests(ctx: PyContext, site: CallSite) -> bool:
-    semantics = ctx.semantics
-    if semantics.enclosing_handler(site.function) is not None or semantics.defines_web_app:
-        return True
-    return any(
-        semantics.callee(other.node) == "vllm.AsyncLLMEngine.from_engine_args" for other in ctx.model.calls
-    )
 
 
 @python_rule("VLL302")

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from vllm_lint.python.context import PyContext, PyFinding, python_rule
 from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.rewrite import server_rewrite
 from vllm_lint.python.semantics import Handler
-
-_HF_GENERATIVE_MODEL = re.compile(r"^transformers\.(AutoModelFor\w+|\w+ForCausalLM|\w+ForConditionalGeneration|\w+LMHeadModel|\w+ForSeq2SeqLM)\.from_pretrained$")
-_MODEL_LOADS = ("vllm.LLM", "vllm.AsyncLLMEngine.from_engine_args", "vllm.LLMEngine.from_engine_args")
-
-
-def is_pipeline_factory(qualified: str | None) -> bool:
-    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith(".pipeline")
-
-
-def is_model_load(qualified: str | None) -> bool:
-    if qualified is None:
-        return False
-    if is_pipeline_factory(qualified) or qualified in _MODEL_LOADS:
-        return True
-    return qualified.startswith("transformers.") and qualified.endswith(".from_pretrained")
-
+from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_model_load, is_pipeline_factory
 
 def _blocking_consequence(handler: Handler) -> str:
     if handler.runs_on_event_loop:
@@ -48,9 +33,6 @@ class _LazyRewrite:
 
     def get(self):
         if self._outcome is None:
-            # The rewrite imports this module (is_pipeline_factory): load it late.
-            from vllm_lint.python.rewrite import server_rewrite
-
             self._outcome = server_rewrite(self._ctx)
         return self._outcome
 
@@ -89,7 +71,7 @@ def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
         if handler is None:
             continue
         producers = ctx.semantics.produced_by(func.value, site.function)
-        if not any(_HF_GENERATIVE_MODEL.match(p) for p in producers):
+        if not any(HF_GENERATIVE_MODEL.match(p) for p in producers):
             continue
         yield PyFinding(
             code="VLL102",

@@ -1,9 +1,12 @@
-"""File kinds the linter understands, each with a cheap pre-filter and a linter.
+"""File kinds the linter understands (surfaces), and the registry that finds the one for a file.
 
-A surface claims files by name, extension or first line, decides from the raw
-bytes whether any rule could fire (so most files are never parsed), and lints
-the rest. The Python surface lives in ``vllm_lint.python``; command-line
-surfaces (shell, Dockerfile, compose, Kubernetes, Markdown) in ``vllm_lint.commands``.
+A surface claims files by name, extension or first bytes, decides from the raw bytes whether any rule could
+fire (so most files are never parsed), and lints the rest. ``python.py`` is the Python surface (the LibCST
+front-end is ``vllm_lint.python``); ``command_files.py`` claims the files whose launches are command lines
+(shell, Dockerfile, compose, Kubernetes, Markdown), read with the library in ``vllm_lint.cmdline``.
+
+The registry imports the surface modules on first use (``all_surfaces``), not at import time: the Python
+surface would bring LibCST, which a run over files with nothing to report never needs.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diag
 
 
 def all_surfaces() -> list[Surface]:
-    from vllm_lint.commands.surface import COMMAND_SURFACES
-    from vllm_lint.python.surface import PYTHON
+    from vllm_lint.surfaces.command_files import COMMAND_SURFACES
+    from vllm_lint.surfaces.python import PYTHON
 
     return [*COMMAND_SURFACES, PYTHON]

@@ -6,9 +6,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from vllm_lint.commands.flags import Span
-from vllm_lint.commands.launches import _OPENAI_IMAGE, Extractor
-from vllm_lint.commands.shell import Environment, ShellSyntaxError, Word, tokenize
+from vllm_lint.cmdline.serve_args import Span
+from vllm_lint.cmdline.launches import _OPENAI_IMAGE, Extractor
+from vllm_lint.cmdline.shell import Environment, ShellSyntaxError, Word, tokenize
 
 INSTRUCTIONS = frozenset(
     ["FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"]
@@ -36,7 +36,7 @@ class Stage:
 
 
 def _instructions(text: str) -> list[Instruction]:
-    from vllm_lint.commands.check import CommandParseError
+    from vllm_lint.surfaces.command_lint import CommandParseError
 
     result = []
     i, n, line_no = 0, len(text), 1
@@ -185,7 +185,7 @@ def extract_dockerfile(text: str, extractor: Extractor) -> None:
 
 
 def _run_shell(extractor: Extractor, script: str, env: Environment, base: int) -> None:
-    from vllm_lint.commands.check import CommandParseError
+    from vllm_lint.surfaces.command_lint import CommandParseError
 
     try:
         extractor.script(script, env, base)

@@ -18,7 +18,7 @@ from vllm_lint.config import (
     load_settings,
 )
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.runner import FileResult, PathError, RunOptions, discover, lint_file
+from vllm_lint.engine.runner import FileResult, PathError, RunOptions, discover, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces
 
 
@@ -52,7 +52,7 @@ class CheckRequest:
 
     @classmethod
     def from_params(cls, params: dict[str, Any], stdin: bool) -> "CheckRequest":
-        """The request for ``check``'s parsed command line (click's or check_args.parse_common's)."""
+        """The request for ``check``'s parsed command line (click's or check_options.parse_common's)."""
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {name: value for name, value in params.items() if name in fields}
         for name in ("select", "ignore", "extend_select"):
@@ -139,7 +139,7 @@ def _run(request: CheckRequest, out: TextIO) -> int:
 
 
 def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
-    from vllm_lint.fixer import fix_bytes, fix_policy, write_atomically
+    from vllm_lint.engine.fixer import fix_bytes, fix_policy, write_atomically
     from vllm_lint.source import SourceError, read_bytes
 
     try:
@@ -223,7 +223,7 @@ def _finish_fix(remaining: list[Diagnostic], applied: dict[str, dict[str, int]],
 def _cache_dir(request: CheckRequest, options: RunOptions) -> Path | None:
     if request.no_cache:
         return None
-    from vllm_lint.cache import default_cache_dir
+    from vllm_lint.engine.cache import default_cache_dir
 
     return request.cache_dir or default_cache_dir(options)
 
@@ -236,11 +236,11 @@ def lint_paths(paths: list[Path], options: RunOptions, cache_dir: Path | None = 
 
 def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptions, cache_dir: Path | None) -> list[FileResult]:
     """One result per discovered file, in order: from the cache where the file is unchanged."""
-    from vllm_lint.workers import Task, lint_tasks
+    from vllm_lint.engine.workers import Task, lint_tasks
 
     cache = None
     if cache_dir is not None:
-        from vllm_lint.cache import ResultCache
+        from vllm_lint.engine.cache import ResultCache
 
         cache = ResultCache(cache_dir, options)
         options = dataclasses.replace(options, hash_sources=True)
@@ -263,7 +263,7 @@ def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptio
 
 def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None = None) -> FileResult:
     """Lint one file (or ``data`` read for it); an internal error becomes a VLL000 for that file, never a traceback."""
-    from vllm_lint.runner import guarded, lint_bytes
+    from vllm_lint.engine.runner import guarded, lint_bytes
 
     if data is not None:
         return guarded(str(path), lambda: lint_bytes(path, str(path), data, surface, options))
@@ -272,7 +272,7 @@ def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None 
 
 def _check_stdin(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
     """Lint the source on standard input; with --fix the fixed source goes to stdout, as in ruff."""
-    from vllm_lint.stdin import StdinError, read_stdin
+    from vllm_lint.engine.stdin import StdinError, read_stdin
 
     try:
         source = read_stdin(request.stdin_filename, all_surfaces())
@@ -288,7 +288,7 @@ def _check_stdin(request: CheckRequest, options: RunOptions, out: TextIO) -> int
 
 
 def _fix_stdin(request: CheckRequest, options: RunOptions, source, skipped: bool, out: TextIO) -> int:
-    from vllm_lint.fixer import fix_bytes, fix_policy
+    from vllm_lint.engine.fixer import fix_bytes, fix_policy
 
     try:
         policy = fix_policy(options, request.unsafe_fixes)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vllm_lint.commands.shell import Word
+from vllm_lint.cmdline.shell import Word
 from vllm_lint.launch.record import Setting
 from vllm_lint.values import Value
 

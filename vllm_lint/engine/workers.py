@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vllm_lint.runner import FileResult, NeedsParsing, RunOptions, guarded, lint_file
+from vllm_lint.engine.runner import FileResult, NeedsParsing, RunOptions, guarded, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces, parse_error
 
 if TYPE_CHECKING:
-    from vllm_lint.processes import Backend, Channel, ChildProcess
+    from vllm_lint.engine.processes import Backend, Channel, ChildProcess
 
 # Up to this many files the parent reads and pre-filters them itself: starting processes costs
 # more than it saves, and most small runs (pre-commit) need no parsing at all.
@@ -172,7 +172,7 @@ class _Pool:
         self.options = options
         self.size = max(1, size)
         if backend is None:
-            from vllm_lint.processes import default_backend  # lazy: most small runs never start a process
+            from vllm_lint.engine.processes import default_backend  # lazy: most small runs never start a process
 
             backend = default_backend()
         self.backend = backend

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from vllm_lint.commands.flags import Span, flag_table, parse_serve_args
-from vllm_lint.commands.shell import (
+from vllm_lint.cmdline.serve_args import Span, flag_table, parse_serve_args
+from vllm_lint.cmdline.shell import (
     Command,
     Environment,
     ShellSyntaxError,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 
-from vllm_lint.commands.flags import Span
-from vllm_lint.commands.launches import (
+from vllm_lint.cmdline.serve_args import Span
+from vllm_lint.cmdline.launches import (
     _OPENAI_IMAGE,
     Container,
     Extractor,
     gpus_from_devices,
     parse_size,
 )
-from vllm_lint.commands.shell import (
+from vllm_lint.cmdline.shell import (
     Environment,
     ShellSyntaxError,
     Word,
@@ -33,7 +33,7 @@ class _Budget:
     def spend(self) -> None:
         self.left -= 1
         if self.left < 0:
-            from vllm_lint.commands.check import CommandParseError
+            from vllm_lint.surfaces.command_lint import CommandParseError
 
             raise CommandParseError("YAML expands to too many nodes (alias bomb?)", line=1)
 
@@ -254,7 +254,7 @@ def _yaml_1_2_lines(text: str) -> str:
 def extract_yaml(text: str, extractor: Extractor, kind: str) -> None:
     import yaml
 
-    from vllm_lint.commands.check import CommandParseError
+    from vllm_lint.surfaces.command_lint import CommandParseError
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:

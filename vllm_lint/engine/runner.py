@@ -425,7 +425,7 @@ def lint_file(
         return result
     result = lint_bytes(path, shown, data, surface, options, before_parse)
     if stat is not None:
-        from vllm_lint.cache import content_hash
+        from vllm_lint.engine.cache import content_hash
 
         result.source = (stat.st_size, stat.st_mtime_ns, content_hash(data))
     return result

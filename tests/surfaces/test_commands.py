@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_lint.check import lint_paths
+from vllm_lint.cli.check import lint_paths
 from vllm_lint.config import Settings, enabled_codes
 from vllm_lint.rulebook import all_codes
-from vllm_lint.runner import RunOptions
+from vllm_lint.engine.runner import RunOptions
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = REPO.parent / "shared" / "seeds" / "code"
@@ -269,7 +269,7 @@ def test_no_heavy_imports_for_files_without_vllm(tmp_path):
     (tmp_path / "k.yaml").write_text("kind: Deployment\n")
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from vllm_lint.config import Settings\nfrom vllm_lint.runner import RunOptions, lint_file, _claim\n"
+        "from vllm_lint.config import Settings\nfrom vllm_lint.engine.runner import RunOptions, lint_file, _claim\n"
         "from vllm_lint.surfaces import all_surfaces\n"
         f"codes = sorted(p.stem for p in Path({str(REPO / 'rules')!r}).glob('VLL*.yaml'))\n"
         "options = RunOptions(Settings(), frozenset(codes), codes)\n"
@@ -348,7 +348,7 @@ def test_flag_with_an_unknown_inline_value_is_still_set(tmp_path):
 
 
 def test_snapshot_reader_knows_enforced_values_and_implicit_module_names():
-    from vllm_lint.commands.flags import flag_table
+    from vllm_lint.cmdline.serve_args import flag_table
     from vllm_lint.vllm_api import load_api
 
     api = load_api()

@@ -1,7 +1,7 @@
 """The ``vllm-lint`` program.
 
 ``--version`` and the ``check`` command lines that pre-commit hooks and CI steps use (flags, rule lists, an
-output format, paths: see check_args.parse_common) run without importing click; every other command line,
+output format, paths: see check_options.parse_common) run without importing click; every other command line,
 ``--help`` and any mistake go to the click CLI in ``cli.py``, which parses the same option table.
 """
 
@@ -47,13 +47,13 @@ def _run(args: list[str]) -> None:
         from vllm_lint.codecache import compiled_dataclasses
 
         with compiled_dataclasses("check"):
-            from vllm_lint.check_args import parse_common
+            from vllm_lint.cli.check_options import parse_common
 
             params = parse_common(args[1:])
             if params is not None:
-                from vllm_lint.check import CheckRequest, run_check
+                from vllm_lint.cli.check import CheckRequest, run_check
 
                 sys.exit(run_check(CheckRequest.from_params(params, stdin=False)))
-    from vllm_lint.cli import cli
+    from vllm_lint.cli.main import cli
 
     cli(args=args, prog_name="vllm-lint")

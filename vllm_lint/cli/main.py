@@ -1,4 +1,4 @@
-"""The ``vllm-lint`` command line, in click (``vllm_lint.entry`` runs the common ``check`` lines without it).
+"""The ``vllm-lint`` command line, in click (``vllm_lint.cli.entry`` runs the common ``check`` lines without it).
 
 Subcommands that pull in heavy dependencies (init: jinja2; the reference server:
 vLLM, FastAPI) are imported only when invoked.
@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from vllm_lint import EXIT_ERROR, __version__
-from vllm_lint.check_args import CHECK_OPTIONS, CheckOption
+from vllm_lint.cli.check_options import CHECK_OPTIONS, CheckOption
 
 
 class LazyGroup(click.Group):
@@ -40,10 +40,10 @@ class LazyGroup(click.Group):
 @click.group(
     cls=LazyGroup,
     lazy={
-        "init": "vllm_lint.agent_rules.cli:init_command",
-        "serve-reference": "vllm_lint.reference.cli:serve_reference",
-        "reference": "vllm_lint.reference.cli:reference",
-        "validate": "vllm_lint.reference.cli:validate",
+        "init": "vllm_lint.cli.init:init_command",
+        "serve-reference": "vllm_lint.cli.reference:serve_reference",
+        "reference": "vllm_lint.cli.reference:reference",
+        "validate": "vllm_lint.cli.reference:validate",
     },
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -53,7 +53,7 @@ def cli() -> None:
 
 
 def _click_option(option: CheckOption):
-    """The click decorator for one row of check_args.CHECK_OPTIONS."""
+    """The click decorator for one row of check_options.CHECK_OPTIONS."""
     kwargs: dict = {"help": option.help}
     if option.kind == "flag":
         kwargs["is_flag"] = True
@@ -86,7 +86,7 @@ def check(**params) -> None:
         # Configuration is looked up from where the named file is, or would be.
         named = Path(params["stdin_filename"] or ".")
         params["paths"] = (next((p for p in (named, *named.parents) if p.exists()), Path(".")),)
-    from vllm_lint.check import CheckRequest, run_check
+    from vllm_lint.cli.check import CheckRequest, run_check
 
     sys.exit(run_check(CheckRequest.from_params(params, stdin)))
 

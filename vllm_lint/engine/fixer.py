@@ -16,7 +16,7 @@ from pathlib import Path
 from vllm_lint.atomic import ChangedMeanwhile, atomic_write
 from vllm_lint.config import expand_selectors
 from vllm_lint.diagnostics import Applicability, Diagnostic, Fix
-from vllm_lint.runner import RunOptions, lint_bytes
+from vllm_lint.engine.runner import RunOptions, lint_bytes
 from vllm_lint.source import SourceError, decode_python, decode_text, read_bytes
 from vllm_lint.surfaces import Surface
 from vllm_lint.text import TextIndex
@@ -179,7 +179,7 @@ def fix_file(path: Path, *, unsafe: bool = True, select: tuple[str, ...] = (), s
     """
     from vllm_lint.config import enabled_codes, find_config, load_settings
     from vllm_lint.rulebook import all_codes
-    from vllm_lint.runner import discover
+    from vllm_lint.engine.runner import discover
     from vllm_lint.surfaces import all_surfaces
 
     codes = all_codes()

@@ -67,7 +67,7 @@ def _console_to_shell(body: str) -> str:
 
 
 def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
-    from vllm_lint.commands.check import lint_text, shift
+    from vllm_lint.surfaces.command_lint import lint_text, shift
 
     diagnostics: list[Diagnostic] = []
     doc_lines = text.split("\n")
@@ -84,8 +84,8 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
         # test-file exemption (a `tests/` directory, `test_*.py`) does not apply to it.
         sub_job = replace(job, data=body.encode("utf-8"), display=PurePosixPath(display).name + ".block")
         if kind == "python":
-            from vllm_lint.python.surface import lint as lint_python
-            from vllm_lint.python.surface import may_match as python_may_match
+            from vllm_lint.surfaces.python import lint as lint_python
+            from vllm_lint.surfaces.python import may_match as python_may_match
 
             if not python_may_match(sub_job):
                 continue

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vllm_lint import __version__
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
-from vllm_lint.runner import FileResult, RunOptions
+from vllm_lint.engine.runner import FileResult, RunOptions
 
 try:
     # CPython's BLAKE2 module itself: hashlib would load OpenSSL first (about 4 ms of every run) for

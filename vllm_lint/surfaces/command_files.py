@@ -1,6 +1,6 @@
 """Command-line surfaces: shell scripts, Dockerfiles, docker-compose, Kubernetes, Markdown.
 
-Each extractor turns the file into launch records (``vllm_lint.commands.launches``);
+Each extractor turns the file into launch records (``vllm_lint.cmdline.launches``);
 the launch rules run once per record; findings become diagnostics with spans and
 text fixes here. Heavy parsers (yaml) are imported only once a file mentions vLLM.
 """
@@ -63,7 +63,7 @@ def _lint_with(kind: str):
         text, error = _decode(job)
         if error is not None:
             return [error]
-        from vllm_lint.commands.check import lint_text
+        from vllm_lint.surfaces.command_lint import lint_text
 
         return lint_text(kind, job.display, text, job)
 
@@ -80,7 +80,7 @@ def _markdown_may_match(job: LintJob) -> bool:
     # a Python block can break a Python rule without naming vLLM (a transformers pipeline in a handler)
     if not _PYTHON_FENCE.search(job.data):
         return False
-    from vllm_lint.python.surface import may_match as python_may_match
+    from vllm_lint.surfaces.python import may_match as python_may_match
 
     return python_may_match(job)
 

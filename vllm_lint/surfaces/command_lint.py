@@ -1,0 +1,88 @@
+"""Lint one command-line file: extract launches, run the launch rules, render diagnostics and fixes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vllm_lint.cmdline.fix_edits import render_edits
+from vllm_lint.cmdline.serve_args import Span
+from vllm_lint.cmdline.launches import Extractor, Found
+from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
+from vllm_lint.diagnostics import Applicability, Diagnostic, Fix, Severity
+from vllm_lint.launch.record import LaunchFinding
+from vllm_lint.launch.rules import check_launch
+from vllm_lint.surfaces import LintJob, parse_error
+from vllm_lint.text import TextIndex
+
+
+class CommandParseError(Exception):
+    def __init__(self, message: str, offset: int | None = None, line: int | None = None, column: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.offset, self.line, self.column = message, offset, line, column
+
+
+def extract(kind: str, text: str, api) -> Extractor:
+    extractor = Extractor(api, text)
+    if kind == "shell":
+        try:
+            extractor.script(text, Environment())
+        except ShellSyntaxError as exc:
+            raise CommandParseError(f"shell syntax error: {exc.message}", exc.offset) from None
+    elif kind == "dockerfile":
+        from vllm_lint.surfaces.dockerfile import extract_dockerfile
+
+        extract_dockerfile(text, extractor)
+    elif kind in ("compose", "kubernetes", "yaml"):
+        from vllm_lint.surfaces.yaml_files import extract_yaml
+
+        extract_yaml(text, extractor, kind)
+    else:
+        raise ValueError(kind)
+    return extractor
+
+
+def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnostic]:
+    if kind == "markdown":
+        from vllm_lint.surfaces.markdown import lint_markdown
+
+        return lint_markdown(display, text, job)
+    index = TextIndex(text)
+    api = job.api()
+    try:
+        extractor = extract(kind, text, api)
+    except CommandParseError as exc:
+        if exc.line is not None:
+            return [parse_error(display, exc.message, exc.line, exc.column)]
+        position = index.position(exc.offset or 0)
+        return [parse_error(display, exc.message, position.line, position.column)]
+    diagnostics: list[Diagnostic] = []
+    for found in extractor.found:
+        for finding in check_launch(found.launch, job.launch_settings, job.enabled):
+            diagnostics.append(_diagnostic(display, text, index, found, finding, api))
+    return diagnostics
+
+
+def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api) -> Diagnostic:
+    from vllm_lint.rulebook import severity_of
+
+    span = finding.anchor if isinstance(finding.anchor, Span) else found.launch.anchor
+    start, end = index.position(span.start), index.position(span.end)
+    severity = finding.severity or severity_of(finding.code, Severity.WARNING)
+    fix = None
+    if finding.fix is not None and found.fixable:
+        edits = render_edits(text, index, found, finding, api)
+        if edits:
+            fix = Fix(finding.applicability, finding.fix_title or "Fix", tuple(edits))
+    # a noqa comment on any line of the command suppresses (from its first word, wrappers included, to its last)
+    last = max([span.end, found.launch.anchor.end if isinstance(found.launch.anchor, Span) else span.end]
+               + [w.end for w in found.words])
+    noqa = {start.line, *range(index.position(found.command_start).line, index.position(last).line + 1)}
+    return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, tuple(sorted(noqa)))
+
+
+def shift(diagnostic: Diagnostic, lines: int, display: str, extra_noqa: tuple[int, ...] = ()) -> Diagnostic:
+    moved = diagnostic.moved(lines)
+    return replace(moved, path=display, noqa_lines=tuple(sorted({*moved.noqa_lines, *extra_noqa})))
+
+
+__all__ = ["Applicability", "CommandParseError", "extract", "lint_text", "shift"]
