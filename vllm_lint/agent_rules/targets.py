@@ -1,14 +1,22 @@
-"""The agent rule files ``vllm-lint init`` can write, one target per tool."""
+"""The agent rule files, hooks and MCP entries ``vllm-lint init`` can write, one target per assistant.
+
+The table itself is data, ``targets.yaml`` beside this module, with the source of every format:
+assistants move their files often, and updating the table must not need code. This module reads
+it into typed values and checks it, naming the target and key of any mistake.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from vllm_lint.agent_settings.entries import JSON, SCRIPT, TOML, YAML, Entry
+
 # How an output file is owned:
 #   "block": a file people also write; we own only the marked block inside it.
 #   "whole": a file that is entirely ours; it carries a generated-by header.
 BLOCK, WHOLE = "block", "whole"
+TABLE = Path(__file__).with_name("targets.yaml")
 
 
 @dataclass(frozen=True)
@@ -28,37 +36,91 @@ class Target:
     tool: str
     outputs: tuple[Output, ...]
     opt_in: bool = False  # not part of --target all
+    settings: tuple[Entry, ...] = ()  # always written with the rule files
+    hook: Entry | None = None  # written with --hooks
+    hook_protocol: str | None = None  # the NAME in `vllm-lint hook NAME`
+    mcp: Entry | None = None  # written with --mcp
 
 
-TARGETS: dict[str, Target] = {
-    t.name: t
-    for t in (
-        Target(
-            "claude",
-            "Claude Code",
-            # Claude Code reads the whole CLAUDE.md on every request; keep it short.
-            (Output("CLAUDE.md", "claude.md.j2", BLOCK, max_block_lines=200, fit_lines=150),),
-        ),
-        Target("agents", "Codex, Jules, Aider, Zed and other AGENTS.md readers", (Output("AGENTS.md", "agents.md.j2", BLOCK),)),
-        Target("cursor", "Cursor (project rules)", (Output(".cursor/rules/vllm-serving.mdc", "cursor.mdc.j2", WHOLE),)),
-        Target("cursor-legacy", "Cursor (legacy .cursorrules)", (Output(".cursorrules", "cursorrules.j2", BLOCK),), opt_in=True),
-        Target(
-            "copilot",
-            "GitHub Copilot",
-            (
-                Output(".github/copilot-instructions.md", "copilot-instructions.md.j2", BLOCK, fit_lines=60),
-                Output(".github/instructions/vllm-serving.instructions.md", "copilot-path.instructions.md.j2", WHOLE),
-            ),
-        ),
-        Target(
-            "windsurf",
-            "Windsurf",
-            (Output(".windsurf/rules/vllm-serving.md", "windsurf.md.j2", WHOLE, max_chars=12_000, fit_chars=11_500),),
-        ),
-        Target("cline", "Cline", (Output(".clinerules/vllm-serving.md", "cline.md.j2", WHOLE),)),
-        Target("gemini", "Gemini CLI", (Output("GEMINI.md", "gemini.md.j2", BLOCK),)),
+class TableError(ValueError):
+    """targets.yaml has a mistake; the message names the target and the key."""
+
+
+_OUTPUT_KEYS = {"path", "template", "mode", "max_chars", "max_block_lines", "fit_lines", "fit_chars"}
+_ENTRY_KEYS = {"file", "format", "set", "append", "value", "marker", "new_file"}
+_TARGET_KEYS = {"tool", "opt_in", "outputs", "settings", "hooks", "mcp"}
+
+
+def _unknown(where: str, data: dict, allowed: set[str]) -> None:
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise TableError(f"{TABLE.name}: {where}: unknown key(s) {', '.join(extra)}; known: {', '.join(sorted(allowed))}")
+
+
+def _entry(part: str, name: str, data: object) -> Entry:
+    where = f"{part}.{name}"
+    if not isinstance(data, dict):
+        raise TableError(f"{TABLE.name}: {where} must be a mapping")
+    _unknown(where, data, _ENTRY_KEYS)
+    fmt = data.get("format")
+    if fmt not in (JSON, TOML, YAML, SCRIPT):
+        raise TableError(f"{TABLE.name}: {where}.format must be one of json, toml, yaml, script")
+    if fmt != SCRIPT and ("set" in data) == ("append" in data):
+        raise TableError(f"{TABLE.name}: {where} needs one of `set` or `append`")
+    if "append" in data and fmt == JSON and not data.get("marker"):
+        raise TableError(f"{TABLE.name}: {where} appends a list item, so it needs a `marker`")
+    return Entry(
+        part="rules" if part == "settings" else part,
+        file=str(data["file"]),
+        format=fmt,
+        path=tuple(data.get("set") or data.get("append") or ()),
+        value=data.get("value"),
+        append="append" in data,
+        marker=data.get("marker"),
+        new_file=dict(data.get("new_file") or {}),
     )
-}
+
+
+def _output(target: str, data: object) -> Output:
+    if not isinstance(data, dict):
+        raise TableError(f"{TABLE.name}: targets.{target}.outputs: each output must be a mapping")
+    _unknown(f"targets.{target}.outputs", data, _OUTPUT_KEYS)
+    if data.get("mode") not in (BLOCK, WHOLE):
+        raise TableError(f"{TABLE.name}: targets.{target}.outputs: mode must be `block` or `whole`")
+    return Output(**data)
+
+
+def load_table(path: Path = TABLE) -> dict[str, Target]:
+    import yaml
+
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    sections = {key: raw.get(key) or {} for key in ("settings", "hooks", "mcp")}
+    entries = {part: {name: _entry(part, name, data) for name, data in sections[part].items()} for part in sections}
+    targets: dict[str, Target] = {}
+    for name, data in (raw.get("targets") or {}).items():
+        _unknown(f"targets.{name}", data, _TARGET_KEYS)
+
+        def pick(part: str, key: str | None) -> Entry | None:
+            if key is None:
+                return None
+            if key not in entries[part]:
+                raise TableError(f"{TABLE.name}: targets.{name}.{part}: no entry {key!r} under `{part}:`")
+            return entries[part][key]
+
+        targets[name] = Target(
+            name=name,
+            tool=str(data["tool"]),
+            outputs=tuple(_output(name, output) for output in data.get("outputs") or ()),
+            opt_in=bool(data.get("opt_in", False)),
+            settings=tuple(pick("settings", key) for key in data.get("settings") or ()),  # type: ignore[misc]
+            hook=pick("hooks", data.get("hooks")),
+            hook_protocol=data.get("hooks"),
+            mcp=pick("mcp", data.get("mcp")),
+        )
+    return targets
+
+
+TARGETS: dict[str, Target] = load_table()
 
 DEFAULT_GLOBS: tuple[str, ...] = (
     "**/*vllm*.py",

@@ -1,13 +1,15 @@
 """Plan what ``vllm-lint init`` would change, then show it (--dry-run), judge it (--check) or write it.
 
-Writes go through ``vllm_lint.atomic`` (a temporary file in the same folder, then ``os.replace``), keep
-the file's mode, and never leave the target directory: a path that resolves
-outside it (through a symlink) is refused.
+Rule files (a marked block, or a whole generated file) and entries in assistants' settings files
+(hooks, MCP servers) are planned alike, as a ``Change``. Writes go through ``vllm_lint.atomic`` (a
+temporary file in the same folder, then ``os.replace``), keep the file's mode, and never leave the
+target directory: a path that resolves outside it (through a symlink) is refused.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +22,8 @@ from vllm_lint.agent_rules.blocks import (
     newline_of,
     with_newline,
 )
-from vllm_lint.agent_rules.targets import BLOCK, Output
+from vllm_lint.agent_rules.targets import BLOCK, WHOLE, Output
+from vllm_lint.agent_settings.entries import SCRIPT, Entry, EntryError, apply, current
 
 CREATE, UPDATE, UNCHANGED, CONFLICT, ERROR = "create", "update", "unchanged", "conflict", "error"
 
@@ -33,6 +36,7 @@ class Change:
     old: bytes | None = None
     new: bytes | None = None
     reason: str = ""
+    executable: bool = False  # the file must be executable (a hook script)
 
     @property
     def writes(self) -> bool:
@@ -59,9 +63,8 @@ def _non_folder_above(root: Path, rel: str) -> str | None:
     return None
 
 
-def plan_output(root: Path, output: Output, generated: str, force: bool = False) -> Change:
-    """The change that writing ``generated`` (a whole file, or a marked block) to ``output`` would make."""
-    rel = output.path
+def _read(root: Path, rel: str) -> tuple[Path, bytes | None, str | None] | Change:
+    """``rel``'s real path, bytes (None: no file yet) and text; or the ERROR change that stops there."""
     path = _inside(root, rel)
     if path is None:
         return Change(rel, root / rel, ERROR, reason=f"refusing to write {rel}: it resolves outside {root} (a symlink?)")
@@ -75,12 +78,23 @@ def plan_output(root: Path, output: Output, generated: str, force: bool = False)
     except OSError as exc:
         return Change(rel, path, ERROR, reason=f"cannot read {rel}: {exc.strerror or exc}")
     if old is None:
-        text = generated if output.mode != BLOCK else merge(None, generated)
-        return Change(rel, path, CREATE, None, text.encode("utf-8"))
+        return path, None, None
     try:
-        existing = old.decode("utf-8")
+        return path, old, old.decode("utf-8")
     except UnicodeDecodeError:
         return Change(rel, path, ERROR, old, reason=f"{rel} is not UTF-8 text; vllm-lint leaves it alone")
+
+
+def plan_output(root: Path, output: Output, generated: str, force: bool = False) -> Change:
+    """The change that writing ``generated`` (a whole file, or a marked block) to ``output`` would make."""
+    rel = output.path
+    found = _read(root, rel)
+    if isinstance(found, Change):
+        return found
+    path, old, existing = found
+    if old is None or existing is None:
+        text = generated if output.mode != BLOCK else merge(None, generated)
+        return Change(rel, path, CREATE, None, text.encode("utf-8"))
     conflict = ""
     if output.mode == BLOCK:
         try:
@@ -111,3 +125,66 @@ def diff(change: Change) -> str:
     fromfile = "/dev/null" if change.old is None else f"a/{change.rel}"
     lines = difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"b/{change.rel}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+SCRIPT_HEADER = "# vllm-lint:generated hash=000000000000: written by `vllm-lint init --hooks`; run `vllm-lint init` to update."
+
+
+def hook_script(command: str) -> str:
+    """A hook that is a whole executable file (Cline's): it only runs ``command``."""
+    from vllm_lint.agent_rules.blocks import stamp
+
+    return stamp(f"#!/bin/sh\n{SCRIPT_HEADER}\nexec {command}\n")
+
+
+def installed(root: Path, entry: Entry) -> bool:
+    """Whether the project already has ``entry`` (then ``init`` keeps it current and ``--check`` checks it)."""
+    path = _inside(root, entry.file)
+    if path is None or not path.is_file():
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if entry.format == SCRIPT:
+        return str(entry.value) in text and GENERATED_RE.search(text) is not None
+    return current(text, entry) is not None
+
+
+def plan_entries(root: Path, entries: list[Entry], force: bool = False) -> list[Change]:
+    """The changes that putting ``entries`` into their settings files would make, one per file (entries
+    sharing a file, such as Gemini's hook and MCP server, are applied in turn); the rest of each file
+    is kept byte for byte."""
+    by_file: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_file.setdefault(entry.file, []).append(entry)
+    return [_plan_file(root, rel, group, force) for rel, group in by_file.items()]
+
+
+def _plan_file(root: Path, rel: str, entries: list[Entry], force: bool) -> Change:
+    if entries[0].format == SCRIPT:
+        change = plan_output(root, Output(rel, "", WHOLE), hook_script(str(entries[0].value)), force)
+        change.executable = True
+        if change.status == UNCHANGED and not os.access(change.path, os.X_OK):
+            change.status, change.reason = UPDATE, f"{rel}: not executable"
+        return change
+    found = _read(root, rel)
+    if isinstance(found, Change):
+        return found
+    path, old, text = found
+    edited: list[str] = []
+    for entry in entries:
+        try:
+            updated = apply(text, entry)
+        except EntryError as exc:
+            return Change(rel, path, ERROR, old, reason=f"{rel}: {exc}; add the vllm-lint entry by hand")
+        if text is not None and updated != text and current(text, entry) is not None:
+            edited.append(entry.label)
+        text = updated
+    new = (text or "").encode("utf-8")
+    if old is None:
+        return Change(rel, path, CREATE, None, new)
+    if new == old:
+        return Change(rel, path, UNCHANGED, old, new)
+    reason = "; ".join(f"{label}: the vllm-lint entry differs from what vllm-lint writes (edited by hand, or by another version)" for label in edited)
+    return Change(rel, path, UPDATE, old, new, reason=reason)
