@@ -19,19 +19,19 @@ def show_rule(code: str, output_format: str = "text") -> str | None:
     if rule is None:
         return None
     if output_format == "json":
-        return json.dumps(_as_dict(rule), indent=2) + "\n"
+        return json.dumps(rule_dict(rule), indent=2) + "\n"
     return _as_markdown(rule)
 
 
 def list_rules(output_format: str = "text") -> str:
     rules = load_rules().values()
     if output_format == "json":
-        return json.dumps([_as_dict(rule) for rule in rules], indent=2) + "\n"
+        return json.dumps([rule_dict(rule) for rule in rules], indent=2) + "\n"
     lines = [f"{r.code}  {r.name:<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}" for r in rules]
     return "\n".join(lines) + "\n"
 
 
-def _as_dict(rule: Rule) -> dict:
+def rule_dict(rule: Rule) -> dict:
     return {
         "code": rule.code,
         "name": rule.name,

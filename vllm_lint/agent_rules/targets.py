@@ -7,6 +7,7 @@ it into typed values and checks it, naming the target and key of any mistake.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,7 @@ class TableError(ValueError):
 
 
 _OUTPUT_KEYS = {"path", "template", "mode", "max_chars", "max_block_lines", "fit_lines", "fit_chars"}
-_ENTRY_KEYS = {"file", "format", "set", "append", "value", "marker", "new_file"}
+_ENTRY_KEYS = {"file", "format", "set", "append", "value", "marker", "new_file", "note"}
 _TARGET_KEYS = {"tool", "opt_in", "outputs", "settings", "hooks", "mcp"}
 
 
@@ -78,6 +79,7 @@ def _entry(part: str, name: str, data: object) -> Entry:
         append="append" in data,
         marker=data.get("marker"),
         new_file=dict(data.get("new_file") or {}),
+        note=" ".join(str(data.get("note") or "").split()),
     )
 
 
@@ -167,3 +169,17 @@ def resolve_targets(names: tuple[str, ...] | list[str], root: Path) -> list[Targ
                 known = ", ".join([*TARGETS, "all"])
                 raise TargetError(f"unknown target {raw.strip()!r}; known targets: {known}")
     return [target for name, target in TARGETS.items() if name in chosen]
+
+
+def chosen_entries(targets: list[Target], hooks: bool, mcp: bool, has: Callable[[Entry], bool]) -> list[Entry]:
+    """The settings entries ``init`` keeps for ``targets``: their ``settings`` always, hooks with ``hooks``
+    and MCP servers with ``mcp``, and any hook or MCP entry the project already has (``has``), so that a
+    part once installed stays current and is checked until the user removes it."""
+    entries: dict[tuple[str, tuple[str, ...]], Entry] = {}
+    for target in targets:
+        for entry in target.settings:
+            entries.setdefault((entry.file, entry.path), entry)
+        for entry, wanted in ((target.hook, hooks), (target.mcp, mcp)):
+            if entry is not None and (wanted or has(entry)):
+                entries.setdefault((entry.file, entry.path), entry)
+    return list(entries.values())

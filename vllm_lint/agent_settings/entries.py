@@ -27,6 +27,7 @@ class Entry:
     append: bool = False  # True: ``value`` is one item of the list at ``path``
     marker: str | None = None  # for items: a string our item holds and no other does
     new_file: dict = field(default_factory=dict)  # top-level keys a new JSON file starts with
+    note: str = ""  # what the user still has to do once it is written (trust or enable hooks)
 
     @property
     def label(self) -> str:

@@ -1,7 +1,8 @@
 """The ``vllm-lint`` program.
 
-``--version`` and the ``check`` command lines that pre-commit hooks and CI steps use (flags, rule lists, an
-output format, paths: see check_options.parse_common) run without importing click; every other command line,
+``--version``, the ``check`` command lines that pre-commit hooks and CI steps use (flags, rule lists, an
+output format, paths: see check_options.parse_common) and ``hook`` (run after every edit an agent makes)
+run without importing click; every other command line,
 ``--help`` and any mistake go to the click CLI in ``cli.py``, which parses the same option table.
 """
 
@@ -43,6 +44,13 @@ def _run(args: list[str]) -> None:
     if args == ["--version"]:
         print(f"vllm-lint, version {__version__}")  # click's version_option says the same
         sys.exit(0)
+    if args[:1] == ["hook"]:
+        from vllm_lint.codecache import compiled_dataclasses
+
+        with compiled_dataclasses("hook"):
+            from vllm_lint.agent_hooks.main import main as hook
+
+            sys.exit(hook(args[1:]))
     if args[:1] == ["check"]:
         from vllm_lint.codecache import compiled_dataclasses
 

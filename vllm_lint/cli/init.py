@@ -23,7 +23,9 @@ def _list_targets(root: Path) -> None:
             flags.append("opt-in, not in `all`")
         suffix = f"  [{', '.join(flags)}]" if flags else ""
         paths = ", ".join(output.path for output in target.outputs)
-        click.echo(f"{name:<14} {paths}  ({target.tool}){suffix}")
+        extras = [f"{part}: {entry.file}" for part, entry in (("--hooks", target.hook), ("--mcp", target.mcp)) if entry is not None]
+        extra = f"; {'; '.join(extras)}" if extras else ""
+        click.echo(f"{name:<14} {paths}{extra}  ({target.tool}){suffix}")
 
 
 def _warn_cursor_twice(root: Path, chosen: list[str]) -> None:
@@ -52,12 +54,16 @@ def _settings(root: Path):
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 when any file is stale or was edited by hand (for CI).")
 @click.option("--dry-run", is_flag=True, help="Write nothing; print the diff each file would get.")
 @click.option("--force", is_flag=True, help="Overwrite managed blocks and generated files that were edited by hand.")
-def init_command(directory, dir_option, targets, list_targets, check_only, dry_run, force) -> None:
+@click.option("--hooks", is_flag=True, help="Also install each target's post-edit hook (`vllm-lint hook AGENT`) in the assistant's settings.")
+@click.option("--mcp", "mcp", is_flag=True, help="Also register the `vllm-lint mcp` server in each target's MCP settings.")
+def init_command(directory, dir_option, targets, list_targets, check_only, dry_run, force, hooks, mcp) -> None:
     """Write agent rule files (CLAUDE.md, AGENTS.md, Cursor, Copilot, ...) teaching vllm-lint's rules.
 
     In files people also write (CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules,
     copilot-instructions.md) only the block between `<!-- vllm-lint:begin -->` and
-    `<!-- vllm-lint:end -->` is vllm-lint's; the rest is never touched.
+    `<!-- vllm-lint:end -->` is vllm-lint's; the rest is never touched. With --hooks and
+    --mcp, one entry is added to each assistant's own settings file (the rest of it keeps
+    its bytes); once there, `init` keeps it current and `init --check` checks it.
     """
     from vllm_lint.agent_rules.blocks import BlockError
     from vllm_lint.agent_rules.render import (
@@ -69,6 +75,7 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
     from vllm_lint.agent_rules.targets import (
         DEFAULT_GLOBS,
         TargetError,
+        chosen_entries,
         default_targets,
         resolve_targets,
     )
@@ -78,6 +85,8 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         ERROR,
         UNCHANGED,
         diff,
+        installed,
+        plan_entries,
         plan_output,
     )
     from vllm_lint.atomic import atomic_write
@@ -125,6 +134,11 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
     except (SizeLimitError, BlockError) as exc:
         click.echo(f"vllm-lint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    entries = chosen_entries(chosen, hooks, mcp, lambda entry: installed(root, entry))
+    if (hooks or mcp) and not any(e.part in ("hooks", "mcp") for e in entries):
+        click.echo("note: none of the chosen targets has a hook or an MCP entry; see `vllm-lint init --list-targets`", err=True)
+    changes.extend(plan_entries(root, entries, force=force))
+    notes = {entry.file: entry.note for entry in entries if entry.note}
 
     problems = [c for c in changes if c.status in (CONFLICT, ERROR)]
     for change in problems:
@@ -143,9 +157,9 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
             verb = "missing" if change.status == CREATE else "stale"
             click.echo(f"{change.rel}: {verb} (run `vllm-lint init`)")
         if stale:
-            click.echo(f"{len(stale)} agent rule file(s) out of date", err=True)
+            click.echo(f"{len(stale)} agent file(s) out of date", err=True)
             sys.exit(EXIT_STALE)
-        click.echo(f"{len(changes)} agent rule file(s) up to date")
+        click.echo(f"{len(changes)} agent file(s) up to date")
         return
 
     if dry_run:
@@ -161,11 +175,17 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         if change.writes:
             try:
                 atomic_write(change.path, change.new)
+                if change.executable:
+                    change.path.chmod(change.path.stat().st_mode | 0o111)
             except OSError as exc:
                 failed += 1
                 click.echo(f"vllm-lint: error: cannot write {change.rel}: {exc.strerror or exc}", err=True)
                 continue
             click.echo(f"{'created' if change.status == CREATE else 'updated'} {change.rel}")
+            if change.reason and change.status != CREATE:
+                click.echo(f"note: {change.reason}", err=True)
+            if change.rel in notes:
+                click.echo(f"note: {notes[change.rel]}", err=True)
     unchanged = sum(c.status == UNCHANGED for c in changes)
     if unchanged:
         click.echo(f"{unchanged} file(s) already up to date")

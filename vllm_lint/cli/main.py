@@ -41,6 +41,8 @@ class LazyGroup(click.Group):
     cls=LazyGroup,
     lazy={
         "init": "vllm_lint.cli.init:init_command",
+        "hook": "vllm_lint.cli.agents:hook_command",
+        "mcp": "vllm_lint.cli.agents:mcp_command",
         "serve-reference": "vllm_lint.cli.reference:serve_reference",
         "reference": "vllm_lint.cli.reference:reference",
         "validate": "vllm_lint.cli.reference:validate",

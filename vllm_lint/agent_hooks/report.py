@@ -1,0 +1,116 @@
+"""Lint the files an agent just edited, and phrase what was found for the model that wrote them.
+
+Only files inside the project that a vllm-lint surface claims (Python, shell, Dockerfile, compose,
+Kubernetes, Markdown) are linted, with the configuration ``vllm-lint check`` would use for them;
+excluded ones (``exclude``, ``.gitignore``) are skipped as ``check --force-exclude`` skips them. The
+text names each finding's line, rule code and what to do, and the ``vllm-lint check --fix`` line
+when a fix exists: short, because it lands in the model's context after every edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from vllm_lint.diagnostics import Applicability, Diagnostic
+
+SHOWN_PER_FILE = 8
+_HEAD_BYTES = 256
+
+
+def _inside(path: Path, root: Path) -> Path | None:
+    """``path`` relative to ``root`` when it lies inside it (symlinks resolved), else None."""
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+def _claiming_surface(path: Path, surfaces):
+    """The surface that claims ``path`` by name or first line; None: a kind of file vllm-lint does not lint."""
+    for surface in surfaces:
+        if surface.claims(path.name, b""):
+            return surface
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except OSError:
+        return None
+    return next((s for s in surfaces if s.claims(path.name, head)), None)
+
+
+def lint_edited(paths: Iterable[Path], root: Path) -> list[tuple[str, list[Diagnostic], bool, bool]]:
+    """Per edited file with findings: its path as shown (relative to ``root``), its findings, and
+    whether safe and unsafe fixes the configuration allows exist for them."""
+    from vllm_lint.config import enabled_codes, find_config, load_settings
+    from vllm_lint.engine.fixer import fix_policy
+    from vllm_lint.engine.runner import RunOptions, is_excluded
+    from vllm_lint.engine.workers import Task, lint_tasks
+    from vllm_lint.rulebook import all_codes
+    from vllm_lint.surfaces import all_surfaces
+
+    surfaces = all_surfaces()
+    codes = all_codes()
+    found = []
+    for path in paths:
+        relative = _inside(path, root)
+        if relative is None or not path.is_file():
+            continue
+        surface = _claiming_surface(path, surfaces)
+        if surface is None:
+            continue
+        settings = load_settings(find_config(path.parent), codes)
+        if is_excluded(path, settings):
+            continue
+        options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes)
+        [result] = lint_tasks([Task(0, path, surface.name)], options)
+        if not result.diagnostics:
+            continue
+        safe, unsafe = fix_policy(options, False), fix_policy(options, True)
+        found.append((
+            relative.as_posix(),
+            sorted(result.diagnostics, key=Diagnostic.sort_key),
+            any(safe.allows(d) for d in result.diagnostics),
+            any(unsafe.allows(d) and not safe.allows(d) for d in result.diagnostics),
+        ))
+    return found
+
+
+def _directive(code: str) -> str | None:
+    from vllm_lint.rulebook import rule_for
+
+    rule = rule_for(code)
+    return " ".join(rule.directive.split()) if rule is not None and rule.directive else None
+
+
+def _finding(shown: str, diagnostic: Diagnostic) -> list[str]:
+    lines = [f"- {shown}:{diagnostic.start.line}: {diagnostic.code} {diagnostic.message}"]
+    directive = _directive(diagnostic.code) if diagnostic.code != "VLL000" else None
+    if directive:
+        lines.append(f"  Do: {directive}")
+    if diagnostic.fix is not None:
+        kind = "safe" if diagnostic.fix.applicability is Applicability.SAFE else "unsafe"
+        lines.append(f"  Fix ({kind}): {diagnostic.fix.message}")
+    return lines
+
+
+def phrase(found: list[tuple[str, list[Diagnostic], bool, bool]]) -> str | None:
+    """The text for the model, or None when nothing was found."""
+    if not found:
+        return None
+    total = sum(len(diagnostics) for _, diagnostics, _, _ in found)
+    noun = "problem" if total == 1 else "problems"
+    names = ", ".join(shown for shown, _, _, _ in found)
+    lines = [f"vllm-lint found {total} vLLM serving {noun} in {names}, the file(s) you just edited. Fix them before you go on:"]
+    for shown, diagnostics, safe, unsafe in found:
+        for diagnostic in diagnostics[:SHOWN_PER_FILE]:
+            lines.extend(_finding(shown, diagnostic))
+        if len(diagnostics) > SHOWN_PER_FILE:
+            lines.append(f"- ... and {len(diagnostics) - SHOWN_PER_FILE} more: run `vllm-lint check {shown}`")
+        if safe:
+            lines.append(f"Run `vllm-lint check --fix {shown}` to apply the safe fixes.")
+        if unsafe:
+            lines.append(f"`vllm-lint check --fix --unsafe-fixes {shown}` applies the fixes marked unsafe too: they change behaviour, so look at them first with `--diff`.")
+    codes = sorted({d.code for _, diagnostics, _, _ in found for d in diagnostics})
+    lines.append(f"`vllm-lint rule {codes[0]}` explains a rule. Do not add `# noqa` unless the user asks for it.")
+    return "\n".join(lines) + "\n"
