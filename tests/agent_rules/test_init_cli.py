@@ -19,9 +19,16 @@ ALL_FILES = {
     ".cursor/rules/vllm-serving.mdc",
     ".github/copilot-instructions.md",
     ".github/instructions/vllm-serving.instructions.md",
-    ".windsurf/rules/vllm-serving.md",
+    ".devin/rules/vllm-serving.md",
     ".clinerules/vllm-serving.md",
     "GEMINI.md",
+    ".roo/rules/vllm-serving.md",
+    ".kiro/steering/vllm-serving.md",
+    ".junie/AGENTS.md",
+    ".amazonq/rules/vllm-serving.md",
+    ".continue/rules/vllm-serving.md",
+    "CONVENTIONS.md",
+    ".aider.conf.yml",
 }
 
 
@@ -148,19 +155,24 @@ def test_frontmatter_types(repo, run_init):
     assert isinstance(cursor["alwaysApply"], bool)
     copilot = frontmatter(repo / ".github/instructions/vllm-serving.instructions.md")
     assert isinstance(copilot["applyTo"], str) and "**/k8s/**/*.y*ml" in copilot["applyTo"].split(",")
-    windsurf = frontmatter(repo / ".windsurf/rules/vllm-serving.md")
-    assert windsurf["trigger"] in {"always_on", "glob", "model_decision", "manual"}
-    assert isinstance(windsurf["globs"], str)
+    devin = frontmatter(repo / ".devin/rules/vllm-serving.md")
+    assert devin["trigger"] in {"always_on", "glob", "model_decision", "manual"}
+    assert isinstance(devin["globs"], str)
     cline = frontmatter(repo / ".clinerules/vllm-serving.md")
     assert isinstance(cline["paths"], list) and all(isinstance(p, str) for p in cline["paths"])
-    for name in (".cursor/rules/vllm-serving.mdc", ".windsurf/rules/vllm-serving.md", ".clinerules/vllm-serving.md"):
+    kiro = frontmatter(repo / ".kiro/steering/vllm-serving.md")
+    assert kiro["inclusion"] == "fileMatch" and "**/*vllm*.py" in kiro["fileMatchPattern"]
+    cont = frontmatter(repo / ".continue/rules/vllm-serving.md")
+    assert isinstance(cont["name"], str) and cont["name"] and cont["alwaysApply"] is False and "**/server*.py" in cont["globs"]
+    assert yaml.safe_load((repo / ".aider.conf.yml").read_text()) == {"read": ["CONVENTIONS.md"]}
+    for name in (".cursor/rules/vllm-serving.mdc", ".devin/rules/vllm-serving.md", ".clinerules/vllm-serving.md", ".kiro/steering/vllm-serving.md", ".continue/rules/vllm-serving.md"):
         body = (repo / name).read_text(encoding="utf-8").split("---\n", 2)[2]
         assert body.startswith("<!-- vllm-lint:generated hash="), name
 
 
 def test_size_limits(repo, run_init):
     assert run_init(repo, "--target", "all").exit_code == 0
-    assert len((repo / ".windsurf/rules/vllm-serving.md").read_text(encoding="utf-8")) <= 12_000
+    assert len((repo / ".devin/rules/vllm-serving.md").read_text(encoding="utf-8")) <= 12_000
     claude = (repo / "CLAUDE.md").read_text(encoding="utf-8")
     assert claude.count("\n") < 200
 

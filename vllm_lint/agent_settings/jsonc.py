@@ -232,7 +232,33 @@ def _insert_into(doc: Document, container: Node, entry: str, unit: str, newline:
         return text[: last.end] + ", " + entry + text[last.end :]
     first_start = (next(iter(container.members.values()))[0] if container.kind == "object" else children[0].start)
     child_indent = _line_indent(text, first_start)
-    return text[: last.end] + "," + newline + child_indent + entry + text[last.end :]
+    line_end, has_comma = _rest_of_line(text, last.end)
+    if line_end is None:  # more on the same line (the closing bracket): the entry goes right after the last one
+        return text[: last.end] + "," + newline + child_indent + entry + text[last.end :]
+    # After the last element's own comma and comment, so that a comment stays with what it annotates.
+    comma = "" if has_comma else ","
+    return text[: last.end] + comma + text[last.end : line_end] + newline + child_indent + entry + text[line_end:]
+
+
+def _rest_of_line(text: str, offset: int) -> tuple[int | None, bool]:
+    """Where the line after ``offset`` ends when it holds only a comma and comments (else None), and whether it has the comma."""
+    position, has_comma = offset, False
+    while position < len(text):
+        char = text[position]
+        if char in " \t":
+            position += 1
+        elif char == "," and not has_comma:
+            has_comma, position = True, position + 1
+        elif text.startswith("//", position):
+            end = text.find("\n", position)
+            position = len(text) if end < 0 else end
+        elif text.startswith("/*", position) and "\n" not in text[position : text.find("*/", position) + 2]:
+            position = text.find("*/", position) + 2
+        elif char in "\r\n":
+            return (position, has_comma)
+        else:
+            return (None, has_comma)
+    return (position, has_comma)
 
 
 class EditError(ValueError):

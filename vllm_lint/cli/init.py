@@ -156,6 +156,8 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
                 continue
             verb = "missing" if change.status == CREATE else "stale"
             click.echo(f"{change.rel}: {verb} (run `vllm-lint init`)")
+            if change.reason:
+                click.echo(f"  {change.reason}")
         if stale:
             click.echo(f"{len(stale)} agent file(s) out of date", err=True)
             sys.exit(EXIT_STALE)
