@@ -38,3 +38,5 @@ def test_wheel_install_runs_from_another_folder(tmp_path):
         cwd=elsewhere, capture_output=True, text=True,
     )
     assert check.returncode == 1 and "VLL101" in check.stdout
+    targets = subprocess.run([str(env_dir / "bin" / "vllm-lint"), "init", "--list-targets"], cwd=elsewhere, capture_output=True, text=True)
+    assert targets.returncode == 0 and "--hooks: .claude/settings.json" in targets.stdout  # targets.yaml ships

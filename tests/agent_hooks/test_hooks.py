@@ -85,7 +85,7 @@ def test_codex_patch_touching_two_files_lints_both(project):
     payload["tool_input"]["command"] = "*** Begin Patch\n*** Add File: app.py\n+x\n*** Update File: clean.py\n*** Move to: server.py\n@@\n*** Delete File: gone.py\n*** End Patch\n"
     ran = run_hook("codex", json.dumps(payload), project)
     assert ran.exit_code == 2
-    assert ran.stderr.startswith("vllm-lint found 4 vLLM serving problems in app.py, server.py, the file(s) you just edited.")
+    assert ran.stderr.startswith("vllm-lint found 4 vLLM serving problems in app.py, server.py (files you just edited). Fix them before you go on:\n")
 
 
 def test_claude_project_dir_bounds_the_project(project):

@@ -101,7 +101,8 @@ def phrase(found: list[tuple[str, list[Diagnostic], bool, bool]]) -> str | None:
     total = sum(len(diagnostics) for _, diagnostics, _, _ in found)
     noun = "problem" if total == 1 else "problems"
     names = ", ".join(shown for shown, _, _, _ in found)
-    lines = [f"vllm-lint found {total} vLLM serving {noun} in {names}, the file(s) you just edited. Fix them before you go on:"]
+    files = "the file you just edited" if len(found) == 1 else "files you just edited"
+    lines = [f"vllm-lint found {total} vLLM serving {noun} in {names} ({files}). Fix {'it' if total == 1 else 'them'} before you go on:"]
     for shown, diagnostics, safe, unsafe in found:
         for diagnostic in diagnostics[:SHOWN_PER_FILE]:
             lines.extend(_finding(shown, diagnostic))
@@ -110,7 +111,7 @@ def phrase(found: list[tuple[str, list[Diagnostic], bool, bool]]) -> str | None:
         if safe:
             lines.append(f"Run `vllm-lint check --fix {shown}` to apply the safe fixes.")
         if unsafe:
-            lines.append(f"`vllm-lint check --fix --unsafe-fixes {shown}` applies the fixes marked unsafe too: they change behaviour, so look at them first with `--diff`.")
+            lines.append(f"Run `vllm-lint check --fix --unsafe-fixes {shown}` for the fixes marked unsafe (they change behaviour; `--diff` shows them first).")
     codes = sorted({d.code for _, diagnostics, _, _ in found for d in diagnostics})
     lines.append(f"`vllm-lint rule {codes[0]}` explains a rule. Do not add `# noqa` unless the user asks for it.")
     return "\n".join(lines) + "\n"
