@@ -113,3 +113,21 @@ def test_the_hook_does_not_import_click(project):
     payload.write_text(payload_text("claude-write", project))
     done = subprocess.run([sys.executable, "-c", code, str(payload)], capture_output=True, text=True, cwd=project, timeout=60)
     assert done.stderr.strip().splitlines()[-1] == "2 False"
+
+
+def test_the_fix_lines_follow_the_configuration(project):
+    (project / "pyproject.toml").write_text('[tool.vllm-lint]\nunfixable = ["VLL301"]\nignore = ["VLL101"]\n')
+    ran = run_hook("claude", payload_text("claude-write", project), project)
+    assert ran.exit_code == 2
+    assert "VLL101" not in ran.stderr and "server.py:7: VLL301" in ran.stderr
+    assert "--fix" not in ran.stderr  # the only fix left is one the configuration does not allow
+
+
+def test_a_long_report_is_cut_per_file():
+    from vllm_lint.agent_hooks.report import SHOWN_PER_FILE, EditedFile, phrase
+    from vllm_lint.diagnostics import Diagnostic, Position, Severity
+
+    many = [Diagnostic("VLL301", f"finding {n}", "a.py", Position(n, 1), Position(n, 2), Severity.ERROR) for n in range(1, 12)]
+    text = phrase([EditedFile("a.py", many, False, False)])
+    assert text.count("\n- a.py:") == SHOWN_PER_FILE
+    assert f"- ... and {11 - SHOWN_PER_FILE} more: run `vllm-lint check a.py`\n" in text

@@ -10,6 +10,7 @@ when a fix exists: short, because it lands in the model's context after every ed
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_lint.diagnostics import Applicability, Diagnostic
@@ -39,9 +40,16 @@ def _claiming_surface(path: Path, surfaces):
     return next((s for s in surfaces if s.claims(path.name, head)), None)
 
 
-def lint_edited(paths: Iterable[Path], root: Path) -> list[tuple[str, list[Diagnostic], bool, bool]]:
-    """Per edited file with findings: its path as shown (relative to ``root``), its findings, and
-    whether safe and unsafe fixes the configuration allows exist for them."""
+@dataclass(frozen=True)
+class EditedFile:
+    shown: str  # relative to the project root, as the model knows the file
+    diagnostics: list[Diagnostic]
+    safe_fixes: bool  # a fix `check --fix` would apply (the configuration allows it)
+    unsafe_fixes: bool  # one only `--unsafe-fixes` would apply
+
+
+def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
+    """The edited files that have findings."""
     from vllm_lint.config import enabled_codes, find_config, load_settings
     from vllm_lint.engine.fixer import fix_policy
     from vllm_lint.engine.runner import RunOptions, is_excluded
@@ -67,7 +75,7 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[tuple[str, list[Diagn
         if not result.diagnostics:
             continue
         safe, unsafe = fix_policy(options, False), fix_policy(options, True)
-        found.append((
+        found.append(EditedFile(
             relative.as_posix(),
             sorted(result.diagnostics, key=Diagnostic.sort_key),
             any(safe.allows(d) for d in result.diagnostics),
@@ -94,24 +102,24 @@ def _finding(shown: str, diagnostic: Diagnostic) -> list[str]:
     return lines
 
 
-def phrase(found: list[tuple[str, list[Diagnostic], bool, bool]]) -> str | None:
+def phrase(found: list[EditedFile]) -> str | None:
     """The text for the model, or None when nothing was found."""
     if not found:
         return None
-    total = sum(len(diagnostics) for _, diagnostics, _, _ in found)
+    total = sum(len(edited.diagnostics) for edited in found)
     noun = "problem" if total == 1 else "problems"
-    names = ", ".join(shown for shown, _, _, _ in found)
+    names = ", ".join(edited.shown for edited in found)
     files = "the file you just edited" if len(found) == 1 else "files you just edited"
     lines = [f"vllm-lint found {total} vLLM serving {noun} in {names} ({files}). Fix {'it' if total == 1 else 'them'} before you go on:"]
-    for shown, diagnostics, safe, unsafe in found:
-        for diagnostic in diagnostics[:SHOWN_PER_FILE]:
-            lines.extend(_finding(shown, diagnostic))
-        if len(diagnostics) > SHOWN_PER_FILE:
-            lines.append(f"- ... and {len(diagnostics) - SHOWN_PER_FILE} more: run `vllm-lint check {shown}`")
-        if safe:
-            lines.append(f"Run `vllm-lint check --fix {shown}` to apply the safe fixes.")
-        if unsafe:
-            lines.append(f"Run `vllm-lint check --fix --unsafe-fixes {shown}` for the fixes marked unsafe (they change behaviour; `--diff` shows them first).")
-    codes = sorted({d.code for _, diagnostics, _, _ in found for d in diagnostics})
-    lines.append(f"`vllm-lint rule {codes[0]}` explains a rule. Do not add `# noqa` unless the user asks for it.")
+    for edited in found:
+        for diagnostic in edited.diagnostics[:SHOWN_PER_FILE]:
+            lines.extend(_finding(edited.shown, diagnostic))
+        if len(edited.diagnostics) > SHOWN_PER_FILE:
+            lines.append(f"- ... and {len(edited.diagnostics) - SHOWN_PER_FILE} more: run `vllm-lint check {edited.shown}`")
+        if edited.safe_fixes:
+            lines.append(f"Run `vllm-lint check --fix {edited.shown}` to apply the safe fixes.")
+        if edited.unsafe_fixes:
+            lines.append(f"Run `vllm-lint check --fix --unsafe-fixes {edited.shown}` for the fixes marked unsafe (they change behaviour; `--diff` shows them first).")
+    first = min(d.code for edited in found for d in edited.diagnostics)
+    lines.append(f"`vllm-lint rule {first}` explains a rule. Do not add `# noqa` unless the user asks for it.")
     return "\n".join(lines) + "\n"
