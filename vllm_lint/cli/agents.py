@@ -11,7 +11,7 @@ import sys
 import click
 
 
-@click.command("hook", context_settings={"ignore_unknown_options": True})
+@click.command("hook")
 @click.argument("agent")
 def hook_command(agent: str) -> None:
     """Lint the file an assistant just edited (its hook payload on stdin) and answer in its protocol.
