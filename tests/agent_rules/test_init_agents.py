@@ -174,3 +174,13 @@ def test_a_mistake_in_the_table_names_the_target_and_key(tmp_path):
     bad.write_text("targets:\n  x:\n    tool: X\n    hooks: nope\n")
     with pytest.raises(TableError, match="targets.x.hooks: no entry 'nope' under `hooks:`"):
         load_table(bad)
+
+
+def test_a_users_own_cline_hook_is_never_replaced_without_force(repo, run_init):
+    hook = repo / ".clinerules/hooks/PostToolUse"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\necho '{\"cancel\": false}'\n")
+    result = run_init(repo, "-t", "cline", "--hooks")
+    assert result.exit_code == 1
+    assert "vllm-lint: refusing: .clinerules/hooks/PostToolUse: exists and was not written by vllm-lint; rerun with --force to overwrite it" in result.output
+    assert hook.read_text() == "#!/bin/sh\necho '{\"cancel\": false}'\n"

@@ -1,9 +1,9 @@
 """The ``vllm-lint`` program.
 
 ``--version``, the ``check`` command lines that pre-commit hooks and CI steps use (flags, rule lists, an
-output format, paths: see check_options.parse_common) and ``hook`` (run after every edit an agent makes)
-run without importing click; every other command line,
-``--help`` and any mistake go to the click CLI in ``cli.py``, which parses the same option table.
+output format, paths: see check_options.parse_common) and ``hook`` (run after every edit an agent makes) run
+without importing click; every other command line, ``--help`` and any mistake go to the click CLI in
+``cli.py``, which parses the same option table.
 """
 
 from __future__ import annotations
