@@ -59,7 +59,7 @@ def test_second_init_changes_nothing_and_check_passes(claude_repo, run_init, sna
     assert run_init(claude_repo, "-t", "claude").exit_code == 0
     assert snapshot(claude_repo) == before
     result = run_init(claude_repo, "-t", "claude", "--check")
-    assert result.exit_code == 0 and "3 agent file(s) up to date" in result.output
+    assert result.exit_code == 0 and "3 agent rule file(s) up to date" in result.output
 
 
 def test_check_fails_after_a_hand_edit_inside_the_managed_entry(claude_repo, run_init, snapshot):

@@ -159,9 +159,9 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
             if change.reason:
                 click.echo(f"  {change.reason}")
         if stale:
-            click.echo(f"{len(stale)} agent file(s) out of date", err=True)
+            click.echo(f"{len(stale)} agent rule file(s) out of date", err=True)
             sys.exit(EXIT_STALE)
-        click.echo(f"{len(changes)} agent file(s) up to date")
+        click.echo(f"{len(changes)} agent rule file(s) up to date")
         return
 
     if dry_run:
