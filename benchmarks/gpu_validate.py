@@ -94,25 +94,29 @@ def main() -> int:
                         "--model-dir", str(model_dir)], check=True)
     print(f"model ready after {time.perf_counter() - start:.0f}s", flush=True)
 
-    from vllm_lint.reference import validate as harness
+    from vllm_lint.reference.validate.cases import file_cases, rule_cases
+    from vllm_lint.reference.validate.plot import write_plot
+    from vllm_lint.reference.validate.results import SWEEP_LEVELS, Options
+    from vllm_lint.reference.validate.run import run_validation
+    from vllm_lint.reference.validate.summary import format_summary
 
     seed = REPO.parent / "shared" / "seeds" / "code" / "000_bad_pipeline_server.py"
     bad = seed if seed.exists() else REPO / "tests" / "reference" / "fixtures" / "bad_pipeline_server.py"
     out_dir = REPO / "bench-data"
-    cases = harness.file_cases([bad]) + (harness.rule_cases() if args.rules else [])
-    options = harness.Options(
+    cases = file_cases([bad]) + (rule_cases() if args.rules else [])
+    options = Options(
         cases=cases, model=model_dir, concurrency=args.concurrency, requests=args.requests,
-        max_tokens=args.max_tokens, sweep=harness.SWEEP_LEVELS if args.plot else (), max_num_seqs=None,
+        max_tokens=args.max_tokens, sweep=SWEEP_LEVELS if args.plot else (), max_num_seqs=None,
         start_timeout=600, max_seconds=300, timeout=120)
-    report = harness.run_validation(options, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+    report = run_validation(options, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     stem = f"gpu-validate-{args.shape}-{args.dtype}"
     data = report.as_dict()
     data["total_s"] = round(time.perf_counter() - start, 1)
     (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
     if args.plot:
-        harness.write_plot(report, out_dir / f"{stem}.png")
+        write_plot(report, out_dir / f"{stem}.png")
     print(f"total {data['total_s']:.0f}s; numbers in {out_dir / (stem + '.json')}", file=sys.stderr)
-    print(harness.format_summary(report))
+    print(format_summary(report))
     return 0 if report.passed else 1
 
 

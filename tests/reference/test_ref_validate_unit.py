@@ -8,8 +8,22 @@ import json
 
 import pytest
 
-from vllm_lint.reference import validate as harness
-from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body
+from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, prompt_for
+from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
+from vllm_lint.reference.validate.compare import compare, response_shape, response_text
+from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
+from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+from vllm_lint.reference.validate.plot import write_plot
+from vllm_lint.reference.validate.prepare import (
+    PreparedCase,
+    PreparedSource,
+    _module_bindings,
+    make_runnable,
+    point_at_model,
+    prepare_case,
+)
+from vllm_lint.reference.validate.results import Options, Report, Validation
+from vllm_lint.reference.validate.summary import format_summary
 
 from .conftest import FIXTURES, SEED_BAD_SERVER, require_modules
 
@@ -30,7 +44,7 @@ def _model_dir(tmp_path, context=1024):
 
 def test_make_runnable_injects_app_and_imports():
     source = '"""Doc."""\nfrom __future__ import annotations\n@app.post("/x")\ndef x():\n    return uuid.uuid4().hex\n'
-    new, notes = harness.make_runnable(source)
+    new, notes = make_runnable(source)
     ast.parse(new)
     lines = new.splitlines()
     assert lines[0] == '"""Doc."""' and lines[1] == "from __future__ import annotations"
@@ -43,14 +57,14 @@ def test_make_runnable_leaves_complete_files_alone():
     from vllm_lint.rulebook import load_rules
 
     source = load_rules()["VLL101"].bad_examples[0].fixed
-    assert harness.make_runnable(source) == (source, [])
+    assert make_runnable(source) == (source, [])
 
 
 @pytest.mark.skipif(not SEED_BAD_SERVER.exists(), reason="shared/ seeds not beside the repository")
 def test_seed_bad_server_gets_an_app():
-    new, notes = harness.make_runnable(SEED_BAD_SERVER.read_text())
+    new, notes = make_runnable(SEED_BAD_SERVER.read_text())
     tree = ast.parse(new)
-    assert "app" in harness._module_bindings(tree)
+    assert "app" in _module_bindings(tree)
     assert notes == ["app = FastAPI() (the file uses @app routes but never creates app)"]
     # the injection comes before the first use
     first_use = new.index("@app.post")
@@ -60,8 +74,8 @@ def test_seed_bad_server_gets_an_app():
 def test_prepare_case_fixes_with_our_own_fixer(tmp_path):
     model = _model_dir(tmp_path)
     notes = []
-    case = harness.file_cases([_bad_server()])[0]
-    prepared = harness.prepare_case(case, model, tmp_path / "w", notes.append)
+    case = file_cases([_bad_server()])[0]
+    prepared = prepare_case(case, model, tmp_path / "w", notes.append)
     bad, fixed = prepared.bad.path.read_text(), prepared.fixed.path.read_text()
     # the hub model is replaced by the local one in both files, before the fix
     assert prepared.model_names == ["meta-llama/Llama-3.1-8B-Instruct"]
@@ -81,16 +95,16 @@ def test_prepare_case_fixes_with_our_own_fixer(tmp_path):
 
 def test_prepare_case_with_a_given_fixed_file(tmp_path):
     model = _model_dir(tmp_path)
-    case = harness.file_cases([_bad_server()])[0]
+    case = file_cases([_bad_server()])[0]
     own = tmp_path / "own_fix.py"
-    own.write_text(harness.prepare_case(case, model, tmp_path / "a", lambda _: None).fixed.path.read_text())
-    prepared = harness.prepare_case(case, model, tmp_path / "b", lambda _: None, fixed=own)
+    own.write_text(prepare_case(case, model, tmp_path / "a", lambda _: None).fixed.path.read_text())
+    prepared = prepare_case(case, model, tmp_path / "b", lambda _: None, fixed=own)
     assert prepared.diff is None and prepared.applied == {}
     assert prepared.fixed.path.read_text() == own.read_text()
     broken = tmp_path / "broken.py"
     broken.write_text("def x(:\n")
-    with pytest.raises(harness.ValidationError, match="fixed file does not parse"):
-        harness.prepare_case(case, model, tmp_path / "c", lambda _: None, fixed=broken)
+    with pytest.raises(ValidationError, match="fixed file does not parse"):
+        prepare_case(case, model, tmp_path / "c", lambda _: None, fixed=broken)
 
 
 def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
@@ -98,7 +112,7 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     (model aside) from the bad example, so the servers validate runs are the rule files' own."""
     from vllm_lint.rulebook import load_rules
 
-    cases = harness.rule_cases()
+    cases = rule_cases()
     codes = {case.name.split()[0] for case in cases}
     assert {"VLL101", "VLL103"} <= codes
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
@@ -106,28 +120,28 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     for case in cases:
         code, _, number = case.name.split()
         example = load_rules()[code].examples[int(number) - 1]
-        prepared = harness.prepare_case(case, model, tmp_path / "w", lambda _: None)
-        expected, _ = harness.make_runnable(harness.point_at_model(example.fixed, model)[0])
+        prepared = prepare_case(case, model, tmp_path / "w", lambda _: None)
+        expected, _ = make_runnable(point_at_model(example.fixed, model)[0])
         assert prepared.fixed.path.read_text() == expected, case.name
         assert code in prepared.applied
-    assert [c.name for c in harness.rule_cases(("vll103",))] == [c.name for c in cases if c.name.startswith("VLL103")]
-    with pytest.raises(harness.ValidationError, match="unknown rule"):
-        harness.rule_cases(("VLL999",))
-    with pytest.raises(harness.ValidationError, match="no example of VLL201"):
-        harness.rule_cases(("VLL201",))
+    assert [c.name for c in rule_cases(("vll103",))] == [c.name for c in cases if c.name.startswith("VLL103")]
+    with pytest.raises(ValidationError, match="unknown rule"):
+        rule_cases(("VLL999",))
+    with pytest.raises(ValidationError, match="no example of VLL201"):
+        rule_cases(("VLL201",))
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="shared/ seeds not beside the repository")
 def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):
     model = _model_dir(tmp_path)
-    cases = harness.file_cases([SEEDS])
+    cases = file_cases([SEEDS])
     assert SEED_BAD_SERVER.name in {c.name for c in cases} and not any(c.explicit for c in cases)
     rewritten, skipped = [], []
     for case in cases:
         try:
-            harness.prepare_case(case, model, tmp_path / "w", lambda _: None)
+            prepare_case(case, model, tmp_path / "w", lambda _: None)
             rewritten.append(case.name)
-        except harness.NotARewrite as exc:
+        except NotARewrite as exc:
             skipped.append((case.name, str(exc)))
     assert rewritten == [SEED_BAD_SERVER.name]
     # a server already on AsyncLLMEngine gets other fixes, but is no rewrite
@@ -137,9 +151,9 @@ def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):
 def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     clean = tmp_path / "clean.py"
     clean.write_text("print('hello')\n")
-    [case] = harness.file_cases([clean])
-    with pytest.raises(harness.NotARewrite, match="changed nothing"):
-        harness.prepare_case(case, tmp_path / "m", tmp_path / "w", lambda _: None)
+    [case] = file_cases([clean])
+    with pytest.raises(NotARewrite, match="changed nothing"):
+        prepare_case(case, tmp_path / "m", tmp_path / "w", lambda _: None)
 
 
 @pytest.mark.parametrize("source, names", [
@@ -152,7 +166,7 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"
-    new, replaced = harness.point_at_model(source, model)
+    new, replaced = point_at_model(source, model)
     assert replaced == sorted(names)
     ast.parse(new)
     assert new.count(f'"{model}"') == len(names)
@@ -165,7 +179,7 @@ def _openapi_query():
 
 
 def test_discover_query_endpoint():
-    ep = harness.discover_endpoint(_openapi_query())
+    ep = discover_endpoint(_openapi_query())
     assert (ep.path, ep.field, ep.where) == ("/chat", "prompt", "query")
     spec = ep.request("hi")
     assert spec.params == {"prompt": "hi"} and spec.json is None
@@ -175,7 +189,7 @@ def test_discover_json_body_endpoint_through_ref():
     openapi = {"paths": {"/generate": {"post": {"requestBody": {"content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/Req"}}}}}}},
         "components": {"schemas": {"Req": {"properties": {"text": {"type": "string"}, "n": {}}}}}}
-    ep = harness.discover_endpoint(openapi)
+    ep = discover_endpoint(openapi)
     assert (ep.path, ep.field, ep.where) == ("/generate", "text", "json")
     assert ep.request("hi").json == {"text": "hi"}
 
@@ -183,18 +197,18 @@ def test_discover_json_body_endpoint_through_ref():
 def test_discover_messages_endpoint():
     openapi = {"paths": {"/v1/chat": {"post": {"requestBody": {"content": {"application/json": {
         "schema": {"properties": {"messages": {"type": "array"}}}}}}}}}}
-    ep = harness.discover_endpoint(openapi)
+    ep = discover_endpoint(openapi)
     assert ep.messages and ep.request("hi").json == {"messages": [{"role": "user", "content": "hi"}]}
 
 
 def test_discover_nothing_says_what_to_do():
-    with pytest.raises(harness.ValidationError, match="--endpoint"):
-        harness.discover_endpoint({"paths": {"/x": {"get": {}}}})
+    with pytest.raises(ValidationError, match="--endpoint"):
+        discover_endpoint({"paths": {"/x": {"get": {}}}})
 
 
 def test_prompts_are_fixed_and_distinct():
-    prompts = [harness.prompt_for(i) for i in range(64)]
-    assert len(set(prompts)) == 64 and prompts[3] == harness.prompt_for(3)
+    prompts = [prompt_for(i) for i in range(64)]
+    assert len(set(prompts)) == 64 and prompts[3] == prompt_for(3)
 
 
 def _rec(i, body, content_type="application/json", streamed=False, status=200):
@@ -202,39 +216,39 @@ def _rec(i, body, content_type="application/json", streamed=False, status=200):
 
 
 def test_compare_same_text_after_prompt_echo():
-    p = harness.prompt_for
+    p = prompt_for
     bad = LoadResult(1, 2, 1.0, [_rec(0, p(0) + " abc"), _rec(1, p(1) + " def")])
     fixed = LoadResult(1, 2, 1.0, [_rec(0, p(0) + " abc"), _rec(1, " def")])
-    c = harness.compare(bad, fixed, p)
+    c = compare(bad, fixed, p)
     assert (c.compared, c.same_shape, c.same_text, c.echo_differs) == (2, 2, 2, 1)
     assert c.passed
 
 
 def test_compare_reports_shape_and_text_mismatches():
-    p = harness.prompt_for
+    p = prompt_for
     bad = LoadResult(1, 2, 1.0, [_rec(0, "abc"), _rec(1, "xyz")])
     fixed = LoadResult(1, 2, 1.0, [_rec(0, {"text": "abc"}), _rec(1, "xyQ")])
-    c = harness.compare(bad, fixed, p)
+    c = compare(bad, fixed, p)
     assert (c.same_shape, c.same_text) == (1, 1) and not c.passed
     assert c.mismatches[0]["bad_shape"] == "str" and c.mismatches[0]["fixed_shape"] == {"text": "str"}
     assert c.mismatches[1]["first_difference_at_char"] == 2
 
 
 def test_compare_counts_failed_requests():
-    p = harness.prompt_for
+    p = prompt_for
     bad = LoadResult(1, 1, 1.0, [_rec(0, "abc")])
     fixed = LoadResult(1, 1, 1.0, [_rec(0, {"error": "x"}, status=500)])
-    assert not harness.compare(bad, fixed, p).passed
+    assert not compare(bad, fixed, p).passed
 
 
 def test_response_text_of_streams_and_openai_bodies():
     sse = decode_body(b'data: {"choices":[{"text":"a"}]}\n\ndata: {"choices":[{"delta":{"content":"b"}}]}\n\n'
                       b"data: [DONE]\n\n", "text/event-stream")
-    assert harness.response_text(_rec(0, sse, "text/event-stream", streamed=True)) == "ab"
-    assert harness.response_text(_rec(0, {"choices": [{"message": {"content": "hi"}}]})) == "hi"
-    assert harness.response_text(_rec(0, [{"generated_text": "long text", "x": "s"}])) == "long text"
+    assert response_text(_rec(0, sse, "text/event-stream", streamed=True)) == "ab"
+    assert response_text(_rec(0, {"choices": [{"message": {"content": "hi"}}]})) == "hi"
+    assert response_text(_rec(0, [{"generated_text": "long text", "x": "s"}])) == "long text"
     plain = _rec(0, "chunk1chunk2", "text/plain", streamed=True)
-    assert harness.response_shape(plain) == {"stream": "text-stream", "event": None}
+    assert response_shape(plain) == {"stream": "text-stream", "event": None}
 
 
 def test_loadgen_counts_and_percentiles():
@@ -282,26 +296,26 @@ def test_loadgen_accepts_loopback(url):
 
 
 def _report(tmp_path, name="VLL101 example 1", bad_tokens=100, fixed_tokens=400):
-    p = harness.prompt_for
+    p = prompt_for
     bad = LoadResult(4, 1, 1.0, [_rec(0, p(0) + "x")])
     bad.records[0].tokens = bad_tokens
     fixed = LoadResult(4, 1, 1.0, [_rec(0, p(0) + "x")])
     fixed.records[0].tokens = fixed_tokens
-    case = harness.Case(name, "source", f"rules/{name.split()[0]}.yaml, example 1", explicit=False)
-    prepared = harness.PreparedCase(case, harness.PreparedSource("bad", tmp_path / "b.py", ["app = FastAPI()"]),
-                                    harness.PreparedSource("fixed", tmp_path / "f.py"), "diff", {"VLL101": 1},
+    case = Case(name, "source", f"rules/{name.split()[0]}.yaml, example 1", explicit=False)
+    prepared = PreparedCase(case, PreparedSource("bad", tmp_path / "b.py", ["app = FastAPI()"]),
+                                    PreparedSource("fixed", tmp_path / "f.py"), "diff", {"VLL101": 1},
                                     ["gpt2"])
-    opts = harness.Options(cases=[case], model=tmp_path / "tiny-model-M", concurrency=4, requests=1, sweep=(1, 4))
-    return harness.Report(opts, prepared, harness.Endpoint("/chat", "prompt", "query"), {"bad": bad, "fixed": fixed},
+    opts = Options(cases=[case], model=tmp_path / "tiny-model-M", concurrency=4, requests=1, sweep=(1, 4))
+    return Report(opts, prepared, Endpoint("/chat", "prompt", "query"), {"bad": bad, "fixed": fixed},
                           {"bad": {1: bad, 4: bad}, "fixed": {1: fixed, 4: fixed}},
-                          harness.compare(bad, fixed, p), {"bad": 1.0, "fixed": 2.0}, bad,
-                          harness.compare(bad, bad, p))
+                          compare(bad, fixed, p), {"bad": 1.0, "fixed": 2.0}, bad,
+                          compare(bad, bad, p))
 
 
 def test_summary_ends_with_ratio_and_json_is_serialisable(tmp_path):
     report = _report(tmp_path)
-    validation = harness.Validation(report.options, [report])
-    summary = harness.format_summary(validation)
+    validation = Validation(report.options, [report])
+    summary = format_summary(validation)
     assert summary.splitlines()[-1] == "fixed/bad throughput ratio: 4.00"
     assert "PASS" in summary and "injected into the bad file" in summary and "(1 x VLL101)" in summary
     data = json.loads(json.dumps(validation.as_dict()))
@@ -313,20 +327,20 @@ def test_summary_ends_with_ratio_and_json_is_serialisable(tmp_path):
 
 def test_summary_of_several_ends_with_the_lowest_ratio(tmp_path):
     first, second = _report(tmp_path), _report(tmp_path, "VLL103 example 1", fixed_tokens=1200)
-    case = harness.Case("x.py", "", "x.py")
-    validation = harness.Validation(first.options, [first, second], skipped=[(case, "no rewrite")])
-    summary = harness.format_summary(validation).splitlines()
+    case = Case("x.py", "", "x.py")
+    validation = Validation(first.options, [first, second], skipped=[(case, "no rewrite")])
+    summary = format_summary(validation).splitlines()
     assert summary[-1] == "fixed/bad throughput ratio: 4.00"
     assert "VLL103 example 1: fixed/bad throughput ratio 12.00" in summary
     assert "skipped: x.py: no rewrite" in summary and validation.passed
     # a bad server that generated nothing under load (it hung) has no finite ratio: not the lowest
     hung = _report(tmp_path, "VLL103 example 3", bad_tokens=0)
     validation.reports.append(hung)
-    summary = harness.format_summary(validation).splitlines()
+    summary = format_summary(validation).splitlines()
     assert hung.ratio is None and validation.ratio == 4.0 and summary[-1] == "fixed/bad throughput ratio: 4.00"
     assert "VLL103 example 3: fixed/bad throughput ratio n/a (the bad server generated nothing under load)" in summary
-    validation.failed.append((harness.Case("y.py", "", "y.py"), "the bad server exited with 1:\nlog"))
-    summary = harness.format_summary(validation)
+    validation.failed.append((Case("y.py", "", "y.py"), "the bad server exited with 1:\nlog"))
+    summary = format_summary(validation)
     assert not validation.passed and "FAILED: y.py: the bad server exited with 1:" in summary
     assert "FAIL (did not run)" in summary
 
@@ -335,7 +349,7 @@ def test_plot_is_a_png(tmp_path):
     require_modules("matplotlib", what="the plot")
     out = tmp_path / "plot.png"
     first = _report(tmp_path)
-    harness.write_plot(harness.Validation(first.options, [first, _report(tmp_path, "VLL103 example 1")]), out)
+    write_plot(Validation(first.options, [first, _report(tmp_path, "VLL103 example 1")]), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

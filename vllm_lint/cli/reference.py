@@ -168,16 +168,22 @@ def validate(bad_files: tuple[Path, ...], rules: tuple[str, ...], fixed_file: Pa
     fixed response must have the bad response's JSON shape and completion text. Exits 1 when any differs
     or a server cannot be run. The summary ends with `fixed/bad throughput ratio: X.XX` (the lowest).
     """
-    from vllm_lint.reference import validate as harness
     from vllm_lint.reference.tiny_model import ensure
+    from vllm_lint.reference.validate.cases import file_cases, rule_cases
+    from vllm_lint.reference.validate.endpoint import Endpoint
+    from vllm_lint.reference.validate.errors import ValidationError
+    from vllm_lint.reference.validate.plot import write_plot
+    from vllm_lint.reference.validate.results import SWEEP_LEVELS, Options
+    from vllm_lint.reference.validate.run import run_validation
+    from vllm_lint.reference.validate.summary import format_summary
 
     if fixed_file is not None and (len(bad_files) != 1 or bad_files[0].is_dir() or rules):
         raise click.UsageError("--fixed goes with exactly one BAD_FILE (and no --rule)")
     try:
-        cases = harness.file_cases(list(bad_files))
+        cases = file_cases(list(bad_files))
         if rules or not bad_files:
-            cases += harness.rule_cases(tuple(rules))
-    except harness.ValidationError as exc:
+            cases += rule_cases(tuple(rules))
+    except ValidationError as exc:
         raise click.UsageError(str(exc)) from exc
     if not cases:
         raise click.UsageError("no server to validate (a folder without .py files?)")
@@ -187,26 +193,26 @@ def validate(bad_files: tuple[Path, ...], rules: tuple[str, ...], fixed_file: Pa
         ensure(model, size.upper())
     if requests is None:
         requests = max(8, 4 * concurrency)
-    options = harness.Options(
+    options = Options(
         cases=cases, fixed=fixed_file, model=model.resolve(), concurrency=concurrency, requests=requests,
         max_tokens=max_tokens, timeout=timeout, max_seconds=max_seconds,
-        sweep=harness.SWEEP_LEVELS if plot_path else (), workdir=keep_dir,
-        endpoint=harness.Endpoint(endpoint, prompt_field, prompt_in) if endpoint else None,
+        sweep=SWEEP_LEVELS if plot_path else (), workdir=keep_dir,
+        endpoint=Endpoint(endpoint, prompt_field, prompt_in) if endpoint else None,
         kv_cache_bytes=kv_cache_bytes, max_num_seqs=max_num_seqs)
     # The servers run in sessions of their own (out of reach of the terminal's signals): a validate that is
     # terminated (`kill`, a CI time-out) stops them on its way out, as Ctrl-C does, instead of leaving them.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        result = harness.run_validation(options, progress=lambda msg: click.echo(msg, err=True))
-    except harness.ValidationError as exc:
+        result = run_validation(options, progress=lambda msg: click.echo(msg, err=True))
+    except ValidationError as exc:
         raise click.ClickException(str(exc)) from exc
     if json_path:
         json_path.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
         click.echo(f"numbers written to {json_path}", err=True)
     if plot_path and result.reports:
-        harness.write_plot(result, plot_path)
+        write_plot(result, plot_path)
         click.echo(f"plot written to {plot_path}", err=True)
-    click.echo(harness.format_summary(result))
+    click.echo(format_summary(result))
     if not result.passed:
         raise SystemExit(1)
 

@@ -2,7 +2,8 @@
 
 It sends ``requests`` requests with at most ``concurrency`` in flight, stops by itself when they are done or
 when ``max_seconds`` have passed, and records per request: status, latency, time to first body byte, the
-body (decoded) and whether the response was a stream.
+body (decoded) and whether the response was a stream. The prompts are fixed (:func:`prompt_for`), so that two
+servers given the same load get the same prompts.
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ def check_loopback(base_url: str) -> None:
     except ValueError:
         pass
     raise ValueError(f"the load generator only targets loopback addresses, not {host!r}")
+
+
+_PROMPT_WORDS = ("model", "server", "request", "token", "batch", "engine", "cache", "memory", "stream",
+                 "latency", "queue", "worker", "event", "loop", "answer", "question", "value", "result")
+
+
+def prompt_for(i: int) -> str:
+    """The i-th fixed prompt: short, distinct, deterministic."""
+    w = _PROMPT_WORDS
+    return (f"Request {i}: tell me about the {w[i % len(w)]} and the {w[(i * 7 + 3) % len(w)]} "
+            f"of the {w[(i * 5 + 1) % len(w)]}.")
 
 
 @dataclass
@@ -237,8 +249,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     import httpx
-
-    from vllm_lint.reference.validate import prompt_for
 
     check_loopback(args.url)
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else None

@@ -1,0 +1,67 @@
+"""The bad servers to validate: files the user names, or the bad example servers of the rules."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from vllm_lint.reference.validate.errors import ValidationError
+
+
+@dataclass
+class Case:
+    """One bad server to validate: a file, or a rule's bad example."""
+
+    name: str  # what the summary calls it: the file name, or "VLL101 example 1"
+    source: str
+    origin: str  # where it comes from: a path, or "rules/VLL101.yaml, example 1"
+    explicit: bool = True  # named by the user (any fix will do) or discovered (only server rewrites)
+
+
+
+def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
+    """The bad example servers of every rule whose ``fixed`` example is a server rewrite onto AsyncLLMEngine
+    (VLL101, VLL103, ...), or of the rules in ``codes``."""
+    from vllm_lint.rulebook import load_rules
+
+    rules = load_rules()
+    unknown = [c for c in codes if c.upper() not in rules]
+    if unknown:
+        raise ValidationError(f"unknown rule code(s): {', '.join(unknown)}")
+    wanted = {c.upper() for c in codes}
+    cases = []
+    for code, rule in rules.items():
+        if wanted and code not in wanted:
+            continue
+        for number, example in enumerate(rule.examples, start=1):
+            if example.kind == "bad" and example.lang == "python" and example.fixed \
+                    and builds_async_engine(example.fixed) > builds_async_engine(example.code):
+                cases.append(Case(f"{code} example {number}", example.clean_code,
+                                  f"rules/{code}.yaml, example {number}", explicit=False))
+    if wanted and not cases:
+        raise ValidationError(f"no example of {', '.join(sorted(wanted))} is a server its fix rewrites")
+    return cases
+
+
+def file_cases(paths: list[Path]) -> list[Case]:
+    """A file is a case; a directory gives each of its ``*.py`` files (kept only if the fix rewrites it)."""
+    cases = []
+    for path in paths:
+        if path.is_dir():
+            cases += [Case(p.name, p.read_text(), str(p), explicit=False) for p in sorted(path.glob("*.py"))]
+        else:
+            cases.append(Case(path.name, path.read_text(), str(path)))
+    return cases
+
+
+def builds_async_engine(source: str) -> int:
+    """How many times a module names ``AsyncLLMEngine`` (0 when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return 0
+    return sum(1 for n in ast.walk(tree)
+               if (isinstance(n, ast.Name) and n.id == "AsyncLLMEngine")
+               or (isinstance(n, ast.Attribute) and n.attr == "AsyncLLMEngine")
+               or (isinstance(n, ast.alias) and n.name.split(".")[-1] == "AsyncLLMEngine"))

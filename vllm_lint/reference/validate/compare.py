@@ -1,0 +1,120 @@
+"""Whether two servers answer alike: the JSON shape of each response and the completion text it carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from vllm_lint.reference.loadgen import LoadResult, Record
+
+
+def _shape(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if value is None:
+        return "null"
+    return "str"
+
+
+def response_shape(record: Record) -> Any:
+    if record.streamed:
+        kind = "event-stream" if "event-stream" in record.content_type else "text-stream"
+        events = record.body if isinstance(record.body, list) else []
+        first = next((e for e in events if isinstance(e, dict)), None)
+        return {"stream": kind, "event": _shape(first) if first is not None else None}
+    if "json" in record.content_type:
+        return _shape(record.body)
+    return "text"
+
+
+def _string_leaves(value: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _string_leaves(v, path + (k,))]
+    if isinstance(value, list):
+        return [leaf for i, v in enumerate(value) for leaf in _string_leaves(v, path + (i,))]
+    return []
+
+
+def response_text(record: Record) -> str:
+    """The generated text a response carries, whatever its shape."""
+    body = record.body
+    if isinstance(body, str):
+        return body
+    if record.streamed and isinstance(body, list):
+        parts = []
+        for event in body:
+            if isinstance(event, dict) and event.get("choices"):
+                choice = event["choices"][0]
+                parts.append(choice.get("text") or (choice.get("delta") or {}).get("content") or "")
+            elif isinstance(event, str) and event != "[DONE]":
+                parts.append(event)
+        return "".join(parts)
+    if isinstance(body, dict) and body.get("choices"):
+        choice = body["choices"][0]
+        return choice.get("text") or (choice.get("message") or {}).get("content") or ""
+    leaves = _string_leaves(body)
+    return max((text for _, text in leaves), key=len, default="")
+
+
+def completion_of(text: str, prompt: str) -> tuple[str, bool]:
+    """(completion, echoed): servers built on a text-generation pipeline echo the prompt first."""
+    if text.startswith(prompt):
+        return text[len(prompt):], True
+    return text, False
+
+
+@dataclass
+class Comparison:
+    compared: int = 0
+    same_shape: int = 0
+    same_text: int = 0
+    echo_differs: int = 0
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.compared > 0 and self.same_shape == self.compared and self.same_text == self.compared
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"compared": self.compared, "same_shape": self.same_shape, "same_text": self.same_text,
+                "echo_differs": self.echo_differs, "passed": self.passed, "mismatches": self.mismatches[:10]}
+
+
+def compare(bad: LoadResult, fixed: LoadResult, prompt: Callable[[int], str]) -> Comparison:
+    result = Comparison()
+    fixed_by_index = {r.index: r for r in fixed.records}
+    for b in bad.records:
+        f = fixed_by_index.get(b.index)
+        if f is None or not b.ok or not f.ok:
+            result.mismatches.append({"index": b.index, "problem": "missing or failed response",
+                                      "bad_error": b.error, "fixed_error": getattr(f, "error", "missing")})
+            result.compared += 1
+            continue
+        result.compared += 1
+        bs, fs = response_shape(b), response_shape(f)
+        shape_ok = bs == fs
+        result.same_shape += shape_ok
+        b_text, b_echo = completion_of(response_text(b), prompt(b.index))
+        f_text, f_echo = completion_of(response_text(f), prompt(f.index))
+        text_ok = b_text == f_text
+        result.same_text += text_ok
+        result.echo_differs += b_echo != f_echo
+        if not (shape_ok and text_ok):
+            item: dict[str, Any] = {"index": b.index}
+            if not shape_ok:
+                item["bad_shape"], item["fixed_shape"] = bs, fs
+            if not text_ok:
+                at = next((k for k, (x, y) in enumerate(zip(b_text, f_text)) if x != y),
+                          min(len(b_text), len(f_text)))
+                item["first_difference_at_char"] = at
+                item["bad_text"], item["fixed_text"] = b_text[max(0, at - 20):at + 40], f_text[max(0, at - 20):at + 40]
+            result.mismatches.append(item)
+    return result

@@ -1,0 +1,220 @@
+"""Make a case runnable: its model pointed at the local one, its fixed version from vllm-lint's own fixer, and
+the few lines a snippet lacks to import and serve (each injection noted)."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from vllm_lint.reference.validate.cases import Case, builds_async_engine
+from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+
+# Stdlib modules a snippet may use without importing them (the seed "good" server calls uuid.uuid4()
+# with no `import uuid`): the harness adds the import and says so.
+STDLIB_AUTO_IMPORTS = ("uuid", "asyncio", "json", "time", "os", "logging")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class PreparedSource:
+    role: str
+    path: Path
+    injected: list[str] = field(default_factory=list)
+
+
+
+# Calls that name a model, and where: (keyword, positional index).
+MODEL_ARGUMENTS = {"pipeline": ("model", 1), "LLM": ("model", 0), "AsyncEngineArgs": ("model", 0),
+                   "EngineArgs": ("model", 0), "from_pretrained": ("pretrained_model_name_or_path", 0)}
+
+
+def _called_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
+    """``source`` with the model each ``pipeline``/``LLM``/``(Async)EngineArgs``/``from_pretrained`` call names
+    (a string literal, or a module-level name bound to one) replaced by ``model``; and the names replaced.
+
+    This is what a user does before running a server on another model; it happens before the autofixer runs,
+    so the fixed file names the same local model as the bad one.
+    """
+    tree = ast.parse(source)
+    constants: dict[str, ast.Constant] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    constants[target.id] = node.value
+    literals: dict[tuple[int, int], ast.Constant] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        where = MODEL_ARGUMENTS.get(_called_name(node.func) or "")
+        if where is None:
+            continue
+        keyword, position = where
+        values = [k.value for k in node.keywords if k.arg in (keyword, "tokenizer")]
+        if not any(k.arg == keyword for k in node.keywords) and len(node.args) > position:
+            values.append(node.args[position])
+        for value in values:
+            if isinstance(value, ast.Name) and value.id in constants:
+                value = constants[value.id]
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                literals[(value.lineno, value.col_offset)] = value
+    if not literals:
+        return source, []
+    text = str(model)
+    replacement = f'"{text}"' if '"' not in text and "\\" not in text else repr(text)
+    lines = source.splitlines(keepends=True)
+    names = []
+    # ast's columns are UTF-8 byte offsets; replace from the end so earlier positions stay valid.
+    for node in sorted(literals.values(), key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        if node.end_lineno != node.lineno:
+            continue  # an implicitly concatenated or triple-quoted name over several lines: leave it
+        line = lines[node.lineno - 1].encode()
+        lines[node.lineno - 1] = (line[:node.col_offset] + replacement.encode()
+                                  + line[node.end_col_offset:]).decode()
+        names.append(node.value)
+    return "".join(lines), sorted(set(names))
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    return bound
+
+
+def make_runnable(source: str) -> tuple[str, list[str]]:
+    """Return ``source`` with what it needs to import and serve, and a note per injected line."""
+    tree = ast.parse(source)
+    bound = _module_bindings(tree)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    lines: list[str] = []
+    notes: list[str] = []
+    for module in STDLIB_AUTO_IMPORTS:
+        if module in used and module not in bound:
+            lines.append(f"import {module}  # injected by vllm-lint validate")
+            notes.append(f"import {module} (used but never imported)")
+    if "app" not in bound:
+        lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
+        lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
+        notes.append("app = FastAPI() (the file uses @app routes but never creates app)")
+    if not lines:
+        return source, notes
+    # After the docstring and `from __future__` imports, before anything that may use the names.
+    insert_at = 0
+    for node in tree.body:
+        is_doc = isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) \
+            and isinstance(node.value.value, str) and insert_at == 0 and node is tree.body[0]
+        is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if is_doc or is_future:
+            insert_at = node.end_lineno or insert_at
+        else:
+            break
+    src_lines = source.splitlines(keepends=True)
+    if src_lines and not src_lines[-1].endswith("\n"):
+        src_lines[-1] += "\n"
+    new = src_lines[:insert_at] + [line + "\n" for line in lines] + src_lines[insert_at:]
+    return "".join(new), notes
+
+
+
+def run_autofixer(path: Path, progress: Progress, *, fix_max_model_len: int | None = None) -> dict[str, int]:
+    """Fix ``path`` in place with vllm-lint's own fixer, as ``vllm-lint check --fix --unsafe-fixes`` would,
+    with every rule enabled; return the fixes applied, by code.
+
+    ``fix_max_model_len`` is the fix setting of that name (the model's context, so that the fixed engine
+    fits the model it is run with); the rest is the default configuration, whatever the file's folder holds.
+    """
+    from vllm_lint.config import Settings
+    from vllm_lint.engine.fixer import fix_file
+
+    settings = Settings(root=path.parent.resolve(), **(
+        {"fix_max_model_len": fix_max_model_len} if fix_max_model_len else {}))
+    progress(f"autofix: vllm-lint check --fix --unsafe-fixes {path.name}"
+             + (f" (fix-max-model-len = {fix_max_model_len})" if fix_max_model_len else ""))
+    try:
+        outcome = fix_file(path, unsafe=True, settings=settings)
+    except Exception as exc:  # a crash of the fixer is a failed validation, reported as such
+        raise ValidationError(f"the autofixer failed on {path.name}: {type(exc).__name__}: {exc}") from exc
+    path.write_bytes(outcome.fixed)
+    return dict(outcome.applied)
+
+
+@dataclass
+class PreparedCase:
+    case: Case
+    bad: PreparedSource
+    fixed: PreparedSource
+    diff: str | None
+    applied: dict[str, int]
+    model_names: list[str]
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name).strip("-").lower() or "server"
+
+
+def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fixed: Path | None = None
+                 ) -> PreparedCase:
+    """Write the bad server pointed at ``model`` and its fixed version (the autofixer's, or ``fixed``) into
+    a folder of ``workdir``, both made runnable."""
+    directory = workdir / _slug(case.name)
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        bad_text, names = point_at_model(case.source, model)
+    except SyntaxError as exc:
+        raise ValidationError(f"{case.origin} does not parse: {exc}") from exc
+    if names:
+        progress(f"{case.name}: model {', '.join(names)} -> {model}")
+    bad_copy, fixed_copy = directory / "bad_server.py", directory / "fixed_server.py"
+    bad_copy.write_text(bad_text)
+    applied: dict[str, int] = {}
+    diff = None
+    if fixed is None:
+        fixed_copy.write_text(bad_text)
+        from vllm_lint.reference.launch import model_context
+
+        applied = run_autofixer(fixed_copy, progress, fix_max_model_len=model_context(str(model)))
+        after = fixed_copy.read_text()
+        if after == bad_text:
+            raise NotARewrite("the autofixer changed nothing: there is no fix to validate")
+        if not case.explicit and builds_async_engine(after) <= builds_async_engine(bad_text):
+            raise NotARewrite(f"the autofixer's fixes ({', '.join(sorted(applied))}) do not "
+                              "rewrite it into a server on AsyncLLMEngine")
+        diff = "".join(difflib.unified_diff(bad_text.splitlines(True), after.splitlines(True), "bad", "fixed"))
+        progress(f"{case.name}: fixed " + ", ".join(f"{n} x {code}" for code, n in sorted(applied.items())))
+    else:
+        try:
+            fixed_text, _ = point_at_model(fixed.read_text(), model)
+        except SyntaxError as exc:
+            raise ValidationError(f"the fixed file does not parse: {exc}") from exc
+        fixed_copy.write_text(fixed_text)
+    prepared = []
+    for role, path in (("bad", bad_copy), ("fixed", fixed_copy)):
+        try:
+            text, notes = make_runnable(path.read_text())
+        except SyntaxError as exc:
+            raise ValidationError(f"the {role} file does not parse: {exc}") from exc
+        path.write_text(text)
+        for note in notes:
+            progress(f"{case.name}: {role}: injected {note}")
+        prepared.append(PreparedSource(role, path, notes))
+    return PreparedCase(case, prepared[0], prepared[1], diff, applied, names)

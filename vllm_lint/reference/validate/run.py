@@ -1,0 +1,158 @@
+"""The run: each case prepared, both of its servers started in turn and sent the same load, and compared."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
+from vllm_lint.reference.validate.compare import compare, completion_of, response_text
+from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
+from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+from vllm_lint.reference.validate.prepare import PreparedCase, Progress, prepare_case
+from vllm_lint.reference.validate.results import Options, Report, Validation
+from vllm_lint.reference.validate.servers import ServerProcess
+from vllm_lint.reference.validate.summary import load_line
+
+
+def _token_counter(model: Path, prompt: Callable[[int], str]) -> Callable[[Record], int]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model))
+
+    def count(record: Record) -> int:
+        text, _ = completion_of(response_text(record), prompt(record.index))
+        return len(tokenizer.encode(text, add_special_tokens=False)) if text else 0
+
+    return count
+
+
+def generated_tokens(base_url: str) -> int | None:
+    """The launcher's count of tokens generated so far, or None when the app could not expose it."""
+    import httpx
+
+    from vllm_lint.reference.launch import STATS_PATH
+
+    try:
+        resp = httpx.get(base_url + STATS_PATH, timeout=10, trust_env=False)
+        return int(resp.json()["generated_tokens"]) if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _load(base_url: str, endpoint: Endpoint, *, requests: int, concurrency: int, options: Options,
+          counter, progress: Progress, offset: int = 0) -> LoadResult:
+    before = generated_tokens(base_url)
+    result = asyncio.run(run_load(
+        base_url, lambda i: endpoint.request(prompt_for(i + offset)), requests=requests,
+        concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
+        count_tokens=(lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
+                                               r.content_type, r.streamed))),
+        progress=progress))
+    after = generated_tokens(base_url)
+    if before is not None and after is not None:
+        result.server_tokens = after - before
+    return result
+
+
+def run_validation(options: Options, progress: Progress = print) -> Validation:
+    if options.fixed is not None and len(options.cases) != 1:
+        raise ValidationError("a fixed file of your own goes with exactly one bad file")
+    if not options.cases:
+        raise ValidationError("nothing to validate")
+    own_tmp = options.workdir is None
+    workdir = Path(tempfile.mkdtemp(prefix="vllm-lint-validate-")) if own_tmp else options.workdir
+    validation = Validation(options)
+    try:
+        counter = _token_counter(options.model, prompt_for)
+        for number, case in enumerate(options.cases, start=1):
+            progress(f"[{number}/{len(options.cases)}] {case.name} ({case.origin})")
+            try:
+                prepared = prepare_case(case, options.model, workdir, progress, options.fixed)
+            except NotARewrite as exc:
+                if case.explicit:
+                    validation.failed.append((case, str(exc)))
+                else:
+                    validation.skipped.append((case, str(exc)))
+                progress(f"{case.name}: {'skipped' if not case.explicit else 'FAILED'}: {exc}")
+                continue
+            try:
+                validation.reports.append(_run_case(prepared, options, workdir, counter, progress))
+            except ValidationError as exc:
+                validation.failed.append((case, str(exc)))
+                progress(f"{case.name}: FAILED: {exc}")
+    finally:
+        if own_tmp:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return validation
+
+
+def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, progress: Progress) -> Report:
+    name = prepared.case.name
+    if prepared.diff:
+        progress(f"{name}: autofix diff:\n" + prepared.diff.rstrip())
+    endpoint = options.endpoint
+    main: dict[str, LoadResult] = {}
+    sweep: dict[str, dict[int, LoadResult]] = {"bad": {}, "fixed": {}}
+    startup: dict[str, float] = {}
+    reference: LoadResult | None = None
+    for source in (prepared.bad, prepared.fixed):
+        role = source.role
+        progress(f"{name}: {role}: starting {source.path.name} on 127.0.0.1 (model {options.model})")
+        with ServerProcess(source, options.model, options.max_tokens, log_dir=source.path.parent,
+                           kv_cache_bytes=options.kv_cache_bytes, max_num_seqs=options.max_num_seqs,
+                           start_timeout=options.start_timeout) as server:
+            startup[role] = round(server.startup_s or 0.0, 1)
+            progress(f"{name}: {role}: up in {startup[role]:.1f}s at {server.base_url}")
+            if endpoint is None:
+                import httpx
+
+                schema = httpx.get(server.base_url + "/openapi.json", timeout=10, trust_env=False).json()
+                endpoint = discover_endpoint(schema)
+                progress(f"{name}: endpoint: {endpoint.describe()}")
+            warm = _load(server.base_url, endpoint, requests=1, concurrency=1, options=options,
+                         counter=counter, progress=lambda _: None, offset=10_000)
+            if not warm.ok:
+                raise ValidationError(f"the {role} server failed its warm-up request: "
+                                      f"{warm.records[0].error if warm.records else 'no answer'}\n"
+                                      + server.log_tail())
+            if role == "fixed":
+                # One wave at the measured concurrency first: vLLM on CPU is slow on the first batches of each
+                # new shape, and that is start-up, not throughput. (The bad server is warmed by the reference
+                # pass below.) Its answers are not used.
+                _load(server.base_url, endpoint, requests=options.concurrency, concurrency=options.concurrency,
+                      options=options, counter=counter, progress=lambda _: None, offset=20_000)
+            if role == "bad":
+                # The answers to compare with: every prompt once, one at a time, before any load. A server
+                # that is wrong under concurrency (vLLM's LLM called from several threads) still gives its
+                # intended answers here; what it does under load is compared with them separately.
+                progress(f"{name}: bad: reference answers, {options.requests} requests one at a time")
+                reference = _load(server.base_url, endpoint, requests=options.requests, concurrency=1,
+                                  options=options, counter=counter, progress=progress)
+                progress(f"{name}: bad: one at a time: {load_line(reference)}")
+                if len(reference.ok) != options.requests:
+                    failed = next(r for r in reference.records if not r.ok)
+                    raise ValidationError(f"the bad server failed a request even one at a time "
+                                          f"({failed.error}): there is nothing to compare with\n"
+                                          + server.log_tail())
+            progress(f"{name}: {role}: {options.requests} requests, concurrency {options.concurrency}, "
+                     f"max_tokens {options.max_tokens}")
+            main[role] = _load(server.base_url, endpoint, requests=options.requests,
+                               concurrency=options.concurrency, options=options, counter=counter,
+                               progress=progress)
+            progress(f"{name}: {role}: {load_line(main[role])}")
+            for level in options.sweep:
+                if level == options.concurrency:
+                    sweep[role][level] = main[role]
+                    continue
+                n = max(level, min(options.requests, 4 * level))
+                progress(f"{name}: {role}: sweep concurrency {level} ({n} requests)")
+                sweep[role][level] = _load(server.base_url, endpoint, requests=n, concurrency=level,
+                                           options=options, counter=counter, progress=lambda _: None)
+                progress(f"{name}: {role}: sweep {level}: {load_line(sweep[role][level])}")
+    comparison = compare(reference, main["fixed"], prompt_for)
+    bad_under_load = compare(reference, main["bad"], prompt_for)
+    return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load)

@@ -1,0 +1,77 @@
+"""A prepared server file under the launcher (:mod:`vllm_lint.reference.launch`) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import vllm_lint
+from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_ready
+from vllm_lint.reference.validate.errors import ValidationError
+from vllm_lint.reference.validate.prepare import PreparedSource
+
+
+class ServerProcess:
+    """One server file under the launcher, in its own process group; always fully killed on exit."""
+
+    def __init__(self, source: PreparedSource, model: Path, max_tokens: int, *, log_dir: Path,
+                 kv_cache_bytes: int = 256 * 2**20, max_num_seqs: int | None = 16,
+                 start_timeout: float = 600.0):
+        self.source, self.model, self.max_tokens = source, model, max_tokens
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_dir / f"{source.role}.log"
+        self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
+        self.start_timeout = start_timeout
+        self.proc: subprocess.Popen | None = None
+        self.startup_s: float | None = None
+
+    def __enter__(self) -> "ServerProcess":
+        cmd = [sys.executable, "-m", "vllm_lint.reference.launch", "--app-file", str(self.source.path),
+               "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
+               "--max-tokens", str(self.max_tokens), "--kv-cache-memory-bytes", str(self.kv_cache_bytes)]
+        if self.max_num_seqs:
+            cmd += ["--max-num-seqs", str(self.max_num_seqs)]
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1",
+                   PYTHONUNBUFFERED="1")
+        # The launcher must import the vllm_lint this harness runs from, installed or not.
+        package_root = str(Path(vllm_lint.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        self._log = open(self.log_path, "wb")
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                     start_new_session=True, cwd=self.source.path.parent)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        self.startup_s = time.perf_counter() - t0
+        return self
+
+    def _wait_ready(self) -> None:
+        try:
+            # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
+            wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)
+        except ServerExited as exc:
+            raise ValidationError(f"the {self.source.role} server exited with {exc.returncode}:\n"
+                                  + self.log_tail()) from None
+        except ServerNotReady:
+            raise ValidationError(f"the {self.source.role} server did not start within {self.start_timeout:.0f}s:\n"
+                                  + self.log_tail()) from None
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            kill_process_tree(self.proc)
+            self.proc = None
+        if getattr(self, "_log", None):
+            self._log.close()
