@@ -18,7 +18,8 @@ from pathlib import Path
 from vllm_lint.cli.check import resolve_settings, CheckRequest
 from vllm_lint.config import enabled_codes
 from vllm_lint.rulebook import all_codes
-from vllm_lint.engine.runner import RunOptions, discover, lint_file
+from vllm_lint.engine.discovery import discover
+from vllm_lint.engine.runner import RunOptions, lint_file
 from vllm_lint.surfaces import all_surfaces
 
 

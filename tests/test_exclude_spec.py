@@ -7,7 +7,7 @@ import pathspec
 import pytest
 
 from vllm_lint.config import DEFAULT_EXCLUDE
-from vllm_lint.engine.runner import _Spec
+from vllm_lint.engine.discovery import _Spec
 
 PATHS = [
     "a.py", "build/x.py", "build/", "x/build/y", "top", "sub/top", "a/c/d/b", "keep.py", ".venv/lib/x.py",

@@ -169,7 +169,8 @@ def test_files_vanishing_between_discovery_and_reading(tmp_path):
     """A file listed by discovery and deleted before it is read is one VLL000, not a crash."""
     from vllm_lint.config import Settings, enabled_codes
     from vllm_lint.rulebook import all_codes
-    from vllm_lint.engine.runner import RunOptions, discover, lint_file
+    from vllm_lint.engine.discovery import discover
+    from vllm_lint.engine.runner import RunOptions, lint_file
     from vllm_lint.surfaces import all_surfaces
 
     for name in ("a.py", "b.py", "c.sh"):
@@ -252,7 +253,7 @@ def test_symlink_loop_met_in_a_walk_is_reported(tmp_path, invoke):
 
 def test_fifo_without_suffix_does_not_hang_discovery(tmp_path):
     from vllm_lint.config import Settings
-    from vllm_lint.engine.runner import discover
+    from vllm_lint.engine.discovery import discover
     from vllm_lint.surfaces import all_surfaces
 
     (tmp_path / "good.py").write_bytes(GOOD_PY)

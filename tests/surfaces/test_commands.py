@@ -269,7 +269,8 @@ def test_no_heavy_imports_for_files_without_vllm(tmp_path):
     (tmp_path / "k.yaml").write_text("kind: Deployment\n")
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from vllm_lint.config import Settings\nfrom vllm_lint.engine.runner import RunOptions, lint_file, _claim\n"
+        "from vllm_lint.config import Settings\nfrom vllm_lint.engine.discovery import _claim\n"
+        "from vllm_lint.engine.runner import RunOptions, lint_file\n"
         "from vllm_lint.surfaces import all_surfaces\n"
         f"codes = sorted(p.stem for p in Path({str(REPO / 'rules')!r}).glob('VLL*.yaml'))\n"
         "options = RunOptions(Settings(), frozenset(codes), codes)\n"

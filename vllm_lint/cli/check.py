@@ -18,7 +18,8 @@ from vllm_lint.config import (
     load_settings,
 )
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.engine.runner import FileResult, PathError, RunOptions, discover, lint_file
+from vllm_lint.engine.discovery import PathError, discover
+from vllm_lint.engine.runner import FileResult, RunOptions, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces
 
 

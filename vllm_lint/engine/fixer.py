@@ -179,7 +179,7 @@ def fix_file(path: Path, *, unsafe: bool = True, select: tuple[str, ...] = (), s
     """
     from vllm_lint.config import enabled_codes, find_config, load_settings
     from vllm_lint.rulebook import all_codes
-    from vllm_lint.engine.runner import discover
+    from vllm_lint.engine.discovery import discover
     from vllm_lint.surfaces import all_surfaces
 
     codes = all_codes()

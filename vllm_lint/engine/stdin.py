@@ -39,7 +39,7 @@ class StdinSource:
     def excluded(self, settings: Settings) -> bool:
         """Whether the configured excludes (or a .gitignore) cover the name, as for a file named explicitly."""
         # The name need not exist on disk (an unsaved buffer), so match it as a path, without reading it.
-        from vllm_lint.engine.runner import is_excluded
+        from vllm_lint.engine.discovery import is_excluded
 
         return is_excluded(self.path, settings)
 
@@ -53,7 +53,7 @@ def read_stdin(filename: str | None, surfaces: list[Surface]) -> StdinSource:
     except OSError as exc:
         raise StdinError(f"cannot read standard input: {exc.strerror or exc}") from None
     path = Path(filename) if filename else Path(STDIN_NAME)
-    from vllm_lint.engine.runner import HEAD_BYTES, claim_named
+    from vllm_lint.engine.discovery import HEAD_BYTES, claim_named
 
     # The head comes from the piped text, never from a file of that name on disk (older text, or none).
     return StdinSource(path, data, claim_named(path, data[:HEAD_BYTES], surfaces))
