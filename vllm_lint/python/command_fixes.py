@@ -21,7 +21,8 @@ from vllm_lint.launch.record import (
     Setting,
     SetValue,
 )
-from vllm_lint.python.command_lines import CommandLine, Piece, simple_body
+from vllm_lint.python.argv import Piece, simple_body
+from vllm_lint.python.command_lines import CommandLine
 from vllm_lint.python.context import NodeEdit
 
 _NUMBER = re.compile(r"^[0-9.]+$")
