@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
@@ -14,6 +13,7 @@ from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers the checkers
 from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
+from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.semantics import Semantics
@@ -154,16 +154,9 @@ def _replaced_statement(module: cst.Module, text: str, path: list[tuple[cst.CSTN
     # What LibCST indents by: each block, and a match statement's cases.
     indents = [node.indent if node.indent is not None else module.default_indent
                for node, _ in path[:depth] if isinstance(node, (cst.IndentedBlock, cst.Match))]
-    if _generated(module, statement, indents) != text[start:end]:
+    if generated_code(module, statement, indents) != text[start:end]:
         return None
-    return text[:start] + _generated(module, _rebuild(path[depth:], replacement), indents) + text[end:]
-
-
-def _generated(module: cst.Module, node: cst.CSTNode, indents: list[str]) -> str:
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline,
-                         indent_tokens=list(indents))
-    node._codegen(state)
-    return "".join(state.tokens)
+    return text[:start] + generated_code(module, _rebuild(path[depth:], replacement), indents) + text[end:]
 
 
 def _rebuild(path: list[tuple[cst.CSTNode, str | None]], replacement: cst.CSTNode) -> cst.CSTNode:

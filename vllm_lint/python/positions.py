@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
+from vllm_lint.python.libcst_private import CodegenState, generate
 from vllm_lint.text import line_starts
 
 # What LibCST (and PositionProvider) counts as the end of a line.
@@ -85,7 +85,7 @@ class ModuleLayout:
     def __init__(self, module: cst.Module) -> None:
         self.module = module  # keeps every node (and so every id used as a key) alive
         state = _RecordingState(default_indent=module.default_indent, default_newline=module.default_newline)
-        module._codegen(state)
+        generate(module, state)
         self.code = "".join(state.tokens)
         self._state = state
         counted = self.code + state.popped  # what the offsets count
