@@ -52,7 +52,8 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
     """The edited files that have findings."""
     from vllm_lint.config import enabled_codes, find_config, load_settings
     from vllm_lint.engine.fixer import fix_policy
-    from vllm_lint.engine.runner import RunOptions, is_excluded
+    from vllm_lint.engine.discovery import is_excluded
+    from vllm_lint.engine.runner import RunOptions
     from vllm_lint.engine.workers import Task, lint_tasks
     from vllm_lint.rulebook import all_codes
     from vllm_lint.surfaces import all_surfaces

@@ -69,7 +69,7 @@ def _context(root: Path, where: Path):
 
 
 def _surface(source: Source):
-    from vllm_lint.engine.runner import HEAD_BYTES, claim_named
+    from vllm_lint.engine.discovery import HEAD_BYTES, claim_named
     from vllm_lint.surfaces import all_surfaces
 
     return claim_named(source.path, source.data[:HEAD_BYTES], all_surfaces())
