@@ -82,16 +82,35 @@ def _basename(word: Word) -> str:
     return (word.value or "").rsplit("/", 1)[-1]
 
 
+def _make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
+    """Make ``word`` unknown where it touches one of ``spans``, keeping a plain literal before it
+    (``--max-model-len={n}`` still names its flag)."""
+    touched = [start for start, end in spans if start < word.end and word.start < end]
+    if not touched:
+        return
+    prefix = text[word.start - base : max(min(touched), word.start) - base]
+    plain = prefix and not any(c in prefix for c in "'\"\\$`")
+    word.parts = [("lit", prefix), ("unknown",)] if plain else [("unknown",)]
+
+
 class Extractor:
-    def __init__(self, api, source: str) -> None:
+    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = ()) -> None:
         self.api = api
         self.table = flag_table(api)
         self.source = source
+        # Spans of the source whose text something else fills in before the shell sees it (a notebook's
+        # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
+        self.opaque = opaque
         self.found: list[Found] = []
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        self.run_commands(tokenize(text, base), env, container, fixable)
+        commands = tokenize(text, base)
+        if self.opaque:
+            for command in commands:
+                for word in command.words:
+                    _make_opaque(word, self.opaque, text, base)
+        self.run_commands(commands, env, container, fixable)
 
     def run_commands(self, commands: list[Command], env: Environment, container: Container | None, fixable: bool) -> None:
         """Simple commands in script order: assignments and ``export`` feed ``env``, the rest may launch vLLM."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from vllm_lint import __version__
-from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
+from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.engine.runner import FileResult, RunOptions
 
 try:
@@ -207,6 +207,13 @@ def _position(value: list) -> Position:
     return Position(int(value[0]), int(value[1]))
 
 
+def _cell(value: list | None) -> CellLocation | None:
+    if value is None:
+        return None
+    number, a, b, c, d = (int(v) for v in value)
+    return CellLocation(number, Position(a, b), Position(c, d))
+
+
 def _result_to_json(result: FileResult) -> dict:
     return {
         "suppressed": result.suppressed,
@@ -219,6 +226,7 @@ def _result_to_json(result: FileResult) -> dict:
                 "end": [d.end.line, d.end.column],
                 "severity": d.severity.value,
                 "noqa_lines": list(d.noqa_lines),
+                "cell": None if d.cell is None else [d.cell.cell, d.cell.start.line, d.cell.start.column, d.cell.end.line, d.cell.end.column],
                 "fix": None
                 if d.fix is None
                 else {
@@ -249,6 +257,7 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 severity=Severity(item["severity"]),
                 fix=fix,
                 noqa_lines=tuple(int(n) for n in item["noqa_lines"]),
+                cell=_cell(item.get("cell")),
             )
         )
     return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]))

@@ -85,6 +85,7 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diag
 
 def all_surfaces() -> list[Surface]:
     from vllm_lint.surfaces.command_files import COMMAND_SURFACES
+    from vllm_lint.surfaces.notebook import NOTEBOOK
     from vllm_lint.surfaces.python import PYTHON
 
-    return [*COMMAND_SURFACES, PYTHON]
+    return [*COMMAND_SURFACES, NOTEBOOK, PYTHON]

@@ -21,11 +21,13 @@ class CommandParseError(Exception):
         self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
-def extract(kind: str, text: str, api) -> Extractor:
-    extractor = Extractor(api, text)
+def extract(kind: str, text: str, api, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = ()) -> Extractor:
+    """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
+    ``%env``); ``opaque``: spans whose text is filled in before the shell reads it."""
+    extractor = Extractor(api, text, opaque)
     if kind == "shell":
         try:
-            extractor.script(text, Environment())
+            extractor.script(text, env or Environment())
         except ShellSyntaxError as exc:
             raise CommandParseError(f"shell syntax error: {exc.message}", exc.offset) from None
     elif kind == "dockerfile":
@@ -41,7 +43,7 @@ def extract(kind: str, text: str, api) -> Extractor:
     return extractor
 
 
-def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnostic]:
+def lint_text(kind: str, display: str, text: str, job: LintJob, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = ()) -> list[Diagnostic]:
     if kind == "markdown":
         from vllm_lint.surfaces.markdown import lint_markdown
 
@@ -49,7 +51,7 @@ def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnost
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api)
+        extractor = extract(kind, text, api, env, opaque)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]
