@@ -55,6 +55,10 @@ class Found:
     fixable: bool  # written as shell text, so edits can keep its layout
     words: list[Word] = field(default_factory=list)
     command_start: int = 0
+    # Per setting of the launch, the conditions under which it is written (None: all always are), and
+    # the conditions of the launch's own first word (a launch inside an ``{{ if }}`` block).
+    conditions: list[frozenset] | None = None
+    head_condition: frozenset = frozenset()
 
 
 def parse_size(text: str | None) -> int | None:
@@ -93,6 +97,20 @@ def _make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base
     word.parts = [("lit", prefix), ("unknown",)] if plain else [("unknown",)]
 
 
+def _guarded(words: list[Word], env: Environment) -> list[Word]:
+    """Words of ``${NAME:+...}`` as ``env`` decides them: always there when NAME holds a non-empty value,
+    gone when it holds an empty one, conditional when NAME's value is not known."""
+    kept = []
+    for word in words:
+        known = env.vars.get(word.guard) if word.guard is not None else None
+        if known is not None:
+            if str(known.value) == "":
+                continue
+            word.condition = frozenset(c for c in word.condition if c != ("${NAME:+...}", word.guard))
+        kept.append(word)
+    return kept
+
+
 class Extractor:
     def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = ()) -> None:
         self.api = api
@@ -129,6 +147,7 @@ class Extractor:
             self.command(words, env, container, fixable)
 
     def command(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
+        words = _guarded(words, env)
         local = env
         i = 0
         while i < len(words):
@@ -290,7 +309,7 @@ class Extractor:
         name = _basename(first)
         if name == "vllm" and len(words) > 1 and words[1].value == "serve":
             head = Span(first.start, words[1].end)
-            self._serve(words[2:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
+            self._serve(words[2:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start, head_condition=first.condition)
             return
         if _PYTHON.match(name):
             i = 1
@@ -314,18 +333,18 @@ class Extractor:
         rest = words[index + 2 :]
         if module == API_SERVER_MODULE:
             head = Span(first.start, module_word.end)
-            self._serve(rest, env, container, fixable, head=head, kind="api_server", anchor=head, command_start=start)
+            self._serve(rest, env, container, fixable, head=head, kind="api_server", anchor=head, command_start=start, head_condition=first.condition)
             return
         if module == CLI_MODULE and rest and rest[0].value == "serve":
             head = Span(first.start, rest[0].end)
-            self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
+            self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start, head_condition=first.condition)
             return
         if (module == "vllm" or module.startswith("vllm.")) and module not in self.api.modules:
             span = Span(module_word.start, module_word.end)
             launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module)
             self.found.append(Found(launch, None, False, [], start))
 
-    def _serve(self, args, env, container, fixable, head, kind, anchor, command_start) -> None:
+    def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, head_condition: frozenset = frozenset()) -> None:
         parsed = parse_serve_args(args, self.table, positional_model=(kind == "serve"))
         container_env = container.env if container else {}
         launch_env = {k: v for k, v in env.vars.items()}
@@ -351,4 +370,6 @@ class Extractor:
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
         )
-        self.found.append(Found(launch, head, fixable, list(args), command_start))
+        found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
+        found.head_condition = head_condition
+        self.found.append(found)

@@ -40,6 +40,10 @@ class Word:
     # Exactly one argument whatever its value (an exec-form list element); a shell
     # word with an unknown expansion may split into any number of arguments.
     single: bool = False
+    # The conditions under which the word is there at all (a Helm ``{{ if }}`` block, ``${VAR:+...}``):
+    # each one a hashable key, all of them needed; empty when the word is always there.
+    condition: frozenset = frozenset()
+    guard: str | None = None  # ``${NAME:+...}``: the variable whose being set makes the word appear
 
     @property
     def literal(self) -> bool:
@@ -221,9 +225,28 @@ def tokenize(text: str, base: int = 0) -> list[Command]:
             continue
         if not words and word.raw in _KEYWORDS and not word.quoted:
             continue
-        words.append(word)
+        words.extend(_alternative_words(word) or [word])
     end_command()
     return commands
+
+
+_ALTERNATIVE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?\+([^{}]*)\}")
+
+
+def _alternative_words(word: Word) -> list[Word] | None:
+    """``${NAME:+--flag value}`` unquoted: the words of the alternative, there only when NAME is set."""
+    match = _ALTERNATIVE.fullmatch(word.raw)
+    if match is None:
+        return None
+    name, body = match.group(1), match.group(2)
+    try:
+        inner = [w for command in tokenize(body, word.start + match.start(2)) for w in command.words]
+    except ShellSyntaxError:
+        return None
+    for inner_word in inner:
+        inner_word.condition = inner_word.condition | {("${NAME:+...}", name)}
+        inner_word.guard = name
+    return inner
 
 
 def _read_word(text: str, i: int, base: int) -> tuple[Word, int]:

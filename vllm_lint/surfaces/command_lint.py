@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from vllm_lint.cmdline.conditions import findings_in_every_rendering
 from vllm_lint.cmdline.fix_edits import render_edits
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import Extractor, Found
@@ -59,7 +60,7 @@ def lint_text(kind: str, display: str, text: str, job: LintJob, env: Environment
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
     for found in extractor.found:
-        for finding in check_launch(found.launch, job.launch_settings, job.enabled):
+        for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
     return diagnostics
 
