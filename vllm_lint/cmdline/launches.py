@@ -46,6 +46,9 @@ class Container:
     host_ipc: bool = False
     shm_bytes: int | None = None
     env: dict[str, Value | None] = field(default_factory=dict)
+    # A container runtime (docker, compose, Kubernetes), whose IPC and shared memory limits apply; False
+    # for a machine that only declares its GPUs (a SkyPilot task).
+    runtime: bool = True
 
 
 @dataclass(slots=True)
@@ -86,7 +89,7 @@ def _basename(word: Word) -> str:
     return (word.value or "").rsplit("/", 1)[-1]
 
 
-def _make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
+def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
     """Make ``word`` unknown where it touches one of ``spans``, keeping a plain literal before it
     (``--max-model-len={n}`` still names its flag)."""
     touched = [start for start, end in spans if start < word.end and word.start < end]
@@ -127,7 +130,7 @@ class Extractor:
         if self.opaque:
             for command in commands:
                 for word in command.words:
-                    _make_opaque(word, self.opaque, text, base)
+                    make_opaque(word, self.opaque, text, base)
         self.run_commands(commands, env, container, fixable)
 
     def run_commands(self, commands: list[Command], env: Environment, container: Container | None, fixable: bool) -> None:
@@ -206,12 +209,15 @@ class Extractor:
     def inline_script(self, word: Word, env: Environment, container: Container | None) -> None:
         """A script held in one word (``sh -c '...'``): map its offsets when quoting is simple."""
         raw = word.raw
-        if word.offsets is not None and word.value is not None:
+        if word.script is not None or (word.offsets is not None and word.value is not None):
+            text, offsets, unknown = word.script or (word.value, word.offsets, ())
             try:
-                for command in tokenize(word.value, 0):
+                for command in tokenize(text, 0):
                     for w in command.words:
-                        w.start, w.end = word.offsets[w.start], word.offsets[w.end - 1] + 1
-                    self.run_commands([command], env, container, True)
+                        make_opaque(w, unknown, text, 0)
+                        w.condition = w.condition | word.condition
+                        w.start, w.end = offsets[w.start], offsets[w.end - 1] + 1
+                    self.run_commands([command], env, container, word.script is None)
             except ShellSyntaxError:
                 pass
             return
@@ -366,7 +372,7 @@ class Extractor:
             entrypoint=kind,
             entrypoint_anchor=head or anchor,
             env=launch_env,
-            container=container is not None,
+            container=container is not None and container.runtime,
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
         )

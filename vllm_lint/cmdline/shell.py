@@ -44,6 +44,10 @@ class Word:
     # each one a hashable key, all of them needed; empty when the word is always there.
     condition: frozenset = frozenset()
     guard: str | None = None  # ``${NAME:+...}``: the variable whose being set makes the word appear
+    # A word whose value is not all known but that a shell may run as a script (a templated ``sh -c``
+    # argument): the text with an unknown stand-in for each unknown part, each character's offset in the
+    # file, and the spans of the stand-ins.
+    script: tuple[str, list[int], tuple[tuple[int, int], ...]] | None = None
 
     @property
     def literal(self) -> bool:

@@ -168,7 +168,7 @@ class ResultCache:
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
-        if not result.cacheable or result.source is None:
+        if not result.cacheable or result.source is None or _reads_other_files(path):
             return
         size, mtime_ns, digest = result.source
         self._entries[self.key(path)] = _Entry(size, mtime_ns, digest, self._started, _result_to_json(result))
@@ -188,6 +188,16 @@ class ResultCache:
             atomic_write(self.file, json.dumps({"format": _FORMAT, "files": files}, separators=(",", ":")).encode())
         except OSError:
             pass  # a read-only checkout still lints; it just does not remember
+
+
+def _reads_other_files(path: Path) -> bool:
+    """A Helm chart's template: its findings depend on the chart's values.yaml too, which the entry's
+    hash does not cover."""
+    if "templates" not in path.parts:
+        return False
+    from vllm_lint.surfaces.templates import chart_root
+
+    return chart_root(path.absolute()) is not None
 
 
 def _mark_directory(directory: Path) -> None:

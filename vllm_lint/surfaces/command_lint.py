@@ -22,7 +22,7 @@ class CommandParseError(Exception):
         self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
-def extract(kind: str, text: str, api, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = ()) -> Extractor:
+def extract(kind: str, text: str, api, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = (), path=None) -> Extractor:
     """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
     ``%env``); ``opaque``: spans whose text is filled in before the shell reads it."""
     extractor = Extractor(api, text, opaque)
@@ -38,7 +38,7 @@ def extract(kind: str, text: str, api, env: Environment | None = None, opaque: t
     elif kind in ("compose", "kubernetes", "yaml"):
         from vllm_lint.surfaces.yaml_files import extract_yaml
 
-        extract_yaml(text, extractor, kind)
+        extract_yaml(text, extractor, kind, path)
     else:
         raise ValueError(kind)
     return extractor
@@ -52,7 +52,7 @@ def lint_text(kind: str, display: str, text: str, job: LintJob, env: Environment
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api, env, opaque)
+        extractor = extract(kind, text, api, env, opaque, job.path)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]
