@@ -143,6 +143,11 @@ class Template:
             i = j
         return "".join(out), out_offsets, tuple(unknown), ", ".join(dict.fromkeys(origins)) or None
 
+    def known_prefix(self, text: str) -> str:
+        """A scalar's value up to its first unknown part (``vllm/vllm-openai:`` of ``vllm/vllm-openai:${TAG}``)."""
+        rendered, _, unknown, _ = self.render(text, list(range(len(text))))
+        return rendered[: unknown[0][0]] if unknown else rendered
+
     def value_of(self, text: str) -> tuple[str | None, str | None]:
         """A scalar's value with its actions written out; None when some part is not known."""
         rendered, _, unknown, origin = self.render(text, list(range(len(text))))

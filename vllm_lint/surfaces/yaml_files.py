@@ -25,6 +25,7 @@ from vllm_lint.values import Value
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "Job", "CronJob", "DaemonSet", "ReplicaSet"})
 _MAX_NODES = 200_000  # bound alias expansion ("billion laughs")
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_ENVSUBST_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[}:-]")
 
 
 class _Budget:
@@ -134,6 +135,13 @@ class _YamlWords:
             return text
         return self.template.value_of(text)[0]
 
+    def image(self, node) -> str:
+        """An image reference; in a template, what is known of it (its repository when only the tag is templated)."""
+        text = _scalar(node)
+        if text is None:
+            return ""
+        return self.template.known_prefix(text) if self.template is not None else text
+
     def _templated_word(self, item, text: str) -> Word:
         """A list element of a template: its value where the template's output is known."""
         start, end = item.start_mark.index, item.end_mark.index
@@ -151,6 +159,8 @@ class _YamlWords:
 
     def expand(self, text: str, env: Environment) -> tuple[str | None, str | None]:
         if self.kind == "kubernetes":
+            if _ENVSUBST_VARIABLE.search(text):
+                return None, None  # Kubernetes leaves ${VAR} as it is: whatever fills it in (envsubst) runs first
             unknown = False
 
             def substitute(match: re.Match) -> str:
@@ -396,7 +406,7 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         container.host_ipc = words.text(_get(service, "ipc")) == "host"
         container.shm_bytes = parse_size(words.text(_get(service, "shm_size")))
         env = Environment(container.env)
-        image = words.text(_get(service, "image")) or ""
+        image = words.image(_get(service, "image"))
         command = _get(service, "command")
         anchor_node = command or _get(service, "image") or service
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
@@ -498,7 +508,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
         if "resources" in holes:
             container.gpu_count = None
         env = Environment(container.env)
-        image = words.text(_get(item, "image")) or ""
+        image = words.image(_get(item, "image"))
         anchor_node = command or args or item
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         before = len(words.extractor.found)
