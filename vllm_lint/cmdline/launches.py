@@ -35,6 +35,20 @@ _DOCKER_VALUE_OPTIONS = frozenset(
     ["-e", "--env", "--env-file", "-p", "--publish", "-v", "--volume", "--name", "--ipc", "--shm-size", "--runtime", "--gpus", "-w", "--workdir", "--network", "--net", "--entrypoint", "-u", "--user", "--mount", "--device", "--restart", "-m", "--memory", "-l", "--label", "--ulimit", "--cpus", "--cpuset-cpus", "--platform", "--pull", "-h", "--hostname", "--add-host", "--log-driver", "--log-opt", "--security-opt", "--cap-add", "--cap-drop", "--tmpfs", "--health-cmd", "--stop-signal", "--group-add", "--pid", "--uts", "--expose", "--dns", "--memory-swap", "--device-cgroup-rule", "--cgroupns", "--label-file", "--mac-address", "--ip", "--network-alias"]
 )
 _OPENAI_IMAGE = re.compile(r"(^|/)vllm-openai(:|@|$)|(^|/)vllm/vllm(-[a-z]+)?(:|@|$)")
+_IMAGE_VERSION = re.compile(r":v?(\d+)\.(\d+)(?:\.\d+)?(?:[-.+][\w.-]*)?$")
+
+
+def image_entrypoint(image: str) -> str:
+    """What vLLM's own image runs before the arguments it is given: "serve" (``vllm serve``), "api_server"
+    (``python3 -m vllm.entrypoints.openai.api_server``, which takes the model only as ``--model``), or
+    "image" when the tag does not say. vLLM's Dockerfiles up to the 0.9 releases end the vllm-openai
+    stage with the api_server ENTRYPOINT; the current docker/Dockerfile with ``vllm serve``; the release
+    in between that switched is not pinned down here, so tags from 0.10 to 0.19 are "image"."""
+    match = _IMAGE_VERSION.search(image)
+    if match is None:
+        return "serve" if re.search(r":(latest|nightly)$", image) or ":" not in image.rsplit("/", 1)[-1] else "image"
+    version = (int(match.group(1)), int(match.group(2)))
+    return "api_server" if version < (0, 10) else "image" if version < (0, 20) else "serve"
 
 
 @dataclass(slots=True)
@@ -299,7 +313,7 @@ class Extractor:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         image_name = image.value or ""
         if entrypoint is None and _OPENAI_IMAGE.search(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
-            self._serve(args, merged, container, fixable, head=None, kind="serve", anchor=Span(image.start, image.end), command_start=command_start)
+            self.image_default(args, merged, container, fixable, image_name, Span(image.start, image.end), command_start)
             return
         if entrypoint is not None:
             args = [Word(entrypoint, image.start, image.end, [("lit", entrypoint)], value=entrypoint), *args]
@@ -350,8 +364,18 @@ class Extractor:
             launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module)
             self.found.append(Found(launch, None, False, [], start))
 
+    def image_default(self, args, env, container, fixable, image: str, anchor, command_start) -> None:
+        """Arguments given to vLLM's own image, which its ENTRYPOINT runs (see ``image_entrypoint``)."""
+        entrypoint = image_entrypoint(image)
+        kind = "serve" if entrypoint == "serve" else "image" if entrypoint == "image" else "image-api_server"
+        self._serve(args, env, container, fixable, head=None, kind=kind, anchor=anchor, command_start=command_start)
+
     def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, head_condition: frozenset = frozenset()) -> None:
-        parsed = parse_serve_args(args, self.table, positional_model=(kind == "serve"))
+        parsed = parse_serve_args(args, self.table, positional_model=kind in ("serve", "image"))
+        entrypoint = kind
+        if kind.startswith("image"):
+            # the image's entrypoint: nothing written here to rewrite, and which one runs depends on the tag
+            kind, entrypoint = ("serve" if kind == "image" else "api_server"), "image"
         container_env = container.env if container else {}
         launch_env = {k: v for k, v in env.vars.items()}
         launch_env.update(container_env)
@@ -369,7 +393,7 @@ class Extractor:
             serves_requests=True,
             gpu_count=gpu_count,
             gpu_count_anchor=gpu_anchor,
-            entrypoint=kind,
+            entrypoint=entrypoint,
             entrypoint_anchor=head or anchor,
             env=launch_env,
             container=container is not None and container.runtime,

@@ -36,7 +36,9 @@ class Launch:
     gpu_count: int | None = None  # GPUs declared for the same container or command
     gpu_count_anchor: object | None = None
     # Command-line launches (VLL401, VLL403, VLL404); Python launches keep the defaults.
-    entrypoint: str | None = None  # "serve" or "api_server" for a server started from a command line
+    # "serve" or "api_server" for a server started from a command line; "image" for the arguments given to
+    # vLLM's own image, whose entrypoint (either of the two) is not written there
+    entrypoint: str | None = None
     entrypoint_anchor: object | None = None  # where the entrypoint (``python -m ...api_server``) is written
     env: dict[str, Value | None] = field(default_factory=dict)  # environment known for the launch
     container: bool = False  # runs in a container whose runtime settings are declared next to it

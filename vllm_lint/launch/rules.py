@@ -254,7 +254,7 @@ _LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
 
 
 def unauthenticated_public_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server") or launch.opaque:
+    if launch.entrypoint not in ("serve", "api_server", "image") or launch.opaque:
         return
     if launch.has("api_key") or "VLLM_API_KEY" in launch.env or launch.has("uds"):
         return

@@ -263,7 +263,7 @@ class _YamlWords:
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
         if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
-            extractor._serve(words, env, container, cmd_fixable and len(cmd) == 1, head=None, kind="serve", anchor=anchor, command_start=anchor.start)
+            extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, anchor, anchor.start)
             return
         for words in cmd:
             extractor.command(words, env, container, fixable=cmd_fixable)
@@ -537,7 +537,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
     if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
-        words.extractor._serve(joined, env, container, False, head=None, kind="serve", anchor=anchor, command_start=anchor.start)
+        words.extractor.image_default(joined, env, container, False, image, anchor, anchor.start)
         return
     words.extractor.command(joined, env, container, fixable=False)
 
