@@ -295,8 +295,9 @@ def test_surfaces_registered():
 
 
 def test_shell_script_with_functions_env_wrapper_and_arrays():
-    # env VAR=... wrapper (2 GPUs for tp 4), an exported key, "${EXTRA_ARGS[@]}" hiding the rest of a launch
-    assert found(lint_fixture("serve.sh")) == {("VLL205", 17), ("VLL202", 18), ("VLL206", 21)}
+    # env VAR=... wrapper (2 GPUs for tp 4), an exported key; "${EXTRA_ARGS[@]}" is the array set just above
+    # it, which has neither --gpu-memory-utilization nor --max-model-len
+    assert found(lint_fixture("serve.sh")) == {("VLL205", 17), ("VLL202", 18), ("VLL206", 21), ("VLL201", 31), ("VLL203", 31)}
 
 
 def test_kubernetes_job_pod_and_cronjob():

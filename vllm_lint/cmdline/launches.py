@@ -114,6 +114,43 @@ def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base:
     word.parts = [("lit", prefix), ("unknown",)] if plain else [("unknown",)]
 
 
+_ARRAY_REFERENCE = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
+_VARIABLE_REFERENCE = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
+
+
+def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
+    """``"${args[@]}"`` as the elements of ``args=(...)``, each where it was written."""
+    if not env.arrays:
+        return words
+    result = []
+    for word in words:
+        match = _ARRAY_REFERENCE.match(word.raw)
+        elements = env.arrays.get(match.group(1)) if match else None
+        if elements is None:
+            result.append(word)
+            continue
+        for element in elements:
+            copy = Word(element.raw, element.start, element.end, list(element.parts), element.quoted, single=True)
+            copy.condition = element.condition | word.condition
+            result.append(copy)
+    return result
+
+
+def _captured_heredoc(word: Word):
+    """The here-document of ``NAME=$(cat <<EOF ... EOF)``, or None."""
+    name, _, value = word.raw.partition("=")
+    if not (value.startswith("$(") and value.endswith(")")):
+        return None
+    base = word.start + len(name) + 1 + 2
+    try:
+        commands = tokenize(value[2:-1], base)
+    except ShellSyntaxError:
+        return None
+    if len(commands) == 1 and commands[0].words and commands[0].words[0].raw == "cat" and len(commands[0].heredocs) == 1:
+        return commands[0].heredocs[0]
+    return None
+
+
 def _guarded(words: list[Word], env: Environment) -> list[Word]:
     """Words of ``${NAME:+...}`` as ``env`` decides them: always there when NAME holds a non-empty value,
     gone when it holds an empty one, conditional when NAME's value is not known."""
@@ -153,18 +190,67 @@ class Extractor:
             words = command.words
             if all(is_assignment(w) for w in words):
                 for w in words:
-                    env.assign(w)
+                    self._assign(w, env, command)
                 continue
             head = words[0].raw
             if head in ("export", "readonly", "declare", "local", "typeset"):
                 for w in words[1:]:
-                    if not env.assign(w) and not w.raw.startswith("-"):
-                        env.vars.setdefault(w.raw, None)
+                    if not self._assign(w, env, command) and not w.raw.startswith("-"):
+                        if w.literal and w.raw.isidentifier():
+                            env.vars.setdefault(w.raw, None)
+                        else:
+                            env.vars.setdefault("VLLM_API_KEY", None)  # export $(cat .env | xargs): anything
                 continue
+            if head in ("source", ".") and len(words) > 1:
+                env.vars.setdefault("VLLM_API_KEY", None)  # a sourced env file may set any variable
+                continue
+            self._heredocs(command, env, container)
             self.command(words, env, container, fixable)
 
+    def _assign(self, word: Word, env: Environment, command: Command) -> bool:
+        """``NAME=value`` (or an array) into ``env``; a conditional one leaves the value unknown, a
+        conditional array append makes its elements conditional; ``cmd=$(cat <<EOF ...)`` keeps the body."""
+        if not is_assignment(word):
+            return False
+        if word.array is not None and command.condition:
+            for element in word.array:
+                element.condition = element.condition | command.condition
+        env.assign(word)
+        name = word.raw.split("=", 1)[0].rstrip("+")
+        if command.condition and word.array is None:
+            env.vars[name] = None
+        heredoc = _captured_heredoc(word)
+        if heredoc is not None:
+            env.scripts[name] = heredoc
+        return True
+
+    def _heredocs(self, command: Command, env: Environment, container: Container | None) -> None:
+        """Here-documents that are scripts: fed to a shell (``bash <<EOF``, ``ssh host <<EOF``) or written
+        out by ``cat``/``tee`` (a launch script written and run later)."""
+        if not command.heredocs:
+            return
+        names = [_basename(env.expand(w)) for w in command.words]
+        runs = any(name in _SHELLS or name in ("ssh", "cat", "tee") for name in names)
+        if not runs or any(name.startswith("python") for name in names):
+            return
+        for heredoc in command.heredocs:
+            self.heredoc_script(heredoc, env, container)
+
+    def heredoc_script(self, heredoc, env: Environment, container: Container | None) -> None:
+        body = self.source[heredoc.start : heredoc.end]
+        if "vllm" not in body.lower():
+            return
+        try:
+            # a quoted delimiter keeps $VAR for whoever runs the script later; unquoted, it expands now
+            self.script(body, Environment() if heredoc.quoted else env.copy(), heredoc.start, container, True)
+        except ShellSyntaxError:
+            return
+
     def command(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
-        words = _guarded(words, env)
+        words = _arrays_expanded(_guarded(words, env), env)
+        if words and words[0].raw == "eval" and len(words) > 1:
+            self._eval(words[1:], env, container)
+            return
         local = env
         i = 0
         while i < len(words):
@@ -209,6 +295,15 @@ class Extractor:
         for w in rest:
             local.expand(w)
         self.launch(rest, local, container, fixable, command_start=words[0].start if words else 0)
+
+    def _eval(self, words: list[Word], env: Environment, container: Container | None) -> None:
+        """``eval $cmd`` of a variable that holds a here-document, or ``eval "vllm serve ..."``."""
+        match = _VARIABLE_REFERENCE.match(words[0].raw) if len(words) == 1 else None
+        if match and match.group(1) in env.scripts:
+            self.heredoc_script(env.scripts[match.group(1)], env, container)
+            return
+        if len(words) == 1 and words[0].literal:
+            self.inline_script(env.expand(words[0]), env.copy(), container)
 
     def _shell_c(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
         for index, word in enumerate(words):
