@@ -44,7 +44,17 @@ def extract(kind: str, text: str, api, env: Environment | None = None, opaque: t
     return extractor
 
 
-def lint_text(kind: str, display: str, text: str, job: LintJob, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = ()) -> list[Diagnostic]:
+def lint_text(
+    kind: str,
+    display: str,
+    text: str,
+    job: LintJob,
+    env: Environment | None = None,
+    opaque: tuple[tuple[int, int], ...] = (),
+    written_only: bool = False,
+) -> list[Diagnostic]:
+    """Diagnostics of ``text`` read as ``kind``; ``written_only``: only findings that point at a flag or
+    value the text writes, not at the launch for something it lacks (an excerpt shown in documentation)."""
     if kind == "markdown":
         from vllm_lint.surfaces.markdown import lint_markdown
 
@@ -61,6 +71,8 @@ def lint_text(kind: str, display: str, text: str, job: LintJob, env: Environment
     diagnostics: list[Diagnostic] = []
     for found in extractor.found:
         for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
+            if written_only and finding.anchor == found.launch.anchor:
+                continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
     return diagnostics
 
