@@ -286,7 +286,8 @@ def _structure(template: Template) -> None:
             frame["start"] = action.end
             frame["key"] = (frame["key"][0], frame["key"][1] + 1) if frame["key"] else (number, 1)
             if frame["kind"] == "with":
-                frame["scope"] = scope if len(stack) < 2 else stack[-2].get("scope", ())
+                # the else of a with: "." is what it was outside the with
+                frame["scope"] = next((outer["scope"] for outer in reversed(stack[:-1]) if "scope" in outer), ())
         elif kind == "end":
             if not stack:
                 raise TemplateError("an end without a block to close", action.start)
