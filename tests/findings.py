@@ -1,5 +1,4 @@
-"""Findings as the tests compare them: a diagnostic as (code, line), a JSON report's item as (file name, code,
-row). Whole lists, in the order vllm-lint reports them, so that a finding too many fails as one too few does."""
+"""Findings as the tests compare them: a diagnostic as (code, line), a JSON report's item as (file, code, row). Whole lists, in the order vllm-lint reports them, so that a finding too many fails as one too few does."""
 
 from __future__ import annotations
 
@@ -18,6 +17,5 @@ def codes(diagnostics: Iterable[Diagnostic]) -> list[str]:
 
 
 def json_rows(report: str) -> list[tuple[str, str, int]]:
-    """(the file's name, code, row) of each finding in a ``--output-format json`` report."""
-    return [(item["filename"].replace("\\", "/").rsplit("/", 1)[-1], item["code"], item["location"]["row"])
-            for item in json.loads(report)]
+    """(file as reported, code, row) of each finding in a ``--output-format json`` report."""
+    return [(item["filename"], item["code"], item["location"]["row"]) for item in json.loads(report)]
