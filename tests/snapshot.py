@@ -76,3 +76,10 @@ def cli_transcript(*args: str, cwd: Path) -> str:
     if result.stderr:
         text += f"[stderr]\n{result.stderr}"
     return text
+
+
+def report_and_fixes(name: str, cwd: Path) -> str:
+    """What a user in ``cwd`` sees of the file ``name``: the full report, then the diff of every fix, unsafe ones
+    too."""
+    options = ("--isolated", "--no-cache", "--no-color")
+    return f"{cli_transcript('check', *options, name, cwd=cwd)}\n{cli_transcript('check', *options, '--diff', '--unsafe-fixes', name, cwd=cwd)}"

@@ -8,7 +8,7 @@ import pytest
 
 from fixture_files import SEEDS, lint_seed
 from seed_table import TABLE
-from snapshot import cli_transcript
+from snapshot import report_and_fixes
 
 
 
@@ -35,10 +35,7 @@ def test_seed_findings_carry_concrete_consequences():
 
 @pytest.mark.parametrize("name", sorted(TABLE))
 def test_seed_output_and_fixes(name, snapshots):
-    """What a user in the seeds' folder sees: the full report, then the diff of every fix, unsafe ones too."""
-    report = cli_transcript("check", "--isolated", "--no-cache", "--no-color", name, cwd=SEEDS)
-    fixes = cli_transcript("check", "--isolated", "--no-cache", "--no-color", "--diff", "--unsafe-fixes", name, cwd=SEEDS)
-    snapshots.assert_match(f"seeds/{name}", f"{report}\n{fixes}")
+    snapshots.assert_match(f"seeds/{name}", report_and_fixes(name, cwd=SEEDS))
 
 
 def test_no_stale_seed_snapshots(snapshots):

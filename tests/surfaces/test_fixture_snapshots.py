@@ -6,16 +6,14 @@ from __future__ import annotations
 import pytest
 
 from fixture_files import COMMAND_FIXTURES
-from snapshot import cli_transcript
+from snapshot import report_and_fixes
 
 NAMES = sorted(p.name for p in COMMAND_FIXTURES.iterdir())
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fixture_output_and_fixes(name, snapshots):
-    report = cli_transcript("check", "--isolated", "--no-cache", "--no-color", name, cwd=COMMAND_FIXTURES)
-    fixes = cli_transcript("check", "--isolated", "--no-cache", "--no-color", "--diff", "--unsafe-fixes", name, cwd=COMMAND_FIXTURES)
-    snapshots.assert_match(f"commands/{name}", f"{report}\n{fixes}")
+    snapshots.assert_match(f"commands/{name}", report_and_fixes(name, cwd=COMMAND_FIXTURES))
 
 
 def test_no_stale_fixture_snapshots(snapshots):
