@@ -19,9 +19,13 @@ SEED_MARKDOWN = FIXTURES / "seeds" / "markdown"
 SHARED_SEEDS = REPO.parent / "shared" / "seeds"
 
 
-def lint_seed(name: str, select: tuple[str, ...] = ()) -> list[Diagnostic]:
-    """Lint a seed file named from its own folder, as a user there runs ``vllm-lint check NAME``. Its path
-    from here runs through tests/, and a Python file under a folder named tests is a test file, which the
-    serving rules leave alone."""
-    with contextlib.chdir(SEEDS):
+def lint_in(folder: Path, name: str, select: tuple[str, ...] = ()) -> list[Diagnostic]:
+    """Lint the file ``name`` of ``folder`` named from that folder, as a user there runs ``vllm-lint check
+    NAME``. Its path from here runs through tests/, and a Python file under a folder named tests is a test
+    file, which the serving rules leave alone."""
+    with contextlib.chdir(folder):
         return lint_file_paths([Path(name)], select)
+
+
+def lint_seed(name: str, select: tuple[str, ...] = ()) -> list[Diagnostic]:
+    return lint_in(SEEDS, name, select)

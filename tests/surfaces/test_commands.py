@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
 import sys
@@ -12,14 +11,12 @@ from pathlib import Path
 import pytest
 
 from findings import code_lines, codes
-from fixture_files import COMMAND_FIXTURES, REPO, SEEDS
+from fixture_files import COMMAND_FIXTURES, REPO, SEEDS, lint_in
 from lintutil import lint_file_paths, lint_text, run_cli
-from snapshot import cli_transcript
 
 
 def lint_fixture(name: str):
-    with contextlib.chdir(COMMAND_FIXTURES):
-        return lint_file_paths([Path(name)])
+    return lint_in(COMMAND_FIXTURES, name)
 
 
 # -- the seed documents' command lines, in one Markdown file ----------------------------------------

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from findings import code_lines, codes
-from fixture_files import COMMAND_FIXTURES as FIXTURES
-from lintutil import lint_file_paths, lint_text, run_cli
+from fixture_files import COMMAND_FIXTURES as FIXTURES, lint_in
+from lintutil import lint_text, run_cli
 
 
 def test_launcher_script():
-    diagnostics = lint_file_paths([FIXTURES / "launch_server.py"])
+    diagnostics = lint_in(FIXTURES, "launch_server.py")
     assert code_lines(diagnostics) == [
         # server_command(): a list built in a helper, started with CUDA_VISIBLE_DEVICES=0,1 from start()
         ("VLL205", 19), ("VLL403", 19), ("VLL401", 19), ("VLL202", 22),
@@ -40,7 +40,7 @@ def test_benchmark_harness():
     # docker run from a list (4 devices, key in -e): VLL404 only; a list extended elsewhere is not
     # reported as missing anything; a noqa comment on the statement's first line; an env copied and updated
     # may hold a key; a log message that quotes a command is not a launch
-    assert code_lines(lint_file_paths([FIXTURES / "bench_harness.py"])) == [("VLL404", 21), ("VLL206", 38)]
+    assert code_lines(lint_in(FIXTURES, "bench_harness.py")) == [("VLL404", 21), ("VLL206", 38)]
 
 
 @pytest.mark.parametrize(
