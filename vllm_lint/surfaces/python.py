@@ -38,6 +38,11 @@ def lint(job: LintJob) -> list[Diagnostic]:
         source = decode_python(job.data)
     except SourceError as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
+    from vllm_lint.python.complexity import too_complex
+
+    refused = too_complex(source.text)
+    if refused is not None:
+        return [parse_error(job.display, refused.message, refused.line)]
     PYTHON.warm_up()
     from vllm_lint.python.checker import PythonOptions, SyntaxProblem, lint_python, parse
 
