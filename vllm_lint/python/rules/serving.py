@@ -9,7 +9,7 @@ import libcst as cst
 from vllm_lint.python.context import PyContext, PyFinding, python_rule
 from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.python.rewrite import server_rewrite
-from vllm_lint.python.semantics import Handler
+from vllm_lint.python.handlers import Handler
 from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_model_load, is_pipeline_factory
 
 def _blocking_consequence(handler: Handler) -> str:
@@ -51,7 +51,7 @@ def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
         yield PyFinding(
             code="VLL101",
             message=(
-                f"transformers pipeline called inside a request handler ({handler.function.name}): it "
+                f"transformers pipeline called inside a request handler ({handler.shown}): it "
                 f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
                 + outcome.message_suffix()
             ),
@@ -76,7 +76,7 @@ def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
         yield PyFinding(
             code="VLL102",
             message=(
-                f"transformers model.generate() called inside a request handler ({handler.function.name}): it "
+                f"transformers model.generate() called inside a request handler ({handler.shown}): it "
                 f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine (see VLL101's fix)"
             ),
             node=site.node,
@@ -127,7 +127,7 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
         yield PyFinding(
             code="VLL103",
             message=(
-                f"{what} inside a request handler ({handler.function.name}): it {_blocking_consequence(handler)}; "
+                f"{what} inside a request handler ({handler.shown}): it {_blocking_consequence(handler)}; "
                 f"use AsyncLLMEngine{outcome.message_suffix()}"
             ),
             node=site.node,
@@ -154,11 +154,13 @@ def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
         handler = _in_handler(ctx, site)
         if handler is None or ctx.semantics.is_startup_hook(site.function) or _caches_result(site):
             continue
+        if ctx.semantics.caches_result(handler):
+            continue  # reached through an @lru_cache'd loader: loaded once
         shown = dotted_name(site.node.func) or callee
         yield PyFinding(
             code="VLL104",
             message=(
-                f"{shown}(...) loads a model inside a request handler ({handler.function.name}): every request "
+                f"{shown}(...) loads a model inside a request handler ({handler.shown}): every request "
                 "pays the full load time and memory; load once at start-up (module level or a lifespan handler)"
             ),
             node=site.node,
