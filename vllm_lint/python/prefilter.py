@@ -73,13 +73,19 @@ _ROUTE_DECORATOR = _re(
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
-    (b"add_", _re(rb"add_(?:api_route|route|url_rule|get|post)[ \t]*\(")),
+    (b"add_", _re(rb"add_(?:api_route|api_websocket_route|route|websocket_route|url_rule|get|post|put|patch|delete|head|view)[ \t]*\(")),
     (b"Route", _re(rb"Route[ \t]*\(")),
     (b"Servicer", _re(rb"Servicer\b")),
     (b"View", _re(rb"View(?:Set)?\b")),
+    # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
+    (b")(", _re(rb"\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\(")),
+    (b"web.", _re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
+    (b"django.urls", _re(rb"django\.urls")),
+    # Frameworks whose handlers are found only through their own names: the import is necessary.
+    (b"import", _re(rb"(?:from|import)[ \t]+(?:gradio|bentoml|litserve|litestar|modal|tornado|rest_framework|bottle)\b")),
 )
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
-_WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray)\b"
+_WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
 _WEB_IMPORTS = (
     _re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
     _re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _WEB_FRAMEWORKS),
@@ -102,6 +108,11 @@ def _remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Pat
         return bool(last[2])
 
     return remembered
+
+
+def may_have_handlers(data: bytes, path: Path) -> bool:
+    """Whether the module may define a request handler (a necessary condition of handlers.py finding one)."""
+    return _may_have_handlers(data, path)
 
 
 @_remembered

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -22,6 +23,9 @@ from vllm_lint.python.model import (
     dotted_name,
 )
 from vllm_lint.values import Value
+
+if TYPE_CHECKING:
+    from vllm_lint.python.project import Project, Reached
 
 # The public homes of the vLLM classes the rules talk about, and the internal
 # paths they are defined at (``from vllm.entrypoints.llm import LLM`` is the same class).
@@ -56,9 +60,11 @@ def canonical(qualified: str | None) -> str | None:
 class Semantics:
     """Questions rules ask about one module, answered from its model."""
 
-    def __init__(self, model: ModuleModel, path: str) -> None:
+    def __init__(self, model: ModuleModel, path: str, project: Project | None = None) -> None:
         self.model = model
         self.path = path
+        # The project's other modules (cross-module summaries); None: this module alone.
+        self.project = project
 
     # -- names ---------------------------------------------------------------
 
@@ -106,6 +112,9 @@ class Semantics:
             framework = APP_FACTORIES.get(self.callee(call) or "")
             if framework is not None:
                 return framework
+        imported = self._imported.get(head)
+        if self.project is not None and imported is not None and imported[2]:
+            return self.project.app_framework(self.project.importer, *imported)
         return None
 
     # -- what names hold -------------------------------------------------------
@@ -131,11 +140,92 @@ class Semantics:
         return [b.call for b in found]
 
     def produced_by(self, expr: cst.BaseExpression, function: FunctionInfo | None) -> set[str]:
-        """Qualified callees of the calls that produced the object ``expr`` names."""
+        """Qualified callees of the calls that produced the object ``expr`` names; through the project's
+        other modules, what made a name imported from one, or the value a function of one returns."""
         if isinstance(expr, cst.Call):
             callee = self.callee(expr)
-            return {callee} if callee else set()
-        return {callee for call in self.bindings_of(expr, function) if (callee := self.callee(call))}
+            return ({callee} if callee else set()) | self._project_producers(expr.func, function)
+        made = set()
+        bindings = self.bindings_of(expr, function)
+        for call in bindings:
+            callee = self.callee(call)
+            made |= ({callee} if callee else set()) | self._project_producers(call.func, function)
+        if not bindings:
+            made = self._project_producers(expr, function)
+        return made
+
+    def _project_producers(self, expr: cst.BaseExpression, function: FunctionInfo | None) -> set[str]:
+        if self.project is None:
+            return set()
+        target = self.imported_target(expr, function)
+        if target is None:
+            return set()
+        return self.project.name_producers(self.project.importer, *target)
+
+    # -- the project's other modules -------------------------------------------------------------------
+
+    @cached_property
+    def _imported(self) -> dict[str, tuple[str, int, str]]:
+        """Local name -> (module, level, dotted name in it) for every import (``import a.b`` binds ``a``)."""
+        found: dict[str, tuple[str, int, str]] = {}
+        for info in self.model.imports:
+            if isinstance(info.node, cst.ImportFrom):
+                for name, asname, _ in info.names:
+                    found[asname or name] = (info.module, info.relative, name)
+            else:
+                for name, asname, _ in info.names:
+                    if asname:
+                        found[asname] = (name, 0, "")
+                    else:
+                        head = name.split(".")[0]
+                        found[head] = (head, 0, "")
+        return found
+
+    def imported_target(self, expr: cst.BaseExpression, function: FunctionInfo | None, depth: int = 0) -> tuple[str, int, str] | None:
+        """(module, level, dotted name) that a name or call target from an import refers to: ``load`` from
+        ``from .model import load``, ``model.load`` from ``import model``, ``gen.run`` where ``gen = Generator()``."""
+        name = dotted_name(expr)
+        if name is None or depth > 2:
+            return None
+        head, _, rest = name.partition(".")
+        imported = self._imported.get(head)
+        if imported is not None:
+            module, level, inner = imported
+            dotted = ".".join(p for p in (inner, rest) if p)
+            return (module, level, dotted) if dotted else None
+        if rest and "." not in rest:
+            bindings = self.bindings_of(cst.Name(head), function)
+            if len(bindings) == 1:
+                made = self.imported_target(bindings[0].func, function, depth + 1)
+                if made is not None:
+                    return made[0], made[1], f"{made[2]}.{rest}"
+        return None
+
+    def project_effects(self, site: CallSite) -> list[Reached]:
+        """What a call into another module of the project leads to there: model loads, blocking inference."""
+        if self.project is None:
+            return []
+        target = self.imported_target(site.node.func, site.function)
+        if target is None:
+            return []
+        return self.project.effects(self.project.importer, *target)
+
+    @cached_property
+    def _sites_by_function(self) -> dict[FunctionInfo | None, list[CallSite]]:
+        found: dict[FunctionInfo | None, list[CallSite]] = {}
+        for site in self.model.calls:
+            found.setdefault(site.function, []).append(site)
+        return found
+
+    def sites_in(self, function: FunctionInfo) -> list[CallSite]:
+        """The calls written in ``function``, its closures included."""
+        sites = []
+        stack = [function]
+        while stack:
+            scope = stack.pop()
+            sites += self._sites_by_function.get(scope, [])
+            stack += [f for f in self.model.functions if f.parent is scope]
+        return sites
 
     # -- values --------------------------------------------------------------
 
@@ -314,7 +404,7 @@ class Semantics:
             name = dotted_name(site.node.func)
             if name is None:
                 continue
-            callee = self._finder.resolve_call(name, site.function)
+            callee = self.finder.resolve_call(name, site.function)
             if callee is not None:
                 found.setdefault(callee, []).append(site)
         return found
@@ -374,17 +464,17 @@ class Semantics:
         return any(f not in _NOT_SERVERS for f in self.app_objects.values()) or bool(self.handlers)
 
     @cached_property
-    def _finder(self) -> HandlerFinder:
+    def finder(self) -> HandlerFinder:
         return HandlerFinder(self)
 
     @cached_property
     def handlers(self) -> dict[FunctionInfo, Handler]:
         """Every function that runs per request, registered or reached (see handlers.py)."""
-        return self._finder.handlers()
+        return self.finder.handlers()
 
     @cached_property
     def startup_hooks(self) -> frozenset[FunctionInfo]:
-        return frozenset(self._finder.startup_hooks())
+        return frozenset(self.finder.startup_hooks())
 
     def enclosing_handler(self, function: FunctionInfo | None) -> Handler | None:
         """The handler a piece of code runs in (nested closures count as their parent)."""
@@ -407,7 +497,7 @@ class Semantics:
 
     def caches_result(self, handler: Handler) -> bool:
         """Whether a function on the way from the handler to its code computes its result once (``@lru_cache``)."""
-        return any(self._finder.caches_result(f) for f in (handler.entry, *handler.via))
+        return any(self.finder.caches_result(f) for f in (handler.entry, *handler.via))
 
 
 def _single(stored: list[tuple[cst.BaseExpression | None, FunctionInfo | None]]

@@ -20,7 +20,31 @@ def may_match(job: LintJob) -> bool:
     if not _decodes_cleanly(job.data):
         return True  # let the full path report the NUL byte or the undecodable text (VLL000)
 
-    return bytes_may_match(job.data, job.path, job.enabled, job.api)
+    if bytes_may_match(job.data, job.path, job.enabled, job.api):
+        return True
+    return _may_call_into_project(job)
+
+
+# What a request handler or start-up hook can do in another module of the project (python/project.py).
+_CROSS_MODULE_CODES = frozenset({"VLL101", "VLL102", "VLL103", "VLL104", "VLL105", "VLL503"})
+
+
+def _may_call_into_project(job: LintJob) -> bool:
+    """A module with a handler (or a start-up hook) that imports a project module whose summary can hold
+    something: the rules may then report what the handler reaches there. Every file read is a dependency."""
+    from vllm_lint.python.prefilter import may_have_handlers
+
+    if not job.enabled & _CROSS_MODULE_CODES or not (may_have_handlers(job.data, job.path) or b"on_event" in job.data or b"workers" in job.data):
+        return False
+    from vllm_lint.python.project import Project, process_store
+
+    store = process_store(job.known_summaries)
+    store.begin_file()
+    project = Project(job.path, job.project_root, store)
+    try:
+        return any(store.matters(target, project) for target in project.imported_files(project.importer, job.data))
+    finally:
+        job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
 
 
 def _decodes_cleanly(data: bytes) -> bool:
@@ -50,8 +74,17 @@ def lint(job: LintJob) -> list[Diagnostic]:
         module = parse(source.text)
     except SyntaxProblem as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
-    options = PythonOptions(job.enabled, job.launch_settings, job.api_version)
-    return lint_python(job.display, source.text, module, options)
+    from vllm_lint.python.project import Project, process_store
+
+    store = process_store(job.known_summaries)
+    store.begin_file()
+    project = Project(job.path, job.project_root, store)
+    options = PythonOptions(job.enabled, job.launch_settings, job.api_version, project)
+    try:
+        return lint_python(job.display, source.text, module, options)
+    finally:
+        job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
+        job.summaries = store.take_computed()
 
 
 PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint, heavy_modules=("vllm_lint.python.checker",))
