@@ -25,6 +25,10 @@ def _sum(terms: int) -> str:
         pytest.param("x = f" + "(1)" * 3000 + "\n", 1, id="3000 chained calls"),
         pytest.param("x = a" + ".b" * 4000 + "\n", 1, id="4000 attribute reads"),
         pytest.param("y = 1\nx = " + "f(" * 300 + "1" + ")" * 300 + "\n", 2, id="300 nested calls"),
+        pytest.param("import vllm\n" + _sum(1000), 2, id="1000-term sum: deeper than the module model follows"),
+        pytest.param("x = " + "lambda: " * 10_000 + "1\n", 1, id="10000 nested lambdas"),
+        pytest.param("x = " + "not " * 10_000 + "1\n", 1, id="10000 nots"),
+        pytest.param("y = 1\nx = " + "1 if a else " * 3000 + "1\n", 2, id="3000 conditional expressions"),
     ],
 )
 def test_refused(source, line):
@@ -37,7 +41,8 @@ def test_refused(source, line):
 @pytest.mark.parametrize(
     "source",
     [
-        pytest.param(_sum(1000), id="1000-term sum: LibCST takes well under a second"),
+        pytest.param(_sum(800), id="800-term sum: LibCST takes well under a second"),
+        pytest.param("x = " + "lambda: " * 300 + "1\n", id="300 nested lambdas"),
         pytest.param("x = [" + ", ".join("1" for _ in range(20000)) + "]\n", id="a 20000-item list is flat"),
         pytest.param("x = {" + ", ".join(f"'{i}': [{i}, ({i},)]" for i in range(5000)) + "}\n", id="a big table"),
         pytest.param("x = " + "(" * 150 + "1" + ")" * 150 + "\n", id="parentheses alone make no nodes"),

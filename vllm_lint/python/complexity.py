@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Estimated LibCST seconds above which a file is refused (the estimate is for a typical laptop core;
 # files LibCST handles in a few seconds, such as a 2,000-term sum, are still linted).
 _REFUSE_SECONDS = 4.0
+# LibCST nodes deep: past this the module model's traversal (walk.py, recursive) would exceed Python's
+# recursion limit anyway, after LibCST spent its time on the parse.
+_MAX_DEPTH = 900
 
 # -- step 1: the trigger --------------------------------------------------------------------------
 
@@ -43,6 +47,10 @@ _OPERATOR_RUN = re.compile(rb"[+\-*/%|&^@~](?:\n?[+\-*/%|&^@~]){249,}")
 _WORDS_AND_BLANKS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t"
 _ATTRIBUTE_RUN = re.compile(rb"\.{200,}")
 _TRAILER_RUN = re.compile(rb"[)\]](?:[.(\[][)\]]){100,}")
+# Nesting by keywords (``lambda: lambda: ...``, ``not not ...``, ``a if b else c if ...``) on one long line.
+_LONG_LINE = re.compile(rb"\n[^\n]{400,}")
+_KEYWORD_LINKS = (b"lambda", b"not ", b"else")
+_KEYWORD_RUN = 100
 
 
 def _deeply_nested(code: bytes) -> bool:
@@ -66,7 +74,20 @@ def _trigger(code: bytes) -> int | None:
         match = pattern.search(punctuation)
         if match:
             return _offset_of_line(code, punctuation.count(b"\n", 0, match.start()))
+    for offset, line in _long_lines(code):
+        if any(line.count(word) >= _KEYWORD_RUN for word in _KEYWORD_LINKS):
+            return offset
     return 0 if _deeply_nested(code) else None
+
+
+def _long_lines(code: bytes) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) for lines of 400 bytes or more (searched from each newline: one pass)."""
+    first = code.find(b"\n")
+    first = len(code) if first == -1 else first
+    if first >= 400:
+        yield 0, code[:first]
+    for match in _LONG_LINE.finditer(code):
+        yield match.start() + 1, match.group(0)[1:]
 
 
 def _offset_of_line(code: bytes, newlines: int) -> int:
@@ -81,14 +102,17 @@ def _offset_of_line(code: bytes, newlines: int) -> int:
 # sqrt(LibCST seconds) per level of depth, by how a node holds the child below it. Measured on chains
 # and nestings of 1,000 to 4,000 levels, where the squared term dominates: 1,000 nested calls 18 s,
 # 1,000 nested lists 6.6 s, 1,000 chained subscripts 5 s, 2,000 chained calls 6.6 s, 4,000 attribute
-# reads 8.2 s, a 4,000-term sum 6.4 s, 2,000 unary minuses 0.5 s. Any other link costs little.
+# reads 8.2 s, a 4,000-term sum 6.4 s, 2,000 nested lambdas 3.6 s, 2,000 conditional expressions 3 s,
+# 2,000 ``not`` 1.1 s. Any other link costs little.
 _CALL_ARGUMENT = 4.3e-3
 _CALL_CHAIN = 1.3e-3
 _COLLECTION_ITEM = 2.6e-3
 _SUBSCRIPT_CHAIN = 2.2e-3
 _OPERAND = 6.3e-4
 _ATTRIBUTE = 7.2e-4
-_UNARY = 3.4e-4
+_UNARY = 5.0e-4
+_LAMBDA_BODY = 9.4e-4
+_CONDITIONAL = 8.6e-4
 _OTHER = 1.0e-4
 _COLLECTIONS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -106,30 +130,34 @@ def _link_weight(parent: ast.AST, field: str) -> float:
         return _COLLECTION_ITEM
     if isinstance(parent, ast.UnaryOp):
         return _UNARY
+    if isinstance(parent, ast.Lambda):
+        return _LAMBDA_BODY
+    if isinstance(parent, ast.IfExp):
+        return _CONDITIONAL
     return _OTHER
 
 
-def _statement_weight(statement: ast.stmt) -> float:
-    """The heaviest root-to-leaf path through the expressions of one statement (not its body)."""
-    heaviest = 0.0
-    stack: list[tuple[ast.AST, float]] = []
+def _statement_weight(statement: ast.stmt) -> tuple[float, int]:
+    """The heaviest root-to-leaf path through the expressions of one statement (not its body), and the
+    deepest one in LibCST's nodes (a call or a collection item is two of them per level)."""
+    heaviest, deepest = 0.0, 0
+    stack: list[tuple[ast.AST, float, int]] = []
     for field, value in ast.iter_fields(statement):
         if field in ("body", "orelse", "finalbody", "handlers", "cases"):
             continue
         for child in value if isinstance(value, list) else (value,):
             if isinstance(child, ast.AST):
-                stack.append((child, _OTHER))
+                stack.append((child, _OTHER, 1))
     while stack:
-        node, weight = stack.pop()
-        if weight > heaviest:
-            heaviest = weight
+        node, weight, depth = stack.pop()
+        heaviest = max(heaviest, weight)
+        deepest = max(deepest, depth)
         for field, value in ast.iter_fields(node):
-            if isinstance(value, ast.AST):
-                stack.append((value, weight + _link_weight(node, field)))
-            elif isinstance(value, list):
-                link = _link_weight(node, field)
-                stack.extend((child, weight + link) for child in value if isinstance(child, ast.AST))
-    return heaviest
+            children = value if isinstance(value, list) else (value,)
+            link = _link_weight(node, field)
+            step = 2 if link in (_CALL_ARGUMENT, _COLLECTION_ITEM) else 1
+            stack.extend((child, weight + link, depth + step) for child in children if isinstance(child, ast.AST))
+    return heaviest, deepest
 
 
 def _statements(tree: ast.Module):
@@ -174,18 +202,23 @@ def too_complex(text: str) -> TooComplex | None:
         return None  # a NUL byte: the Python surface reports it
     total, worst, worst_line = 0.0, 0.0, trigger_line
     for statement in _statements(tree):
-        cost = _statement_weight(statement) ** 2
+        weight, depth = _statement_weight(statement)
+        line = getattr(statement, "lineno", trigger_line)
+        if depth >= _MAX_DEPTH:
+            return TooComplex(line, _message(f"about {depth} levels deep", "seconds or a crash", deeper_than_followed=True))
+        cost = weight**2
         total += cost
         if cost > worst:
-            worst, worst_line = cost, getattr(statement, "lineno", trigger_line)
+            worst, worst_line = cost, line
     if total <= _REFUSE_SECONDS:
         return None
     return TooComplex(worst_line, _message("thousands of levels deep", "seconds"))
 
 
-def _message(how_deep: str, cost: str) -> str:
+def _message(how_deep: str, cost: str, deeper_than_followed: bool = False) -> str:
+    beyond = ", deeper than vllm-lint follows" if deeper_than_followed else ""
     return (
-        f"too complex to analyse: an expression nested or chained {how_deep} (a generated file?), which LibCST, "
-        f"the parser vllm-lint uses, would take {cost} on; nothing else is checked in this file (split the "
-        "expression, or exclude the file)"
+        f"too complex to analyse: an expression nested or chained {how_deep}{beyond} (a generated file?), which "
+        f"LibCST, the parser vllm-lint uses, would take {cost} on; nothing else is checked in this file (split "
+        "the expression, or exclude the file)"
     )

@@ -67,8 +67,9 @@ def _has_word(pattern: re.Pattern[bytes], data: bytes) -> bool:
 # -- request handlers (semantics.Semantics.handlers) ---------------------------------------------
 # A route decorator ``@<expr>.<verb>(``, a registration call, a gRPC servicer, a class-based
 # view, a Ray Serve deployment, or Django's views.py.
+# A decorator starts its line (``a @ b.view(...)`` is a matrix product).
 _ROUTE_DECORATOR = _re(
-    rb"@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
+    rb"\n[ \t]*@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
 )
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
@@ -78,7 +79,7 @@ _HANDLER_CLUES = (
     (b"Servicer", _re(rb"Servicer\b")),
     (b"View", _re(rb"View(?:Set)?\b")),
     # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
-    (b")(", _re(rb"\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\(")),
+    (b")(", _re(rb"\.[ \t]*(?:post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\([ \t]*\w+[ \t]*\)")),
     (b"web.", _re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", _re(rb"django\.urls")),
     # Frameworks whose handlers are found only through their own names: the import is necessary.
@@ -111,8 +112,19 @@ def _remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Pat
 
 
 def may_have_handlers(data: bytes, path: Path) -> bool:
-    """Whether the module may define a request handler (a necessary condition of handlers.py finding one)."""
-    return _may_have_handlers(data, path)
+    """Whether the module may define a request handler or a start-up hook (a necessary condition of
+    handlers.py finding one), in its code, not its prose."""
+    if not (_startup_event(data) or _may_have_handlers(data, path)):
+        return False
+    code = _code_only(data)
+    return _startup_event(code) or _may_have_handlers(code, path)
+
+
+_ON_EVENT = _re(rb"@[^\n]*on_event[ \t]*\(")
+
+
+def _startup_event(data: bytes) -> bool:
+    return b"on_event" in data and _ON_EVENT.search(data) is not None
 
 
 @_remembered
@@ -316,6 +328,11 @@ _STRING_OR_COMMENT = _re(
 
 def _code_only(data: bytes) -> bytes:
     return _STRING_OR_COMMENT.sub(lambda m: b"" if m.group(0).startswith(b"#") else b"S", data)
+
+
+def code_only(data: bytes) -> bytes:
+    """The file's bytes with every string one placeholder and no comments: code, not prose."""
+    return _code_only(data)
 
 
 # -- SamplingParams calls (python/rules/sampling.py, VLL303 on its instances) --------------------

@@ -7,10 +7,10 @@ project root, or its ``src/``. A module outside the project root (installed pack
 
 Each file's summary (summary.py) comes from the result cache when the file is unchanged, else from this
 process's memory, else it is computed: parsed with LibCST, but only when the file could matter. A file
-matters when its bytes mention what a summary records (transformers, vLLM's engine classes, an app
-factory) or when one of the project modules it imports matters, two imports deep; any other file gets an
-empty summary without being parsed. Every file read for a lint is one of its dependencies: the cached
-result of the importer holds only while they are unchanged (engine/cache.py).
+matters when its code calls what makes a summary hold something (``pipeline(``, ``from_pretrained(``,
+vLLM's engine classes) or when a project module it imports does; any other file gets an empty summary
+without being parsed. Every file read for a lint is one of its dependencies: the cached result of the
+importer holds only while they are unchanged (engine/cache.py).
 """
 
 from __future__ import annotations
@@ -27,12 +27,11 @@ from vllm_lint.python.summary import EMPTY, Effect, FunctionSummary, ModuleSumma
 # Larger files are not summarized (a generated module), and chains stop this many modules away.
 _MAX_BYTES = 1 << 20
 _MAX_MODULES_AWAY = 3
-_BYTES_DEEP = 2
-# What a summary can record: model loads, pipelines, generate calls, vLLM engines, app objects.
-_MATTERS = re.compile(
-    rb"transformers|\bLLM\b|LLMEngine|from_engine_args|\bpipeline\b|"
-    rb"FastAPI|APIRouter|Starlette|Flask|Blueprint|Quart|Sanic|RouteTableDef|Litestar|Bottle"
-)
+_BYTES_DEEP = 1
+# What makes a summary worth a parse, called in the file's code: a model load, a pipeline, a vLLM engine
+# (each is a call of one of these names, vocabulary.call_effect; an alias first names it in an import).
+# App objects are recorded in the summaries that are made, not a reason to make one.
+_MATTERS = re.compile(rb"(?<!class )(?<!def )(?:\bpipeline|from_pretrained|\bLLM|LLMEngine|from_engine_args|AsyncLLM)[ \t]*(?:\(|as\b)")
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 Stamp = tuple[int, int, str]  # size, mtime_ns, content hash
@@ -56,6 +55,7 @@ class SummaryStore:
         self._matters: dict[str, tuple[bool, tuple[str, ...]]] = {}
         self._reads: dict[str, tuple[Stamp, bytes] | None] = {}
         self.used: dict[str, Stamp] = {}  # files read for the current lint, for the importer's cache entry
+        self.module_files: dict[tuple[str, str, str, int], Path | None] = {}  # (folder, root, module, level) -> file
         self.computed: dict[str, list] = {}  # summaries made since taken, for the result cache
 
     def begin_file(self) -> None:
@@ -129,7 +129,9 @@ class SummaryStore:
         read = self._read(path)
         if read is None:
             return False
-        answer = bool(_MATTERS.search(read[1]))
+        from vllm_lint.python.prefilter import code_only
+
+        answer = bool(_MATTERS.search(code_only(read[1])))
         if not answer and depth < _BYTES_DEEP:
             self._matters[key] = (False, (key,))  # an import cycle ends here
             answer = any(self.matters(target, project, depth + 1) for target in project.imported_files(path, read[1]))
@@ -181,7 +183,7 @@ class Project:
         self.root = Path(os.path.abspath(root)) if root is not None else None
         self.store = store
         self._effects: dict[tuple[str, int, str, str], list[Reached]] = {}
-        self._files: dict[tuple[str, str, int], Path | None] = {}
+        self._files = store.module_files  # shared by every file the process lints: resolution is by folder
 
     # -- files -------------------------------------------------------------------------------------------
 
@@ -214,17 +216,19 @@ class Project:
 
     def module_file(self, importer: Path, module: str, level: int) -> Path | None:
         """The project file ``import module`` (``level`` leading dots) names from ``importer``."""
-        key = (str(importer), module, level)
+        key = (str(importer.parent), str(self.root), module, level)
         if key not in self._files:
-            self._files[key] = self._find_module(importer, module, level)
-        return self._files[key]
+            found = self._find_module(importer, module, level)
+            self._files[key] = found
+        found = self._files[key]
+        return None if found == importer else found
 
     def _find_module(self, importer: Path, module: str, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
         for base in self._bases(importer, level):
             folder = base.joinpath(*parts) if parts else base
             for candidate in (folder.with_suffix(".py") if parts else None, folder / "__init__.py"):
-                if candidate is not None and candidate.is_file() and candidate != importer and self._inside(candidate):
+                if candidate is not None and candidate.is_file() and self._inside(candidate):
                     return candidate
         return None
 

@@ -155,7 +155,9 @@ class Semantics:
         return made
 
     def _project_producers(self, expr: cst.BaseExpression, function: FunctionInfo | None) -> set[str]:
-        if self.project is None:
+        # Only where the serving rules look (request handlers): elsewhere an imported name is most often a
+        # class or a function, and its module's summary would be read for nothing.
+        if self.project is None or self.enclosing_handler(function) is None:
             return set()
         target = self.imported_target(expr, function)
         if target is None:

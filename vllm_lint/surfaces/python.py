@@ -26,7 +26,8 @@ def may_match(job: LintJob) -> bool:
 
 
 # What a request handler or start-up hook can do in another module of the project (python/project.py).
-_CROSS_MODULE_CODES = frozenset({"VLL101", "VLL102", "VLL103", "VLL104", "VLL105", "VLL503"})
+# (VLL105 needs a multi-worker server start, which the byte pre-filter lets through on its own.)
+_CROSS_MODULE_CODES = frozenset({"VLL101", "VLL102", "VLL103", "VLL104", "VLL503"})
 
 
 def _may_call_into_project(job: LintJob) -> bool:
@@ -34,7 +35,7 @@ def _may_call_into_project(job: LintJob) -> bool:
     something: the rules may then report what the handler reaches there. Every file read is a dependency."""
     from vllm_lint.python.prefilter import may_have_handlers
 
-    if not job.enabled & _CROSS_MODULE_CODES or not (may_have_handlers(job.data, job.path) or b"on_event" in job.data or b"workers" in job.data):
+    if not job.enabled & _CROSS_MODULE_CODES or not may_have_handlers(job.data, job.path):
         return False
     from vllm_lint.python.project import Project, process_store
 
