@@ -31,6 +31,7 @@ class Framework:
     # Whether an app object of this framework takes route decorators ``@app.<verb>(...)``: then any
     # ``@x.<verb>(...)`` in a module that imports it is a route.
     route_decorators: bool = False
+    loop_note: str = ""  # when sync_on_loop does not always hold (the docs' words)
 
 
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -104,6 +105,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "litestar", "Litestar", ("litestar",),
         ("functions decorated `@get/@post/@put/@patch/@delete/@route/@websocket(path)` from litestar, module-level or in a `Controller`",),
         ("`Litestar(on_startup=[fn])`, `Litestar(lifespan=[fn])`",),
+        # A sync handler runs on the event loop unless its decorator says ``sync_to_thread=True``.
+        sync_on_loop=True,
+        loop_note="unless the decorator says `sync_to_thread=True`",
     ),
     Framework(
         "bottle", "Bottle", ("bottle",),
@@ -369,6 +373,8 @@ def render_docs() -> str:
     for framework in FRAMEWORKS:
         if framework.sync_on_loop:
             blocking = "blocks the event loop, in `def` and `async def` handlers alike"
+            if framework.loop_note:
+                blocking += f" ({framework.loop_note})"
         elif framework.async_on_loop:
             blocking = "`async def`: blocks the event loop; `def`: holds a worker thread"
         else:

@@ -179,8 +179,9 @@ class Project:
     """The project as seen from one file being linted."""
 
     def __init__(self, importer: Path, root: Path | None, store: SummaryStore) -> None:
-        self.importer = Path(os.path.abspath(importer))
-        self.root = Path(os.path.abspath(root)) if root is not None else None
+        # Real paths: the root comes resolved from the settings, and a file is named however the user named it.
+        self.importer = Path(os.path.realpath(importer))
+        self.root = Path(os.path.realpath(root)) if root is not None else None
         self.store = store
         self._effects: dict[tuple[str, int, str, str], list[Reached]] = {}
         self._files = store.module_files  # shared by every file the process lints: resolution is by folder

@@ -50,10 +50,13 @@ def serves_requests(ctx: PyContext, site: CallSite) -> bool:
 
 
 def caches_load(site: CallSite) -> bool:
-    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load, not one per call."""
+    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load, not one per call. Not in
+    ``__init__``: that runs once per object, so per request when a handler (or its framework) builds one."""
     function = site.function
     for target in site.assigned_to:
-        if target.startswith("self.") or (function is not None and target in function.global_names):
+        if target.startswith("self.") and (function is None or function.name != "__init__"):
+            return True
+        if function is not None and target in function.global_names:
             return True
     return False
 
