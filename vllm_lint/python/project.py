@@ -33,6 +33,8 @@ _BYTES_DEEP = 1
 # App objects are recorded in the summaries that are made, not a reason to make one.
 _MATTERS = re.compile(rb"(?<!class )(?<!def )(?:\bpipeline|from_pretrained|\bLLM|LLMEngine|from_engine_args|AsyncLLM)[ \t]*(?:\(|as\b)")
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.MULTILINE)
+# ``from .service import answer`` / ``from .service import (a, b as c)``: what a package's __init__ re-exports.
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 
 Stamp = tuple[int, int, str]  # size, mtime_ns, content hash
 
@@ -134,7 +136,9 @@ class SummaryStore:
         answer = bool(_MATTERS.search(code_only(read[1])))
         if not answer and depth < _BYTES_DEEP:
             self._matters[key] = (False, (key,))  # an import cycle ends here
-            answer = any(self.matters(target, project, depth + 1) for target in project.imported_files(path, read[1]))
+            # A package's __init__ mostly re-exports: it is no step of its own.
+            step = 0 if path.name == "__init__.py" else 1
+            answer = any(self.matters(target, project, depth + step) for target in project.imported_files(path, read[1]))
         self._matters[key] = (answer, tuple(other for other in self.used if other not in before) or (key,))
         return answer
 
@@ -270,10 +274,27 @@ class Project:
         summary = self.store.summary(path, self)
         found = summary.functions.get(key)
         head, _, rest = key.partition(".")
-        if found is None and head in summary.imports and head not in summary.names:
-            module2, level2, name2 = summary.imports[head]
-            return self.function(path, module2, level2, f"{name2}.{rest}" if rest else name2, depth + 1)
+        if found is None and head not in summary.names:
+            source = summary.imports.get(head) or self._reexported(path, head)
+            if source is not None:
+                module2, level2, name2 = source
+                return self.function(path, module2, level2, f"{name2}.{rest}" if rest else name2, depth + 1)
         return path, key, summary, found
+
+    def _reexported(self, path: Path, name: str) -> tuple[str, int, str] | None:
+        """Where a module that was not parsed (its summary is empty) imports ``name`` from, read off its bytes."""
+        read = self.store._read(path)
+        if read is None or name.encode() not in read[1]:
+            return None
+        for dots, module, names in _FROM_IMPORT.findall(read[1]):
+            for item in names.strip(b"()").replace(b"\\\n", b" ").split(b","):
+                words = item.split()
+                if not words:
+                    continue
+                local = words[2] if len(words) == 3 and words[1] == b"as" else words[0]
+                if local.decode("ascii", "replace") == name:
+                    return module.decode("ascii", "replace"), len(dots), words[0].decode("ascii", "replace")
+        return None
 
     def name_producers(self, importer: Path, module: str, level: int, name: str, depth: int = 0) -> set[str]:
         """What made the object a module-level name of another module holds, or a function of it returns."""
