@@ -17,7 +17,6 @@ from vllm_lint.python import handler_table
 from vllm_lint.python.handlers import Handler, HandlerFinder
 from vllm_lint.python.model import (
     CallSite,
-    ClassInfo,
     FunctionInfo,
     ModuleModel,
     dotted_name,

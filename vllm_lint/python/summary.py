@@ -111,7 +111,7 @@ def summarize(module: cst.Module, model: ModuleModel, semantics: Semantics) -> M
         if summary.effects or summary.returns or summary.calls:
             functions[key] = summary
     names = {}
-    for (scope, name), bindings in model.bindings.items():
+    for scope, name in model.bindings:
         if scope is None and "." not in name:
             producers = semantics.produced_by(cst.Name(name), None)
             if producers:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
 
 from vllm_lint.python.context import PyContext, PyFinding, python_rule
-from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.model import CallSite
 from vllm_lint.python.rewrite import server_rewrite
 from vllm_lint.python.handlers import Handler
 from vllm_lint.python.vocabulary import (
