@@ -67,10 +67,18 @@ def _has_word(pattern: re.Pattern[bytes], data: bytes) -> bool:
 # -- request handlers (semantics.Semantics.handlers) ---------------------------------------------
 # A route decorator ``@<expr>.<verb>(``, a registration call, a gRPC servicer, a class-based
 # view, a Ray Serve deployment, or Django's views.py.
-# A decorator starts its line (``a @ b.view(...)`` is a matrix product).
 _ROUTE_DECORATOR = _re(
-    rb"\n[ \t]*@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
+    rb"@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
 )
+
+
+def _route_decorator(data: bytes) -> bool:
+    """A route decorator: one that starts its line (``a @ b.view(...)`` is a matrix product)."""
+    for match in _ROUTE_DECORATOR.finditer(data):
+        line_start = data.rfind(b"\n", 0, match.start()) + 1
+        if not data[line_start:match.start()].strip(b" \t"):
+            return True
+    return False
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
@@ -82,9 +90,27 @@ _HANDLER_CLUES = (
     (b")(", _re(rb"\.[ \t]*(?:post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\([ \t]*\w+[ \t]*\)")),
     (b"web.", _re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", _re(rb"django\.urls")),
-    # Frameworks whose handlers are found only through their own names: the import is necessary.
-    (b"import", _re(rb"(?:from|import)[ \t]+(?:gradio|bentoml|litserve|litestar|modal|tornado|rest_framework|bottle)\b")),
 )
+# Frameworks whose handlers are found only through their own names: importing one is necessary.
+_FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
+_IMPORT_LINE_START = _re(rb"[ \t]*(?:from|import)[ \t]")
+
+
+def _imports_a_framework(data: bytes) -> bool:
+    """``import gradio as gr``, ``from bentoml import ...``, ``import os, modal``: a line that imports one of them."""
+    for name in _FRAMEWORK_NAMES:
+        if name not in data:
+            continue
+        for lead in (b"import ", b"from ", b", "):
+            start = data.find(lead + name)
+            while start != -1:
+                end = start + len(lead) + len(name)
+                if end >= len(data) or data[end] not in _WORD_BYTES:
+                    line_start = data.rfind(b"\n", 0, start) + 1
+                    if _IMPORT_LINE_START.match(data, line_start):
+                        return True
+                start = data.find(lead + name, start + 1)
+    return False
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
 _WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
 _WEB_IMPORTS = (
@@ -129,12 +155,12 @@ def _startup_event(data: bytes) -> bool:
 
 @_remembered
 def _may_have_handlers(data: bytes, path: Path) -> bool:
-    if b"@" in data and (_ROUTE_DECORATOR.search(data) or (b"deployment" in data and _RAY_DEPLOYMENT.search(data))):
+    if b"@" in data and (_route_decorator(data) or (b"deployment" in data and _RAY_DEPLOYMENT.search(data))):
         return True
     for gate, pattern in _HANDLER_CLUES:
         if gate in data and pattern.search(data):
             return True
-    return path.name == "views.py" and b"django" in data
+    return (path.name == "views.py" and b"django" in data) or _imports_a_framework(data)
 
 
 def _may_be_web_app(data: bytes, path: Path) -> bool:

@@ -30,8 +30,35 @@ _MAX_MODULES_AWAY = 3
 _BYTES_DEEP = 1
 # What makes a summary worth a parse, called in the file's code: a model load, a pipeline, a vLLM engine
 # (each is a call of one of these names, vocabulary.call_effect; an alias first names it in an import).
-# App objects are recorded in the summaries that are made, not a reason to make one.
-_MATTERS = re.compile(rb"(?<!class )(?<!def )(?:\bpipeline|from_pretrained|\bLLM|LLMEngine|from_engine_args|AsyncLLM)[ \t]*(?:\(|as\b)")
+# App objects are recorded in the summaries that are made, not a reason to make one. Each expression starts
+# with its literal, so that ``re`` scans for it fast; the word boundary before it is checked by hand.
+_MATTERS = tuple(
+    re.compile(word + rb"[ \t]*(?:\(|as\b)")
+    for word in (rb"pipeline", rb"from_pretrained", rb"LLM", rb"LLMEngine", rb"AsyncLLM", rb"from_engine_args")
+)
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+_MATTERS_WORDS = (b"pipeline", b"from_pretrained", b"LLM", b"from_engine_args")  # in every match
+
+
+def _calls_what_matters(data: bytes) -> bool:
+    if not any(word in data for word in _MATTERS_WORDS):
+        return False
+    from vllm_lint.python.prefilter import code_only
+
+    code = code_only(data)
+    for pattern in _MATTERS:
+        for match in pattern.finditer(code):
+            start = match.start()
+            if start and code[start - 1] in _WORD:
+                continue
+            if code.endswith(b"class ", 0, start) or code.endswith(b"def ", 0, start):
+                continue  # defining it, not calling it
+            return True
+    return False
+
+
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.MULTILINE)
 # ``from .service import answer`` / ``from .service import (a, b as c)``: what a package's __init__ re-exports.
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
@@ -56,31 +83,40 @@ class SummaryStore:
         self._memo: dict[str, tuple[Stamp, ModuleSummary]] = {}
         self._matters: dict[str, tuple[bool, tuple[str, ...]]] = {}
         self._reads: dict[str, tuple[Stamp, bytes] | None] = {}
+        self._checked: set[str] = set()
         self.used: dict[str, Stamp] = {}  # files read for the current lint, for the importer's cache entry
         self.module_files: dict[tuple[str, str, str, int], Path | None] = {}  # (folder, root, module, level) -> file
         self.computed: dict[str, list] = {}  # summaries made since taken, for the result cache
 
     def begin_file(self) -> None:
         self.used = {}
-        self._reads = {}  # a file may change between two lints of a long-lived process
+        self._checked = set()  # files stat'ed for this lint: one that changed since is read again
 
     def take_computed(self) -> dict[str, list]:
         computed, self.computed = self.computed, {}
         return computed
 
     def _read(self, path: Path) -> tuple[Stamp, bytes] | None:
+        """The file's stamp and bytes; read (and hashed) again only when its size or mtime changed."""
         key = str(path)
-        if key not in self._reads:
+        if key not in self._checked:
+            self._checked.add(key)
             try:
                 stat = os.stat(path)
-                if stat.st_size > _MAX_BYTES:
-                    self._reads[key] = None
-                else:
-                    data = path.read_bytes()
-                    self._reads[key] = ((stat.st_size, stat.st_mtime_ns, content_hash(data)), data)
             except OSError:
                 self._reads[key] = None
-        found = self._reads[key]
+            else:
+                kept = self._reads.get(key)
+                if kept is None or kept[0][:2] != (stat.st_size, stat.st_mtime_ns):
+                    try:
+                        if stat.st_size > _MAX_BYTES:
+                            self._reads[key] = None
+                        else:
+                            data = path.read_bytes()
+                            self._reads[key] = ((stat.st_size, stat.st_mtime_ns, content_hash(data)), data)
+                    except OSError:
+                        self._reads[key] = None
+        found = self._reads.get(key)
         if found is not None:
             self.used[key] = found[0]
         return found
@@ -131,9 +167,7 @@ class SummaryStore:
         read = self._read(path)
         if read is None:
             return False
-        from vllm_lint.python.prefilter import code_only
-
-        answer = bool(_MATTERS.search(code_only(read[1])))
+        answer = _calls_what_matters(read[1])
         if not answer and depth < _BYTES_DEEP:
             self._matters[key] = (False, (key,))  # an import cycle ends here
             # A package's __init__ mostly re-exports: it is no step of its own.
@@ -156,7 +190,7 @@ class SummaryStore:
         from vllm_lint.python.checker import SyntaxProblem, parse
         from vllm_lint.python.model import build_model
         from vllm_lint.python.semantics import Semantics
-        from vllm_lint.python.summary import summarize
+        from vllm_lint.python.summarizer import summarize
 
         try:
             module = parse(text)
@@ -186,55 +220,48 @@ class Project:
         # Real paths: the root comes resolved from the settings, and a file is named however the user named it.
         self.importer = Path(os.path.realpath(importer))
         self.root = Path(os.path.realpath(root)) if root is not None else None
+        self._root_prefix = str(self.root).rstrip(os.sep) + os.sep if self.root is not None else ""
         self.store = store
         self._effects: dict[tuple[str, int, str, str], list[Reached]] = {}
         self._files = store.module_files  # shared by every file the process lints: resolution is by folder
 
     # -- files -------------------------------------------------------------------------------------------
 
-    def _inside(self, path: Path) -> bool:
+    def _inside(self, path: str) -> bool:
         if self.root is None:
-            return path.parent == self.importer.parent
-        try:
-            path.relative_to(self.root)
-        except ValueError:
-            return False
-        return True
+            return os.path.dirname(path) == str(self.importer.parent)
+        return path.startswith(self._root_prefix)
 
-    def _bases(self, importer: Path, level: int) -> list[Path]:
+    def _bases(self, folder: str, level: int) -> list[str]:
+        """Where ``import x`` (``level`` dots) is looked for from a module in ``folder``."""
         if level:
-            base = importer.parent
             for _ in range(level - 1):
-                base = base.parent
-            return [base]
-        package = importer.parent
-        while (package / "__init__.py").is_file() and package.parent != package:
-            package = package.parent
-        bases = [importer.parent, package]
+                folder = os.path.dirname(folder)
+            return [folder]
+        package = folder
+        while os.path.isfile(os.path.join(package, "__init__.py")) and os.path.dirname(package) != package:
+            package = os.path.dirname(package)
+        bases = [folder, package]
         if self.root is not None:
-            bases += [self.root, self.root / "src"]
-        unique: list[Path] = []
-        for base in bases:
-            if base not in unique:
-                unique.append(base)
-        return unique
+            bases += [str(self.root), os.path.join(str(self.root), "src")]
+        return list(dict.fromkeys(bases))
 
     def module_file(self, importer: Path, module: str, level: int) -> Path | None:
         """The project file ``import module`` (``level`` leading dots) names from ``importer``."""
-        key = (str(importer.parent), str(self.root), module, level)
+        folder = os.path.dirname(str(importer))
+        key = (folder, str(self.root), module, level)
         if key not in self._files:
-            found = self._find_module(importer, module, level)
-            self._files[key] = found
+            self._files[key] = self._find_module(folder, module, level)
         found = self._files[key]
         return None if found == importer else found
 
-    def _find_module(self, importer: Path, module: str, level: int) -> Path | None:
+    def _find_module(self, folder: str, module: str, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
-        for base in self._bases(importer, level):
-            folder = base.joinpath(*parts) if parts else base
-            for candidate in (folder.with_suffix(".py") if parts else None, folder / "__init__.py"):
-                if candidate is not None and candidate.is_file() and self._inside(candidate):
-                    return candidate
+        for base in self._bases(folder, level):
+            target = os.path.join(base, *parts)
+            for candidate in ((target + ".py") if parts else None, os.path.join(target, "__init__.py")):
+                if candidate is not None and self._inside(candidate) and os.path.isfile(candidate):
+                    return Path(candidate)
         return None
 
     def resolve(self, importer: Path, module: str, level: int, name: str) -> tuple[Path, str] | None:

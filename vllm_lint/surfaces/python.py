@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 from vllm_lint.source import SourceError, decode_python
@@ -30,12 +32,29 @@ def may_match(job: LintJob) -> bool:
 _CROSS_MODULE_CODES = frozenset({"VLL101", "VLL102", "VLL103", "VLL104", "VLL503"})
 
 
+_REAL_FOLDERS: dict[str, str] = {}
+
+
+def _in_project(job: LintJob) -> bool:
+    """Whether the file lies in the project root (its other modules are looked for there only)."""
+    if job.project_root is None:
+        return True
+    folder = os.path.dirname(os.path.abspath(job.path))
+    real = _REAL_FOLDERS.get(folder)
+    if real is None:
+        real = _REAL_FOLDERS[folder] = os.path.realpath(folder)
+    root = _REAL_FOLDERS.get(str(job.project_root))
+    if root is None:
+        root = _REAL_FOLDERS[str(job.project_root)] = os.path.realpath(job.project_root)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _may_call_into_project(job: LintJob) -> bool:
     """A module with a handler (or a start-up hook) that imports a project module whose summary can hold
     something: the rules may then report what the handler reaches there. Every file read is a dependency."""
     from vllm_lint.python.prefilter import may_have_handlers
 
-    if not job.enabled & _CROSS_MODULE_CODES or not may_have_handlers(job.data, job.path):
+    if not job.enabled & _CROSS_MODULE_CODES or not _in_project(job) or not may_have_handlers(job.data, job.path):
         return False
     from vllm_lint.python.project import Project, process_store
 
