@@ -207,9 +207,14 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
         if code in options.enabled:
             findings.extend(rule(ctx))
     if options.enabled & LAUNCH_RULES.keys():
+        reported: set[tuple[str, int]] = set()
         for launch, call, statement in python_launches(ctx):
             for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
-                findings.append(_from_launch(ctx, call, statement, launch_finding))
+                finding = _from_launch(ctx, call, statement, launch_finding)
+                # Two launches can share what a finding points at (one dict spread into both): say it once.
+                if (finding.code, id(finding.node)) not in reported:
+                    reported.add((finding.code, id(finding.node)))
+                    findings.append(finding)
     if not findings:
         return []
     locator = _Locator(module, text)

@@ -269,7 +269,7 @@ class HandlerFinder:
             return False
         framework = self.semantics.app_framework(owner, scope)
         if framework is not None:
-            return framework if table.BY_NAME[framework].route_decorators or framework == "modal" else False
+            return framework if table.BY_NAME[framework].route_decorators else False
         routed = self.semantics.route_framework
         if routed is not None:
             return routed
