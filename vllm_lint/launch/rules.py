@@ -173,6 +173,17 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             continue
         if setting.known:
             continue
+        if setting.attribute:
+            hint = f"; did you mean {setting.suggestions[0]}?" if len(setting.suggestions) == 1 else ""
+            yield LaunchFinding(
+                code="VLL206",
+                message=(
+                    f"{setting.spelled} is not an engine argument: {launch.kind} has no field {setting.key}, so "
+                    f"the assignment has no effect (nothing reads it){hint}"
+                ),
+                anchor=setting.anchor,
+            )
+            continue
         if setting.removed:
             detail = "it was removed from vLLM and now fails with a TypeError / unrecognized argument"
         else:

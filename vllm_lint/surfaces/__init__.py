@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -30,6 +31,14 @@ class LintJob:
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     api_version: str | None = None
+    # The project root, and the module summaries the result cache holds (python/project.py), for what the
+    # project's other files do.
+    project_root: Path | None = None
+    known_summaries: Mapping[str, object] | None = None
+    # Filled by the surface: the other files the result depends on (path -> (size, mtime_ns, hash)), and
+    # the summaries it computed (for the cache).
+    dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    summaries: dict[str, list] = field(default_factory=dict)
 
     @cached_property
     def _api(self):
