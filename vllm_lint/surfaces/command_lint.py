@@ -11,7 +11,7 @@ from vllm_lint.cmdline.launches import Extractor, Found
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
 from vllm_lint.diagnostics import Applicability, Diagnostic, Fix, Severity
 from vllm_lint.launch.record import LaunchFinding
-from vllm_lint.launch.rules import check_launch
+from vllm_lint.registry import check_launch
 from vllm_lint.surfaces import LintJob, parse_error
 from vllm_lint.text import TextIndex
 
