@@ -1,8 +1,9 @@
 """Acceptance of the fixes on the seed code: `check --fix --unsafe-fixes` on copies of seeds/code/*.py.
 
 Every file still compiles, a second run changes nothing, no finding that carried a fix is left, and the
-seed's pipeline server comes out as a FastAPI + AsyncLLMEngine server that lints clean. The fixes run on
-copies in a temporary directory. (The diff each seed gets is a snapshot: test_seeds.py.)
+seeds' servers (the pipeline server and the blog's LLM server) come out as FastAPI + AsyncLLMEngine servers
+that lint clean. The fixes run on copies in a temporary directory. (The diff each seed gets is a snapshot:
+test_seeds.py.)
 """
 
 from __future__ import annotations
@@ -86,9 +87,17 @@ def test_pipeline_seed_becomes_a_clean_async_engine_server(fixed_seeds):
     assert 'model="meta-llama/Llama-3.1-8B-Instruct"' in text and "max_model_len=8192" in text
 
 
-def test_unfixable_seed_server_says_why(fixed_seeds):
-    directory, before, _ = fixed_seeds
-    llm_findings = [d for d in before["004_server.py"] if d.code == "VLL103"]
-    assert llm_findings and all(d.fix is None and "no automatic fix: " in d.message for d in llm_findings)
-    left = {d.code for d in lint_file_paths([directory / "004_server.py"])}
-    assert left == {"VLL103", "VLL303", "VLL503"}  # VLL301 and VLL502 were fixed
+def test_blog_seed_becomes_an_async_engine_server_in_one_pass(fixed_seeds):
+    """Seed 004: lifespan (the startup hook kept, called from it), max_tokens, JSONResponse with the status
+    code, and generate_async, awaited and streamed, on the engine's generate()."""
+    directory, before, shown = fixed_seeds
+    assert sorted(d.code for d in before["004_server.py"] if d.fix is not None) == ["VLL103", "VLL301", "VLL502"]
+    assert "004_server.py: 1 x VLL103" in shown and "004_server.py: 1 x VLL301" in shown and "004_server.py: 1 x VLL502" in shown
+    path = directory / "004_server.py"
+    assert lint_file_paths([path]) == []
+    text = path.read_text()
+    assert "app = FastAPI(lifespan=lifespan)" in text and "    await startup_event()\n    yield\n    llm.shutdown()\n" in text
+    assert '@app.on_event("startup")' not in text and "generate_async" not in text and "max_new_tokens" not in text
+    assert 'return JSONResponse({"error": "Model not loaded yet. Please wait."}, status_code=503)' in text
+    assert "async for output in llm.generate(prompts[0], sampling_params, request_id=uuid4().hex):" in text
+    assert "    llm = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(\n        model=MODEL_PATH," in text

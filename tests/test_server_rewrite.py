@@ -41,17 +41,29 @@ pipe = pipeline("text-generation", model="gpt2")
 """
 
 REFUSED = {
-    "flask": (
+    "async flask view": (
         """\
-        from flask import Flask
+        from flask import Flask, request
         from transformers import pipeline
         app = Flask(__name__)
         pipe = pipeline("text-generation", model="gpt2")
         @app.post("/g")
-        def g(prompt: str):
-            return pipe(prompt)[0]["generated_text"]
+        async def g():
+            return pipe(request.form["prompt"])[0]["generated_text"]
         """,
-        "Flask cannot await the engine",
+        "Flask runs each async view in an event loop of its own",
+    ),
+    "untyped flask input": (
+        """\
+        from flask import Flask, request
+        from transformers import pipeline
+        app = Flask(__name__)
+        pipe = pipeline("text-generation", model="gpt2")
+        @app.post("/g")
+        def g():
+            return pipe(request.get_json()["prompt"])[0]["generated_text"]
+        """,
+        "is one string",
     ),
     "untyped input": (
         APP + """
@@ -119,11 +131,12 @@ def g(prompt: str):
 """,
         "task is 'summarization'",
     ),
-    "on_event hooks would stop running": (
+    "event hook registered by a call": (
         APP + """
-@app.on_event("startup")
 def hello():
     print("hello")
+
+app.add_event_handler("startup", hello)
 
 @app.post("/g")
 def g(prompt: str):
@@ -192,7 +205,7 @@ def test_refused_rewrite_says_why(tmp_path, case, snapshots):
 
 
 LLM_REFUSED = {
-    "generate_async": (
+    "generate_async neither awaited nor streamed": (
         """\
         from fastapi import FastAPI
         from vllm import LLM
@@ -200,9 +213,9 @@ LLM_REFUSED = {
         llm = LLM(model="m")
         @app.post("/g")
         async def g(prompt: str):
-            return await llm.generate_async(prompt)
+            return llm.generate_async(prompt)
         """,
-        "not a vLLM method",
+        "is not awaited, so what it was meant to return is unknown",
     ),
     "batch": (
         """\

@@ -1,10 +1,11 @@
 """The unsafe fix of VLL101/VLL103: rewrite a server module onto vLLM's AsyncLLMEngine.
 
 ``analysis`` decides whether the whole module is understood (else a Refusal
-says why), ``transform`` applies the plan to the CST, ``imports`` and ``layout``
-are the edit helpers both share with other fixes. The result is offered as one
-whole-module edit; the fix engine keeps it only if it parses and the finding is
-gone.
+says why), with ``prompts`` (is an input one string?), ``lifespan`` (where a
+FastAPI app builds its engine) and the sync frameworks' ``bridge``; ``transform``
+applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both
+share with other fixes. The result is offered as one whole-module edit; the fix
+engine keeps it only if it parses and the finding is gone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from vllm_lint.python.rewrite.imports import NameTaken
 from vllm_lint.python.rewrite.plan import Refusal
 
 FIX_TITLE = "Rewrite the module into an AsyncLLMEngine server (engine built at start-up, handlers async)"
+BRIDGE_FIX_TITLE = "Rewrite the module onto AsyncLLMEngine (one engine on an event-loop thread; each request submits to it)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +32,10 @@ class ServerRewriteOutcome:
         return f"; no automatic fix: {self.refusal}" if self.refusal else ""
 
 
-def rewritten_module(ctx: PyContext) -> cst.Module:
-    """The module rewritten onto AsyncLLMEngine; raises Refusal when that cannot be done safely."""
+def rewritten_module(ctx: PyContext) -> tuple[cst.Module, str]:
+    """The module rewritten onto AsyncLLMEngine and the fix's title; raises Refusal when that cannot be done safely."""
     from vllm_lint.python.rewrite.analysis import plan_server_rewrite
+    from vllm_lint.python.rewrite.plan import Bridge
     from vllm_lint.python.rewrite.transform import rewrite_module
 
     plan = plan_server_rewrite(ctx)
@@ -44,17 +47,17 @@ def rewritten_module(ctx: PyContext) -> cst.Module:
         cst.parse_module(new.code)
     except cst.ParserSyntaxError as exc:  # a bug in the rewrite: never offer it
         raise Refusal(f"the rewritten module would not parse ({exc.message})") from None
-    return new
+    return new, BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
 
 
 def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
     try:
-        new = rewritten_module(ctx)
+        new, title = rewritten_module(ctx)
     except Refusal as refusal:
         return ServerRewriteOutcome(None, str(refusal))
     module = ctx.module
-    fix = PyFix(title=FIX_TITLE, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)])
+    fix = PyFix(title=title, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)])
     return ServerRewriteOutcome(fix, None)
 
 
-__all__ = ["FIX_TITLE", "Refusal", "ServerRewriteOutcome", "rewritten_module", "server_rewrite"]
+__all__ = ["BRIDGE_FIX_TITLE", "FIX_TITLE", "Refusal", "ServerRewriteOutcome", "rewritten_module", "server_rewrite"]

@@ -1,10 +1,12 @@
 """Decide whether a server module can be rewritten onto AsyncLLMEngine, and how.
 
 The rewrite is offered only when every use of the model object is understood:
-it is built once (module level, or for ``LLM`` in a startup hook), and used only
-by calls written directly in FastAPI handlers, in statements where turning the
-call into an ``async for`` over the engine changes nothing else. Anything else
-raises Refusal with the reason, which the finding's message then carries.
+it is built once (module level, under ``if __name__ == "__main__":`` before the
+app is served, or in a start-up hook), and used only by calls written directly
+in FastAPI handlers, in statements where turning the call into an ``async for``
+over the engine changes nothing else, or as the stream an ``async for`` in the
+handler iterates. Anything else raises Refusal with the reason, which the
+finding's message then carries.
 """
 
 from __future__ import annotations
@@ -22,24 +24,28 @@ from vllm_lint.python.rewrite.generation import (
     NotCarried,
     sampling_keywords,
 )
+from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan, snippet as _snippet
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import (
-    EngineInLifespan,
-    EngineInStartupHook,
+    Bridge,
+    BuiltInPlace,
+    CallMode,
     HandlerCall,
+    Lifespan,
     ModelKind,
     Refusal,
     ResultShape,
     ServerPlan,
 )
-from vllm_lint.python.rewrite.prompts import StringTyping
+from vllm_lint.python.rewrite.prompts import StringTyping, bound_names
 from vllm_lint.python.vocabulary import is_pipeline_factory
-from vllm_lint.python.semantics import ROUTE_VERBS
 
-FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
-_FLASK_REASON = (
-    "Flask cannot await the engine (each async view runs in a fresh event loop, which one AsyncLLMEngine "
-    "cannot serve); port the app to FastAPI, or serve the model with `vllm serve`"
+# Frameworks that serve each request in a thread of their own: their plain ``def`` handlers stay as they are
+# and submit to the engine through the bridge's event-loop thread.
+SYNC_FRAMEWORKS = {"flask": "Flask", "django": "Django", "grpc": "gRPC"}
+_ASYNC_VIEW_REASON = (
+    "{framework} runs each async view in an event loop of its own, which one AsyncLLMEngine cannot serve; "
+    "make it a plain def view (the rewrite then bridges it to the engine), or port the app to FastAPI"
 )
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
@@ -52,11 +58,7 @@ _BLOCKING_CALLS = frozenset({"time.sleep", "os.system", "os.popen", "socket.crea
 _BLOCKING_MODULES = ("requests.", "urllib.request.", "subprocess.", "httpx.Client", "sqlite3.", "psycopg2.", "pymysql.", "smtplib.")
 _BLOCKING_BUILTINS = frozenset({"open", "input"})
 _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
-
-
-def _snippet(module: cst.Module, node: cst.CSTNode) -> str:
-    code = " ".join(module.code_for_node(node).split())
-    return code if len(code) <= 60 else code[:57] + "..."
+_SERVE_CALLS = frozenset({"uvicorn.run"})
 
 
 def _keyword_args(call: cst.Call) -> dict[str, cst.Arg]:
@@ -75,31 +77,26 @@ class _Analysis:
         self.semantics = ctx.semantics
         self.sites = {id(site.node): site for site in ctx.model.calls}
 
-    def refuse(self, reason: str) -> Refusal:
-        return Refusal(reason)
-
     # -- the model object ------------------------------------------------------
 
     def model_site(self) -> tuple[ModelKind, CallSite]:
         pipelines = [s for s in self.model.calls if is_pipeline_factory(self.semantics.callee(s.node))]
         llms = [s for s in self.model.calls if self.semantics.callee(s.node) == "vllm.LLM"]
         if pipelines and llms:
-            raise self.refuse("the module loads both a transformers pipeline and a vLLM LLM")
+            raise Refusal("the module loads both a transformers pipeline and a vLLM LLM")
         sites = pipelines or llms
         if not sites:
-            raise self.refuse("the model object is not built in this module")
+            raise Refusal("the model object is not built in this module")
         if len(sites) > 1:
-            raise self.refuse(f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces")
+            raise Refusal(f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces")
         return (ModelKind.PIPELINE if pipelines else ModelKind.LLM), sites[0]
 
     def binding(self, kind: ModelKind, site: CallSite) -> str:
         what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
-        if site.in_main_guard:
-            raise self.refuse(f"the {what} is built under `if __name__ == \"__main__\":`")
         statement = site.statement
         held_on = [t for t in site.assigned_to if "." in t]
         if held_on:
-            raise self.refuse(
+            raise Refusal(
                 f"the {what} is held on an object (`{held_on[0]}`); the rewrite handles module-level FastAPI servers"
             )
         if not (
@@ -110,149 +107,212 @@ class _Analysis:
             and len(statement.body[0].targets) == 1
             and isinstance(statement.body[0].targets[0].target, cst.Name)
         ):
-            raise self.refuse(f"the {what} is not assigned to one plain variable (`{_snippet(self.module, statement)}`)")
+            raise Refusal(f"the {what} is not assigned to one plain variable (`{_snippet(self.module, statement)}`)")
         return statement.body[0].targets[0].target.value
 
-    def placement(self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall]) -> EngineInLifespan | EngineInStartupHook:
+    def placement(self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall]) -> Lifespan | BuiltInPlace:
         what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
         function = site.function
+        statement = site.statement
+        assert isinstance(statement, cst.SimpleStatementLine)
+        handlers = list({id(node): node for node in map(self.handler_node_of, calls)}.values())
+        if any(c.mode is CallMode.BRIDGED for c in calls):
+            return self.bridge_placement(site, name, calls, what)
         if function is None:
-            if not any(statement is site.statement for statement in self.module.body):
-                raise self.refuse(f"the {what} is built inside an `if`/`try` block at module level")
-            return self.lifespan_placement(site.statement, calls)
+            if site.in_main_guard:
+                self.check_main_guard_load(statement, handlers, what)
+            elif not any(s is statement for s in self.module.body):
+                raise Refusal(f"the {what} is built inside an `if`/`try` block at module level")
+            return plan_lifespan(self.ctx, self.sites, handlers, name, statement, None)
         handler = self.semantics.enclosing_handler(function)
         if handler is not None:
-            raise self.refuse(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
-        if kind is ModelKind.LLM and function.parent is None and not function.is_method and self.semantics.is_startup_hook(function) and name in function.global_names:
-            return EngineInStartupHook()
-        raise self.refuse(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
+            raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
+        if function.parent is not None or function.is_method or name not in function.global_names:
+            raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
+        if not _directly_in(function.node, statement):
+            raise Refusal(f"the {what} is built inside a block of {function.name}(); build it at the top of the start-up hook")
+        if _is_lifespan_function(self.semantics, function):
+            return BuiltInPlace()
+        if not self.semantics.is_startup_hook(function):
+            raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
+        return plan_lifespan(self.ctx, self.sites, handlers, name, None, function.node)
 
-    # -- the app ---------------------------------------------------------------
-
-    def lifespan_placement(self, model_statement: cst.SimpleStatementLine, calls: list[HandlerCall]) -> EngineInLifespan:
-        owners = set()
-        for handler in {id(c.handler): c.handler for c in calls}.values():
-            owner = _route_owner(handler)
-            if owner is None:
-                raise self.refuse(f"{handler.name.value}() is not registered with an @app.<verb>(...) decorator, so the app that needs the lifespan handler is unknown")
-            owners.add(owner)
-        if len(owners) != 1:
-            raise self.refuse("the handlers are registered on more than one app or router")
-        app_name = owners.pop()
-        if "." in app_name:
-            raise self.refuse(f"the routes are on {app_name}, not on an app created in this module")
+    def bridge_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str) -> Bridge:
+        """The engine's thread is started where the model was loaded: at import, under ``__main__`` before
+        the app runs, or in the function that loaded it into a module variable."""
+        frameworks = {self.semantics.enclosing_handler(self.sites[id(c.call)].function).framework for c in calls}
+        if any(c.mode is not CallMode.BRIDGED for c in calls) or len(frameworks) != 1:
+            raise Refusal("the module serves the model from handlers of more than one framework")
+        function = site.function
+        if function is not None:
+            handler = self.semantics.enclosing_handler(function)
+            if handler is not None:
+                raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
+            if function.parent is not None or function.is_method or name not in function.global_names:
+                raise Refusal(f"the {what} is built inside {function.name}(), not into a module variable")
         body = list(self.module.body)
-        model_index = body.index(model_statement)
-        uses = occurrences(self.module, [app_name])[app_name]
-        bindings = self.model.bindings.get((None, app_name), [])
-        if not bindings:
-            if any(not _is_route_decorator_owner(o) for o in uses):
-                raise self.refuse(f"`{app_name}` is used here but not created by FastAPI(...) in this module")
-            for o in uses:
-                verb = o.parent.attr.value if isinstance(o.parent, cst.Attribute) else ""
-                if verb not in FASTAPI_VERBS:
-                    raise self.refuse(f"`@{app_name}.{verb}(...)` is not a FastAPI route decorator")
-            first_use = min(_top_level_index(body, o) for o in uses)
-            anchor = body[min(model_index, first_use)]
-            return EngineInLifespan(model_statement, anchor, app_name, None)
-        if len(bindings) != 1:
-            raise self.refuse(f"`{app_name}` is assigned more than once")
-        app_call = bindings[0].call
-        callee = self.semantics.callee(app_call)
-        if callee == "fastapi.APIRouter":
-            raise self.refuse(f"the routes are on an APIRouter (`{app_name}`); the app that would run the engine's lifespan is not in this module")
-        if callee != "fastapi.FastAPI":
-            raise self.refuse(f"`{app_name}` is not created by FastAPI(...) in this module")
-        app_site = self.sites[id(app_call)]
-        if app_site.function is not None or not any(s is app_site.statement for s in body):
-            raise self.refuse(f"`{app_name} = FastAPI(...)` is not a plain module-level statement")
-        keywords = _keyword_args(app_call)
-        if any(arg.star for arg in app_call.args):
-            raise self.refuse("FastAPI(...) gets **kwargs that may already hold a lifespan handler")
-        for taken in ("lifespan", "on_startup", "on_shutdown"):
-            if taken in keywords:
-                raise self.refuse(f"the app already has {taken}=...; add the engine to it by hand")
-        for o in uses:
-            attribute = o.parent.attr.value if isinstance(o.parent, cst.Attribute) else None
-            if attribute in ("on_event", "add_event_handler"):
-                raise self.refuse(
-                    f"`{_snippet(self.module, o.parent)}` registers an event hook, which FastAPI stops running once a lifespan handler is given"
-                )
-            if attribute == "router":
-                raise self.refuse(f"`{_snippet(self.module, o.parent)}` is used directly and may hold start-up hooks of its own")
-        anchor = body[min(model_index, body.index(app_site.statement))]
-        return EngineInLifespan(model_statement, anchor, app_name, app_call)
+        indexes = [_top_level_index_of(body, site.statement)]
+        for app, framework in self.semantics.app_objects.items():
+            for binding in self.model.bindings.get((None, app), []):
+                app_site = self.sites[id(binding.call)]
+                if app_site.function is None and any(s is app_site.statement for s in body):
+                    indexes.append(body.index(app_site.statement))
+        return Bridge(body[min(indexes)], SYNC_FRAMEWORKS[frameworks.pop()])
+
+    def handler_node_of(self, call: HandlerCall) -> cst.FunctionDef:
+        """The request handler a call is in (a stream's function is nested in it)."""
+        handler = self.semantics.enclosing_handler(self.sites[id(call.call)].function)
+        assert handler is not None
+        return handler.function.node
+
+    def check_main_guard_load(self, statement: cst.SimpleStatementLine, handlers: list[cst.FunctionDef], what: str) -> None:
+        """A load under ``if __name__ == "__main__":`` moves into the lifespan handler when that block then
+        serves the app object itself (the lifespan runs inside that call) with the load's names unchanged."""
+        guard = next((s for s in self.module.body if isinstance(s, cst.If) and _directly_in(s, statement)), None)
+        if guard is None:
+            raise Refusal(f"the {what} is built in a nested block under `if __name__ == \"__main__\":`")
+        app_name = handlers_app(self.module, handlers)
+        block = list(guard.body.body)
+        after = block[block.index(statement) + 1 :]
+        served = None
+        for index, later in enumerate(after):
+            call = _only_call(later)
+            if call is not None and (self.semantics.callee(call) in _SERVE_CALLS):
+                served = index
+                first = _positional(call)[:1]
+                if not (first and isinstance(first[0].value, cst.Name) and first[0].value.value == app_name):
+                    raise Refusal(
+                        f"`{_snippet(self.module, call)}` serves the app by its import string, which imports the module "
+                        f"again without running this `__main__` block; pass the app object ({app_name})"
+                    )
+                break
+        if served is None:
+            raise Refusal(f"the {what} is built under `if __name__ == \"__main__\":`, but that block does not then serve `{app_name}` with uvicorn.run(...)")
+        assign = statement.body[0]
+        assert isinstance(assign, cst.Assign)
+        used = {n for n, found in occurrences(assign.value, _names_read(assign.value)).items() if found}
+        changed = set().union(*(bound_names(s) for s in after[:served])) if served else set()
+        if used & changed:
+            name = sorted(used & changed)[0]
+            raise Refusal(f"`{name}` changes between the {what}'s load and uvicorn.run(...); the lifespan handler would see the new value")
 
     # -- uses of the model object ----------------------------------------------
 
-    def handler_of(self, call: cst.Call, what: str) -> FunctionInfo:
+    def handler_of(self, call: cst.Call, what: str) -> tuple[FunctionInfo, CallMode]:
+        """The handler a call is written in, and how the call reaches the engine from there."""
         site = self.sites[id(call)]
         shown = _snippet(self.module, call)
         if site.function is None or site.in_main_guard:
-            raise self.refuse(f"`{shown}` runs outside a request handler")
+            raise Refusal(f"`{shown}` runs outside a request handler")
         handler = self.semantics.handlers.get(site.function)
         if handler is None:
             enclosing = self.semantics.enclosing_handler(site.function)
             if enclosing is not None:
-                raise self.refuse(f"`{shown}` is in a function nested in {enclosing.function.name}(); only calls written in the handler itself are rewritten")
-            raise self.refuse(f"`{shown}` runs in {site.function.name}(), which is not a request handler")
+                raise Refusal(f"`{shown}` is in a function nested in {enclosing.function.name}(); only calls written in the handler itself are rewritten")
+            raise Refusal(f"`{shown}` runs in {site.function.name}(), which is not a request handler")
         if not handler.direct:
-            raise self.refuse(f"the {what} is called in helper {site.function.name}(), not in the handler itself; only handlers are made async")
-        if handler.framework == "flask":
-            raise self.refuse(_FLASK_REASON)
-        if handler.framework not in (None, "fastapi"):
-            raise self.refuse(f"{handler.framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
+            raise Refusal(f"the {what} is called in helper {site.function.name}(), not in the handler itself; only handlers are rewritten")
         function = site.function
-        if function.is_method or function.parent is not None:
-            raise self.refuse(f"{function.name}() is a method or nested function; only module-level handlers are rewritten")
+        if function.parent is not None:
+            raise Refusal(f"{function.name}() is a nested function; only handlers defined at module or class level are rewritten")
+        sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
+        if sync_framework is not None:
+            if function.is_async:
+                raise Refusal(_ASYNC_VIEW_REASON.format(framework=sync_framework))
+            return function, CallMode.BRIDGED
+        self.check_framework(handler.framework)
+        if function.is_method:
+            raise Refusal(f"{function.name}() is a method; only module-level handlers are rewritten")
+        return function, CallMode.AWAITED
+
+    def stream_function_of(self, call: cst.Call) -> FunctionInfo:
+        """The ``async def`` that iterates a stream: the handler, or a function nested in it (a response generator)."""
+        site = self.sites[id(call)]
+        shown = _snippet(self.module, call)
+        function = site.function
+        if function is None or site.in_main_guard:
+            raise Refusal(f"`{shown}` runs outside a request handler")
+        handler = self.semantics.enclosing_handler(function)
+        if handler is None or not handler.direct:
+            raise Refusal(f"`{shown}` runs in {function.name}(), which is not a request handler or a function nested in one")
+        self.check_framework(handler.framework)
+        if handler.function.is_method or handler.function.parent is not None:
+            raise Refusal(f"{handler.function.name}() is a method or nested function; only module-level handlers are rewritten")
         return function
 
-    def check_hoistable(self, call: cst.Call, occurrence: Occurrence, call_depth: int) -> cst.SimpleStatementLine:
-        """The statement the call is in, when evaluating the call just before it changes nothing else."""
+    def check_framework(self, framework: str | None) -> None:
+        if framework in SYNC_FRAMEWORKS:
+            raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
+        if framework not in (None, "fastapi"):
+            raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
+
+    def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:
+        """The statement the call is in, when evaluating the call just before it changes nothing else.
+
+        ``depth`` counts the levels from the model's name up to the expression replaced (the call, or
+        the ``await`` of it).
+        """
         shown = _snippet(self.module, call)
-        parents = occurrence.parents[: len(occurrence.parents) - call_depth]  # the call's own parents
+        parents = occurrence.parents[: len(occurrence.parents) - depth]  # the replaced expression's own parents
         small_index = next((i for i in range(len(parents) - 1, -1, -1) if isinstance(parents[i], cst.BaseSmallStatement)), None)
         compound = next((p for p in reversed(parents) if isinstance(p, cst.BaseCompoundStatement)), None)
         if small_index is None or (compound is not None and parents.index(compound) > small_index):
-            raise self.refuse(f"`{shown}` is part of a compound statement's header (if/for/while/with)")
+            raise Refusal(f"`{shown}` is part of a compound statement's header (if/for/while/with)")
         small = parents[small_index]
         line = parents[small_index - 1]
         if not isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)):
-            raise self.refuse(f"`{shown}` is in a statement the rewrite does not handle")
+            raise Refusal(f"`{shown}` is in a statement the rewrite does not handle")
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or not isinstance(parents[small_index - 2], cst.IndentedBlock):
-            raise self.refuse(f"`{shown}` shares its line with other statements")
+            raise Refusal(f"`{shown}` shares its line with other statements")
         between = parents[small_index + 1 :]
         if any(isinstance(p, cst.Await) for p in between):
-            raise self.refuse(f"`{shown}` is awaited, but it returns no awaitable")
+            raise Refusal(f"`{shown}` is awaited, but it returns no awaitable")
         if any(isinstance(p, _NO_SIDE_EFFECTS_BETWEEN) for p in between):
-            raise self.refuse(f"`{shown}` is evaluated conditionally or repeatedly (inside a lambda, comprehension, `if` expression or `and`/`or`)")
+            raise Refusal(f"`{shown}` is evaluated conditionally or repeatedly (inside a lambda, comprehension, `if` expression or `and`/`or`)")
         ancestors = {id(p) for p in between}
-        for node in _evaluations(small, skip=call):
+        replaced = occurrence.parents[len(occurrence.parents) - depth]
+        for node in _evaluations(small, skip=replaced):
             if id(node) not in ancestors:
-                raise self.refuse(
+                raise Refusal(
                     f"`{shown}` shares its statement with `{_snippet(self.module, node)}`; moving the call out of "
                     "the statement could change which of the two runs first"
                 )
         return line
 
+    def one_prompt(self, typing: StringTyping, expr: cst.BaseExpression | None, call: cst.Call, what: str) -> tuple[str, bool]:
+        """(the code of the one prompt, whether it was given as a one-item list)."""
+        code = self.module.code_for_node
+        if expr is not None and typing.is_one_string(expr):
+            return code(expr), False
+        batch = typing.one_item_batch(expr) if expr is not None else None
+        if batch is not None:
+            return batch.prompt_code or code(batch.prompt), True
+        if what == "pipeline":
+            shown = _snippet(self.module, expr) if expr is not None else "?"
+            raise Refusal(
+                f"cannot tell that the pipeline input `{shown}` is one string "
+                "(a list of prompts or chat messages returns another shape); annotate it `str`"
+            )
+        raise Refusal(
+            f"cannot tell that `{_snippet(self.module, call)}` generates for one prompt string; a batch "
+            "needs one engine.generate() per prompt"
+        )
+
     def pipeline_call(self, occurrence: Occurrence, construction: dict[str, cst.BaseExpression], full_text_default: bool) -> HandlerCall:
         call = occurrence.parent
         if not isinstance(call, cst.Call) or call.func is not occurrence.name:
-            raise self.refuse(f"`{_snippet(self.module, occurrence.parent)}` uses the pipeline object other than by calling it")
-        function = self.handler_of(call, "pipeline")
+            raise Refusal(f"`{_snippet(self.module, occurrence.parent)}` uses the pipeline object other than by calling it")
+        function, mode = self.handler_of(call, "pipeline")
         statement = self.check_hoistable(call, occurrence, 1)
         if any(arg.star for arg in call.args):
-            raise self.refuse(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
+            raise Refusal(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
         positional = _positional(call)
         keywords = _keyword_args(call)
         prompt = positional[0].value if positional else (keywords["text_inputs"].value if "text_inputs" in keywords else None)
         if prompt is None or len(positional) > 1:
-            raise self.refuse(f"`{_snippet(self.module, call)}` does not pass exactly one input")
-        if not StringTyping(self.model, function).is_one_string(prompt):
-            raise self.refuse(
-                f"cannot tell that the pipeline input `{_snippet(self.module, prompt)}` is one string "
-                "(a list of prompts or chat messages returns another shape); annotate it `str`"
-            )
+            raise Refusal(f"`{_snippet(self.module, call)}` does not pass exactly one input")
+        typing = StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED)
+        prompt_code, batch_of_one = self.one_prompt(typing, prompt, call, "pipeline")
         settings = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
         full_text = full_text_default
         for name, arg in keywords.items():
@@ -261,100 +321,126 @@ class _Analysis:
             if name == "return_full_text":
                 full_text = _literal_flag(arg.value)
                 if full_text is None:
-                    raise self.refuse("return_full_text= is not a literal True/False, so the response shape is unknown")
+                    raise Refusal("return_full_text= is not a literal True/False, so the response shape is unknown")
                 continue
             settings.append((name, arg.value))
         try:
             sampling = sampling_keywords(self.module, settings)
         except NotCarried as exc:
-            raise self.refuse(str(exc)) from None
+            raise Refusal(str(exc)) from None
+        if sampling.counts_prompt and not _is_plain_read(prompt):
+            raise Refusal(
+                f"max_length= counts the prompt's tokens, and the prompt `{_snippet(self.module, prompt)}` is computed "
+                "in the call; give the pipeline max_new_tokens=, or bind the prompt to a variable first"
+            )
         shape = ResultShape.PIPELINE_FULL_TEXT if full_text else ResultShape.PIPELINE_NEW_TEXT
-        return HandlerCall(call, statement, function.node, prompt, sampling, call, shape)
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one)
 
     def llm_generate_call(self, occurrence: Occurrence) -> HandlerCall:
         attribute, call = occurrence.ancestor(1), occurrence.ancestor(2)
         if not (isinstance(attribute, cst.Attribute) and attribute.value is occurrence.name and isinstance(call, cst.Call) and call.func is attribute):
-            raise self.refuse(f"`{_snippet(self.module, attribute)}` uses the LLM object other than by calling llm.generate(...)")
+            raise Refusal(f"`{_snippet(self.module, attribute)}` uses the LLM object other than by calling llm.generate(...)")
         method = attribute.attr.value
-        if method != "generate":
-            advice = " (not a vLLM method: see VLL303)" if method == "generate_async" else ""
-            raise self.refuse(f"`{_snippet(self.module, call)}` calls LLM.{method}(){advice}; only LLM.generate() maps onto the engine")
-        function = self.handler_of(call, "LLM")
-        statement = self.check_hoistable(call, occurrence, 2)
+        if method not in ("generate", "generate_async"):
+            raise Refusal(f"`{_snippet(self.module, call)}` calls LLM.{method}(); only LLM.generate() maps onto the engine")
         if any(arg.star for arg in call.args):
-            raise self.refuse(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
-        positional = _positional(call)
+            raise Refusal(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
         keywords = _keyword_args(call)
+        mode, depth = CallMode.AWAITED, 2
+        if method == "generate_async":
+            # Not a method of vLLM's LLM (VLL303): the author meant the engine's async generation, either
+            # awaited for the final outputs or iterated as a stream (``stream=True``).
+            stream = keywords.pop("stream", None)
+            flag = _literal_flag(stream.value) if stream is not None else False
+            if flag is None:
+                raise Refusal(f"`{_snippet(self.module, call)}` passes stream= that is not a literal True/False")
+            if flag:
+                mode = CallMode.STREAMED
+                loop = occurrence.ancestor(3)
+                if not (isinstance(loop, cst.For) and loop.asynchronous is not None and loop.iter is call):
+                    raise Refusal(f"`{_snippet(self.module, call)}` is a stream that is not iterated by an `async for`")
+            else:
+                awaited = occurrence.ancestor(3)
+                if not (isinstance(awaited, cst.Await) and awaited.expression is call):
+                    raise Refusal(f"`{_snippet(self.module, call)}` is not awaited, so what it was meant to return is unknown")
+                depth = 3
+        if mode is CallMode.STREAMED:
+            function = self.stream_function_of(call)
+        else:
+            function, mode = self.handler_of(call, "LLM")
+            if mode is CallMode.BRIDGED and depth == 3:
+                raise Refusal(f"`{_snippet(self.module, call)}` is awaited in a view of a framework that cannot await the engine")
+        statement = self.check_hoistable(call, occurrence, depth) if mode is not CallMode.STREAMED else None
+        positional = _positional(call)
         if len(positional) > 2:
-            raise self.refuse(f"`{_snippet(self.module, call)}` passes more arguments than prompts and sampling params")
+            raise Refusal(f"`{_snippet(self.module, call)}` passes more arguments than prompts and sampling params")
         prompts = positional[0].value if positional else (keywords.pop("prompts").value if "prompts" in keywords else None)
         sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
-        typing = StringTyping(self.model, function)
-        if isinstance(prompts, cst.List) and len(prompts.elements) == 1 and isinstance(prompts.elements[0], cst.Element):
-            prompt = prompts.elements[0].value
-        else:
-            prompt = prompts
-        if prompt is None or not typing.is_one_string(prompt):
-            raise self.refuse(
-                f"cannot tell that `{_snippet(self.module, call)}` generates for one prompt string; a batch "
-                "needs one engine.generate() per prompt"
-            )
+        typing = StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED)
+        prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
         if isinstance(sampling, (cst.List, cst.Tuple)):
-            raise self.refuse("a list of per-prompt SamplingParams has no single-request equivalent")
+            raise Refusal("a list of per-prompt SamplingParams has no single-request equivalent")
         extra = []
         for name, arg in keywords.items():
             if name in _LLM_GENERATE_DROPPED:
                 continue
             if name not in _LLM_GENERATE_CARRIED:
-                raise self.refuse(f"LLM.generate(..., {name}=...) has no AsyncLLMEngine.generate() equivalent here")
+                raise Refusal(f"LLM.{method}(..., {name}=...) has no AsyncLLMEngine.generate() equivalent here")
+            if mode is CallMode.BRIDGED:
+                raise Refusal(f"LLM.{method}(..., {name}=...) is not carried through the engine's thread")
             extra.append((name, arg.value))
-        parent = occurrence.ancestor(3)
-        if isinstance(parent, cst.Subscript) and parent.value is call and _is_index_zero(parent):
-            replaced, shape = parent, ResultShape.REQUEST_OUTPUT
+        replaced: cst.BaseExpression = call
+        shape = ResultShape.REQUEST_OUTPUT_LIST
+        if method == "generate_async":
+            if mode is CallMode.AWAITED:
+                replaced = occurrence.ancestor(3)  # the await
+                # Awaited for a list of prompts: one output per prompt, as LLM.generate() returns; for one
+                # prompt string, its output (as the engine's generate() and TensorRT-LLM's return).
+                shape = ResultShape.REQUEST_OUTPUT_LIST if as_list else ResultShape.REQUEST_OUTPUT
         else:
-            replaced, shape = call, ResultShape.REQUEST_OUTPUT_LIST
-        return HandlerCall(call, statement, function.node, prompt, sampling, replaced, shape, tuple(extra))
+            parent = occurrence.ancestor(3)
+            if isinstance(parent, cst.Subscript) and parent.value is call and _is_index_zero(parent):
+                replaced, shape = parent, ResultShape.REQUEST_OUTPUT
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement, extra_arguments=tuple(extra))
 
-    def classify_llm_use(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine) -> HandlerCall | None:
-        """A HandlerCall for ``llm.generate(...)``; None for uses that keep working on an engine object."""
+    def keeps_working(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine, what: str) -> bool:
+        """Whether a use of the model's variable works the same on an engine object (or is its binding)."""
         parent = occurrence.parent
         if isinstance(parent, cst.AssignTarget):
             assign = occurrence.ancestor(2)
             if assign is binding_statement.body[0]:
-                return None
+                return True
             if isinstance(assign, cst.Assign) and occurrence.function is None and _is_none(assign.value):
-                return None  # ``llm = None`` before start-up
-            raise self.refuse(f"`{_snippet(self.module, assign)}` assigns the LLM variable again")
+                return True  # ``llm = None`` before start-up
+            raise Refusal(f"`{_snippet(self.module, assign)}` assigns the {what} variable again")
         if isinstance(parent, cst.NameItem):
-            return None  # ``global llm``
+            return True  # ``global llm``
         if isinstance(parent, cst.Comparison) and _compares_with_none(parent):
-            return None  # ``llm is None``: still true before start-up, false after
+            return True  # ``llm is None``: still true before start-up, false after
         if isinstance(parent, (cst.If, cst.While)) and parent.test is occurrence.name:
-            return None
-        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
-            return None
-        return self.llm_generate_call(occurrence)
+            return True
+        return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
     # -- engine arguments --------------------------------------------------------
 
     def pipeline_construction(self, call: cst.Call) -> tuple[tuple[tuple[str, str], ...], dict[str, cst.BaseExpression], bool]:
         """(AsyncEngineArgs keywords, generation defaults given to the pipeline, return_full_text)."""
         if any(arg.star for arg in call.args):
-            raise self.refuse("pipeline(...) gets *args/**kwargs whose keys are unknown")
+            raise Refusal("pipeline(...) gets *args/**kwargs whose keys are unknown")
         positional = _positional(call)
         keywords = _keyword_args(call)
         task_expr = positional[0].value if positional else (keywords["task"].value if "task" in keywords else None)
         task = self.semantics.fold(task_expr) if task_expr is not None else None
         if task is None or task.value != "text-generation":
             shown = repr(task.value) if task is not None else "not given"
-            raise self.refuse(f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate()")
+            raise Refusal(f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate()")
         model_expr = positional[1].value if len(positional) > 1 else (keywords["model"].value if "model" in keywords else None)
         if len(positional) > 2:
-            raise self.refuse("pipeline(...) gets more positional arguments than task and model")
+            raise Refusal("pipeline(...) gets more positional arguments than task and model")
         if model_expr is None:
-            raise self.refuse("the pipeline names no model (it would load the task's default model)")
+            raise Refusal("the pipeline names no model (it would load the task's default model)")
         if not self._is_model_name(model_expr):
-            raise self.refuse(f"cannot tell that model=`{_snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
+            raise Refusal(f"cannot tell that model=`{_snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
         code = self.module.code_for_node
         engine: list[tuple[str, str]] = [("model", code(model_expr))]
         generation: dict[str, cst.BaseExpression] = {}
@@ -365,7 +451,7 @@ class _Analysis:
             value = arg.value
             if name == "tokenizer":
                 if not self._is_model_name(value):
-                    raise self.refuse("the pipeline's tokenizer= is an object, not a name or path")
+                    raise Refusal("the pipeline's tokenizer= is an object, not a name or path")
                 engine.append((name, code(value)))
             elif name in _PIPELINE_ENGINE_KEYWORDS:
                 engine.append((name, code(value)))
@@ -374,14 +460,14 @@ class _Analysis:
             elif name in OUTPUT_OPTIONS:
                 flag = _literal_flag(value)
                 if flag is None:
-                    raise self.refuse(f"the pipeline's {name}= is not a literal True/False, so the response shape is unknown")
+                    raise Refusal(f"the pipeline's {name}= is not a literal True/False, so the response shape is unknown")
                 full_text = flag
             elif name in GENERATION_KEYWORDS:
                 if self.semantics.fold(value) is None:
-                    raise self.refuse(f"the pipeline's {name}= is not a constant, so it cannot move into the handler")
+                    raise Refusal(f"the pipeline's {name}= is not a constant, so it cannot move into the handler")
                 generation[name] = value
             else:
-                raise self.refuse(f"the pipeline keyword {name}= has no AsyncEngineArgs equivalent")
+                raise Refusal(f"the pipeline keyword {name}= has no AsyncEngineArgs equivalent")
         engine += [
             ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
             ("max_model_len", str(self.ctx.settings.fix_max_model_len)),
@@ -391,15 +477,19 @@ class _Analysis:
 
     def check_llm_construction(self, call: cst.Call) -> None:
         if any(arg.star for arg in call.args):
-            raise self.refuse("LLM(...) gets *args/**kwargs that may hold arguments AsyncEngineArgs lacks")
+            raise Refusal("LLM(...) gets *args/**kwargs that may hold arguments AsyncEngineArgs lacks")
         if len(_positional(call)) > 1:
-            raise self.refuse("LLM(...) gets positional arguments beyond the model")
+            raise Refusal("LLM(...) gets positional arguments beyond the model")
         known = self.ctx.api.async_engine_args
         for name in _keyword_args(call):
             if name not in known:
-                raise self.refuse(f"LLM keyword {name}= is not an AsyncEngineArgs field")
+                raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
 
-    def _is_model_name(self, expr: cst.BaseExpression) -> bool:
+    def _is_model_name(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A string: a constant, an environment variable, a module variable bound once to one, or a
+        command-line option parsed by argparse."""
+        if depth > 8:
+            return False
         value = self.semantics.fold(expr)
         if value is not None:
             return isinstance(value.value, str)
@@ -407,6 +497,37 @@ class _Analysis:
             return self.semantics.callee(expr) in ("os.getenv", "os.environ.get") or dotted_name(expr.func) in ("os.getenv", "os.environ.get")
         if isinstance(expr, cst.Subscript):
             return (self.semantics.qualify(expr.value) or dotted_name(expr.value)) == "os.environ"
+        if isinstance(expr, cst.Name):
+            bound = self.model.constants.get(expr.value)
+            return bound is not None and self._is_model_name(bound, depth + 1)
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            # ``os.getenv("MODEL") or "gpt2"``
+            return self._is_model_name(expr.left, depth + 1) and self._is_model_name(expr.right, depth + 1)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            return self._is_string_option(expr.value.value, expr.attr.value)
+        return False
+
+    def _is_string_option(self, namespace: str, option: str) -> bool:
+        """``args.model`` where ``args = parser.parse_args()`` and ``parser.add_argument("--model")`` takes one string."""
+        parsed = self.model.constants.get(namespace)
+        if not (isinstance(parsed, cst.Call) and isinstance(parsed.func, cst.Attribute) and parsed.func.attr.value == "parse_args" and not parsed.args):
+            return False
+        parser = dotted_name(parsed.func.value)
+        for site in self.model.calls:
+            call = site.node
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" and dotted_name(call.func.value) == parser):
+                continue
+            flags = [self.semantics.fold(a.value) for a in call.args if a.keyword is None]
+            names = {f.value for f in flags if f is not None and isinstance(f.value, str)}
+            keywords = _keyword_args(call)
+            dest = self.semantics.fold(keywords["dest"].value) if "dest" in keywords else None
+            declared = dest.value if dest is not None else next(
+                (n.lstrip("-").replace("-", "_") for n in sorted(names, key=lambda n: not n.startswith("--")) if n.startswith("-")), None
+            )
+            if declared != option:
+                continue
+            kind = keywords.get("type")
+            return not ({"action", "nargs", "const"} & set(keywords)) and (kind is None or dotted_name(kind.value) == "str")
         return False
 
     def _dtype(self, expr: cst.BaseExpression) -> str:
@@ -416,12 +537,12 @@ class _Analysis:
         value = self.semantics.fold(expr)
         if value is not None and value.value in _DTYPE_STRINGS:
             return self.module.code_for_node(expr)
-        raise self.refuse(f"the pipeline's dtype `{_snippet(self.module, expr)}` has no known vLLM dtype name")
+        raise Refusal(f"the pipeline's dtype `{_snippet(self.module, expr)}` has no known vLLM dtype name")
 
     # -- handlers ----------------------------------------------------------------
 
     def handlers_made_async(self, calls: list[HandlerCall]) -> tuple[cst.FunctionDef, ...]:
-        sync = {id(c.handler): c.handler for c in calls if c.handler.asynchronous is None}
+        sync = {id(c.function): c.function for c in calls if c.function.asynchronous is None}
         if not sync:
             return ()
         uses = occurrences(self.module, {h.name.value for h in sync.values()})
@@ -429,12 +550,12 @@ class _Analysis:
             name = handler.name.value
             for o in uses[name]:
                 if not _registers_route(o):
-                    raise self.refuse(f"{name}() is also used as `{_snippet(self.module, o.parent)}`; as an async def it would hand that caller a coroutine")
+                    raise Refusal(f"{name}() is also used as `{_snippet(self.module, o.parent)}`; as an async def it would hand that caller a coroutine")
             if _yields(handler):
-                raise self.refuse(f"{name}() is a generator; making it async would change what it returns")
+                raise Refusal(f"{name}() is a generator; making it async would change what it returns")
             blocking = self._blocking_call_in(handler)
             if blocking is not None:
-                raise self.refuse(
+                raise Refusal(
                     f"{name}() also calls `{_snippet(self.module, blocking)}`, which would block the event loop "
                     "once the handler is async (FastAPI runs a plain def handler in a thread)"
                 )
@@ -461,66 +582,127 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     name = analysis.binding(kind, site)
     statement = site.statement
     assert isinstance(statement, cst.SimpleStatementLine)
+    what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
     uses = occurrences(ctx.module, [name])[name]
     calls: list[HandlerCall] = []
+    kept: list[Occurrence] = []  # uses that keep working on the engine object
     engine_arguments: tuple[tuple[str, str], ...] = ()
     if kind is ModelKind.PIPELINE:
         engine_arguments, generation, full_text = analysis.pipeline_construction(site.node)
-        for o in uses:
-            if isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is statement.body[0]:
-                continue
-            calls.append(analysis.pipeline_call(o, generation, full_text))
     else:
         analysis.check_llm_construction(site.node)
-        for o in uses:
-            handler_call = analysis.classify_llm_use(o, statement)
-            if handler_call is not None:
-                calls.append(handler_call)
+    for o in uses:
+        if analysis.keeps_working(o, statement, what):
+            if not (isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is statement.body[0]):
+                kept.append(o)
+        elif kind is ModelKind.PIPELINE:
+            calls.append(analysis.pipeline_call(o, generation, full_text))
+        else:
+            calls.append(analysis.llm_generate_call(o))
     if not calls:
         raise Refusal("the model object is never called in a request handler")
     seen: set[int] = set()
     for c in calls:
+        if c.statement is None:
+            continue
         if id(c.statement) in seen:
             raise Refusal(f"one statement calls the model twice (`{_snippet(ctx.module, c.statement)}`)")
         seen.add(id(c.statement))
     placement = analysis.placement(kind, site, name, calls)
+    if kind is ModelKind.PIPELINE and kept and site.function is None:
+        shown = _snippet(ctx.module, kept[0].parent)
+        raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
     return ServerPlan(
         kind=kind,
         model_name=name,
         model_call=site.node,
+        model_statement=statement,
         engine_arguments=engine_arguments,
         placement=placement,
         calls=tuple(calls),
-        handlers_made_async=analysis.handlers_made_async(calls),
+        handlers_made_async=analysis.handlers_made_async([c for c in calls if c.mode is CallMode.AWAITED]),
+        renames_model=kind is ModelKind.PIPELINE and site.function is None,
     )
 
 
 # -- small shape tests -----------------------------------------------------------
 
 
-def _route_owner(function: cst.FunctionDef) -> str | None:
-    """``app`` for ``@app.post("/x")`` (other decorators, such as rate limiters, are skipped)."""
-    for decorator in function.decorators:
+def _is_plain_read(expr: cst.BaseExpression) -> bool:
+    """A variable, an attribute of one or an item at a literal index: reading it twice gives the same value."""
+    if isinstance(expr, cst.Name):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _is_plain_read(expr.value)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        return isinstance(index, (cst.Integer, cst.SimpleString)) and _is_plain_read(expr.value)
+    if isinstance(expr, cst.List) and len(expr.elements) == 1:
+        return _is_plain_read(expr.elements[0].value)
+    return False
+
+
+def _top_level_index_of(body: list[cst.BaseStatement], statement: cst.CSTNode) -> int:
+    """The index of the top-level statement that is or contains ``statement``."""
+    for index, top in enumerate(body):
+        if top is statement:
+            return index
+    found = _Contains(statement)
+    for index, top in enumerate(body):
+        walk(top, found)
+        if found.found:
+            return index
+    raise ValueError("statement not in the module")
+
+
+class _Contains(cst.CSTVisitor):
+    def __init__(self, target: cst.CSTNode) -> None:
+        super().__init__()
+        self.target = target
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.target:
+            self.found = True
+        return not self.found
+
+
+def _directly_in(parent: cst.CSTNode, statement: cst.BaseStatement) -> bool:
+    """Whether ``statement`` is one of the statements of ``parent``'s own block (a def or an if)."""
+    body = getattr(parent, "body", None)
+    return isinstance(body, cst.IndentedBlock) and any(s is statement for s in body.body)
+
+
+def _is_lifespan_function(semantics, function: FunctionInfo) -> bool:
+    """An ``@asynccontextmanager`` function: the app's own lifespan handler."""
+    for decorator in function.node.decorators:
         expr = decorator.decorator
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ROUTE_VERBS:
-            return dotted_name(expr.func.value)
+        name = semantics.qualify(expr) or dotted_name(expr) or ""
+        if name.endswith("asynccontextmanager"):
+            return True
+    return False
+
+
+def _only_call(statement: cst.BaseStatement) -> cst.Call | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr):
+        value = statement.body[0].value
+        return value if isinstance(value, cst.Call) else None
     return None
 
 
-def _is_route_decorator_owner(o: Occurrence) -> bool:
-    attribute, call, decorator = o.ancestor(1), o.ancestor(2), o.ancestor(3)
-    return (
-        isinstance(attribute, cst.Attribute)
-        and attribute.value is o.name
-        and isinstance(call, cst.Call)
-        and call.func is attribute
-        and isinstance(decorator, cst.Decorator)
-    )
+class _ReadNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
-def _top_level_index(body: list[cst.BaseStatement], o: Occurrence) -> int:
-    ids = {id(p) for p in o.parents}
-    return next(i for i, statement in enumerate(body) if id(statement) in ids)
+def _names_read(node: cst.CSTNode) -> set[str]:
+    visitor = _ReadNames()
+    walk(node, visitor)
+    return visitor.names
 
 
 def _registers_route(o: Occurrence) -> bool:
@@ -535,9 +717,9 @@ def _registers_route(o: Occurrence) -> bool:
 
 
 class _Evaluations(cst.CSTVisitor):
-    """Calls, awaits and yields in a statement, not descending into one skipped call."""
+    """Calls, awaits and yields in a statement, not descending into one skipped node."""
 
-    def __init__(self, skip: cst.Call) -> None:
+    def __init__(self, skip: cst.CSTNode) -> None:
         super().__init__()
         self.skip = skip
         self.found: list[cst.CSTNode] = []
@@ -550,7 +732,7 @@ class _Evaluations(cst.CSTVisitor):
         return True
 
 
-def _evaluations(statement: cst.CSTNode, skip: cst.Call) -> list[cst.CSTNode]:
+def _evaluations(statement: cst.CSTNode, skip: cst.CSTNode) -> list[cst.CSTNode]:
     visitor = _Evaluations(skip)
     walk(statement, visitor)
     return visitor.found

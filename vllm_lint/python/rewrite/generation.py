@@ -27,12 +27,11 @@ RENAMED = {
 DROPPED = frozenset({"pad_token_id"})
 # Not generation settings, but options of the text-generation pipeline's output.
 OUTPUT_OPTIONS = frozenset({"return_full_text"})
-GENERATION_KEYWORDS = frozenset({*RENAMED, *DROPPED, "do_sample", "stop_strings"})
+GENERATION_KEYWORDS = frozenset({*RENAMED, *DROPPED, "do_sample", "stop_strings", "max_length"})
 
 _WHY_NOT = {
     "streamer": "streaming callbacks have no place in the engine's async stream",
     "num_beams": "beam search is a separate API in vLLM",
-    "max_length": "max_length counts the prompt's tokens too; only max_new_tokens maps to max_tokens",
     "generation_config": "a GenerationConfig object cannot be read statically",
     "return_tensors": "the pipeline would return token ids, not text",
     "return_text": "the pipeline's output shape depends on it",
@@ -53,9 +52,17 @@ class SamplingKeywords:
     """What ``SamplingParams(...)`` gets, as (keyword, source code) pairs, in the caller's order."""
 
     keywords: tuple[tuple[str, str], ...]
+    # transformers' max_length counts the prompt's tokens too: max_tokens is then what is left of it
+    # after the prompt, counted by the engine's own tokenizer (at least 1, as generate() makes one token).
+    counts_prompt: bool = False
 
-    def render(self, sampling_params: str) -> str:
-        return f"{sampling_params}({', '.join(f'{k}={v}' for k, v in self.keywords)})"
+    def render(self, sampling_params: str, prompt_tokens: str | None = None) -> str:
+        """``SamplingParams(...)``; ``prompt_tokens`` is the code counting the prompt's tokens (for max_length)."""
+        keywords = self.keywords
+        if self.counts_prompt:
+            assert prompt_tokens is not None
+            keywords = tuple((k, f"max(1, {v} - {prompt_tokens})" if k == "max_tokens" else v) for k, v in keywords)
+        return f"{sampling_params}({', '.join(f'{k}={v}' for k, v in keywords)})"
 
 
 def _literal_bool(expr: cst.BaseExpression) -> bool | None:
@@ -68,10 +75,15 @@ def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.Base
     """Map transformers generation keywords (later ones win) onto SamplingParams keywords."""
     mapped: dict[str, str] = {}
     greedy = False
+    max_length: str | None = None
+    new_tokens_given = any(keyword == "max_new_tokens" for keyword, _ in settings)
     for keyword, value in settings:
         code = module.code_for_node(value)
         if keyword in RENAMED:
             mapped[RENAMED[keyword]] = code
+        elif keyword == "max_length":
+            if not new_tokens_given:  # transformers lets max_new_tokens win over max_length
+                mapped["max_tokens"] = max_length = code
         elif keyword == "do_sample":
             flag = _literal_bool(value)
             if flag is None:
@@ -90,4 +102,4 @@ def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.Base
         mapped["temperature"] = "0"
     # transformers' default is the model's generation config; vLLM's is 16 tokens (see VLL302).
     mapped.setdefault("max_tokens", str(DEFAULT_MAX_TOKENS))
-    return SamplingKeywords(tuple(mapped.items()))
+    return SamplingKeywords(tuple(mapped.items()), counts_prompt=max_length is not None and mapped["max_tokens"] == max_length)

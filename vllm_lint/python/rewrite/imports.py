@@ -125,14 +125,35 @@ def ensure_imported(module: cst.Module, from_module: str, name: str, *, equivale
         return module, found
     if not name_is_free:
         raise NameTaken(name)
-    statement = cst.parse_statement(f"from {from_module} import {name}")
-    index, before_comments = _insertion_index(module, from_module)
+    return _with_import(module, f"from {from_module} import {name}", from_module), name
+
+
+def _with_import(module: cst.Module, code: str, of_module: str) -> cst.Module:
+    """``module`` with the import statement ``code`` added where an import of ``of_module`` belongs."""
+    statement = cst.parse_statement(code)
+    index, before_comments = _insertion_index(module, of_module)
     if before_comments:
         # Going in front of an import: the comment lines above that import now sit above the new one.
         following = module.body[index]
         statement = statement.with_changes(leading_lines=following.leading_lines)
         module = replace_statement(module, following, following.with_changes(leading_lines=[]))
-    return insert_statements(module, index, [statement]), name
+    return insert_statements(module, index, [statement])
+
+
+def ensure_module_imported(module: cst.Module, name: str) -> tuple[cst.Module, str]:
+    """``module`` with ``import name`` (a top-level module such as ``asyncio``), and the name it is bound to.
+
+    Reuses ``import name`` or ``import name as alias``; else adds ``import name`` where
+    ensure_imported would put an import of it. Raises NameTaken when the name means something else.
+    """
+    for item in top_level_imports(module):
+        if isinstance(item.node, cst.Import):
+            for alias in item.node.names:
+                if _alias_name(alias) == name:
+                    return module, _bound_name(alias, False)
+    if name in names_in(module):
+        raise NameTaken(name)
+    return _with_import(module, f"import {name}", name), name
 
 
 def _insertion_index(module: cst.Module, from_module: str) -> tuple[int, bool]:

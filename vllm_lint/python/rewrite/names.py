@@ -66,10 +66,11 @@ class _Collector(cst.CSTVisitor):
             self._functions.pop()
 
 
-def occurrences(module: cst.Module, names: Iterable[str]) -> dict[str, list[Occurrence]]:
-    """Every variable reference to each of ``names``, in source order (imports included)."""
+def occurrences(tree: cst.CSTNode, names: Iterable[str]) -> dict[str, list[Occurrence]]:
+    """Every variable reference to each of ``names`` in ``tree`` (a module, or a function in it), in source
+    order (imports included); parents are listed from ``tree`` down."""
     collector = _Collector(frozenset(names))
-    walk(module, collector)
+    walk(tree, collector)
     return collector.found
 
 

@@ -28,33 +28,62 @@ class ResultShape(Enum):
     REQUEST_OUTPUT = "RequestOutput"  # LLM.generate(...)[0]
 
 
+class CallMode(Enum):
+    """How one call of the model becomes a request to the engine."""
+
+    AWAITED = "an async for over the engine's stream just before the statement; the call's value rebuilt from the final output"
+    STREAMED = "the call is the iterable of an async for: the engine's stream takes its place"
+    BRIDGED = "a plain def handler of a sync framework: the final output fetched through the engine's thread before the statement"
+
+
 @dataclass(frozen=True, slots=True)
 class HandlerCall:
-    """One ``pipe(...)`` / ``llm.generate(...)`` in a handler, to become an ``async for`` over the engine."""
+    """One ``pipe(...)`` / ``llm.generate(...)`` in a handler, to become a request to the engine."""
 
     call: cst.Call
-    statement: cst.SimpleStatementLine  # the engine stream is inserted just before it
-    handler: cst.FunctionDef
-    prompt: cst.BaseExpression
+    mode: CallMode
+    function: cst.FunctionDef  # the handler, or for a stream the async function nested in it that iterates it
+    prompt: str  # the code of the one prompt string
     sampling: SamplingKeywords | cst.BaseExpression | None  # keywords to build, the caller's object, or the default
-    replaced: cst.BaseExpression  # the expression whose value the final output stands in for
+    replaced: cst.BaseExpression  # the expression whose value the final output (or the stream) stands in for
     shape: ResultShape
+    statement: cst.SimpleStatementLine | None = None  # AWAITED/BRIDGED: the final output is fetched just before it
+    batch_of_one: bool = False  # a pipeline given ``[prompt]`` returns one list per prompt
     extra_arguments: tuple[tuple[str, cst.BaseExpression], ...] = ()  # carried to engine.generate
 
 
 @dataclass(frozen=True, slots=True)
-class EngineInLifespan:
-    """A module-level model load: the engine is built in a FastAPI lifespan handler instead."""
+class EventHook:
+    """``@app.on_event("startup")`` on a module-level function: the lifespan handler calls it instead."""
 
-    model_statement: cst.SimpleStatementLine  # removed; its comments move with the engine
-    anchor: cst.BaseStatement  # the lifespan block goes right before this top-level statement
-    app_name: str
-    app_call: cst.Call | None  # ``FastAPI(...)`` that gets ``lifespan=``; None: the module gets one
+    function: cst.FunctionDef
+    decorator: int  # the index of the on_event decorator, removed
+    event: str  # "startup" or "shutdown"
 
 
 @dataclass(frozen=True, slots=True)
-class EngineInStartupHook:
-    """``global llm; llm = LLM(...)`` in a startup hook: the call is replaced where it is."""
+class Lifespan:
+    """The engine is built in a FastAPI lifespan handler that also runs the app's event hooks."""
+
+    app_name: str
+    app_call: cst.Call | None  # ``FastAPI(...)`` that gets ``lifespan=``; None: the module gets an app
+    anchor: cst.BaseStatement  # the lifespan block goes right before this top-level statement
+    moved_model: cst.SimpleStatementLine | None  # a load moved into the lifespan (its comments move with it); None: a hook builds it
+    hooks: tuple[EventHook, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltInPlace:
+    """The model is built in the app's own lifespan handler: the engine is built in the same place."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bridge:
+    """A sync framework's server: the engine runs on the event-loop thread of a helper class (see
+    ``bridge``), built where the model was built."""
+
+    anchor: cst.BaseStatement  # the helper class goes right before this top-level statement
+    framework: str  # as the helper's docstring names it: "Flask", "Django", "gRPC"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +91,11 @@ class ServerPlan:
     kind: ModelKind
     model_name: str  # the variable that held the pipeline / LLM
     model_call: cst.Call  # pipeline(...) / LLM(...)
+    model_statement: cst.SimpleStatementLine  # ``name = pipeline(...)``
     engine_arguments: tuple[tuple[str, str], ...]  # pipeline: AsyncEngineArgs keywords as code
-    placement: EngineInLifespan | EngineInStartupHook
+    placement: Lifespan | BuiltInPlace | Bridge
     calls: tuple[HandlerCall, ...]
     handlers_made_async: tuple[cst.FunctionDef, ...]
+    # A pipeline loaded at module scope leaves its variable behind and the engine gets a name of its own;
+    # an engine built in a function (a start-up hook) keeps the variable its ``global`` statement names.
+    renames_model: bool = False

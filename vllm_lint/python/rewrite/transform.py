@@ -13,17 +13,21 @@ import libcst as cst
 
 from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.edits import keyword_arg, with_keyword
+from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.generation import SamplingKeywords
 from vllm_lint.python.rewrite.imports import (
     ensure_imported,
+    ensure_module_imported,
     imported_as,
     remove_unused_imports,
 )
 from vllm_lint.python.rewrite.layout import BLANK, comment_lines, with_blank_lines
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
-    EngineInLifespan,
+    Bridge,
+    CallMode,
     HandlerCall,
+    Lifespan,
     ModelKind,
     ResultShape,
     ServerPlan,
@@ -38,8 +42,11 @@ class _Names:
 
     def __init__(self, module: cst.Module, plan: ServerPlan) -> None:
         self.module = module
-        lifespan = isinstance(plan.placement, EngineInLifespan)
+        lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and plan.placement.app_call is None
+        bridge = isinstance(plan.placement, Bridge)
+        self.asyncio = self._use_module("asyncio") if bridge else ""
+        self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
         self.uuid4 = self._use("uuid", "uuid4")
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
@@ -52,28 +59,42 @@ class _Names:
         self.module, local = ensure_imported(self.module, from_module, name)
         return local
 
+    def _use_module(self, name: str) -> str:
+        self.module, local = ensure_module_imported(self.module, name)
+        return local
+
 
 class _Rewriter(cst.CSTTransformer):
-    """Replaces the nodes the plan names (matched by identity in the original tree)."""
+    """Replaces the nodes the plan names (matched by identity in the original tree) and remembers what
+    became of the module's top-level statements."""
 
-    def __init__(self, replacements: dict[int, Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel]]) -> None:
+    def __init__(self, replacements: dict[int, Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]], top_level: list[cst.BaseStatement]) -> None:
         super().__init__()
         self.replacements = replacements
+        self.top_level = {id(statement) for statement in top_level}
+        self.updated: dict[int, cst.CSTNode] = {}
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         replace = self.replacements.get(id(original_node))
-        return replace(updated_node) if replace is not None else updated_node
+        result = replace(updated_node) if replace is not None else updated_node
+        if id(original_node) in self.top_level:
+            self.updated[id(original_node)] = result
+        return result
 
 
-def _result_code(shape: ResultShape, stream: str, completion: str) -> str:
+def _result_code(call: HandlerCall, stream: str, completion: str) -> str:
+    shape = call.shape
     if shape is ResultShape.PIPELINE_FULL_TEXT:
         # transformers' text-generation returns the prompt followed by the completion (return_full_text=True).
-        return f'[{{"generated_text": {stream}.prompt + {completion}.text}} for {completion} in {stream}.outputs]'
-    if shape is ResultShape.PIPELINE_NEW_TEXT:
-        return f'[{{"generated_text": {completion}.text}} for {completion} in {stream}.outputs]'
-    if shape is ResultShape.REQUEST_OUTPUT_LIST:
+        code = f'[{{"generated_text": {stream}.prompt + {completion}.text}} for {completion} in {stream}.outputs]'
+    elif shape is ResultShape.PIPELINE_NEW_TEXT:
+        code = f'[{{"generated_text": {completion}.text}} for {completion} in {stream}.outputs]'
+    elif shape is ResultShape.REQUEST_OUTPUT_LIST:
         return f"[{stream}]"
-    return stream
+    else:
+        return stream
+    # A pipeline given a list of prompts returns one list of results per prompt.
+    return f"[{code}]" if call.batch_of_one else code
 
 
 class ServerRewrite:
@@ -84,54 +105,90 @@ class ServerRewrite:
         self.module = self.names.module  # the original plus the imports the new code needs
         taken = names_in(self.module)
         self.fresh = FreshNames(taken)
-        self.engine = plan.model_name if plan.kind is ModelKind.LLM else self.fresh.take("engine")
-        self.lifespan = self.fresh.take("lifespan")
+        self.engine = self.fresh.take("engine") if plan.renames_model else plan.model_name
+        self.lifespan = self.fresh.take("lifespan") if isinstance(plan.placement, Lifespan) else ""
+        self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
-        per_handler: dict[int, FreshNames] = {}
+        per_function: dict[int, FreshNames] = {}
         for call in self.plan.calls:
-            fresh = per_handler.setdefault(id(call.handler), FreshNames(names_in(call.handler) | names_in(self.module)))
+            if call.mode is CallMode.STREAMED:
+                stream_call = cst.parse_expression(self._generate_call(call))
+                replacements[id(call.replaced)] = lambda node, stream_call=stream_call: stream_call
+                continue
+            fresh = per_function.setdefault(id(call.function), FreshNames(names_in(call.function) | names_in(self.module)))
             stream, completion = fresh.take("request_output"), fresh.take("completion")
             stream_statement = self._stream_statement(call, stream)
-            result = cst.parse_expression(_result_code(call.shape, stream, completion))
+            result = cst.parse_expression(_result_code(call, stream, completion))
             replacements[id(call.replaced)] = lambda node, result=result: result
             replacements[id(call.statement)] = lambda node, stream_statement=stream_statement: cst.FlattenSentinel(
                 [stream_statement.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])]
             )
         for handler in self.plan.handlers_made_async:
             replacements[id(handler)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
-        if self.plan.kind is ModelKind.LLM:
-            replacements[id(self.plan.model_call)] = lambda node: self._engine_from_llm_call(node)
+        engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
-        if isinstance(placement, EngineInLifespan):
+        top_level = list(self.module.body)
+        if isinstance(placement, Lifespan) and placement.moved_model is not None:
+            if not any(s is placement.moved_model for s in top_level):
+                replacements[id(placement.moved_model)] = lambda node: cst.RemovalSentinel.REMOVE
+        else:
+            replacements[id(self.plan.model_statement)] = lambda node: engine_statement.with_changes(leading_lines=node.leading_lines)
+        if isinstance(placement, Lifespan):
+            for hook in placement.hooks:
+                replacements[id(hook.function)] = lambda node, index=hook.decorator: node.with_changes(
+                    decorators=[d for i, d in enumerate(node.decorators) if i != index]
+                )
             if placement.app_call is not None:
                 replacements[id(placement.app_call)] = lambda node: with_keyword(node, "lifespan", self.lifespan)
-            replacements[id(self.module)] = lambda node: self._with_lifespan(self.module, node, placement)
-        module = self.module.visit(_Rewriter(replacements))
+        rewriter = _Rewriter(replacements, top_level)
+        module = self.module.visit(rewriter)
         assert isinstance(module, cst.Module)
+        if isinstance(placement, Lifespan):
+            module = self._with_lifespan(module, rewriter, top_level, placement, engine_statement)
+        elif isinstance(placement, Bridge):
+            module = self._with_bridge(module, rewriter, top_level, placement)
         removed = names_in(self.plan.model_call.func) | _names_of_dropped_arguments(self.plan)
         return remove_unused_imports(module, removed)
 
     # -- handlers -------------------------------------------------------------
 
-    def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
-        code = self.module.code_for_node
+    def _sampling(self, call: HandlerCall) -> str:
         if isinstance(call.sampling, SamplingKeywords):
-            sampling = call.sampling.render(self.names.sampling_params)
-        elif call.sampling is None:
-            sampling = f"{self.names.sampling_params}(max_tokens={DEFAULT_MAX_TOKENS})"
-        else:
-            sampling = code(call.sampling)
+            engine = f"{self.engine}.engine" if call.mode is CallMode.BRIDGED else self.engine
+            prompt_tokens = f"len({engine}.get_tokenizer().encode({call.prompt}))"
+            return call.sampling.render(self.names.sampling_params, prompt_tokens)
+        if call.sampling is None:
+            return f"{self.names.sampling_params}(max_tokens={DEFAULT_MAX_TOKENS})"
+        return self.module.code_for_node(call.sampling)
+
+    def _generate_call(self, call: HandlerCall) -> str:
+        """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
+        code = self.module.code_for_node
         extra = "".join(f", {name}={code(value)}" for name, value in call.extra_arguments)
-        source = (
-            f"async for {stream} in {self.engine}.generate({code(call.prompt)}, {sampling}, "
-            f"request_id={self.names.uuid4}().hex{extra}):\n"
-            f"    pass  {_STREAM_NOTE}\n"
-        )
+        return f"{self.engine}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+
+    def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
+        if call.mode is CallMode.BRIDGED:
+            return cst.parse_statement(f"{stream} = {self.engine}.generate({call.prompt}, {self._sampling(call)})\n")
+        source = f"async for {stream} in {self._generate_call(call)}:\n    pass  {_STREAM_NOTE}\n"
         return cst.parse_statement(source)
 
     # -- the engine -----------------------------------------------------------
+
+    def _engine_statement(self, model_statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """``name = pipeline(...)`` / ``name = LLM(...)`` -> ``engine = AsyncLLMEngine.from_engine_args(...)``."""
+        if self.plan.kind is ModelKind.PIPELINE:
+            return self._pipeline_engine_statement(model_statement)
+        assign = model_statement.body[0]
+        assert isinstance(assign, cst.Assign)
+        return model_statement.with_changes(body=[assign.with_changes(value=self._engine_from_llm_call(self.plan.model_call))])
+
+    @property
+    def _engine_factory(self) -> str:
+        """What turns AsyncEngineArgs into the engine the handlers use: the bridge's thread, or the engine."""
+        return self.helper or f"{self.names.async_llm_engine}.from_engine_args"
 
     def _engine_from_llm_call(self, call: cst.Call) -> cst.Call:
         """``LLM(model, k=v)`` -> ``AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model, k=v, ...))``."""
@@ -148,59 +205,108 @@ class ServerRewrite:
             engine_args = with_keyword(engine_args, "max_model_len", str(self.max_model_len))
         if not keyword_arg(engine_args, "enable_prefix_caching"):
             engine_args = with_keyword(engine_args, "enable_prefix_caching", "True")
-        return cst.Call(func=cst.parse_expression(f"{self.names.async_llm_engine}.from_engine_args"), args=[cst.Arg(engine_args)])
+        return cst.Call(func=cst.parse_expression(self._engine_factory), args=[cst.Arg(engine_args)])
 
     def _pipeline_engine_statement(self, model_statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         arguments = "".join(f"        {name}={value},\n" for name, value in self.plan.engine_arguments)
         source = (
-            f"{self.engine} = {self.names.async_llm_engine}.from_engine_args(\n"
+            f"{self.engine} = {self._engine_factory}(\n"
             f"    {self.names.async_engine_args}(\n{arguments}    )\n)\n"
         )
         statement = cst.parse_statement(source)
         assert isinstance(statement, cst.SimpleStatementLine)
         return statement.with_changes(trailing_whitespace=model_statement.trailing_whitespace)
 
-    def _with_lifespan(self, original: cst.Module, updated: cst.Module, placement: EngineInLifespan) -> cst.Module:
-        """Module-level load -> ``engine = None`` + a lifespan handler that builds the engine (+ the app)."""
-        pairs = list(zip(original.body, updated.body))
-        model_updated = next(new for old, new in pairs if old is placement.model_statement)
-        if self.plan.kind is ModelKind.PIPELINE:
-            engine_statement = self._pipeline_engine_statement(model_updated)
-        else:
-            engine_statement = model_updated
-        engine_statement = engine_statement.with_changes(leading_lines=comment_lines(model_updated.leading_lines))
+    def _lifespan_block(self, placement: Lifespan, engine_statement: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+        """[``engine = None``,] the lifespan handler [, ``app = FastAPI(lifespan=...)``]."""
+        moved = placement.moved_model is not None
         annotation = f": {self.names.fastapi}" if self.names.fastapi else ""
-        template = cst.parse_module(
-            f"{self.engine} = None\n\n\n"
+        startup = [h for h in placement.hooks if h.event == "startup"]
+        shutdown = [h for h in placement.hooks if h.event == "shutdown"]
+
+        def hook_call(function: cst.FunctionDef) -> str:
+            return f"    {'await ' if function.asynchronous else ''}{function.name.value}()\n"
+
+        source = (
             f"@{self.names.asynccontextmanager}\n"
             f"async def {self.lifespan}(app{annotation}):\n"
-            f"    global {self.engine}\n"
-            f"    {self.engine} = None\n"
-            f"    yield\n"
-            f"    {self.engine}.shutdown()\n"
+            + (f"    global {self.engine}\n    {self.engine} = None\n" if moved else "")
+            + "".join(hook_call(h.function) for h in startup)
+            + "    yield\n"
+            + "".join(hook_call(h.function) for h in shutdown)
+            + f"    {self.engine}.shutdown()\n"
         )
-        placeholder, lifespan = template.body
+        lifespan = cst.parse_statement(source)
         assert isinstance(lifespan, cst.FunctionDef) and isinstance(lifespan.body, cst.IndentedBlock)
-        lifespan_body = list(lifespan.body.body)
-        lifespan_body[1] = engine_statement
-        lifespan = lifespan.with_changes(body=lifespan.body.with_changes(body=lifespan_body))
-        block: list[cst.BaseStatement] = [placeholder, with_blank_lines(lifespan, 2)]
+        block: list[cst.BaseStatement] = []
+        if moved:
+            assert placement.moved_model is not None
+            lifespan_body = list(lifespan.body.body)
+            lifespan_body[1] = engine_statement.with_changes(leading_lines=comment_lines(placement.moved_model.leading_lines))
+            lifespan = lifespan.with_changes(body=lifespan.body.with_changes(body=lifespan_body))
+            if not self._module_sets_none(self.engine):
+                block.append(cst.parse_statement(f"{self.engine} = None\n"))
+        block.append(with_blank_lines(lifespan, 2) if block else lifespan)
         if placement.app_call is None:
             app = cst.parse_statement(f"{placement.app_name} = {self.names.fastapi}(lifespan={self.lifespan})\n")
             block.append(with_blank_lines(app, 2))
+        return block
+
+    def _module_sets_none(self, name: str) -> bool:
+        """``name = None`` is already a top-level statement (before start-up, handlers see None)."""
+        for statement in self.module.body:
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+                small = statement.body[0]
+                if (
+                    isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                    and small.targets[0].target.value == name and isinstance(small.value, cst.Name) and small.value.value == "None"
+                ):
+                    return True
+        return False
+
+    def _with_lifespan(
+        self, updated: cst.Module, rewriter: _Rewriter, top_level: list[cst.BaseStatement], placement: Lifespan, engine_statement: cst.SimpleStatementLine
+    ) -> cst.Module:
+        """The lifespan block inserted before the anchor; a module-level load taken out (it moved into the block)."""
+        block = self._lifespan_block(placement, engine_statement)
         body: list[cst.BaseStatement] = []
         after_block = False
-        for old, new in pairs:
+        for old in top_level:
+            new = rewriter.updated.get(id(old), old)
             if old is placement.anchor:
-                block[0] = with_blank_lines(block[0], 1 if body else 0)
+                # PEP 8: two blank lines before a top-level def, one before the placeholder assignment.
+                block[0] = with_blank_lines(block[0], (2 if isinstance(block[0], cst.FunctionDef) else 1) if body else 0)
                 body.extend(block)
                 after_block = True
-            if old is placement.model_statement:
+            if old is placement.moved_model:
                 continue  # moved into the lifespan handler
+            if isinstance(new, cst.RemovalSentinel):
+                continue
+            if isinstance(new, cst.FlattenSentinel):
+                body.extend(new.nodes)
+                continue
             if after_block:
                 new = _at_least_blank_lines(new, 2)
                 after_block = False
             body.append(new)
+        return updated.with_changes(body=body)
+
+
+    def _with_bridge(self, updated: cst.Module, rewriter: _Rewriter, top_level: list[cst.BaseStatement], placement: Bridge) -> cst.Module:
+        """The bridge's helper class inserted before the anchor, two blank lines around it."""
+        names = self.names
+        source = bridge_source(BridgeNames(self.helper, names.asyncio, names.threading, names.uuid4, names.async_llm_engine), placement.framework)
+        helper = cst.parse_statement(source)
+        body: list[cst.BaseStatement] = []
+        for old in top_level:
+            new = rewriter.updated.get(id(old), old)
+            if old is placement.anchor:
+                body.append(with_blank_lines(helper, 2) if body else helper)
+                new = _at_least_blank_lines(new, 2) if isinstance(new, cst.BaseStatement) else new
+            if isinstance(new, cst.FlattenSentinel):
+                body.extend(new.nodes)
+            elif not isinstance(new, cst.RemovalSentinel):
+                body.append(new)
         return updated.with_changes(body=body)
 
 

@@ -1,0 +1,177 @@
+"""Where the engine of a FastAPI server is built: a lifespan handler, which also runs the app's event hooks.
+
+FastAPI stops running ``@app.on_event`` hooks once the app has a lifespan handler,
+so each hook is kept as a function and called from the lifespan handler instead
+(start-up hooks before its ``yield``, shutdown hooks after it), in the order the
+app registered them. Anything else that may hold start-up code of its own (an
+existing lifespan, ``on_startup=``, ``add_event_handler``, the app's router) makes
+the rewrite refuse, naming it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_lint.python.context import PyContext
+from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.rewrite.names import Occurrence, occurrences
+from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
+from vllm_lint.python.semantics import ROUTE_VERBS
+
+FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
+_EVENTS = ("startup", "shutdown")
+
+
+def snippet(module: cst.Module, node: cst.CSTNode) -> str:
+    code = " ".join(module.code_for_node(node).split())
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
+def route_owner(function: cst.FunctionDef) -> str | None:
+    """``app`` for ``@app.post("/x")`` (other decorators, such as rate limiters, are skipped)."""
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ROUTE_VERBS:
+            return dotted_name(expr.func.value)
+    return None
+
+
+def handlers_app(module: cst.Module, handlers: list[cst.FunctionDef]) -> str:
+    """The one app (a plain module-level name) all ``handlers`` are routes of."""
+    owners = set()
+    for handler in handlers:
+        owner = route_owner(handler)
+        if owner is None:
+            raise Refusal(f"{handler.name.value}() is not registered with an @app.<verb>(...) decorator, so the app that needs the lifespan handler is unknown")
+        owners.add(owner)
+    if len(owners) != 1:
+        raise Refusal("the handlers are registered on more than one app or router")
+    app_name = owners.pop()
+    if "." in app_name:
+        raise Refusal(f"the routes are on {app_name}, not on an app created in this module")
+    return app_name
+
+
+class _AppUses:
+    """What each use of the app's name is: a route decorator, an event hook decorator, or something else."""
+
+    def __init__(self, module: cst.Module, app_name: str) -> None:
+        self.module = module
+        self.app_name = app_name
+        self.uses = occurrences(module, [app_name])[app_name]
+        top_level = {id(statement) for statement in module.body}
+        self.hooks: list[EventHook] = []
+        self.others: list[Occurrence] = []
+        self.verbs: list[tuple[Occurrence, str]] = []
+        for o in self.uses:
+            attribute, call, decorator, function = o.ancestor(1), o.ancestor(2), o.ancestor(3), o.ancestor(4)
+            is_decorator = (
+                isinstance(attribute, cst.Attribute) and attribute.value is o.name and isinstance(call, cst.Call)
+                and call.func is attribute and isinstance(decorator, cst.Decorator)
+            )
+            if not is_decorator:
+                self.others.append(o)
+                continue
+            assert isinstance(attribute, cst.Attribute) and isinstance(call, cst.Call)
+            verb = attribute.attr.value
+            if verb != "on_event":
+                self.verbs.append((o, verb))
+                continue
+            if not (isinstance(function, cst.FunctionDef) and id(function) in top_level):
+                raise Refusal(f"`@{app_name}.on_event(...)` decorates something other than a module-level function")
+            event = _event_name(call)
+            if event is None:
+                raise Refusal(f"`{snippet(module, call)}` registers a hook for an event other than \"startup\" or \"shutdown\"")
+            if len(function.decorators) != 1:
+                raise Refusal(f"the event hook {function.name.value}() has other decorators; move it into a lifespan handler by hand")
+            index = next(i for i, d in enumerate(function.decorators) if d is decorator)
+            self.hooks.append(EventHook(function, index, event))
+
+
+def _event_name(call: cst.Call) -> str | None:
+    args = [arg for arg in call.args if not arg.star]
+    if len(args) != 1 or (args[0].keyword is not None and args[0].keyword.value != "event_type"):
+        return None
+    value = args[0].value
+    if isinstance(value, cst.SimpleString):
+        try:
+            text = value.evaluated_value
+        except Exception:  # noqa: BLE001 - an odd prefix is simply unknown
+            return None
+        return text if text in _EVENTS else None
+    return None
+
+
+def plan_lifespan(
+    ctx: PyContext,
+    sites: dict[int, CallSite],
+    handlers: list[cst.FunctionDef],
+    model_name: str,
+    moved_model: cst.SimpleStatementLine | None,
+    built_in: cst.FunctionDef | None,
+) -> Lifespan:
+    """The lifespan handler that builds the engine: moved there (``moved_model``) or built by a start-up hook."""
+    module = ctx.module
+    app_name = handlers_app(module, handlers)
+    body = list(module.body)
+    uses = _AppUses(module, app_name)
+    for o in uses.others:
+        attribute = o.parent.attr.value if isinstance(o.parent, cst.Attribute) and o.parent.value is o.name else None
+        if attribute == "add_event_handler":
+            raise Refusal(
+                f"`{snippet(module, o.parent)}` registers an event hook, which FastAPI stops running once a lifespan "
+                "handler is given; register it with @app.on_event(...) or call it from a lifespan handler"
+            )
+        if attribute == "router":
+            raise Refusal(f"`{snippet(module, o.parent)}` is used directly and may hold start-up hooks of its own")
+    hooks = tuple(uses.hooks)
+    _check_hooks(module, hooks, model_name, built_in)
+    model_index = body.index(moved_model) if moved_model is not None and moved_model in body else None
+    bindings = ctx.model.bindings.get((None, app_name), [])
+    if not bindings:
+        if uses.others:
+            raise Refusal(f"`{app_name}` is used here but not created by FastAPI(...) in this module")
+        for _, verb in uses.verbs:
+            if verb not in FASTAPI_VERBS:
+                raise Refusal(f"`@{app_name}.{verb}(...)` is not a FastAPI route decorator")
+        first_use = min(_top_level_index(body, o) for o in uses.uses)
+        anchor = body[min(first_use, model_index) if model_index is not None else first_use]
+        return Lifespan(app_name, None, anchor, moved_model, hooks)
+    if len(bindings) != 1:
+        raise Refusal(f"`{app_name}` is assigned more than once")
+    app_call = bindings[0].call
+    callee = ctx.semantics.callee(app_call)
+    if callee == "fastapi.APIRouter":
+        raise Refusal(f"the routes are on an APIRouter (`{app_name}`); the app that would run the engine's lifespan is not in this module")
+    if callee != "fastapi.FastAPI":
+        raise Refusal(f"`{app_name}` is not created by FastAPI(...) in this module")
+    app_site = sites[id(app_call)]
+    if app_site.function is not None or not any(s is app_site.statement for s in body):
+        raise Refusal(f"`{app_name} = FastAPI(...)` is not a plain module-level statement")
+    if any(arg.star for arg in app_call.args):
+        raise Refusal("FastAPI(...) gets **kwargs that may already hold a lifespan handler")
+    keywords = {arg.keyword.value for arg in app_call.args if arg.keyword is not None}
+    for taken in ("lifespan", "on_startup", "on_shutdown"):
+        if taken in keywords:
+            raise Refusal(f"the app already has {taken}=...; add the engine to it by hand")
+    app_index = body.index(app_site.statement)
+    anchor = body[min(model_index, app_index) if model_index is not None else app_index]
+    return Lifespan(app_name, app_call, anchor, moved_model, hooks)
+
+
+def _check_hooks(module: cst.Module, hooks: tuple[EventHook, ...], model_name: str, built_in: cst.FunctionDef | None) -> None:
+    if built_in is not None and not any(h.function is built_in and h.event == "startup" for h in hooks):
+        raise Refusal(f"the model is built in {built_in.name.value}(), which is not an @app.on_event(\"startup\") hook of the app")
+    for hook in hooks:
+        if hook.event == "shutdown" and occurrences(hook.function, [model_name])[model_name]:
+            raise Refusal(f"the shutdown hook {hook.function.name.value}() uses `{model_name}`; the engine is shut down by the lifespan handler")
+    seen: set[int] = set()
+    for hook in hooks:
+        if id(hook.function) in seen:
+            raise Refusal(f"{hook.function.name.value}() is registered for more than one event")
+        seen.add(id(hook.function))
+
+
+def _top_level_index(body: list[cst.BaseStatement], o: Occurrence) -> int:
+    ids = {id(p) for p in o.parents}
+    return next(i for i, statement in enumerate(body) if id(statement) in ids)
