@@ -3,7 +3,8 @@
 A sync framework serves each request in a thread of its own and cannot await. The
 rewrite keeps the framework and its handlers as they are; the module gets one small
 class that runs vLLM's AsyncLLMEngine on an event loop in a background thread,
-started when the module is imported (where the model was loaded). Each handler
+started when the module is imported (where the model was loaded; not when vLLM's
+engine process, spawned, re-imports the script it was started from). Each handler
 hands its prompt to that loop with ``asyncio.run_coroutine_threadsafe(...)`` and
 waits for the answer in its own thread, so requests that arrive together are
 batched together by the engine. Nothing outside the standard library and vLLM.
@@ -36,6 +37,8 @@ class {names.helper}:
     """
 
     def __init__(self, engine_args):
+        if __name__ == "__mp_main__":
+            return  # vLLM's engine process re-imports this script as it starts: no engine in there
         self.loop = {names.asyncio}.new_event_loop()
         {names.threading}.Thread(target=self.loop.run_forever, name="vllm-engine-loop", daemon=True).start()
         self.engine = self._run(self._start(engine_args))
