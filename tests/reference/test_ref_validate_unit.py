@@ -12,7 +12,7 @@ from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, deco
 from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
 from vllm_lint.reference.validate.compare import compare, response_shape, response_text
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
-from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 from vllm_lint.reference.validate.plot import write_plot
 from vllm_lint.reference.validate.prepare import (
     PreparedCase,
@@ -114,9 +114,18 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
         "VLL101 example 1", "VLL101 example 2", "VLL101 example 3", "VLL103 example 1", "VLL103 example 3"]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
+    unservable = {
+        "VLL101 example 8": "a gRPC server: validate loads HTTP servers",
+        "VLL101 example 9": "no POST route",
+        "VLL103 example 7": "Django views: validate starts a FastAPI or Flask app",
+    }
     for case in cases:
         code, _, number = case.name.split()
         example = load_rules()[code].examples[int(number) - 1]
+        if case.name in unservable:
+            with pytest.raises(NotServable, match=unservable[case.name]):
+                prepare_case(case, model, tmp_path / "w", lambda _: None)
+            continue
         prepared = prepare_case(case, model, tmp_path / "w", lambda _: None)
         expected, _ = make_runnable(point_at_model(example.fixed, model)[0])
         assert prepared.fixed.path.read_text() == expected, case.name
@@ -139,14 +148,13 @@ def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):
             rewritten.append(case.name)
         except NotARewrite as exc:
             skipped.append((case.name, str(exc)))
-    assert rewritten == [SEED_BAD_SERVER.name]
+    assert rewritten == [SEED_BAD_SERVER.name, "004_server.py"]
     # servers that get other fixes, but no rewrite onto AsyncLLMEngine (one is on it already), and clients
     assert skipped == [
         ("000_good_async_engine_server.py", "the autofixer's fixes (VLL203, VLL302, VLL501) do not rewrite it into a "
                                             "server on AsyncLLMEngine"),
         ("001_vllm_client.py", "the autofixer changed nothing: there is no fix to validate"),
         ("004_client.py", "the autofixer changed nothing: there is no fix to validate"),
-        ("004_server.py", "the autofixer's fixes (VLL301, VLL502) do not rewrite it into a server on AsyncLLMEngine"),
     ]
 
 
@@ -208,6 +216,19 @@ def test_discover_nothing_says_what_to_do():
         discover_endpoint({"paths": {"/x": {"get": {}}}})
 
 
+def test_discover_form_endpoint_and_a_stream_switch():
+    form = {"paths": {"/g": {"post": {"requestBody": {"content": {"application/x-www-form-urlencoded": {
+        "schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}}}}}}}
+    ep = discover_endpoint(form)
+    assert (ep.where, ep.stream_field) == ("form", None) and ep.request("hi").data == {"prompt": "hi"}
+    streams = {"paths": {"/g": {"post": {"requestBody": {"content": {"application/json": {
+        "schema": {"properties": {"prompt": {"type": "string"}, "stream": {"type": "boolean"}}}}}}}}}}
+    ep = discover_endpoint(streams)
+    assert ep.stream_field == "stream"
+    assert ep.request("hi").json == {"prompt": "hi"} and ep.request("hi", stream=True).json == {"prompt": "hi", "stream": True}
+    assert ep.describe() == "POST /g with 'prompt' in the JSON body; streamed with 'stream': true"
+
+
 def test_prompts_are_fixed_and_distinct():
     prompts = [prompt_for(i) for i in range(64)]
     assert len(set(prompts)) == 64 and prompts[3] == prompt_for(3)
@@ -251,6 +272,83 @@ def test_response_text_of_streams_and_openai_bodies():
     assert response_text(_rec(0, [{"generated_text": "long text", "x": "s"}])) == "long text"
     plain = _rec(0, "chunk1chunk2", "text/plain", streamed=True)
     assert response_shape(plain) == {"stream": "text-stream", "event": None}
+
+
+def test_streams_of_json_lines_and_cumulative_text():
+    """Seed 004 streams JSON lines (labelled an event stream) whose text is the whole completion so far."""
+    lines = b'{"text": "He", "finish_reason": null}\n{"text": "Hello", "finish_reason": null}\n' \
+            b'{"text": "Hello!", "finish_reason": "length"}\n'
+    events = decode_body(lines, "text/event-stream")
+    assert events == [{"text": "He", "finish_reason": None}, {"text": "Hello", "finish_reason": None},
+                      {"text": "Hello!", "finish_reason": "length"}]
+    assert response_text(_rec(0, events, "text/event-stream", streamed=True)) == "Hello!"
+    deltas = decode_body(b'{"text": "He"}\n{"text": "llo"}\n', "application/x-ndjson")
+    assert response_text(_rec(0, deltas, "application/x-ndjson", streamed=True)) == "Hello"
+
+
+def test_compare_texts_only_against_a_reference_without_shapes():
+    p = prompt_for
+    reference = LoadResult(1, 2, 1.0, [_rec(0, " abc", "text/plain"), _rec(1, " def", "text/plain")])
+    fixed = LoadResult(1, 2, 1.0, [_rec(0, {"text": " abc"}), _rec(1, {"text": " dXf"})])
+    c = compare(reference, fixed, p, shapes_of=None)
+    assert (c.compared, c.same_text, c.shapes) == (2, 1, False) and not c.passed
+    assert c.as_dict()["same_shape"] is None and "bad_shape" not in c.mismatches[0]
+    assert compare(reference, LoadResult(1, 1, 1.0, [_rec(0, {"text": " abc"})]), p, shapes_of=None).compared == 2
+
+
+def test_unservable_servers_are_named():
+    from vllm_lint.reference.validate.prepare import unservable
+
+    assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC server")
+    assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n").startswith("Django views")
+    assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
+        .startswith("no POST route")
+    assert unservable("import openai\nprint(openai.OpenAI())\n") is None
+    assert unservable("from flask import Flask\napp = Flask(__name__)\n@app.route('/g', methods=['POST'])\ndef g():\n    pass\n") is None
+
+
+def test_launcher_runs_a_file_as_main_when_its_main_block_serves_it():
+    from vllm_lint.reference.launch import serves_under_main
+
+    served = "import uvicorn\napp = 1\nif __name__ == '__main__':\n    llm = 2\n    uvicorn.run(app, port=1)\n"
+    through_main = "import uvicorn\ndef main():\n    uvicorn.run(app)\nif __name__ == '__main__':\n    main()\n"
+    printed = "import uvicorn\nif __name__ == '__main__':\n    print('run: uvicorn server:app')\n"
+    assert serves_under_main(served) and serves_under_main(through_main) and not serves_under_main(printed)
+
+
+def test_launcher_describes_a_flask_apps_post_routes():
+    require_modules("flask", what="the Flask OpenAPI test")
+    from flask import Flask, request
+
+    from vllm_lint.reference.launch import flask_openapi
+
+    app = Flask("demo")
+
+    @app.route("/form", methods=["POST"])
+    def form():
+        return request.form["prompt"]
+
+    @app.post("/json")
+    def json_view():
+        data = request.get_json()
+        return str(data.get("text", ""))
+
+    @app.post("/query")
+    def query():
+        return request.args.get("q", "")
+
+    @app.post("/item/<int:n>")
+    def item(n):
+        return request.form["prompt"]
+
+    document = flask_openapi(app)
+    assert sorted(document["paths"]) == ["/form", "/json", "/query"]
+    assert document["paths"]["/form"]["post"]["requestBody"]["content"] == {
+        "application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}}
+    assert discover_endpoint(document).describe() == "POST /form with 'prompt' in the form body"
+    assert document["paths"]["/json"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"] == {
+        "text": {"type": "string"}}
+    assert document["paths"]["/query"]["post"]["parameters"] == [{"name": "q", "in": "query"}]
 
 
 def test_loadgen_counts_and_percentiles():

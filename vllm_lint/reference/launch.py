@@ -21,6 +21,15 @@ the "bad" and the "fixed" server run the same local model with the same decoding
 Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__/generated_tokens``
 (left out of the OpenAPI schema) so that tokens/s is measured exactly.
 
+The app is served as its file serves it:
+
+* a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
+  ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
+  command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
+* a Flask ``app`` on werkzeug's threaded server (what ``app.run()`` uses: a thread per request), with an
+  OpenAPI document made from its POST routes and the request fields their views read (``request.form[...]``,
+  ``request.args[...]``, ``request.get_json()[...]``), so that the harness finds the endpoint as for FastAPI.
+
 Nothing else in the file changes: its routes, request parsing, response shape, threading and batching
 behaviour are what gets measured.
 """
@@ -28,11 +37,14 @@ behaviour are what gets measured.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import inspect
 import json
 import os
+import runpy
 import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -224,19 +236,138 @@ def load_app(path: Path):
     app = getattr(module, "app", None)
     if app is None:
         raise SystemExit(f"{path} defines no module-level `app`")
-    add_stats_route(app)
     return app
+
+
+def _is_flask(app) -> bool:
+    return hasattr(app, "url_map") and hasattr(app, "view_functions")
 
 
 def add_stats_route(app) -> None:
     """A GET route (left out of the OpenAPI schema) with the number of tokens generated so far."""
+    if _is_flask(app):
+        app.add_url_rule(STATS_PATH, "vllm_lint_generated_tokens", lambda: {"generated_tokens": COUNTER.total})
+        return
     add = getattr(app, "add_api_route", None)
     if add is None:
-        return  # not FastAPI: the harness falls back to re-tokenising the responses
+        return  # neither FastAPI nor Flask: the harness falls back to re-tokenising the responses
     async def generated_tokens():
         return {"generated_tokens": COUNTER.total}
 
     add(STATS_PATH, generated_tokens, methods=["GET"], include_in_schema=False)
+
+
+# Flask's request fields a view reads a value from, and where an OpenAPI document puts them.
+_FLASK_FIELDS = {"form": "form", "args": "query", "values": "query", "json": "json", "get_json": "json"}
+
+
+def _flask_fields(view) -> dict[str, str]:
+    """The request fields a Flask view reads (``request.form["prompt"]`` -> {"prompt": "form"})."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(view)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    json_names = set()  # ``data = request.get_json()``
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if _flask_source(node.value) == "json":
+                json_names.add(node.targets[0].id)
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        owner, key = None, None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            owner, key = node.value, node.slice.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            owner, key = node.func.value, node.args[0].value
+        if owner is None or not isinstance(key, str):
+            continue
+        where = "json" if isinstance(owner, ast.Name) and owner.id in json_names else _flask_source(owner)
+        if where is not None:
+            found.setdefault(key, where)
+    return found
+
+
+def _flask_source(expr: ast.expr) -> str | None:
+    """"form", "query" or "json" for ``request.form`` / ``request.args`` / ``request.get_json()``."""
+    if isinstance(expr, ast.Call) and not expr.args:
+        expr = expr.func
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "request":
+        return _FLASK_FIELDS.get(expr.attr)
+    return None
+
+
+def flask_openapi(app) -> dict:
+    """An OpenAPI document of a Flask app's POST routes, with the fields each view reads."""
+    paths: dict[str, dict] = {}
+    for rule in app.url_map.iter_rules():
+        if "POST" not in (rule.methods or ()) or rule.arguments:
+            continue
+        fields = _flask_fields(app.view_functions[rule.endpoint])
+        operation: dict = {"parameters": [{"name": k, "in": "query"} for k, w in fields.items() if w == "query"]}
+        content = {}
+        for where, media in (("json", "application/json"), ("form", "application/x-www-form-urlencoded")):
+            props = {k: {"type": "string"} for k, w in fields.items() if w == where}
+            if props:
+                content[media] = {"schema": {"type": "object", "properties": props}}
+        if content:
+            operation["requestBody"] = {"content": content}
+        paths[rule.rule] = {"post": operation}
+    return {"openapi": "3.0.0", "info": {"title": app.name, "version": "0"}, "paths": paths}
+
+
+def serve(app, host: str, port: int) -> None:
+    add_stats_route(app)
+    if _is_flask(app):
+        from werkzeug.serving import make_server
+
+        document = flask_openapi(app)
+        app.add_url_rule("/openapi.json", "vllm_lint_openapi", lambda: document)
+        make_server(host, port, app, threaded=True).serve_forever()
+        return
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+def serves_under_main(source: str) -> bool:
+    """Whether the file's ``if __name__ == "__main__":`` block (or a module function it calls) runs
+    ``uvicorn.run(...)``: then the file runs as ``__main__``, as its author starts it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) and "__name__" in ast.unparse(node.test)):
+            continue
+        reached = [node]
+        for call in (c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)):
+            if call.func.id in functions:
+                reached.append(functions[call.func.id])
+        for part in reached:
+            for call in (c for c in ast.walk(part) if isinstance(c, ast.Call)):
+                name = ast.unparse(call.func)
+                if name in ("uvicorn.run", "run") and (name != "run" or "from uvicorn import" in source):
+                    return True
+    return False
+
+
+def run_as_main(path: Path, host: str, port: int) -> None:
+    """Run the file as ``__main__`` (no arguments); its ``uvicorn.run(...)`` serves on ``host:port``."""
+    import uvicorn
+
+    real_run = uvicorn.run
+
+    def run(app, *args, **kwargs):
+        if not isinstance(app, str):
+            add_stats_route(app)
+        real_run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+    uvicorn.run = run
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent))
+    runpy.run_path(str(path), run_name="__main__")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -258,11 +389,11 @@ def main(argv: list[str] | None = None) -> None:
         patch_transformers(args.model, args.max_tokens)
     if "vllm" in source:
         patch_vllm(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
-    app = load_app(args.app_file.resolve())
-
-    import uvicorn
-
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=5)
+    path = args.app_file.resolve()
+    if serves_under_main(source):
+        run_as_main(path, args.host, args.port)
+    else:
+        serve(load_app(path), args.host, args.port)
 
 
 if __name__ == "__main__":

@@ -46,12 +46,13 @@ def prompt_for(i: int) -> str:
 
 @dataclass
 class RequestSpec:
-    """How to send one prompt: method/path plus query params or a JSON body."""
+    """How to send one prompt: method/path plus query params, a JSON body or a form body."""
 
     path: str
     method: str = "POST"
     params: dict[str, Any] | None = None
     json: Any = None
+    data: dict[str, Any] | None = None
 
 
 @dataclass
@@ -117,22 +118,28 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def decode_body(raw: bytes, content_type: str) -> Any:
-    """JSON bodies become Python values, event streams a list of their ``data:`` payloads, the rest text."""
+    """JSON bodies become Python values, event streams a list of their ``data:`` payloads (or, for a stream
+    of JSON lines, labelled an event stream or not, of its lines), the rest text."""
     text = raw.decode("utf-8", errors="replace")
-    if "json" in content_type:
+    if "json" in content_type and "ndjson" not in content_type:
         try:
             return json.loads(text)
         except ValueError:
             return text
-    if "event-stream" in content_type:
+    if "event-stream" in content_type or "ndjson" in content_type:
+        lines = text.splitlines()
+        sse = any(line.startswith("data:") for line in lines)
         events = []
-        for line in text.splitlines():
-            if line.startswith("data:"):
-                payload = line[5:].strip()
-                try:
-                    events.append(json.loads(payload))
-                except ValueError:
-                    events.append(payload)
+        for line in lines:
+            if sse and not line.startswith("data:"):
+                continue
+            payload = line[5:].strip() if sse else line.strip()
+            if not payload:
+                continue
+            try:
+                events.append(json.loads(payload))
+            except ValueError:
+                events.append(payload)
         return events
     return text
 
@@ -177,7 +184,7 @@ async def run_load(
             ttfb = None
             chunks: list[bytes] = []
             try:
-                async with client.stream(spec.method, spec.path, params=spec.params, json=spec.json) as resp:
+                async with client.stream(spec.method, spec.path, params=spec.params, json=spec.json, data=spec.data) as resp:
                     async for chunk in resp.aiter_bytes():
                         if chunk and ttfb is None:
                             ttfb = time.perf_counter() - t0
@@ -189,7 +196,7 @@ async def run_load(
                 return Record(i, None, time.perf_counter() - t0, ttfb, error=f"{type(exc).__name__}: {exc}")
             latency = time.perf_counter() - t0
             raw = b"".join(chunks)
-            streamed = "event-stream" in content_type or (chunked and "json" not in content_type)
+            streamed = "event-stream" in content_type or "ndjson" in content_type or (chunked and "json" not in content_type)
             record = Record(i, status, latency, ttfb, decode_body(raw, content_type), content_type, streamed)
             if status >= 300:
                 record.error = f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}"

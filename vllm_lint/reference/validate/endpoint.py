@@ -1,4 +1,7 @@
-"""Which route of a server takes the prompt: found in its OpenAPI schema, or given on the command line."""
+"""Which route of a server takes the prompt: found in its OpenAPI schema, or given on the command line.
+
+A boolean ``stream`` field next to the prompt in the JSON body means the route also answers with a stream:
+the harness then sends the load a second time with it set."""
 
 from __future__ import annotations
 
@@ -11,21 +14,32 @@ from vllm_lint.reference.validate.errors import ValidationError
 PROMPT_FIELDS = ("prompt", "text", "input", "query", "message", "question", "inputs")
 
 
+_WHERE = {"query": "query string", "json": "JSON body", "form": "form body"}
+
+
 @dataclass
 class Endpoint:
     path: str
     field: str
-    where: str  # "query" or "json"
+    where: str  # "query", "json" or "form"
     messages: bool = False
+    stream_field: str | None = None  # a boolean field of the JSON body that asks for a streamed response
 
-    def request(self, prompt: str) -> RequestSpec:
+    def request(self, prompt: str, stream: bool = False) -> RequestSpec:
         value: Any = [{"role": "user", "content": prompt}] if self.messages else prompt
         if self.where == "query":
             return RequestSpec(self.path, params={self.field: value})
-        return RequestSpec(self.path, json={self.field: value})
+        if self.where == "form":
+            return RequestSpec(self.path, data={self.field: value})
+        body = {self.field: value}
+        if stream:
+            assert self.stream_field is not None
+            body[self.stream_field] = True
+        return RequestSpec(self.path, json=body)
 
     def describe(self) -> str:
-        return f"POST {self.path} with {self.field!r} in the {'query string' if self.where == 'query' else 'JSON body'}"
+        streamed = f"; streamed with {self.stream_field!r}: true" if self.stream_field else ""
+        return f"POST {self.path} with {self.field!r} in the {_WHERE[self.where]}{streamed}"
 
 
 def _resolve(schema: dict, openapi: dict) -> dict:
@@ -48,14 +62,20 @@ def discover_endpoint(openapi: dict) -> Endpoint:
             name = param.get("name", "")
             if param.get("in") == "query" and name in PROMPT_FIELDS:
                 candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "query")))
-        body = ((op.get("requestBody") or {}).get("content") or {}).get("application/json", {})
+        content = (op.get("requestBody") or {}).get("content") or {}
+        body = content.get("application/json", {})
         schema = _resolve(body.get("schema", {}), openapi)
         props = schema.get("properties") or {}
+        stream = "stream" if _resolve(props.get("stream", {}), openapi).get("type") == "boolean" else None
         for name in PROMPT_FIELDS:
             if name in props:
-                candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "json")))
+                candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "json", stream_field=stream)))
         if "messages" in props:
-            candidates.append((len(PROMPT_FIELDS), Endpoint(path, "messages", "json", messages=True)))
+            candidates.append((len(PROMPT_FIELDS), Endpoint(path, "messages", "json", messages=True, stream_field=stream)))
+        form = _resolve(content.get("application/x-www-form-urlencoded", {}).get("schema", {}), openapi)
+        for name in PROMPT_FIELDS:
+            if name in (form.get("properties") or {}):
+                candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "form")))
     if not candidates:
         raise ValidationError("no POST route with a prompt-like field (" + ", ".join(PROMPT_FIELDS)
                               + ") in the bad server's OpenAPI schema; pass --endpoint/--prompt-field")

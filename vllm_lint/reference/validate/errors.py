@@ -9,3 +9,8 @@ class ValidationError(Exception):
 
 class NotARewrite(ValidationError):
     """The autofixer does not rewrite this file into a server on vLLM (skipped when it was discovered)."""
+
+
+class NotServable(NotARewrite):
+    """The server is not one the harness can start and load over HTTP (a gRPC servicer, Django views
+    without their project, a websocket-only app); skipped when it was discovered."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
-from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 
 # Stdlib modules a snippet may use without importing them (the seed "good" server calls uuid.uuid4()
 # with no `import uuid`): the harness adds the import and says so.
@@ -101,6 +101,24 @@ def _module_bindings(tree: ast.Module) -> set[str]:
     return bound
 
 
+def unservable(source: str) -> str | None:
+    """Why the harness cannot start this server and send it HTTP requests, or None when it can."""
+    tree = ast.parse(source)
+    modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    modules |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
+              ("post", "route", "api_route", "add_api_route", "add_url_rule")]
+    if routes:
+        return None
+    if "grpc" in modules:
+        return "a gRPC server: validate loads HTTP servers (FastAPI, Flask)"
+    if "django" in modules:
+        return "Django views: validate starts a FastAPI or Flask app, not a Django project"
+    if modules & {"fastapi", "flask", "starlette"}:
+        return "no POST route: validate loads a route that takes a prompt in a request"
+    return None
+
+
 def make_runnable(source: str) -> tuple[str, list[str]]:
     """Return ``source`` with what it needs to import and serve, and a note per injected line."""
     tree = ast.parse(source)
@@ -184,6 +202,9 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
         raise ValidationError(f"{case.origin} does not parse: {exc}") from exc
     if names:
         progress(f"{case.name}: model {', '.join(names)} -> {model}")
+    reason = unservable(bad_text)
+    if reason is not None:
+        raise NotServable(reason)
     bad_copy, fixed_copy = directory / "bad_server.py", directory / "fixed_server.py"
     bad_copy.write_text(bad_text)
     applied: dict[str, int] = {}

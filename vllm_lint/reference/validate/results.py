@@ -47,10 +47,13 @@ class Report:
     startup_s: dict[str, float]
     reference: LoadResult | None = None  # the bad server, the same prompts one at a time
     bad_under_load: Comparison | None = None  # the bad server under load against its own reference
+    streamed: dict[str, LoadResult] = field(default_factory=dict)  # the route asked for streams, when it can be
+    stream_comparison: Comparison | None = None  # the fixed server's streams against the reference texts
+    bad_fails: str | None = None  # the bad server failed every request: the reference is transformers' greedy text
 
     @property
     def passed(self) -> bool:
-        return self.comparison.passed
+        return self.comparison.passed and (self.stream_comparison is None or self.stream_comparison.passed)
 
     @property
     def case(self) -> Case:
@@ -76,6 +79,10 @@ class Report:
             "bad_one_at_a_time": self.reference.stats() if self.reference else None,
             "comparison": self.comparison.as_dict(), "fixed_over_bad_throughput": self.ratio,
             "bad_under_load_vs_one_at_a_time": self.bad_under_load.as_dict() if self.bad_under_load else None,
+            "reference": "transformers greedy decoding" if self.bad_fails else "the bad server, one request at a time",
+            "bad_fails": self.bad_fails,
+            "streamed": {role: result.stats() for role, result in self.streamed.items()},
+            "stream_comparison": self.stream_comparison.as_dict() if self.stream_comparison else None,
             "sweep": {str(c): {role: self.sweep[role][c].stats() for role in ("bad", "fixed")}
                       for c in sorted(self.sweep.get("bad", {})) if c in self.sweep.get("fixed", {})},
             "autofix_diff": self.prepared.diff,

@@ -44,10 +44,10 @@ def generated_tokens(base_url: str) -> int | None:
 
 
 def _load(base_url: str, endpoint: Endpoint, *, requests: int, concurrency: int, options: Options,
-          counter, progress: Progress, offset: int = 0) -> LoadResult:
+          counter, progress: Progress, offset: int = 0, stream: bool = False) -> LoadResult:
     before = generated_tokens(base_url)
     result = asyncio.run(run_load(
-        base_url, lambda i: endpoint.request(prompt_for(i + offset)), requests=requests,
+        base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
         concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
         count_tokens=(lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
                                                r.content_type, r.streamed))),
@@ -96,9 +96,11 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
         progress(f"{name}: autofix diff:\n" + prepared.diff.rstrip())
     endpoint = options.endpoint
     main: dict[str, LoadResult] = {}
+    streamed: dict[str, LoadResult] = {}
     sweep: dict[str, dict[int, LoadResult]] = {"bad": {}, "fixed": {}}
     startup: dict[str, float] = {}
     reference: LoadResult | None = None
+    bad_fails: str | None = None  # why the bad server answers nothing, when it is up but fails every request
     for source in (prepared.bad, prepared.fixed):
         role = source.role
         progress(f"{name}: {role}: starting {source.path.name} on 127.0.0.1 (model {options.model})")
@@ -115,9 +117,19 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 progress(f"{name}: endpoint: {endpoint.describe()}")
             warm = _load(server.base_url, endpoint, requests=1, concurrency=1, options=options,
                          counter=counter, progress=lambda _: None, offset=10_000)
-            if not warm.ok:
+            first = warm.records[0] if warm.records else None
+            if not warm.ok and role == "bad" and first is not None and (first.status or 0) >= 500:
+                # Up, but failing: it calls what does not exist (seed 004's LLM.generate_async). Its author
+                # meant the model's answers; transformers gives them (greedy), and the fixed server must match.
+                bad_fails = first.error
+                progress(f"{name}: bad: the server fails every request ({bad_fails}); the fixed server's "
+                         "answers are compared with transformers' greedy decoding of each prompt")
+                from vllm_lint.reference.validate.greedy import greedy_reference
+
+                reference = greedy_reference(options.model, options.requests, options.max_tokens, prompt_for)
+            elif not warm.ok:
                 raise ValidationError(f"the {role} server failed its warm-up request: "
-                                      f"{warm.records[0].error if warm.records else 'no answer'}\n"
+                                      f"{first.error if first else 'no answer'}\n"
                                       + server.log_tail())
             if role == "fixed":
                 # One wave at the measured concurrency first: vLLM on CPU is slow on the first batches of each
@@ -125,7 +137,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 # pass below.) Its answers are not used.
                 _load(server.base_url, endpoint, requests=options.concurrency, concurrency=options.concurrency,
                       options=options, counter=counter, progress=lambda _: None, offset=20_000)
-            if role == "bad":
+            if role == "bad" and bad_fails is None:
                 # The answers to compare with: every prompt once, one at a time, before any load. A server
                 # that is wrong under concurrency (vLLM's LLM called from several threads) still gives its
                 # intended answers here; what it does under load is compared with them separately.
@@ -144,6 +156,16 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                                concurrency=options.concurrency, options=options, counter=counter,
                                progress=progress)
             progress(f"{name}: {role}: {load_line(main[role])}")
+            if endpoint.stream_field is not None:
+                # The same route asked for a stream. The bad server's streams, one at a time, give the
+                # shape a stream has; the fixed server's are loaded like the rest.
+                stream_requests, stream_concurrency = ((min(options.requests, options.concurrency), 1)
+                                                      if role == "bad" else (options.requests, options.concurrency))
+                progress(f"{name}: {role}: {stream_requests} streamed requests, concurrency {stream_concurrency}")
+                streamed[role] = _load(server.base_url, endpoint, requests=stream_requests,
+                                       concurrency=stream_concurrency, options=options, counter=counter,
+                                       progress=progress, stream=True)
+                progress(f"{name}: {role}: streamed: {load_line(streamed[role])}")
             for level in options.sweep:
                 if level == options.concurrency:
                     sweep[role][level] = main[role]
@@ -153,6 +175,13 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 sweep[role][level] = _load(server.base_url, endpoint, requests=n, concurrency=level,
                                            options=options, counter=counter, progress=lambda _: None)
                 progress(f"{name}: {role}: sweep {level}: {load_line(sweep[role][level])}")
-    comparison = compare(reference, main["fixed"], prompt_for)
-    bad_under_load = compare(reference, main["bad"], prompt_for)
-    return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load)
+    assert reference is not None
+    comparison = compare(reference, main["fixed"], prompt_for, shapes_of=None if bad_fails else reference)
+    bad_under_load = None if bad_fails else compare(reference, main["bad"], prompt_for)
+    stream_comparison = None
+    if "fixed" in streamed:
+        bad_streams = streamed.get("bad")
+        stream_comparison = compare(reference, streamed["fixed"], prompt_for,
+                                    shapes_of=bad_streams if bad_streams is not None and bad_streams.ok else None)
+    return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load,
+                  streamed, stream_comparison, bad_fails)

@@ -49,8 +49,23 @@ def _report_lines(report: Report) -> list[str]:
                      f"{b.same_text}/{b.compared} with its own one-at-a-time text"
                      + (f" ({failed} failed)" if failed else "") + "; the fixed server is compared with its "
                      "one-at-a-time answers")
-    lines.append(f"responses: {c.same_shape}/{c.compared} same JSON shape, {c.same_text}/{c.compared} same "
-                 f"completion text as the bad server's -> {'PASS' if c.passed else 'FAIL'}")
+    if report.bad_fails:
+        lines.append(f"note: the bad server failed every request ({report.bad_fails[:160]}); the fixed server's "
+                     "answers are compared with transformers' greedy decoding of each prompt, and no response shape")
+        lines.append(f"responses: {c.same_text}/{c.compared} same completion text as transformers' greedy "
+                     f"decoding -> {'PASS' if c.passed else 'FAIL'}")
+    else:
+        lines.append(f"responses: {c.same_shape}/{c.compared} same JSON shape, {c.same_text}/{c.compared} same "
+                     f"completion text as the bad server's -> {'PASS' if c.passed else 'FAIL'}")
+    st = report.stream_comparison
+    if st is not None:
+        s = report.streamed["fixed"].stats()
+        shape = f"{st.same_shape}/{st.compared} the bad server's stream shape, " if st.shapes else ""
+        lines.append(f"streamed: fixed {s['ok']}/{s['requests']} ok, {s['tokens_per_s']:.1f} tok/s, time to first "
+                     f"token p50 {_ms(s['ttft_p50_s'])} ms; {shape}{st.same_text}/{st.compared} same completion "
+                     f"text -> {'PASS' if st.passed else 'FAIL'}")
+        for item in st.mismatches[:3]:
+            lines.append(f"stream mismatch: {json.dumps(item)[:400]}")
     if c.echo_differs:
         lines.append(f"warning: {c.echo_differs} responses differ in echoing the prompt before the completion")
     for item in c.mismatches[:3]:
@@ -63,6 +78,8 @@ def ratio_text(ratio: float | None) -> str:
 
 
 def _case_ratio_text(report: Report) -> str:
+    if report.bad_fails:
+        return "n/a (the bad server answers no request)"
     if report.ratio is None and report.main["fixed"].stats()["tokens_per_s"]:
         return "n/a (the bad server generated nothing under load)"
     return ratio_text(report.ratio)
@@ -87,7 +104,9 @@ def format_summary(validation: Validation) -> str:
             c = report.comparison
             lines.append(f"{report.case.name[:33]:<34}{report.main['bad'].stats()['tokens_per_s']:>10.1f}"
                          f"{report.main['fixed'].stats()['tokens_per_s']:>12.1f}{ratio_text(report.ratio):>8}"
-                         f"  {'PASS' if c.passed else 'FAIL'} ({c.same_text}/{c.compared} same text)")
+                         f"  {'PASS' if report.passed else 'FAIL'} ({c.same_text}/{c.compared} same text"
+                         + (f", {report.stream_comparison.same_text}/{report.stream_comparison.compared} streamed"
+                            if report.stream_comparison else "") + ")")
         for case, _ in validation.failed:
             lines.append(f"{case.name[:33]:<34}{'-':>10}{'-':>12}{'-':>8}  FAIL (did not run)")
         lines.append(f"{len(validation.reports)} servers validated, {len(validation.failed)} failed to run, "
