@@ -277,10 +277,10 @@ def test_response_text_of_streams_and_openai_bodies():
 def test_streams_of_json_lines_and_cumulative_text():
     """Seed 004 streams JSON lines (labelled an event stream) whose text is the whole completion so far."""
     lines = b'{"text": "He", "finish_reason": null}\n{"text": "Hello", "finish_reason": null}\n' \
-            b'{"text": "Hello!", "finish_reason": "length"}\n'
-    events = decode_body(lines, "text/event-stream")
+            b'{"text": "Hello", "finish_reason": null}\n{"text": "Hello!", "finish_reason": "length"}\n'
+    events = decode_body(lines, "text/event-stream")  # the third output's token ends mid-character: no new text
     assert events == [{"text": "He", "finish_reason": None}, {"text": "Hello", "finish_reason": None},
-                      {"text": "Hello!", "finish_reason": "length"}]
+                      {"text": "Hello", "finish_reason": None}, {"text": "Hello!", "finish_reason": "length"}]
     assert response_text(_rec(0, events, "text/event-stream", streamed=True)) == "Hello!"
     deltas = decode_body(b'{"text": "He"}\n{"text": "llo"}\n', "application/x-ndjson")
     assert response_text(_rec(0, deltas, "application/x-ndjson", streamed=True)) == "Hello"

@@ -51,9 +51,10 @@ def _event_text(event: dict) -> str:
 
 
 def _stream_text(parts: list[str]) -> str:
-    """A stream's text: its last event when each one extends the one before (the whole text so far, as
-    vLLM's default cumulative outputs give it), else the events joined (each one a delta)."""
-    if len(parts) > 1 and all(b.startswith(a) and len(b) > len(a) for a, b in zip(parts, parts[1:])):
+    """A stream's text: its last event when each one starts with the one before (the whole text so far, as
+    vLLM's default cumulative outputs give it; an output may add no text when its token ends mid-character),
+    else the events joined (each one a delta)."""
+    if len(parts) > 1 and len(parts[-1]) > len(parts[0]) and all(b.startswith(a) for a, b in zip(parts, parts[1:])):
         return parts[-1]
     return "".join(parts)
 
