@@ -269,6 +269,7 @@ def test_response_text_of_streams_and_openai_bodies():
                       b"data: [DONE]\n\n", "text/event-stream")
     assert response_text(_rec(0, sse, "text/event-stream", streamed=True)) == "ab"
     assert response_text(_rec(0, {"choices": [{"message": {"content": "hi"}}]})) == "hi"
+    assert response_text(_rec(0, {"choices": ["one choice", "another"]})) == "one choice"  # not OpenAI's shape
     assert response_text(_rec(0, [{"generated_text": "long text", "x": "s"}])) == "long text"
     plain = _rec(0, "chunk1chunk2", "text/plain", streamed=True)
     assert response_shape(plain) == {"stream": "text-stream", "event": None}

@@ -43,6 +43,12 @@ def _string_leaves(value: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
     return []
 
 
+def _openai_choice(body: dict) -> dict | None:
+    """The first choice of an OpenAI-shaped body (``{"choices": [{...}]}``), else None."""
+    choices = body.get("choices")
+    return choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+
+
 def _event_text(event: dict) -> str:
     text = event.get("text")
     if isinstance(text, str):
@@ -68,7 +74,7 @@ def response_text(record: Record) -> str:
         parts = []
         openai = False
         for event in body:
-            if isinstance(event, dict) and event.get("choices"):
+            if isinstance(event, dict) and _openai_choice(event) is not None:
                 choice = event["choices"][0]
                 parts.append(choice.get("text") or (choice.get("delta") or {}).get("content") or "")
                 openai = True
@@ -77,7 +83,7 @@ def response_text(record: Record) -> str:
             elif isinstance(event, str) and event != "[DONE]":
                 parts.append(event)
         return "".join(parts) if openai else _stream_text(parts)
-    if isinstance(body, dict) and body.get("choices"):
+    if isinstance(body, dict) and _openai_choice(body) is not None:
         choice = body["choices"][0]
         return choice.get("text") or (choice.get("message") or {}).get("content") or ""
     leaves = _string_leaves(body)
