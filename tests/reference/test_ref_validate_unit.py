@@ -304,6 +304,8 @@ def test_unservable_servers_are_named():
     assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n").startswith("Django views")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
         .startswith("no POST route")
+    assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") \
+        .startswith("a Ray Serve deployment")
     assert unservable("import openai\nprint(openai.OpenAI())\n") is None
     assert unservable("from flask import Flask\napp = Flask(__name__)\n@app.route('/g', methods=['POST'])\ndef g():\n    pass\n") is None
 

@@ -291,7 +291,7 @@ class _Analysis:
             shown = _snippet(self.module, expr) if expr is not None else "?"
             raise Refusal(
                 f"cannot tell that the pipeline input `{shown}` is one string "
-                "(a list of prompts or chat messages returns another shape); annotate it `str`"
+                "(a list of prompts or chat messages returns another shape); annotate it `str`, or wrap it in str(...)"
             )
         raise Refusal(
             f"cannot tell that `{_snippet(self.module, call)}` generates for one prompt string; a batch "
@@ -342,7 +342,11 @@ class _Analysis:
             raise Refusal(f"`{_snippet(self.module, attribute)}` uses the LLM object other than by calling llm.generate(...)")
         method = attribute.attr.value
         if method not in ("generate", "generate_async"):
-            raise Refusal(f"`{_snippet(self.module, call)}` calls LLM.{method}(); only LLM.generate() maps onto the engine")
+            advice = (
+                "; render the messages with the tokenizer's chat template and call generate(), or serve the model "
+                "with `vllm serve` (its /v1/chat/completions)" if method == "chat" else ""
+            )
+            raise Refusal(f"`{_snippet(self.module, call)}` calls LLM.{method}(); only LLM.generate() maps onto the engine{advice}")
         if any(arg.star for arg in call.args):
             raise Refusal(f"`{_snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
         keywords = _keyword_args(call)
@@ -433,7 +437,10 @@ class _Analysis:
         task = self.semantics.fold(task_expr) if task_expr is not None else None
         if task is None or task.value != "text-generation":
             shown = repr(task.value) if task is not None else "not given"
-            raise Refusal(f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate()")
+            raise Refusal(
+                f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate() (vLLM does not serve "
+                "this task); keep the pipeline off the event loop (a worker thread or process), or serve a generative model"
+            )
         model_expr = positional[1].value if len(positional) > 1 else (keywords["model"].value if "model" in keywords else None)
         if len(positional) > 2:
             raise Refusal("pipeline(...) gets more positional arguments than task and model")

@@ -30,7 +30,8 @@ OUTPUT_OPTIONS = frozenset({"return_full_text"})
 GENERATION_KEYWORDS = frozenset({*RENAMED, *DROPPED, "do_sample", "stop_strings", "max_length"})
 
 _WHY_NOT = {
-    "streamer": "streaming callbacks have no place in the engine's async stream",
+    "streamer": "a streamer callback has no place in the engine's async stream; stream with `async for output in "
+    "engine.generate(...)`, whose outputs carry the text so far",
     "num_beams": "beam search is a separate API in vLLM",
     "generation_config": "a GenerationConfig object cannot be read statically",
     "return_tensors": "the pipeline would return token ids, not text",

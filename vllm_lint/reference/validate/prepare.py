@@ -108,6 +108,8 @@ def unservable(source: str) -> str | None:
     modules |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
+    if "ray" in modules:
+        return "a Ray Serve deployment: validate starts an app from its file, not a Ray cluster"
     if routes:
         return None
     if "grpc" in modules:
