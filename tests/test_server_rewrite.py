@@ -15,6 +15,7 @@ import pytest
 from vllm_lint.config import Settings
 from vllm_lint.engine.fixer import fix_file
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported, remove_unused_imports
+from vllm_lint.rulebook import load_rules
 
 from lintutil import lint_text
 
@@ -192,6 +193,101 @@ def g(prompt: str):
 """,
         "uuid4 is already used",
     ),
+    "served by its import string under __main__": (
+        """\
+        import uvicorn
+        from fastapi import FastAPI
+        from transformers import pipeline
+        app = FastAPI()
+        @app.post("/g")
+        def g(prompt: str):
+            return pipe(prompt)
+        if __name__ == "__main__":
+            pipe = pipeline("text-generation", model="gpt2")
+            uvicorn.run("server:app")
+        """,
+        "serves the app by its import string, which imports the module again",
+    ),
+    "built under __main__, never served there": (
+        """\
+        from fastapi import FastAPI
+        from transformers import pipeline
+        app = FastAPI()
+        @app.post("/g")
+        def g(prompt: str):
+            return pipe(prompt)
+        if __name__ == "__main__":
+            pipe = pipeline("text-generation", model="gpt2")
+        """,
+        "that block does not then serve `app` with uvicorn.run(...)",
+    ),
+    "a shutdown hook that uses the model": (
+        """\
+        from fastapi import FastAPI
+        from transformers import pipeline
+        app = FastAPI()
+        pipe = None
+        @app.on_event("startup")
+        def load():
+            global pipe
+            pipe = pipeline("text-generation", model="gpt2")
+        @app.on_event("shutdown")
+        def unload():
+            if pipe is not None:
+                print("unloading")
+        @app.post("/g")
+        async def g(prompt: str):
+            return pipe(prompt)
+        """,
+        "the shutdown hook unload() uses `pipe`",
+    ),
+    "max_length with a prompt computed in the call": (
+        APP + """
+@app.post("/g")
+def g(prompt: str):
+    return pipe("Q: " + prompt, max_length=64)
+""",
+        "max_length= counts the prompt's tokens, and the prompt `\"Q: \" + prompt` is computed",
+    ),
+    "a Ray Serve deployment using a module-level pipeline": (
+        """\
+        from ray import serve
+        from transformers import pipeline
+        pipe = pipeline("text-generation", model="gpt2")
+        @serve.deployment
+        class D:
+            async def __call__(self, prompt: str):
+                return pipe(prompt)
+        """,
+        "build it in the deployment's __init__ (one per replica)",
+    ),
+    "the model's attribute read from outside its class": (
+        """\
+        from ray import serve
+        from transformers import pipeline
+        @serve.deployment
+        class D:
+            def __init__(self):
+                self.pipe = pipeline("text-generation", model="gpt2")
+            async def __call__(self, prompt: str):
+                return self.pipe(prompt)
+        def tokenizer_of(d):
+            return d.pipe.tokenizer
+        """,
+        "reads the model's attribute from outside D",
+    ),
+    "grpc.aio servicer": (
+        """\
+        import grpc
+        from transformers import pipeline
+        import gen_pb2_grpc
+        pipe = pipeline("text-generation", model="gpt2")
+        class S(gen_pb2_grpc.GenServicer):
+            async def Generate(self, request, context):
+                return pipe(str(request.prompt))
+        """,
+        "an async gRPC servicer (grpc.aio) is not rewritten",
+    ),
 }
 
 
@@ -241,6 +337,47 @@ LLM_REFUSED = {
         """,
         "chat_template= is not an AsyncEngineArgs field",
     ),
+    "generate_async stream outside an async for": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        llm = LLM(model="m")
+        @app.post("/g")
+        async def g(prompt: str):
+            return list(llm.generate_async(prompt, stream=True))
+        """,
+        "is a stream that is not iterated by an `async for`",
+    ),
+    "lora_request through the bridge": (
+        """\
+        from flask import Flask, request
+        from vllm import LLM
+        app = Flask(__name__)
+        llm = LLM(model="m")
+        @app.post("/g")
+        def g():
+            return llm.generate(request.form["prompt"], lora_request=None)[0].outputs[0].text
+        """,
+        "lora_request=...) is not carried through the engine's thread",
+    ),
+    "a load option that changes before the app runs": (
+        """\
+        import uvicorn
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        @app.post("/g")
+        def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        if __name__ == "__main__":
+            name = "gpt2"
+            llm = LLM(model=name)
+            name = "other"
+            uvicorn.run(app)
+        """,
+        "`name` changes between the LLM's load and uvicorn.run(...)",
+    ),
 }
 
 
@@ -254,6 +391,24 @@ def test_refused_llm_rewrite_says_why(tmp_path, case, snapshots):
 
 def test_no_stale_refusal_snapshots(snapshots):
     snapshots.assert_only("rewrite-refusals", [*(f"VLL101 {c}" for c in REFUSED), *(f"VLL103 {c}" for c in LLM_REFUSED)])
+
+
+REWRITTEN = [
+    pytest.param(example, id=f"{code}-{number}")
+    for code in ("VLL101", "VLL103")
+    for number, example in enumerate(load_rules()[code].examples, start=1)
+    if example.fixed is not None
+]
+
+
+@pytest.mark.parametrize("example", REWRITTEN)
+def test_every_rewritten_server_compiles_lints_clean_and_is_fixed_once(tmp_path, example):
+    """Each shape's fixed server: it compiles, no VLL1xx finding is left, and a second --fix changes nothing."""
+    name = example.filename or "server.py"
+    compile(example.fixed, name, "exec")
+    assert [d for d in lint_text(tmp_path, name, example.fixed) if d.code.startswith("VLL1")] == []
+    again, applied = fixed(tmp_path, example.fixed, name)
+    assert (again, applied) == (example.fixed, {})
 
 
 def test_untouched_code_and_crlf_survive_byte_for_byte(tmp_path, snapshots):

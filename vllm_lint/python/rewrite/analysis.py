@@ -218,7 +218,7 @@ class _Analysis:
         sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
         if sync_framework is not None:
             if function.is_async:
-                raise Refusal(_ASYNC_VIEW_REASON.format(framework=sync_framework))
+                self.check_framework(handler.framework)  # says why, per framework
             return function, CallMode.BRIDGED
         self.check_framework(handler.framework)
         if function.is_method:
