@@ -1,8 +1,10 @@
 """The unsafe fix of VLL101/VLL103: rewrite a server module onto vLLM's AsyncLLMEngine.
 
 ``analysis`` decides whether the whole module is understood (else a Refusal
-says why), with ``prompts`` (is an input one string?), ``lifespan`` (where a
-FastAPI app builds its engine) and the sync frameworks' ``bridge``; ``transform``
+says why), from ``construction`` (the engine's arguments), ``calls`` (each use
+of the model; ``prompts``: is an input one string?) and ``placement`` (where the
+engine is built: ``lifespan`` for FastAPI, the sync frameworks' ``bridge``);
+``plan`` holds what it decided, ``shapes`` and ``facts`` what the parts share; ``transform``
 applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both
 share with other fixes. The result is offered as one whole-module edit; the fix
 engine keeps it only if it parses and the finding is gone.

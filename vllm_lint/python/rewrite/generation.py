@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from vllm_lint.python.rewrite.shapes import literal_flag
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
 # Same meaning, new name (or the same name).
@@ -66,12 +67,6 @@ class SamplingKeywords:
         return f"{sampling_params}({', '.join(f'{k}={v}' for k, v in keywords)})"
 
 
-def _literal_bool(expr: cst.BaseExpression) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
-
-
 def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.BaseExpression]]) -> SamplingKeywords:
     """Map transformers generation keywords (later ones win) onto SamplingParams keywords."""
     mapped: dict[str, str] = {}
@@ -86,7 +81,7 @@ def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.Base
             if not new_tokens_given:  # transformers lets max_new_tokens win over max_length
                 mapped["max_tokens"] = max_length = code
         elif keyword == "do_sample":
-            flag = _literal_bool(value)
+            flag = literal_flag(value)
             if flag is None:
                 raise NotCarried("do_sample= is not a literal True/False, so greedy or sampled decoding is unknown")
             greedy = not flag

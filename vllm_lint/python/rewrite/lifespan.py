@@ -16,15 +16,11 @@ from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
+from vllm_lint.python.rewrite.shapes import snippet
 from vllm_lint.python.semantics import ROUTE_VERBS
 
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
 _EVENTS = ("startup", "shutdown")
-
-
-def snippet(module: cst.Module, node: cst.CSTNode) -> str:
-    code = " ".join(module.code_for_node(node).split())
-    return code if len(code) <= 60 else code[:57] + "..."
 
 
 def route_owner(function: cst.FunctionDef) -> str | None:

@@ -19,6 +19,7 @@ import libcst as cst
 from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
 
 from vllm_lint.python.model import ClassInfo, FunctionInfo, ModuleModel, dotted_name
+from vllm_lint.python.rewrite.shapes import is_index_zero
 
 # str methods that return one str.
 _STR_METHODS = frozenset(
@@ -212,7 +213,7 @@ class StringTyping:
             if self._is_flask_text_field(expr.value) and len(expr.slice) == 1:
                 return True
             batch = self.one_item_batch(expr.value, depth + 1)
-            return batch is not None and _is_index_zero(expr)
+            return batch is not None and is_index_zero(expr)
         if isinstance(expr, cst.Await) and isinstance(expr.expression, cst.Call):
             return self._is_websocket_text(expr.expression)
         if isinstance(expr, cst.Call):
@@ -291,13 +292,6 @@ def _own_field_annotation(klass: ClassInfo, field: str) -> cst.BaseExpression | 
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == field:
                     return small.annotation.annotation
     return None
-
-
-def _is_index_zero(subscript: cst.Subscript) -> bool:
-    if len(subscript.slice) != 1:
-        return False
-    index = subscript.slice[0].slice
-    return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
 
 
 class _Mutations(cst.CSTVisitor):

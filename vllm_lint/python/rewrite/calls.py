@@ -1,0 +1,294 @@
+"""Each use of the model in a handler, and the engine request it becomes (a HandlerCall): where the call is,
+whether its statement lets it move, what its one prompt is, and what its result stands for.
+
+A call in a FastAPI handler (or a Ray Serve deployment's method) is awaited; one in a plain ``def`` view of
+a sync framework goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
+``async for`` becomes the engine's stream in its place.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_lint.python.model import FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
+from vllm_lint.python.rewrite.names import Occurrence
+from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
+from vllm_lint.python.rewrite.prompts import StringTyping
+from vllm_lint.python.rewrite.shapes import (
+    compares_with_none,
+    evaluations,
+    is_index_zero,
+    is_none,
+    is_plain_read,
+    keyword_args,
+    literal_flag,
+    positional_args,
+    snippet,
+)
+
+# Frameworks that serve each request in a thread of their own: their plain ``def`` handlers stay as they are
+# and submit to the engine through the bridge's event-loop thread.
+SYNC_FRAMEWORKS = {
+    "flask": "Flask", "django": "Django", "rest_framework": "Django REST framework", "grpc": "gRPC",
+    "bottle": "Bottle", "gradio": "Gradio",
+}
+_ASYNC_VIEW_REASON = (
+    "{framework} runs each async view in an event loop of its own, which one AsyncLLMEngine cannot serve; "
+    "make it a plain def view (the rewrite then bridges it to the engine), or port the app to FastAPI"
+)
+_LLM_GENERATE_DROPPED = frozenset({"use_tqdm"})  # a progress bar: nothing to carry
+_LLM_GENERATE_CARRIED = frozenset({"lora_request"})  # AsyncLLMEngine.generate takes it too
+_NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
+
+
+def in_ray_deployment(semantics, function: FunctionInfo) -> bool:
+    """A method of a ``@serve.deployment`` class (its ``__call__`` or an ``@serve.ingress`` app's route)."""
+    klass = function.class_info
+    if klass is None or not function.is_method:
+        return False
+    for decorator in klass.node.decorators:
+        expr = decorator.decorator
+        expr = expr.func if isinstance(expr, cst.Call) else expr
+        if (dotted_name(expr) or "").endswith("serve.deployment") or semantics.qualify(expr) == "ray.serve.deployment":
+            return True
+    return False
+
+
+class ModelCalls(ModuleFacts):
+    """Turns each use of the model into a HandlerCall, or refuses with the reason."""
+
+    def handler_of(self, call: cst.Call, what: str) -> tuple[FunctionInfo, CallMode]:
+        """The handler a call is written in, and how the call reaches the engine from there."""
+        site = self.sites[id(call)]
+        shown = snippet(self.module, call)
+        if site.function is None or site.in_main_guard:
+            raise Refusal(f"`{shown}` runs outside a request handler")
+        handler = self.semantics.handlers.get(site.function)
+        if handler is None:
+            enclosing = self.semantics.enclosing_handler(site.function)
+            if enclosing is not None:
+                raise Refusal(f"`{shown}` is in a function nested in {enclosing.function.name}(); only calls written in the handler itself are rewritten")
+            raise Refusal(f"`{shown}` runs in {site.function.name}(), which is not a request handler")
+        if not handler.direct:
+            raise Refusal(f"the {what} is called in helper {site.function.name}(), not in the handler itself; only handlers are rewritten")
+        function = site.function
+        if function.parent is not None:
+            raise Refusal(f"{function.name}() is a nested function; only handlers defined at module or class level are rewritten")
+        sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
+        if sync_framework is not None:
+            if function.is_async:
+                self.check_framework(handler.framework)  # says why, per framework
+            return function, CallMode.BRIDGED
+        self.check_framework(handler.framework)
+        if function.is_method and not in_ray_deployment(self.semantics, function):
+            raise Refusal(f"{function.name}() is a method; only module-level handlers and Ray Serve deployments' methods are rewritten")
+        return function, CallMode.AWAITED
+
+    def stream_function_of(self, call: cst.Call) -> FunctionInfo:
+        """The ``async def`` that iterates a stream: the handler, or a function nested in it (a response generator)."""
+        site = self.sites[id(call)]
+        shown = snippet(self.module, call)
+        function = site.function
+        if function is None or site.in_main_guard:
+            raise Refusal(f"`{shown}` runs outside a request handler")
+        handler = self.semantics.enclosing_handler(function)
+        if handler is None or not handler.direct:
+            raise Refusal(f"`{shown}` runs in {function.name}(), which is not a request handler or a function nested in one")
+        self.check_framework(handler.framework)
+        if (handler.function.is_method and not in_ray_deployment(self.semantics, handler.function)) or handler.function.parent is not None:
+            raise Refusal(f"{handler.function.name}() is a method or nested function; only module-level handlers are rewritten")
+        return function
+
+    def check_framework(self, framework: str | None) -> None:
+        if framework == "grpc":
+            raise Refusal(
+                "an async gRPC servicer (grpc.aio) is not rewritten: build AsyncLLMEngine in the coroutine that "
+                "starts grpc.aio.server() and `async for` over engine.generate(...) in the method"
+            )
+        if framework in SYNC_FRAMEWORKS:
+            raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
+        if framework not in (None, "fastapi", "ray"):
+            raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
+
+    def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:
+        """The statement the call is in, when evaluating the call just before it changes nothing else.
+
+        ``depth`` counts the levels from the model's name up to the expression replaced (the call, or
+        the ``await`` of it).
+        """
+        shown = snippet(self.module, call)
+        parents = occurrence.parents[: len(occurrence.parents) - depth]  # the replaced expression's own parents
+        small_index = next((i for i in range(len(parents) - 1, -1, -1) if isinstance(parents[i], cst.BaseSmallStatement)), None)
+        compound = next((p for p in reversed(parents) if isinstance(p, cst.BaseCompoundStatement)), None)
+        if small_index is None or (compound is not None and parents.index(compound) > small_index):
+            raise Refusal(f"`{shown}` is part of a compound statement's header (if/for/while/with)")
+        small = parents[small_index]
+        line = parents[small_index - 1]
+        if not isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)):
+            raise Refusal(f"`{shown}` is in a statement the rewrite does not handle")
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or not isinstance(parents[small_index - 2], cst.IndentedBlock):
+            raise Refusal(f"`{shown}` shares its line with other statements")
+        between = parents[small_index + 1 :]
+        if any(isinstance(p, cst.Await) for p in between):
+            raise Refusal(f"`{shown}` is awaited, but it returns no awaitable")
+        if any(isinstance(p, _NO_SIDE_EFFECTS_BETWEEN) for p in between):
+            raise Refusal(f"`{shown}` is evaluated conditionally or repeatedly (inside a lambda, comprehension, `if` expression or `and`/`or`)")
+        ancestors = {id(p) for p in between}
+        replaced = occurrence.parents[len(occurrence.parents) - depth]
+        for node in evaluations(small, skip=replaced):
+            if id(node) not in ancestors:
+                raise Refusal(
+                    f"`{shown}` shares its statement with `{snippet(self.module, node)}`; moving the call out of "
+                    "the statement could change which of the two runs first"
+                )
+        return line
+
+    def one_prompt(self, typing: StringTyping, expr: cst.BaseExpression | None, call: cst.Call, what: str) -> tuple[str, bool]:
+        """(the code of the one prompt, whether it was given as a one-item list)."""
+        code = self.module.code_for_node
+        if expr is not None and typing.is_one_string(expr):
+            return code(expr), False
+        batch = typing.one_item_batch(expr) if expr is not None else None
+        if batch is not None:
+            return batch.prompt_code or code(batch.prompt), True
+        if what == "pipeline":
+            shown = snippet(self.module, expr) if expr is not None else "?"
+            raise Refusal(
+                f"cannot tell that the pipeline input `{shown}` is one string "
+                "(a list of prompts or chat messages returns another shape); annotate it `str`, or wrap it in str(...)"
+            )
+        raise Refusal(
+            f"cannot tell that `{snippet(self.module, call)}` generates for one prompt string; a batch "
+            "needs one engine.generate() per prompt"
+        )
+
+    def pipeline_call(self, occurrence: Occurrence, construction: dict[str, cst.BaseExpression], full_text_default: bool) -> HandlerCall:
+        call = occurrence.parent
+        if not isinstance(call, cst.Call) or call.func is not occurrence.name:
+            raise Refusal(f"`{snippet(self.module, occurrence.parent)}` uses the pipeline object other than by calling it")
+        function, mode = self.handler_of(call, "pipeline")
+        statement = self.check_hoistable(call, occurrence, 1)
+        if any(arg.star for arg in call.args):
+            raise Refusal(f"`{snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
+        positional = positional_args(call)
+        keywords = keyword_args(call)
+        prompt = positional[0].value if positional else (keywords["text_inputs"].value if "text_inputs" in keywords else None)
+        if prompt is None or len(positional) > 1:
+            raise Refusal(f"`{snippet(self.module, call)}` does not pass exactly one input")
+        typing = StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED)
+        prompt_code, batch_of_one = self.one_prompt(typing, prompt, call, "pipeline")
+        settings = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
+        full_text = full_text_default
+        for name, arg in keywords.items():
+            if name == "text_inputs":
+                continue
+            if name == "return_full_text":
+                full_text = literal_flag(arg.value)
+                if full_text is None:
+                    raise Refusal("return_full_text= is not a literal True/False, so the response shape is unknown")
+                continue
+            settings.append((name, arg.value))
+        try:
+            sampling = sampling_keywords(self.module, settings)
+        except NotCarried as exc:
+            raise Refusal(str(exc)) from None
+        if sampling.counts_prompt and not is_plain_read(prompt):
+            raise Refusal(
+                f"max_length= counts the prompt's tokens, and the prompt `{snippet(self.module, prompt)}` is computed "
+                "in the call; give the pipeline max_new_tokens=, or bind the prompt to a variable first"
+            )
+        shape = ResultShape.PIPELINE_FULL_TEXT if full_text else ResultShape.PIPELINE_NEW_TEXT
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one)
+
+    def llm_generate_call(self, occurrence: Occurrence) -> HandlerCall:
+        attribute, call = occurrence.ancestor(1), occurrence.ancestor(2)
+        if not (isinstance(attribute, cst.Attribute) and attribute.value is occurrence.name and isinstance(call, cst.Call) and call.func is attribute):
+            raise Refusal(f"`{snippet(self.module, attribute)}` uses the LLM object other than by calling llm.generate(...)")
+        method = attribute.attr.value
+        if method not in ("generate", "generate_async"):
+            advice = (
+                "; render the messages with the tokenizer's chat template and call generate(), or serve the model "
+                "with `vllm serve` (its /v1/chat/completions)" if method == "chat" else ""
+            )
+            raise Refusal(f"`{snippet(self.module, call)}` calls LLM.{method}(); only LLM.generate() maps onto the engine{advice}")
+        if any(arg.star for arg in call.args):
+            raise Refusal(f"`{snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
+        keywords = keyword_args(call)
+        mode, depth = CallMode.AWAITED, 2
+        if method == "generate_async":
+            # Not a method of vLLM's LLM (VLL303): the author meant the engine's async generation, either
+            # awaited for the final outputs or iterated as a stream (``stream=True``).
+            stream = keywords.pop("stream", None)
+            flag = literal_flag(stream.value) if stream is not None else False
+            if flag is None:
+                raise Refusal(f"`{snippet(self.module, call)}` passes stream= that is not a literal True/False")
+            if flag:
+                mode = CallMode.STREAMED
+                loop = occurrence.ancestor(3)
+                if not (isinstance(loop, cst.For) and loop.asynchronous is not None and loop.iter is call):
+                    raise Refusal(f"`{snippet(self.module, call)}` is a stream that is not iterated by an `async for`")
+            else:
+                awaited = occurrence.ancestor(3)
+                if not (isinstance(awaited, cst.Await) and awaited.expression is call):
+                    raise Refusal(f"`{snippet(self.module, call)}` is not awaited, so what it was meant to return is unknown")
+                depth = 3
+        if mode is CallMode.STREAMED:
+            function = self.stream_function_of(call)
+        else:
+            function, mode = self.handler_of(call, "LLM")
+            if mode is CallMode.BRIDGED and depth == 3:
+                raise Refusal(f"`{snippet(self.module, call)}` is awaited in a view of a framework that cannot await the engine")
+        statement = self.check_hoistable(call, occurrence, depth) if mode is not CallMode.STREAMED else None
+        positional = positional_args(call)
+        if len(positional) > 2:
+            raise Refusal(f"`{snippet(self.module, call)}` passes more arguments than prompts and sampling params")
+        prompts = positional[0].value if positional else (keywords.pop("prompts").value if "prompts" in keywords else None)
+        sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
+        typing = StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED)
+        prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
+        if isinstance(sampling, (cst.List, cst.Tuple)):
+            raise Refusal("a list of per-prompt SamplingParams has no single-request equivalent")
+        extra = []
+        for name, arg in keywords.items():
+            if name in _LLM_GENERATE_DROPPED:
+                continue
+            if name not in _LLM_GENERATE_CARRIED:
+                raise Refusal(f"LLM.{method}(..., {name}=...) has no AsyncLLMEngine.generate() equivalent here")
+            if mode is CallMode.BRIDGED:
+                raise Refusal(f"LLM.{method}(..., {name}=...) is not carried through the engine's thread")
+            extra.append((name, arg.value))
+        replaced: cst.BaseExpression = call
+        shape = ResultShape.REQUEST_OUTPUT_LIST
+        if method == "generate_async":
+            if mode is CallMode.AWAITED:
+                replaced = occurrence.ancestor(3)  # the await
+                # Awaited for a list of prompts: one output per prompt, as LLM.generate() returns; for one
+                # prompt string, its output (as the engine's generate() and TensorRT-LLM's return).
+                shape = ResultShape.REQUEST_OUTPUT_LIST if as_list else ResultShape.REQUEST_OUTPUT
+        else:
+            parent = occurrence.ancestor(3)
+            if isinstance(parent, cst.Subscript) and parent.value is call and is_index_zero(parent):
+                replaced, shape = parent, ResultShape.REQUEST_OUTPUT
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement, extra_arguments=tuple(extra))
+
+    def keeps_working(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine, what: str) -> bool:
+        """Whether a use of the model's variable works the same on an engine object (or is its binding)."""
+        parent = occurrence.parent
+        if isinstance(parent, cst.AssignTarget):
+            assign = occurrence.ancestor(2)
+            if assign is binding_statement.body[0]:
+                return True
+            if isinstance(occurrence.name, cst.Attribute):
+                raise Refusal(f"`{snippet(self.module, assign)}` assigns the {what} attribute again")
+            if isinstance(assign, cst.Assign) and occurrence.function is None and is_none(assign.value):
+                return True  # ``llm = None`` before start-up
+            raise Refusal(f"`{snippet(self.module, assign)}` assigns the {what} variable again")
+        if isinstance(parent, cst.NameItem):
+            return True  # ``global llm``
+        if isinstance(parent, cst.Comparison) and compares_with_none(parent):
+            return True  # ``llm is None``: still true before start-up, false after
+        if isinstance(parent, (cst.If, cst.While)) and parent.test is occurrence.name:
+            return True
+        return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)

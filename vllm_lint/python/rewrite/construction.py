@@ -1,0 +1,141 @@
+"""How the engine is built from what built the model: a pipeline's arguments as AsyncEngineArgs keywords, an
+LLM's checked against AsyncEngineArgs' fields, and whether a model argument is a name or path."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.python.model import dotted_name
+from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
+from vllm_lint.python.rewrite.plan import Refusal
+from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
+
+_TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
+_DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
+_PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the model on the GPU(s) itself
+_PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
+
+
+class EngineConstruction(ModuleFacts):
+    """Reads what built the model: a pipeline's or an LLM's arguments."""
+
+    def pipeline_construction(self, call: cst.Call) -> tuple[tuple[tuple[str, str], ...], dict[str, cst.BaseExpression], bool]:
+        """(AsyncEngineArgs keywords, generation defaults given to the pipeline, return_full_text)."""
+        if any(arg.star for arg in call.args):
+            raise Refusal("pipeline(...) gets *args/**kwargs whose keys are unknown")
+        positional = positional_args(call)
+        keywords = keyword_args(call)
+        task_expr = positional[0].value if positional else (keywords["task"].value if "task" in keywords else None)
+        task = self.semantics.fold(task_expr) if task_expr is not None else None
+        if task is None or task.value != "text-generation":
+            shown = repr(task.value) if task is not None else "not given"
+            raise Refusal(
+                f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate() (vLLM does not serve "
+                "this task); keep the pipeline off the event loop (a worker thread or process), or serve a generative model"
+            )
+        model_expr = positional[1].value if len(positional) > 1 else (keywords["model"].value if "model" in keywords else None)
+        if len(positional) > 2:
+            raise Refusal("pipeline(...) gets more positional arguments than task and model")
+        if model_expr is None:
+            raise Refusal("the pipeline names no model (it would load the task's default model)")
+        if not self.is_model_name(model_expr):
+            raise Refusal(f"cannot tell that model=`{snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
+        code = self.module.code_for_node
+        engine: list[tuple[str, str]] = [("model", code(model_expr))]
+        generation: dict[str, cst.BaseExpression] = {}
+        full_text = True
+        for name, arg in keywords.items():
+            if name in ("task", "model") or name in _PIPELINE_PLACEMENT:
+                continue
+            value = arg.value
+            if name == "tokenizer":
+                if not self.is_model_name(value):
+                    raise Refusal("the pipeline's tokenizer= is an object, not a name or path")
+                engine.append((name, code(value)))
+            elif name in _PIPELINE_ENGINE_KEYWORDS:
+                engine.append((name, code(value)))
+            elif name in ("torch_dtype", "dtype"):
+                engine.append(("dtype", self._dtype(value)))
+            elif name in OUTPUT_OPTIONS:
+                flag = literal_flag(value)
+                if flag is None:
+                    raise Refusal(f"the pipeline's {name}= is not a literal True/False, so the response shape is unknown")
+                full_text = flag
+            elif name in GENERATION_KEYWORDS:
+                if self.semantics.fold(value) is None:
+                    raise Refusal(f"the pipeline's {name}= is not a constant, so it cannot move into the handler")
+                generation[name] = value
+            else:
+                raise Refusal(f"the pipeline keyword {name}= has no AsyncEngineArgs equivalent")
+        engine += [
+            ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
+            ("max_model_len", str(self.ctx.settings.fix_max_model_len)),
+            ("enable_prefix_caching", "True"),
+        ]
+        return tuple(engine), generation, full_text
+
+    def check_llm_construction(self, call: cst.Call) -> None:
+        if any(arg.star for arg in call.args):
+            raise Refusal("LLM(...) gets *args/**kwargs that may hold arguments AsyncEngineArgs lacks")
+        if len(positional_args(call)) > 1:
+            raise Refusal("LLM(...) gets positional arguments beyond the model")
+        known = self.ctx.api.async_engine_args
+        for name in keyword_args(call):
+            if name not in known:
+                raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
+
+    def is_model_name(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A string: a constant, an environment variable, a module variable bound once to one, or a
+        command-line option parsed by argparse."""
+        if depth > 8:
+            return False
+        value = self.semantics.fold(expr)
+        if value is not None:
+            return isinstance(value.value, str)
+        if isinstance(expr, cst.Call):
+            return self.semantics.callee(expr) in ("os.getenv", "os.environ.get") or dotted_name(expr.func) in ("os.getenv", "os.environ.get")
+        if isinstance(expr, cst.Subscript):
+            return (self.semantics.qualify(expr.value) or dotted_name(expr.value)) == "os.environ"
+        if isinstance(expr, cst.Name):
+            bound = self.model.constants.get(expr.value)
+            return bound is not None and self.is_model_name(bound, depth + 1)
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            # ``os.getenv("MODEL") or "gpt2"``
+            return self.is_model_name(expr.left, depth + 1) and self.is_model_name(expr.right, depth + 1)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            return self._is_string_option(expr.value.value, expr.attr.value)
+        return False
+
+    def _is_string_option(self, namespace: str, option: str) -> bool:
+        """``args.model`` where ``args = parser.parse_args()`` and ``parser.add_argument("--model")`` takes one string."""
+        parsed = self.model.constants.get(namespace)
+        if not (isinstance(parsed, cst.Call) and isinstance(parsed.func, cst.Attribute) and parsed.func.attr.value == "parse_args" and not parsed.args):
+            return False
+        parser = dotted_name(parsed.func.value)
+        for site in self.model.calls:
+            call = site.node
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" and dotted_name(call.func.value) == parser):
+                continue
+            flags = [self.semantics.fold(a.value) for a in call.args if a.keyword is None]
+            names = {f.value for f in flags if f is not None and isinstance(f.value, str)}
+            keywords = keyword_args(call)
+            dest = self.semantics.fold(keywords["dest"].value) if "dest" in keywords else None
+            declared = dest.value if dest is not None else next(
+                (n.lstrip("-").replace("-", "_") for n in sorted(names, key=lambda n: not n.startswith("--")) if n.startswith("-")), None
+            )
+            if declared != option:
+                continue
+            kind = keywords.get("type")
+            return not ({"action", "nargs", "const"} & set(keywords)) and (kind is None or dotted_name(kind.value) == "str")
+        return False
+
+    def _dtype(self, expr: cst.BaseExpression) -> str:
+        qualified = self.semantics.qualify(expr) or ""
+        if qualified.startswith("torch.") and qualified[6:] in _TORCH_DTYPES:
+            return repr(_TORCH_DTYPES[qualified[6:]]).replace("'", '"')
+        value = self.semantics.fold(expr)
+        if value is not None and value.value in _DTYPE_STRINGS:
+            return self.module.code_for_node(expr)
+        raise Refusal(f"the pipeline's dtype `{snippet(self.module, expr)}` has no known vLLM dtype name")

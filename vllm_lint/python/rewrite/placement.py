@@ -1,0 +1,126 @@
+"""Where the engine is built: a FastAPI lifespan handler (see ``lifespan``), in place (the app's own lifespan,
+a class's ``__init__``), or, for a sync framework, the bridge's thread started where the model was loaded."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS, in_ray_deployment
+from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
+from vllm_lint.python.rewrite.names import names_in, occurrences
+from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
+from vllm_lint.python.rewrite.prompts import bound_names
+from vllm_lint.python.rewrite.shapes import directly_in, only_call, positional_args, snippet, top_level_index_of
+
+_SERVE_CALLS = frozenset({"uvicorn.run"})
+
+
+class EnginePlacement(ModuleFacts):
+    """Chooses where the engine is built, from where the model was built and the handlers that use it."""
+
+    def placement(self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall]) -> Lifespan | BuiltInPlace:
+        what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
+        function = site.function
+        statement = site.statement
+        assert isinstance(statement, cst.SimpleStatementLine)
+        handlers = list({id(node): node for node in map(self.handler_node_of, calls)}.values())
+        held = "." in name
+        if held:
+            owner = function.class_info
+            if any(self.sites[id(c.call)].function.class_info is not owner for c in calls):
+                raise Refusal(f"`{name}` is used by handlers outside {owner.name}")
+        elif any(in_ray_deployment(self.semantics, self.sites[id(c.call)].function) for c in calls):
+            raise Refusal(f"the {what} is built at module level of a Ray Serve app; build it in the deployment's __init__ (one per replica)")
+        if any(c.mode is CallMode.BRIDGED for c in calls):
+            return self.bridge_placement(site, name, calls, what)
+        if held:
+            return BuiltInPlace()
+        if function is None:
+            if site.in_main_guard:
+                self.check_main_guard_load(statement, handlers, what)
+            elif not any(s is statement for s in self.module.body):
+                raise Refusal(f"the {what} is built inside an `if`/`try` block at module level")
+            return plan_lifespan(self.ctx, self.sites, handlers, name, statement, None)
+        handler = self.semantics.enclosing_handler(function)
+        if handler is not None:
+            raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
+        if function.parent is not None or function.is_method or name not in function.global_names:
+            raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
+        if not directly_in(function.node, statement):
+            raise Refusal(f"the {what} is built inside a block of {function.name}(); build it at the top of the start-up hook")
+        if _is_lifespan_function(self.semantics, function):
+            return BuiltInPlace()
+        if not self.semantics.is_startup_hook(function):
+            raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
+        return plan_lifespan(self.ctx, self.sites, handlers, name, None, function.node)
+
+    def bridge_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str) -> Bridge:
+        """The engine's thread is started where the model was loaded: at import, under ``__main__`` before
+        the app runs, or in the function that loaded it into a module variable."""
+        frameworks = {self.semantics.enclosing_handler(self.sites[id(c.call)].function).framework for c in calls}
+        if any(c.mode is not CallMode.BRIDGED for c in calls) or len(frameworks) != 1:
+            raise Refusal("the module serves the model from handlers of more than one framework")
+        function = site.function
+        if function is not None and "." not in name:
+            handler = self.semantics.enclosing_handler(function)
+            if handler is not None:
+                raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
+            if function.parent is not None or function.is_method or name not in function.global_names:
+                raise Refusal(f"the {what} is built inside {function.name}(), not into a module variable")
+        body = list(self.module.body)
+        indexes = [top_level_index_of(body, site.statement)]
+        for app, framework in self.semantics.app_objects.items():
+            for binding in self.model.bindings.get((None, app), []):
+                app_site = self.sites[id(binding.call)]
+                if app_site.function is None and any(s is app_site.statement for s in body):
+                    indexes.append(body.index(app_site.statement))
+        return Bridge(body[min(indexes)], SYNC_FRAMEWORKS[frameworks.pop()])
+
+    def handler_node_of(self, call: HandlerCall) -> cst.FunctionDef:
+        """The request handler a call is in (a stream's function is nested in it)."""
+        handler = self.semantics.enclosing_handler(self.sites[id(call.call)].function)
+        assert handler is not None
+        return handler.function.node
+
+    def check_main_guard_load(self, statement: cst.SimpleStatementLine, handlers: list[cst.FunctionDef], what: str) -> None:
+        """A load under ``if __name__ == "__main__":`` moves into the lifespan handler when that block then
+        serves the app object itself (the lifespan runs inside that call) with the load's names unchanged."""
+        guard = next((s for s in self.module.body if isinstance(s, cst.If) and directly_in(s, statement)), None)
+        if guard is None:
+            raise Refusal(f"the {what} is built in a nested block under `if __name__ == \"__main__\":`")
+        app_name = handlers_app(self.module, handlers)
+        block = list(guard.body.body)
+        after = block[block.index(statement) + 1 :]
+        served = None
+        for index, later in enumerate(after):
+            call = only_call(later)
+            if call is not None and (self.semantics.callee(call) in _SERVE_CALLS):
+                served = index
+                first = positional_args(call)[:1]
+                if not (first and isinstance(first[0].value, cst.Name) and first[0].value.value == app_name):
+                    raise Refusal(
+                        f"`{snippet(self.module, call)}` serves the app by its import string, which imports the module "
+                        f"again without running this `__main__` block; pass the app object ({app_name})"
+                    )
+                break
+        if served is None:
+            raise Refusal(f"the {what} is built under `if __name__ == \"__main__\":`, but that block does not then serve `{app_name}` with uvicorn.run(...)")
+        assign = statement.body[0]
+        assert isinstance(assign, cst.Assign)
+        used = {n for n, found in occurrences(assign.value, names_in(assign.value)).items() if found}
+        changed = set().union(*(bound_names(s) for s in after[:served])) if served else set()
+        if used & changed:
+            name = sorted(used & changed)[0]
+            raise Refusal(f"`{name}` changes between the {what}'s load and uvicorn.run(...); the lifespan handler would see the new value")
+
+
+def _is_lifespan_function(semantics, function: FunctionInfo) -> bool:
+    """An ``@asynccontextmanager`` function: the app's own lifespan handler."""
+    for decorator in function.node.decorators:
+        expr = decorator.decorator
+        name = semantics.qualify(expr) or dotted_name(expr) or ""
+        if name.endswith("asynccontextmanager"):
+            return True
+    return False

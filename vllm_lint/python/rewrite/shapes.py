@@ -1,0 +1,144 @@
+"""Small tests of a node's shape that the parts of the server rewrite's analysis share."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
+
+
+def snippet(module: cst.Module, node: cst.CSTNode) -> str:
+    """A node's code on one line, cut at 60 characters, for a refusal's message."""
+    code = " ".join(module.code_for_node(node).split())
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
+def keyword_args(call: cst.Call) -> dict[str, cst.Arg]:
+    return {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
+
+
+def positional_args(call: cst.Call) -> list[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def literal_flag(expr: cst.BaseExpression) -> bool | None:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def compares_with_none(comparison: cst.Comparison) -> bool:
+    return len(comparison.comparisons) == 1 and isinstance(comparison.comparisons[0].operator, (cst.Is, cst.IsNot)) and (
+        is_none(comparison.left) or is_none(comparison.comparisons[0].comparator)
+    )
+
+
+def is_index_zero(subscript: cst.Subscript) -> bool:
+    if len(subscript.slice) != 1:
+        return False
+    index = subscript.slice[0].slice
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
+
+
+def is_plain_read(expr: cst.BaseExpression) -> bool:
+    """A variable, an attribute of one or an item at a literal index: reading it twice gives the same value."""
+    if isinstance(expr, cst.Name):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return is_plain_read(expr.value)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        return isinstance(index, (cst.Integer, cst.SimpleString)) and is_plain_read(expr.value)
+    if isinstance(expr, cst.List) and len(expr.elements) == 1:
+        return is_plain_read(expr.elements[0].value)
+    return False
+
+
+def directly_in(parent: cst.CSTNode, statement: cst.BaseStatement) -> bool:
+    """Whether ``statement`` is one of the statements of ``parent``'s own block (a def or an if)."""
+    body = getattr(parent, "body", None)
+    return isinstance(body, cst.IndentedBlock) and any(s is statement for s in body.body)
+
+
+def top_level_index_of(body: list[cst.BaseStatement], statement: cst.CSTNode) -> int:
+    """The index of the top-level statement that is or contains ``statement``."""
+    for index, top in enumerate(body):
+        if top is statement:
+            return index
+    found = _Contains(statement)
+    for index, top in enumerate(body):
+        walk(top, found)
+        if found.found:
+            return index
+    raise ValueError("statement not in the module")
+
+
+class _Contains(cst.CSTVisitor):
+    def __init__(self, target: cst.CSTNode) -> None:
+        super().__init__()
+        self.target = target
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.target:
+            self.found = True
+        return not self.found
+
+
+def only_call(statement: cst.BaseStatement) -> cst.Call | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr):
+        value = statement.body[0].value
+        return value if isinstance(value, cst.Call) else None
+    return None
+
+
+class _Evaluations(cst.CSTVisitor):
+    """Calls, awaits and yields in a statement, not descending into one skipped node."""
+
+    def __init__(self, skip: cst.CSTNode) -> None:
+        super().__init__()
+        self.skip = skip
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.skip:
+            return False
+        if isinstance(node, (cst.Call, cst.Await, cst.Yield)):
+            self.found.append(node)
+        return True
+
+
+def evaluations(statement: cst.CSTNode, skip: cst.CSTNode) -> list[cst.CSTNode]:
+    visitor = _Evaluations(skip)
+    walk(statement, visitor)
+    return visitor.found
+
+
+class _Yields(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+        self._depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._depth += 1
+        return self._depth == 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+
+def yields(function: cst.FunctionDef) -> bool:
+    visitor = _Yields()
+    walk(function, visitor)
+    return visitor.found
