@@ -17,7 +17,8 @@ from vllm_lint.python.walk import walk  # read-only visits without rebuilding th
 
 @dataclass(frozen=True, slots=True)
 class Occurrence:
-    """One ``Name`` node that refers to a variable (not an attribute name or keyword)."""
+    """One ``Name`` node that refers to a variable (not an attribute name or keyword), or for an attribute
+    of an object (``self.pipe``) the Attribute node."""
 
     name: cst.Name
     parents: tuple[cst.CSTNode, ...]  # outermost first; the last one is the direct parent
@@ -72,6 +73,16 @@ def occurrences(tree: cst.CSTNode, names: Iterable[str]) -> dict[str, list[Occur
     collector = _Collector(frozenset(names))
     walk(tree, collector)
     return collector.found
+
+
+def attribute_occurrences(tree: cst.CSTNode, owner: str, attribute: str) -> list[Occurrence]:
+    """Every ``owner.attribute`` in ``tree`` (``self.pipe``), as occurrences whose ``name`` is that Attribute."""
+    found = []
+    for o in occurrences(tree, [owner])[owner]:
+        parent = o.parent
+        if isinstance(parent, cst.Attribute) and parent.value is o.name and parent.attr.value == attribute:
+            found.append(Occurrence(parent, o.parents[:-1], o.function))  # type: ignore[arg-type]
+    return found
 
 
 class _AllNames(cst.CSTVisitor):

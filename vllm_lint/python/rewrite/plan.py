@@ -74,7 +74,9 @@ class Lifespan:
 
 @dataclass(frozen=True, slots=True)
 class BuiltInPlace:
-    """The model is built in the app's own lifespan handler: the engine is built in the same place."""
+    """The engine is built where the model was: in the app's own lifespan handler, or in the ``__init__``
+    of the class that holds it (a Ray Serve deployment: one engine per replica, shut down with it, as
+    vLLM's engine shuts down when it is garbage-collected)."""
 
 
 @dataclass(frozen=True, slots=True)
