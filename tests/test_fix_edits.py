@@ -19,7 +19,7 @@ CORPUS = {path.name: path for path in sorted([*SEEDS.glob("*.py"), *(REPO / "exa
 EDITS = {
     "000_bad_pipeline_server.py": 1,
     "000_good_async_engine_server.py": 3,
-    "004_server.py": 3,
+    "004_server.py": 4,
     "vll101_sync_pipeline_in_handler.py": 1,
     "vll103_offline_llm_in_server.py": 1,
     "vll201_missing_gpu_memory_utilization.py": 1,

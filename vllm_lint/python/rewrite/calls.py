@@ -94,6 +94,8 @@ class ModelCalls(ModuleFacts):
         if function is None or site.in_main_guard:
             raise Refusal(f"`{shown}` runs outside a request handler")
         handler = self.semantics.enclosing_handler(function)
+        if handler is not None and not handler.direct and _nested_in(function, handler.entry):
+            handler = self.semantics.handlers.get(handler.entry)  # a response generator defined in the handler
         if handler is None or not handler.direct:
             raise Refusal(f"`{shown}` runs in {function.name}(), which is not a request handler or a function nested in one")
         self.check_framework(handler.framework)
@@ -292,3 +294,12 @@ class ModelCalls(ModuleFacts):
         if isinstance(parent, (cst.If, cst.While)) and parent.test is occurrence.name:
             return True
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+
+
+def _nested_in(function: FunctionInfo, outer: FunctionInfo) -> bool:
+    scope = function.parent
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False

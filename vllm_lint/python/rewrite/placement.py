@@ -82,7 +82,7 @@ class EnginePlacement(ModuleFacts):
         """The request handler a call is in (a stream's function is nested in it)."""
         handler = self.semantics.enclosing_handler(self.sites[id(call.call)].function)
         assert handler is not None
-        return handler.function.node
+        return handler.entry.node  # the function the framework calls for the request
 
     def check_main_guard_load(self, statement: cst.SimpleStatementLine, handlers: list[cst.FunctionDef], what: str) -> None:
         """A load under ``if __name__ == "__main__":`` moves into the lifespan handler when that block then
