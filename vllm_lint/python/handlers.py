@@ -26,8 +26,7 @@ from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_nam
 if TYPE_CHECKING:
     from vllm_lint.python.semantics import Semantics
 
-# How many calls deep code reached from a handler (or a start-up hook) still counts as inside it.
-MAX_CALL_DEPTH = 6
+MAX_CALL_DEPTH = table.MAX_CALL_DEPTH
 # Decorators that make a function compute its result once: a model "loaded" through it is loaded once.
 CACHING_DECORATORS = frozenset({
     "functools.lru_cache", "functools.cache", "functools.cached_property", "streamlit.cache_resource",
