@@ -503,6 +503,32 @@ class HandlerFinder:
                 return True
         return False
 
+    def path_is_cached(self, start: FunctionInfo, path: tuple[FunctionInfo, ...]) -> bool:
+        """Whether the way from ``start`` down ``path`` runs once, not per call: a function on it is an
+        ``@lru_cache``'d one, or every call of the next function from the one before keeps its result
+        (``global _model; _model = Model()``)."""
+        chain = (start, *path)
+        if any(self.caches_result(f) for f in chain):
+            return True
+        for caller, callee in zip(chain, chain[1:]):
+            sites = [s for s in self.semantics.sites_in(caller)
+                     if self.resolve_call(dotted_name(s.node.func) or "", s.function) is callee]
+            if sites and all(caches_load(s) for s in sites):
+                return True
+        return False
+
+
+def caches_load(site: CallSite) -> bool:
+    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load, not one per call. Not in
+    ``__init__``: that runs once per object, so per request when a handler (or its framework) builds one."""
+    function = site.function
+    for target in site.assigned_to:
+        if target.startswith("self.") and (function is None or function.name != "__init__"):
+            return True
+        if function is not None and target in function.global_names:
+            return True
+    return False
+
 
 def _keyword_is_true(call: cst.Call | None, name: str) -> bool:
     if call is None:

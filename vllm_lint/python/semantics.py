@@ -497,8 +497,9 @@ class Semantics:
         return False
 
     def caches_result(self, handler: Handler) -> bool:
-        """Whether a function on the way from the handler to its code computes its result once (``@lru_cache``)."""
-        return any(self.finder.caches_result(f) for f in (handler.entry, *handler.via))
+        """Whether the way from the handler to its code runs once (an ``@lru_cache``'d function on it, or a
+        call whose result is kept in a global)."""
+        return self.finder.path_is_cached(handler.entry, handler.via)
 
 
 def _single(stored: list[tuple[cst.BaseExpression | None, FunctionInfo | None]]
