@@ -92,6 +92,7 @@ class HandlerFinder:
         for function in self.model.functions:
             if function.parent is not None:
                 self._nested.setdefault(function.parent, []).append(function)
+        self._callees: dict[FunctionInfo, list[FunctionInfo]] = {}
 
     # -- the results -----------------------------------------------------------------------------------
 
@@ -141,15 +142,18 @@ class HandlerFinder:
 
     def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
         """Functions of this module that ``function`` (or a closure inside it) calls directly."""
-        found = []
-        for scope in self._with_closures(function):
-            for name in sorted(scope.called_names):
-                callee = self.resolve_call(name, scope)
-                if callee is not None:
-                    found.append(callee)
+        found = self._callees.get(function)
+        if found is None:
+            found = self._callees[function] = [
+                callee
+                for scope in self.with_closures(function)
+                for name in sorted(scope.called_names)
+                if (callee := self.resolve_call(name, scope)) is not None
+            ]
         return found
 
-    def _with_closures(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+    def with_closures(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+        """``function`` and the functions defined inside it, at any depth."""
         stack = [function]
         while stack:
             scope = stack.pop()

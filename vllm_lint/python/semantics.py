@@ -220,13 +220,7 @@ class Semantics:
 
     def sites_in(self, function: FunctionInfo) -> list[CallSite]:
         """The calls written in ``function``, its closures included."""
-        sites = []
-        stack = [function]
-        while stack:
-            scope = stack.pop()
-            sites += self._sites_by_function.get(scope, [])
-            stack += [f for f in self.model.functions if f.parent is scope]
-        return sites
+        return [site for scope in self.finder.with_closures(function) for site in self._sites_by_function.get(scope, [])]
 
     # -- values --------------------------------------------------------------
 
