@@ -1,0 +1,7 @@
+"""VLL401-VLL404 (deployment.py) read the launch record only: a file can give them only where it launches vLLM."""
+
+from __future__ import annotations
+
+from vllm_lint.registry import LAUNCH
+
+PREFILTER = dict.fromkeys(("VLL401", "VLL402", "VLL403", "VLL404"), (LAUNCH,))
