@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from vllm_lint.registry import LAUNCH
 
-PREFILTER = dict.fromkeys(("VLL303",), (LAUNCH,))
+PREFILTER = {
+    "VLL303": (LAUNCH,),
+}

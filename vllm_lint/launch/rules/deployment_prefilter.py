@@ -4,4 +4,9 @@ from __future__ import annotations
 
 from vllm_lint.registry import LAUNCH
 
-PREFILTER = dict.fromkeys(("VLL401", "VLL402", "VLL403", "VLL404"), (LAUNCH,))
+PREFILTER = {
+    "VLL401": (LAUNCH,),
+    "VLL402": (LAUNCH,),
+    "VLL403": (LAUNCH,),
+    "VLL404": (LAUNCH,),
+}

@@ -4,4 +4,11 @@ from __future__ import annotations
 
 from vllm_lint.registry import LAUNCH
 
-PREFILTER = dict.fromkeys(("VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206"), (LAUNCH,))
+PREFILTER = {
+    "VLL201": (LAUNCH,),
+    "VLL202": (LAUNCH,),
+    "VLL203": (LAUNCH,),
+    "VLL204": (LAUNCH,),
+    "VLL205": (LAUNCH,),
+    "VLL206": (LAUNCH,),
+}
