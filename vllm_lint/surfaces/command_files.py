@@ -82,7 +82,7 @@ def _lint_with(kind: str):
 
 def _kubernetes_may_match(job: LintJob) -> bool:
     # Ray Serve LLM configures vLLM by its engine arguments without naming it
-    mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & LAUNCH_CODES))
+    mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & launch_codes()))
     return mentions and bool(_YAML_LAUNCHER.search(job.data))
 
 
