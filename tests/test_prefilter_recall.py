@@ -18,7 +18,7 @@ from vllm_lint.engine.runner import RunOptions, lint_file
 from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes, load_rules
 from vllm_lint.surfaces import all_surfaces
 
-from lintutil import REPO, SEEDS
+from fixture_files import REPO, SEEDS
 
 CODES = all_codes()
 SURFACES = all_surfaces()
@@ -29,7 +29,7 @@ def _surface(path: Path):
 
 
 def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, int]]:
-    settings = Settings(root=path.parent)
+    settings = Settings(root=path.parent.resolve())
     options = RunOptions(settings, enabled_codes(settings, CODES, select), CODES)
     result = lint_file(path, _surface(path), options)
     return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
@@ -38,7 +38,7 @@ def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, i
 def _findings_parsing_everything(path: Path, monkeypatch) -> set[tuple[str, int, int]]:
     with monkeypatch.context() as patch:
         patch.setattr(vllm_lint.python.prefilter, "may_match", lambda *args: True)  # Python blocks in Markdown too
-        settings = Settings(root=path.parent)
+        settings = Settings(root=path.parent.resolve())
         options = RunOptions(settings, enabled_codes(settings, CODES), CODES)
         surface = dataclasses.replace(_surface(path), may_match=lambda job: True)
         result = lint_file(path, surface, options)
@@ -47,6 +47,9 @@ def _findings_parsing_everything(path: Path, monkeypatch) -> set[tuple[str, int,
 
 
 def _assert_nothing_hidden(path: Path, monkeypatch) -> None:
+    # Named from its own folder, as a user there lints it (under tests/, a Python file is a test file).
+    monkeypatch.chdir(path.parent)
+    path = Path(path.name)
     everything = _findings_parsing_everything(path, monkeypatch)
     assert _findings(path) == everything, "hidden with every rule enabled"
     for code in sorted({finding[0] for finding in everything}):
@@ -64,6 +67,9 @@ EXAMPLES = [
 @pytest.mark.parametrize(("rule", "index"), EXAMPLES)
 def test_rule_examples(tmp_path, monkeypatch, rule, index):
     example = rule.examples[index]
+    for name, text in example.files:  # the other modules of the example's project
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
     path = tmp_path / example.default_filename
     path.write_text(example.code, encoding="utf-8")
     _assert_nothing_hidden(path, monkeypatch)

@@ -69,6 +69,9 @@ def test_fix_safety_is_what_the_checker_emits(tmp_path, code):
     rule = RULES[code]
     emitted = set()
     for index, example in enumerate(rule.bad_examples):
+        for name, text in example.files:  # the other modules of the example's project
+            (tmp_path / str(index) / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / str(index) / name).write_text(text, encoding="utf-8")
         diagnostics = lint_text(tmp_path / str(index), example.default_filename, example.code)
         emitted |= {d.fix.applicability for d in diagnostics if d.code == code and d.fix is not None}
     assert rule.fix_safety in _SAFETY, f"{code}: fix.safety {rule.fix_safety!r}"

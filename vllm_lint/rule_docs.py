@@ -97,13 +97,14 @@ _COMMAND_SURFACES = ("shell", "dockerfile", "compose", "kubernetes", "markdown")
 
 
 def example_files(rules: Iterable[Rule]) -> dict[str, str]:
-    """``examples/``: each rule's first bad example, named by its code and name, in a file its surface claims
-    (not VLL000's: `vllm-lint check examples` shows what the rules find)."""
+    """``examples/``: each rule's first bad example that is a file of its own (no other project ``files``), named
+    by its code and name, in a file its surface claims (not VLL000's: `vllm-lint check examples` shows what the
+    rules find)."""
     files = {}
     for rule in rules:
-        if not rule.bad_examples or rule.code == PARSE_ERROR_CODE:
+        example = next((e for e in rule.bad_examples if not e.files), None)
+        if example is None or rule.code == PARSE_ERROR_CODE:
             continue
-        example = rule.bad_examples[0]
         default = example.default_filename
         stem = f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
         if default.startswith("example."):
