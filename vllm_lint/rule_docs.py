@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from vllm_lint.rulebook import PARSE_ERROR_CODE, Rule, load_rules
+from vllm_lint.rulebook import PARSE_ERROR_CODE, Example, Rule, load_rules
 
 _FIX_SAFETY = {
     "safe": "The fix is safe: it keeps behaviour, or replaces code that cannot run at all.",
@@ -68,6 +68,21 @@ def rule_dict(rule: Rule, where: list[str] | None = None) -> dict:
     return fields
 
 
+def _files_of(example: Example) -> list[str]:
+    """The other files an example's project holds (a chart's values.yaml), each before the example."""
+    lines = []
+    for name, text in example.files:
+        lines += [f"`{name}`:", f"```{_fence_for(name)}", text.rstrip("\n"), "```", ""]
+    if example.files:
+        lines.append(f"`{example.default_filename}`:")
+    return lines
+
+
+def _fence_for(name: str) -> str:
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return {"yaml": "yaml", "yml": "yaml", "sh": "bash", "py": "python", "env": "bash"}.get(suffix, "text")
+
+
 def _as_markdown(rule: Rule, where: list[str] | None) -> str:
     parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", ""]
     if where is not None:
@@ -76,13 +91,14 @@ def _as_markdown(rule: Rule, where: list[str] | None) -> str:
     bad = next((e for e in rule.bad_examples), None)
     good = next((e for e in rule.good_examples), None)
     if bad is not None:
-        parts += ["## Example", f"```{bad.lang}", bad.clean_code.rstrip("\n"), "```", ""]
+        parts += ["## Example", *_files_of(bad), f"```{bad.fence}", bad.clean_code.rstrip("\n"), "```", ""]
     instead = bad.fixed if bad is not None and bad.fixed else (good.clean_code if good is not None else None)
     if rule.use_instead:
         parts += ["## Use instead", rule.use_instead, ""]
     if instead:
-        lang = bad.lang if bad is not None else good.lang
-        parts += [("Use instead:" if rule.use_instead else "## Use instead"), f"```{lang}", instead.rstrip("\n"), "```", ""]
+        shown = bad if bad is not None and bad.fixed else good
+        parts += [("Use instead:" if rule.use_instead else "## Use instead"), *(_files_of(shown) if shown is not bad else ()),
+                  f"```{shown.fence}", instead.rstrip("\n"), "```", ""]
     parts += ["## Fix safety", _FIX_SAFETY.get(rule.fix_safety, rule.fix_safety)]
     if rule.fix_title:
         parts[-1] += f" ({rule.fix_title})"
