@@ -20,6 +20,7 @@ from vllm_lint.cmdline.shell import (
     _expand_inner,
     tokenize,
 )
+from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "Job", "CronJob", "DaemonSet", "ReplicaSet"})
@@ -71,62 +72,21 @@ def _items(node) -> list:
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
-def _char_map(source: str, node) -> list[int] | None:
-    """Offsets in ``source`` of each character of a scalar's value (plus its end), when they map 1:1."""
-    start, end = node.start_mark.index, node.end_mark.index
-    value = node.value
-    style = node.style
-    if style in (None, "", "'", '"'):
-        raw = source[start:end]
-        if style in (None, "") and raw == value:
-            return list(range(start, end + 1))
-        if style in ("'", '"') and raw[1:-1] == value and "\\" not in raw and "''" not in raw:
-            return list(range(start + 1, end))
-        return None
-    if style in ("|", ">"):
-        line_end = source.find("\n", start)
-        if line_end == -1:
-            return None
-        pos, indent = line_end + 1, None
-        chars: list[str] = []
-        offsets: list[int] = []
-        while pos < end:
-            src_end = source.find("\n", pos)
-            src_end = len(source) if src_end == -1 else src_end
-            src_line = source[pos:src_end]
-            if src_line.strip():
-                if indent is None:
-                    indent = len(src_line) - len(src_line.lstrip(" "))
-                elif style == ">" and len(src_line) - len(src_line.lstrip(" ")) != indent:
-                    return None  # more-indented lines keep their newlines: not worth mapping
-                if offsets:
-                    chars.append("\n" if style == "|" else " ")
-                    offsets.append(pos - 1)
-                chars.extend(src_line[indent:])
-                offsets.extend(range(pos + indent, src_end))
-            elif style == ">" and offsets:
-                return None
-            elif offsets:
-                chars.append("\n")
-                offsets.append(pos - 1)
-            pos = src_end + 1
-        joined = "".join(chars).rstrip("\n")
-        stripped = value.rstrip("\n")
-        if joined != stripped:
-            return None
-        offsets = offsets[: len(stripped)]
-        last = offsets[-1] + 1 if offsets else start
-        offsets.extend([last] * (len(value) + 1 - len(offsets)))
-        return offsets
-    return None
-
-
 class _YamlWords:
     def __init__(self, source: str, extractor: Extractor, kind: str, template=None) -> None:
         self.source = source
         self.extractor = extractor
         self.kind = kind
         self.template = template  # surfaces.templates.Template when the file is one
+        # what the YAML parse read (a template's actions masked, same length): what scalar values map onto
+        self.parsed = _yaml_1_2_lines(template.masked if template is not None else source)
+
+    def exact_offsets(self, node) -> list[int] | None:
+        return exact_offsets(self.parsed, node)
+
+    def offsets(self, node) -> list[int] | None:
+        """Where each character of ``node``'s value is in the file, for positions (see yaml_positions)."""
+        return value_offsets(self.parsed, node)
 
     def text(self, node) -> str | None:
         """A scalar's value, with a template's actions written out; None when not a scalar or not known."""
@@ -145,15 +105,16 @@ class _YamlWords:
     def _templated_word(self, item, text: str) -> Word:
         """A list element of a template: its value where the template's output is known."""
         start, end = item.start_mark.index, item.end_mark.index
-        mapping = _char_map(self.source, item) or [start] * (len(text) + 1)
+        mapping = self.offsets(item) or [start] * (len(text) + 1)
         rendered, offsets, unknown, origin = self.template.render(text, mapping)
         repeated = self.template.repeated_at(start)
         if unknown or repeated:
             prefix = rendered[: unknown[0][0]] if unknown else ""
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
-            word.script = (rendered, offsets + [end], unknown) if not repeated else None
         else:
             word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
+        # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
+        word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
         word.condition = self.template.condition_at(start)
         return word
 
@@ -197,14 +158,18 @@ class _YamlWords:
             parts = [("lit", value)] if value is not None else [("lit", text.partition("$")[0]), ("unknown",)]
             word = Word(self.source[start:end], start, end, parts, True, value, origin, single=True)
             if value == text:
-                word.offsets = _char_map(self.source, item)
+                word.offsets = self.exact_offsets(item)
+                placed = self.offsets(item) if word.offsets is None else None
+                if placed is not None:
+                    word.script = (text, placed, ())  # folded or unescaped: placed, not edited
             words.append(word)
         return words
 
     def string_words(self, node, env: Environment) -> tuple[list[list[Word]], bool]:
         """A command written as one string: shell-split, offsets mapped back when possible."""
         text = node.value
-        mapping = _char_map(self.source, node)
+        exact = self.exact_offsets(node)
+        mapping = exact or self.offsets(node)
         unknown: tuple[tuple[int, int], ...] = ()
         template = self.template
         if template is not None:
@@ -234,7 +199,7 @@ class _YamlWords:
                     if template.repeated_at(word.start):
                         word.parts, word.value = [("unknown",)], None
             result.append(command.words)
-        fixable = mapping is not None and node.style in (None, "", "'", '"', "|") and template is None
+        fixable = exact is not None and node.style in (None, "", "'", '"', "|") and template is None
         return result, fixable
 
     def launch(self, entry_node, cmd_node, image: str, env: Environment, container: Container, anchor: Span) -> None:
@@ -263,10 +228,16 @@ class _YamlWords:
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
         if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
-            extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, anchor, anchor.start)
+            extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, _first_word(words, anchor), anchor.start)
             return
         for words in cmd:
             extractor.command(words, env, container, fixable=cmd_fixable)
+
+
+def _first_word(words: list[Word], otherwise: Span) -> Span:
+    """Where a launch of the image's own entrypoint is: the first argument given to it (``command:`` and
+    ``args:`` hold no entrypoint to point at)."""
+    return Span(words[0].start, words[0].end) if words else otherwise
 
 
 def _without_blanked_lines(text: str, mapping: list[int], blanked: frozenset[int]) -> tuple[str, list[int]]:
@@ -537,7 +508,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
     if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
-        words.extractor.image_default(joined, env, container, False, image, anchor, anchor.start)
+        words.extractor.image_default(joined, env, container, False, image, _first_word(joined, anchor), anchor.start)
         return
     words.extractor.command(joined, env, container, fixable=False)
 
@@ -666,14 +637,17 @@ def _script(words: _YamlWords, node, env: Environment, container: Container | No
         return
     start, end = node.start_mark.index, node.end_mark.index
     word = Word(words.source[start:end], start, end, [("lit", text)], True, text)
-    mapping = _char_map(words.source, node)
+    mapping = words.exact_offsets(node)
+    placed = mapping or words.offsets(node)
     if words.template is not None:
-        mapping = mapping or [start] * (len(text) + 1)
+        mapping = placed or [start] * (len(text) + 1)
         rendered, offsets, unknown, _ = words.template.render(*_without_blanked_lines(text, mapping, words.template.blanked_lines))
         word.script = (rendered, offsets + [end], unknown)
         word.value = None
-    else:
+    elif mapping is not None:
         word.offsets = mapping
+    elif placed is not None:
+        word.script = (text, placed, ())  # folded (a plain scalar over several lines): placed, not edited
     if word.offsets is None and word.script is None:
         word.script = (text, [start] * (len(text) + 1), ())  # offsets not mapped: every word points at the key
     words.extractor.inline_script(word, env, container)
@@ -692,7 +666,7 @@ def _ray_serve_config(document, words: _YamlWords) -> None:
     text = _scalar(node)
     if not text or "engine_kwargs" not in text:
         return
-    mapping = _char_map(words.source, node)
+    mapping = words.offsets(node)
     try:
         inner = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
