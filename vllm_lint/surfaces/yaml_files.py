@@ -291,7 +291,7 @@ def _yaml_1_2_lines(text: str) -> str:
     return text.translate(_YAML_1_1_BREAKS) if ("\u2028" in text or "\u2029" in text or "\x85" in text) else text
 
 
-def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
+def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
     """Launches in a YAML file: each document read by its content (compose ``services:``, a Kubernetes
     ``kind``, a SkyPilot task), a template (Helm, Jinja2, envsubst) read with its actions set aside."""
     import yaml
@@ -300,13 +300,14 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
 
     template = None
     source = text
+    path = job.path if job is not None else None
     if path is not None:
         from vllm_lint.surfaces.templates import TemplateError, flavour_of, read_template
 
         flavour = flavour_of(path, text)
         if flavour is not None:
             try:
-                template = read_template(path, text, flavour)
+                template = read_template(path, text, flavour, job.read_beside)
             except TemplateError as exc:
                 line = text.count("\n", 0, exc.offset) + 1
                 column = exc.offset - (text.rfind("\n", 0, exc.offset) + 1) + 1
