@@ -35,7 +35,7 @@ def extract(kind: str, text: str, api, env: Environment | None = None, opaque: t
     elif kind == "dockerfile":
         from vllm_lint.surfaces.dockerfile import extract_dockerfile
 
-        extract_dockerfile(text, extractor)
+        extract_dockerfile(text, extractor, job if job is not None and job.standalone else None)
     elif kind in ("compose", "kubernetes", "yaml"):
         from vllm_lint.surfaces.yaml_files import extract_yaml
 
@@ -70,8 +70,15 @@ def lint_text(
         position = index.position(exc.offset or 0)
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
+
+    def check(launch):
+        return check_launch(launch, job.launch_settings, job.enabled)
+
     for found in extractor.found:
-        for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
+        findings = findings_in_every_rendering(found, check)
+        if found.joined is not None:
+            findings = found.joined.placed(found, findings, lambda other: findings_in_every_rendering(other, check))
+        for finding in findings:
             if written_only and finding.anchor == found.launch.anchor:
                 continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
