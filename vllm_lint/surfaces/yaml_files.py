@@ -20,6 +20,7 @@ from vllm_lint.cmdline.shell import (
     _expand_inner,
     tokenize,
 )
+from vllm_lint.surfaces.compose_env import DotEnv, Interpolated, interpolate
 from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
 
@@ -80,6 +81,15 @@ class _YamlWords:
         self.template = template  # surfaces.templates.Template when the file is one
         # what the YAML parse read (a template's actions masked, same length): what scalar values map onto
         self.parsed = _yaml_1_2_lines(template.masked if template is not None else source)
+        self.interpolation: DotEnv | None = None  # a compose document's variables (see compose_env)
+
+    def interpolated(self, node) -> Interpolated | None:
+        """A compose scalar with compose's variables filled in; None when there is nothing to fill."""
+        text = _scalar(node)
+        if self.interpolation is None or self.template is not None or text is None or "$" not in text:
+            return None
+        offsets = self.offsets(node) or [node.start_mark.index] * (len(text) + 1)
+        return interpolate(text, offsets, self.interpolation)
 
     def exact_offsets(self, node) -> list[int] | None:
         return exact_offsets(self.parsed, node)
@@ -90,6 +100,9 @@ class _YamlWords:
 
     def text(self, node) -> str | None:
         """A scalar's value, with a template's actions written out; None when not a scalar or not known."""
+        filled = self.interpolated(node)
+        if filled is not None:
+            return None if filled.unknown else filled.text
         text = _scalar(node)
         if text is None or self.template is None:
             return text
@@ -97,6 +110,9 @@ class _YamlWords:
 
     def image(self, node) -> str:
         """An image reference; in a template, what is known of it (its repository when only the tag is templated)."""
+        filled = self.interpolated(node)
+        if filled is not None:
+            return filled.text[: filled.unknown[0][0]] if filled.unknown else filled.text
         text = _scalar(node)
         if text is None:
             return ""
@@ -144,6 +160,19 @@ class _YamlWords:
         value, origin = env.expand_parts(parts)
         return (value.replace("\0", "$") if value is not None else None), origin
 
+    def _interpolated_word(self, item, filled: Interpolated) -> Word:
+        """A list element of a compose file with its variables filled in: its value where known, and the
+        text a shell runs when it is a script (sh -c), placed but not edited."""
+        start, end = item.start_mark.index, item.end_mark.index
+        text = filled.text
+        if filled.unknown:
+            prefix = text[: filled.unknown[0][0]]
+            word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=True)
+        else:
+            word = Word(self.source[start:end], start, end, [("lit", text)], True, text, filled.origin, single=True)
+        word.script = (text, filled.offsets + [end], filled.unknown)
+        return word
+
     def sequence_words(self, node, env: Environment) -> list[Word]:
         words = []
         for item in _items(node):
@@ -152,6 +181,10 @@ class _YamlWords:
                 continue
             if self.template is not None:
                 words.append(self._templated_word(item, text))
+                continue
+            filled = self.interpolated(item)
+            if filled is not None:
+                words.append(self._interpolated_word(item, filled))
                 continue
             value, origin = self.expand(text, env)
             start, end = item.start_mark.index, item.end_mark.index
@@ -172,6 +205,11 @@ class _YamlWords:
         mapping = exact or self.offsets(node)
         unknown: tuple[tuple[int, int], ...] = ()
         template = self.template
+        filled = self.interpolated(node)
+        if filled is not None:
+            # compose fills in its variables before splitting the command; each word keeps its span
+            text, unknown = filled.text, filled.unknown
+            mapping = filled.offsets + [mapping[-1] if mapping is not None else node.end_mark.index] if mapping is not None else None
         if template is not None:
             fixable_map = mapping is not None
             mapping = mapping or [node.start_mark.index] * (len(text) + 1)
@@ -185,8 +223,10 @@ class _YamlWords:
         result = []
         for command in commands:
             for word in command.words:
-                if template is not None:
+                if template is not None or filled is not None:
                     make_opaque(word, unknown, text, 0)
+                if filled is not None and word.literal:
+                    word.origin = filled.origin_of(word.start, word.end)
                 if mapping is not None:
                     word.start, word.end = mapping[word.start], mapping[word.end - 1] + 1
                 else:
@@ -335,9 +375,11 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
     for document in documents:
         if document is None:
             continue
+        words.interpolation = None
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
             words.kind = "compose"
-            _compose(document, words, budget)
+            words.interpolation = _project_env(job)
+            _compose(document, words, budget, job)
         elif _is_skypilot_task(document):
             words.kind = "compose"  # ${VAR} in envs and run are the shell's
             _skypilot(document, words, budget)
@@ -346,10 +388,20 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
             _kubernetes(document, words, budget)
 
 
+def _project_env(job):
+    """The variables compose fills in from the project's .env (beside the compose file); a compose file
+    shown in documentation has none."""
+    from vllm_lint.surfaces.compose_env import read_dotenv
+
+    if job is None or not job.standalone:
+        return read_dotenv(None)
+    return read_dotenv(job.read_beside(job.path.parent / ".env"))
+
+
 _TEMPLATE_NAMES = {"helm": "Helm template", "go": "Go template", "jinja": "Jinja2 template", "envsubst": "envsubst template"}
 
 
-def _compose(document, words: _YamlWords, budget: _Budget) -> None:
+def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
     import yaml
 
     services = _get(document, "services")
@@ -361,8 +413,10 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
             continue
         container = Container()
         container.env = _env_from(_get(service, "environment"), budget, words)
-        if _get(service, "env_file") is not None:
-            container.env.setdefault("VLLM_API_KEY", None)  # may be set there
+        env_file = _get(service, "env_file")
+        if env_file is not None:
+            for name, value in _env_file(env_file, words, job).items():
+                container.env.setdefault(name, Value(value, f"env_file {name}") if value is not None else None)
         devices = _get(_get(_get(_get(service, "deploy"), "resources"), "reservations"), "devices")
         for device in _items(devices):
             count, ids = _get(device, "count"), _get(device, "device_ids")
@@ -385,6 +439,32 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         if isinstance(command, yaml.ScalarNode) and command.style in (None, ""):
             anchor = Span(command.start_mark.index, command.end_mark.index)
         words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+def _env_file(node, words: _YamlWords, job) -> dict[str, str | None]:
+    """What a service's ``env_file:`` sets in its container (``environment:`` wins over it); a file that
+    cannot be read exactly may set anything (its VLLM_API_KEY among it)."""
+    import yaml
+
+    from vllm_lint.surfaces.compose_env import read_dotenv
+
+    entries = _items(node) if isinstance(node, yaml.SequenceNode) else [node]
+    names: list[tuple[str | None, bool]] = []
+    for entry in entries:
+        path, required = words.text(entry), True
+        if isinstance(entry, yaml.MappingNode):  # {path: ..., required: false}
+            path, required = words.text(_get(entry, "path")), words.text(_get(entry, "required")) not in ("false", "False")
+        names.append((path, required))
+    result: dict[str, str | None] = {}
+    for path, required in names:
+        text = job.read_beside(job.path.parent / path) if path and job is not None and job.standalone else None
+        if text is None and (required or not path or job is None or not job.standalone):
+            return {"VLLM_API_KEY": None}  # not read: may set it
+        env = read_dotenv(text)
+        if not env.complete:
+            result.setdefault("VLLM_API_KEY", None)
+        result.update(env.values)  # a later file wins
+    return result
 
 
 WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
