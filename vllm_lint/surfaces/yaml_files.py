@@ -378,7 +378,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
         words.interpolation = None
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
             words.kind = "compose"
-            words.interpolation = _project_env(job)
+            words.interpolation = _project_env(job if "$" in text else None)
             _compose(document, words, budget, job)
         elif _is_skypilot_task(document):
             words.kind = "compose"  # ${VAR} in envs and run are the shell's
@@ -390,7 +390,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
 
 def _project_env(job):
     """The variables compose fills in from the project's .env (beside the compose file); a compose file
-    shown in documentation has none."""
+    shown in documentation has none, and one without a ``$`` needs none (so its result is cached)."""
     from vllm_lint.surfaces.compose_env import read_dotenv
 
     if job is None or not job.standalone:
