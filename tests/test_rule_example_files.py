@@ -66,3 +66,15 @@ def test_every_notebook_example_is_a_valid_notebook(tmp_path, example):
     nbformat.validate(nbformat.read(str(path), as_version=4))
     assert example_text(example, path) == example.clean_code
 
+
+# The surfaces whose examples the rule files carry: a rule that lists one has a bad example of it.
+EXAMPLE_LANG = {"notebook": "ipynb", "helm": "helm", "skypilot": "skypilot"}
+
+
+@pytest.mark.parametrize("rule", [r for r in load_rules().values() if r.code != "VLL000"], ids=lambda r: r.code)
+def test_a_listed_surface_has_an_example(rule):
+    for surface, lang in EXAMPLE_LANG.items():
+        if surface in rule.surfaces:
+            assert any(e.lang == lang for e in rule.bad_examples), f"{rule.code} lists {surface} without a bad {lang} example"
+    listed = {lang for surface, lang in EXAMPLE_LANG.items() if surface in rule.surfaces}
+    assert {e.lang for e in rule.examples if e.lang in EXAMPLE_LANG.values()} <= listed, f"{rule.code}: an example of a surface it does not list"

@@ -141,11 +141,16 @@ def rules_table(rules: Iterable[Rule]) -> str:
     return "\n".join(rows) + "\n"
 
 
+_SURFACE_NAMES = {"python": "Python", "notebook": "notebooks", "helm": "Helm", "skypilot": "SkyPilot"}
+
+
 def _where(surfaces: tuple[str, ...]) -> str:
-    commands = [surface for surface in surfaces if surface in _COMMAND_SURFACES]
-    if len(commands) == len(_COMMAND_SURFACES):
-        return "Python and command lines" if "python" in surfaces else "command lines"
-    return ", ".join("Python" if surface == "python" else surface for surface in surfaces)
+    shown = [_SURFACE_NAMES[s] for s in ("python", "notebook") if s in surfaces]
+    commands = [surface for surface in _COMMAND_SURFACES if surface in surfaces]
+    shown += ["command lines"] if len(commands) == len(_COMMAND_SURFACES) else commands
+    shown += [_SURFACE_NAMES[s] for s in ("helm", "skypilot") if s in surfaces]
+    shown += [s for s in surfaces if s not in _SURFACE_NAMES and s not in _COMMAND_SURFACES]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def with_rules_table(readme: str, table: str) -> str:
