@@ -64,9 +64,9 @@ def test_without_dotenv_a_variable_only_the_shell_sets_is_unknown(tmp_path):
 
 def test_a_dotenv_line_that_is_not_plain_leaves_every_other_variable_unknown(tmp_path):
     text = COMPOSE.replace("${MAX_LEN:-8192}", "8192").replace("${GPU_UTIL}", "${UTIL:-0.99}")
-    assert _found(_project(tmp_path, {"compose.yaml": text})) == [(8, 40, "VLL202")]  # at the default, no .env
+    assert _found(_project(tmp_path, {"compose.yaml": text})) == [(8, 32, "VLL202")]  # the default (the whole reference), no .env
     # a .env read whole that does not set UTIL: still the default
-    assert _found(_project(tmp_path, {"compose.yaml": text, ".env": "MODEL=m\n"})) == [(8, 40, "VLL202")]
+    assert _found(_project(tmp_path, {"compose.yaml": text, ".env": "MODEL=m\n"})) == [(8, 32, "VLL202")]
     # one with a line that is not KEY=value may set UTIL: unknown
     assert _found(_project(tmp_path, {"compose.yaml": text, ".env": "MODEL=m\nUTIL 0.5\n"})) == []
 

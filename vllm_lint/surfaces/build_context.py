@@ -88,9 +88,8 @@ def copied_script(job, copies: list[Copy], paths: list[str]) -> tuple[str, str] 
     """The shell script a COPY put at one of ``paths``: (its name in the context, its text), or None."""
     found: dict[str, str] = {}
     for context in _contexts(job.path.parent):
-        job.read_files.append(context)  # what the contexts hold decides the reading
         for path in paths:
-            source = _context_file(copies, path, context)
+            source = _context_file(copies, path, context, job.is_file_beside)
             if source is None:
                 continue
             text = job.read_beside(source, _SCRIPT_LIMIT)
@@ -115,12 +114,13 @@ def _contexts(folder: Path) -> list[Path]:
     return contexts
 
 
-def _context_file(copies: list[Copy], target: str, context: Path) -> Path | None:
+def _context_file(copies: list[Copy], target: str, context: Path, is_file) -> Path | None:
     """The file under ``context`` that the last COPY writing ``target`` took; None when that COPY's source
-    is not there (this is not the build context) or no COPY writes it."""
+    is not there (this is not the build context) or no COPY writes it. ``is_file``: whether a file exists
+    (each one asked is a dependency of the reading)."""
     for copy in reversed(copies):
         for source in reversed(copy.sources):
-            written, path = _source_for(copy, source, target, context)
+            written, path = _source_for(copy, source, target, context, is_file)
             if path is not None:
                 return path if _inside(path, context) else None
             if written:
@@ -128,7 +128,7 @@ def _context_file(copies: list[Copy], target: str, context: Path) -> Path | None
     return None
 
 
-def _source_for(copy: Copy, source: str, target: str, context: Path) -> tuple[bool, Path | None]:
+def _source_for(copy: Copy, source: str, target: str, context: Path, is_file) -> tuple[bool, Path | None]:
     """Whether this source certainly writes ``target``, and the context file it takes when it does."""
     if _GLOB.search(source):
         folder, pattern = posixpath.split(source)
@@ -136,7 +136,7 @@ def _source_for(copy: Copy, source: str, target: str, context: Path) -> tuple[bo
             return False, None
         name = posixpath.basename(target)
         path = context / folder / name
-        return False, (path if fnmatch.fnmatchcase(name, pattern) and path.is_file() else None)
+        return False, (path if fnmatch.fnmatchcase(name, pattern) and is_file(path) else None)
     path = context / source if source != "." else context
     if path.is_dir():
         # a folder's contents go into the destination
@@ -144,11 +144,11 @@ def _source_for(copy: Copy, source: str, target: str, context: Path) -> tuple[bo
         if not target.startswith(dest + "/"):
             return False, None
         inner = path / target[len(dest) + 1 :]
-        return False, (inner if inner.is_file() else None)
+        return False, (inner if is_file(inner) else None)
     expected = copy.dest + posixpath.basename(source) if copy.dest.endswith("/") else copy.dest
     if expected != target:
         return False, None
-    return True, (path if path.is_file() else None)
+    return True, (path if is_file(path) else None)
 
 
 def _inside(path: Path, context: Path) -> bool:

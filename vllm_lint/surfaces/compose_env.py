@@ -183,9 +183,11 @@ def _resolved(name, operator, argument, dollar, offsets, variables, out, placed,
         return
     empty = not value
     if operator in (":-", "-") and (not is_set or (operator == ":-" and empty)):
-        # the default, each character where it is written
+        # the default, each character where it is written, the whole reference spanned (from its ``$``)
         start = len(out)
         _fill(text, argument[0], argument[1], offsets, variables, out, placed, unknown, origins)
+        if len(out) > start:
+            placed[start] = offsets[dollar]
         origins.append((start, len(out), f"default of ${{{name}{operator}{text[argument[0]:argument[1]]}}}"))
         return
     if operator in (":+", "+"):
