@@ -154,3 +154,10 @@ def test_interpolation(text, value, unknown):
     filled = interpolate(text, list(range(len(text) + 1)), read_dotenv("A=1\nF=\n"))
     assert (filled.text, filled.unknown) == (value, unknown)
     assert len(filled.offsets) == len(filled.text)
+
+
+def test_a_dotenv_created_after_a_cached_run_is_read(tmp_path):
+    _project(tmp_path, {"compose.yaml": COMPOSE})
+    assert "VLL202" not in run_cli("check", "--output-format", "concise", "compose.yaml", cwd=tmp_path).stdout
+    (tmp_path / ".env").write_text(DOTENV)  # absent when the result was cached: the result no longer holds
+    assert "VLL202" in run_cli("check", "--output-format", "concise", "compose.yaml", cwd=tmp_path).stdout
