@@ -85,7 +85,7 @@ _EXEC_ENTRYPOINT = re.compile(rb"^[ \t]*ENTRYPOINT[ \t]*\[", re.MULTILINE | re.I
 
 def _dockerfile_may_match(job: LintJob) -> bool:
     # the script an exec-form ENTRYPOINT runs may launch vLLM with CMD's words, neither naming it
-    return _may_match(job) or (bool(job.enabled & LAUNCH_CODES) and bool(_EXEC_ENTRYPOINT.search(job.data)))
+    return _may_match(job) or (bool(job.enabled & launch_codes()) and bool(_EXEC_ENTRYPOINT.search(job.data)))
 
 
 def _kubernetes_may_match(job: LintJob) -> bool:
