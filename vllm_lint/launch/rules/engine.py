@@ -1,31 +1,24 @@
-"""VLL201-VLL206: engine configuration rules, written once for every surface."""
+"""VLL201-VLL206: engine configuration, written once for every surface over the launch record."""
 
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.launch.record import (
-    AddSetting,
-    Launch,
-    LaunchFinding,
-    Rename,
-    RewriteEntrypoint,
-    SetValue,
-)
 from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
+from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, Rename, SetValue
 from vllm_lint.launch.settings import LaunchSettings
+from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_bool, as_float
-
 
 
 def _origin(value_origin: str | None) -> str:
     return f" ({value_origin})" if value_origin else ""
 
 
+@launch_rule("VLL201")
 def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("gpu_memory_utilization") or launch.has("kv_cache_memory_bytes"):
         return
@@ -41,6 +34,7 @@ def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> 
     )
 
 
+@launch_rule("VLL202")
 def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     setting = launch.get("gpu_memory_utilization")
     if setting is None:
@@ -64,6 +58,7 @@ def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings
     )
 
 
+@launch_rule("VLL203")
 def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("max_model_len"):
         return
@@ -86,6 +81,7 @@ def _older_than(version: str, reference: tuple[int, int]) -> bool:
     return tuple(parts) < reference
 
 
+@launch_rule("VLL204")
 def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.has("kv_transfer_config"):
         return
@@ -117,27 +113,11 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
         )
 
 
-def _parallel_sizes(launch: Launch) -> tuple[int, int] | None:
-    """(tensor, pipeline) parallel size, 1 where unset; None when either is not statically known."""
-    sizes = []
-    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
-        setting = launch.get(key)
-        number = as_float(setting.value) if setting is not None else 1.0
-        if number is None:
-            return None
-        sizes.append(int(number))
-    return sizes[0], sizes[1]
-
-
-def _parallel_anchor(launch: Launch) -> object:
-    setting = launch.get("tensor_parallel_size") or launch.get("pipeline_parallel_size")
-    return setting.anchor if setting else launch.anchor
-
-
+@launch_rule("VLL205")
 def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.gpu_count is None:
         return
-    sizes = _parallel_sizes(launch)
+    sizes = parallel_sizes(launch)
     if sizes is None:
         return
     product = sizes[0] * sizes[1]
@@ -151,10 +131,11 @@ def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterat
             + ("fails at start-up waiting for GPUs it cannot see" if product > launch.gpu_count
                else "leaves the other GPUs idle")
         ),
-        anchor=_parallel_anchor(launch),
+        anchor=parallel_anchor(launch),
     )
 
 
+@launch_rule("VLL206")
 def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     for setting in launch.settings:
         if setting.bad_choice is not None:
@@ -203,144 +184,3 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             fix_title=f"Rename to {setting.suggestions[0]}" if fix else None,
             applicability=Applicability.SAFE,
         )
-
-
-def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server"):
-        return
-    model = launch.get("model")
-    flag_model = model if model is not None and model.spelled.startswith("-") else None
-    if launch.entrypoint == "api_server":
-        message = (
-            "`python -m vllm.entrypoints.openai.api_server` is deprecated in favour of `vllm serve MODEL`: "
-            "a later vLLM release removes it and this server stops starting"
-        )
-        anchor = launch.entrypoint_anchor or launch.anchor
-    elif flag_model is not None:
-        message = (
-            "`--model` on `vllm serve` is deprecated: pass the model as the positional argument "
-            "(`vllm serve MODEL`) before a later release drops the flag"
-        )
-        anchor = flag_model.anchor
-    else:
-        return
-    yield LaunchFinding(
-        code="VLL401",
-        message=message,
-        anchor=anchor,
-        fix=RewriteEntrypoint(flag_model),
-        fix_title="Rewrite to `vllm serve MODEL ...`",
-        applicability=Applicability.SAFE,
-    )
-
-
-_COMMIT_HASH = re.compile(r"^[0-9a-fA-F]{7,64}$")
-
-
-def _pinned(setting) -> bool:
-    if setting is None or setting.value is None:
-        return setting is not None  # written but not statically known: give the benefit of the doubt
-    return bool(_COMMIT_HASH.match(str(setting.value.value).strip()))
-
-
-def unpinned_remote_code(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    setting = launch.get("trust_remote_code")
-    if setting is None or as_bool(setting.value) is not True:
-        return
-    revision, code_revision = launch.get("revision"), launch.get("code_revision")
-    if _pinned(revision) and (code_revision is None or _pinned(code_revision)):
-        return
-    what = "revision" if not _pinned(revision) else "code_revision"
-    yield LaunchFinding(
-        code="VLL402",
-        message=(
-            f"trust_remote_code without a pinned {what} (a commit hash): the model repository's Python runs "
-            "on this server at whatever its head is at the next restart"
-        ),
-        anchor=setting.anchor,
-    )
-
-
-_LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
-
-
-def unauthenticated_public_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server", "image") or launch.opaque:
-        return
-    if launch.has("api_key") or "VLLM_API_KEY" in launch.env or launch.has("uds"):
-        return
-    host = launch.get("host")
-    if host is not None:
-        if host.value is None:
-            return
-        text = str(host.value.value).strip()
-        if text.startswith(_LOCAL_HOSTS) or text.startswith("unix:"):
-            return
-        where, anchor = f"--host {text}", host.anchor
-    else:
-        where, anchor = "no --host (vLLM binds all interfaces)", launch.anchor
-    yield LaunchFinding(
-        code="VLL403",
-        message=(
-            f"vLLM server reachable on all interfaces ({where}) with no --api-key and no VLLM_API_KEY: "
-            "anyone who can reach the port can run generations on your GPUs"
-        ),
-        anchor=anchor,
-    )
-
-
-_ONE_GIB = 1 << 30
-
-
-def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if not launch.container or launch.host_ipc or (launch.shm_bytes or 0) >= _ONE_GIB:
-        return
-    sizes = _parallel_sizes(launch)
-    if sizes is None or sizes[0] * sizes[1] <= 1:
-        return
-    yield LaunchFinding(
-        code="VLL404",
-        message=(
-            f"container runs vLLM on {sizes[0] * sizes[1]} GPUs (tensor x pipeline parallel) without host IPC "
-            "or a shared memory of at least 1g: NCCL hangs or crashes at start-up (add --ipc=host / ipc: host / "
-            "hostIPC: true, or --shm-size / an emptyDir Memory volume at /dev/shm)"
-        ),
-        anchor=_parallel_anchor(launch),
-    )
-
-
-def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    module = launch.module or "vllm"
-    hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
-    yield LaunchFinding(
-        code="VLL303",
-        message=f"`python -m {module}`: vLLM has no module {module}{hint}; the command fails with ModuleNotFoundError",
-        anchor=launch.anchor,
-    )
-
-
-LaunchRule = Callable[[Launch, LaunchSettings], Iterator[LaunchFinding]]
-
-# Rules over engine launches; a "module" launch (a vLLM module that does not
-# exist) configures no engine, so only MODULE_RULES look at it.
-ENGINE_RULES: dict[str, LaunchRule] = {
-    "VLL201": missing_gpu_memory_utilization,
-    "VLL202": gpu_memory_utilization_out_of_range,
-    "VLL203": missing_max_model_len,
-    "VLL204": prefix_caching_disabled,
-    "VLL205": tensor_parallel_mismatch,
-    "VLL206": unknown_engine_arg,
-    "VLL401": deprecated_entrypoint,
-    "VLL402": unpinned_remote_code,
-    "VLL403": unauthenticated_public_server,
-    "VLL404": multi_gpu_container_without_ipc,
-}
-MODULE_RULES: dict[str, LaunchRule] = {"VLL303": nonexistent_module}
-LAUNCH_RULES: dict[str, LaunchRule] = {**ENGINE_RULES, **MODULE_RULES}
-
-
-def check_launch(launch: Launch, settings: LaunchSettings, enabled: frozenset[str]) -> Iterator[LaunchFinding]:
-    rules = MODULE_RULES if launch.kind == "module" else ENGINE_RULES
-    for code, rule in rules.items():
-        if code in enabled:
-            yield from rule(launch, settings)
