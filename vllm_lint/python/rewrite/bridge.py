@@ -1,4 +1,4 @@
-"""The helper a server of a synchronous framework (Flask, Django, sync gRPC) gets: one engine on one event loop.
+"""The helper a server of a synchronous framework (Flask, Django, sync gRPC, Gradio) gets: one engine on one event loop.
 
 A sync framework serves each request in a thread of its own and cannot await. The
 rewrite keeps the framework and its handlers as they are; the module gets one small
@@ -8,6 +8,9 @@ engine process, spawned, re-imports the script it was started from). Each handle
 hands its prompt to that loop with ``asyncio.run_coroutine_threadsafe(...)`` and
 waits for the answer in its own thread, so requests that arrive together are
 batched together by the engine. Nothing outside the standard library and vLLM.
+
+Where the framework's defaults let only one request run at a time, the helper's docstring says which
+setting lets them overlap: the rewrite keeps the framework's settings as they are.
 """
 
 from __future__ import annotations
@@ -26,14 +29,28 @@ class BridgeNames:
     async_llm_engine: str
 
 
+# Frameworks whose defaults run one request at a time, so nothing reaches the engine together: what to change.
+_ONE_AT_A_TIME = {
+    "Gradio": (
+        "Gradio runs one call of each event at a time unless its concurrency_limit (or the queue's\n"
+        "    default_concurrency_limit) allows more: raise it for requests to batch."
+    ),
+    "Bottle": (
+        "Bottle's default server (wsgiref) serves one request at a time: run the app on a threaded\n"
+        "    server (server=\"waitress\", \"cheroot\", ...) for requests to batch."
+    ),
+}
+
+
 def bridge_source(names: BridgeNames, framework: str) -> str:
     """The helper class, as source code (four-space indentation, ``\\n`` newlines)."""
+    note = f"\n\n    {_ONE_AT_A_TIME[framework]}" if framework in _ONE_AT_A_TIME else ""
     return f'''\
 class {names.helper}:
     """vLLM's AsyncLLMEngine on an event loop of its own, in a thread started with the app.
 
     {framework} serves each request in a thread; each one submits its prompt to this loop and waits
-    for the answer, so requests that arrive together are batched together by the engine.
+    for the answer, so requests that arrive together are batched together by the engine.{note}
     """
 
     def __init__(self, engine_args):

@@ -112,6 +112,8 @@ def unservable(source: str) -> str | None:
         return "a Ray Serve deployment: validate starts an app from its file, not a Ray cluster"
     if routes:
         return None
+    if "gradio" in modules:
+        return "a Gradio app: validate loads a FastAPI or Flask route, not Gradio's event queue"
     if "grpc" in modules:
         return "a gRPC server: validate loads HTTP servers (FastAPI, Flask)"
     if "django" in modules:
