@@ -325,6 +325,19 @@ LLM_REFUSED = {
         """,
         "a batch needs one engine.generate() per prompt",
     ),
+    "one-item batch of an untyped prompt": (
+        """\
+        from fastapi import FastAPI, Request
+        from vllm import LLM
+        app = FastAPI()
+        llm = LLM(model="m")
+        @app.post("/g")
+        async def g(request: Request):
+            prompt = (await request.json())["prompt"]
+            return llm.generate([prompt])[0].outputs[0].text
+        """,
+        "cannot tell that the prompt `prompt` in `llm.generate([prompt])` is one string; annotate it `str`, or wrap it in str(...)",
+    ),
     "LLM-only keyword": (
         """\
         from fastapi import FastAPI

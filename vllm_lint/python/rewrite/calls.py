@@ -161,6 +161,11 @@ class ModelCalls(ModuleFacts):
                 f"cannot tell that the pipeline input `{shown}` is one string "
                 "(a list of prompts or chat messages returns another shape); annotate it `str`, or wrap it in str(...)"
             )
+        if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.Element):
+            raise Refusal(
+                f"cannot tell that the prompt `{snippet(self.module, expr.elements[0].value)}` in "
+                f"`{snippet(self.module, call)}` is one string; annotate it `str`, or wrap it in str(...)"
+            )
         raise Refusal(
             f"cannot tell that `{snippet(self.module, call)}` generates for one prompt string; a batch "
             "needs one engine.generate() per prompt"
