@@ -66,6 +66,35 @@ REFUSED = {
         """,
         "is one string",
     ),
+    "gradio input that is not a text box": (
+        """\
+        import gradio as gr
+        from transformers import pipeline
+        pipe = pipeline("text-generation", model="gpt2")
+        def g(prompt):
+            return pipe(prompt)[0]["generated_text"]
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            image = gr.Image()
+            gr.Button("a").click(g, inputs=box, outputs=box)
+            gr.Button("b").click(g, inputs=image, outputs=box)
+        """,
+        "is one string",
+    ),
+    "gradio text box rebound": (
+        """\
+        import gradio as gr
+        from transformers import pipeline
+        pipe = pipeline("text-generation", model="gpt2")
+        def g(prompt):
+            return pipe(prompt)[0]["generated_text"]
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            box = gr.Number()
+            gr.Button("a").click(g, inputs=[box], outputs=box)
+        """,
+        "is one string",
+    ),
     "untyped input": (
         APP + """
 @app.post("/g")

@@ -12,6 +12,7 @@ import libcst as cst
 
 from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
@@ -103,6 +104,12 @@ class ModelCalls(ModuleFacts):
             raise Refusal(f"{handler.function.name}() is a method or nested function; only module-level handlers are rewritten")
         return function
 
+    def string_typing(self, function: FunctionInfo, mode: CallMode) -> StringTyping:
+        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's."""
+        handler = self.semantics.handlers.get(function)
+        text = GradioInputs(self.ctx).text_params(function) if handler is not None and handler.framework == "gradio" else frozenset()
+        return StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED, text_params=text)
+
     def check_framework(self, framework: str | None) -> None:
         if framework == "grpc":
             raise Refusal(
@@ -184,7 +191,7 @@ class ModelCalls(ModuleFacts):
         prompt = positional[0].value if positional else (keywords["text_inputs"].value if "text_inputs" in keywords else None)
         if prompt is None or len(positional) > 1:
             raise Refusal(f"`{snippet(self.module, call)}` does not pass exactly one input")
-        typing = StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED)
+        typing = self.string_typing(function, mode)
         prompt_code, batch_of_one = self.one_prompt(typing, prompt, call, "pipeline")
         settings = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
         full_text = full_text_default
@@ -253,7 +260,7 @@ class ModelCalls(ModuleFacts):
             raise Refusal(f"`{snippet(self.module, call)}` passes more arguments than prompts and sampling params")
         prompts = positional[0].value if positional else (keywords.pop("prompts").value if "prompts" in keywords else None)
         sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
-        typing = StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED)
+        typing = self.string_typing(function, mode)
         prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
         if isinstance(sampling, (cst.List, cst.Tuple)):
             raise Refusal("a list of per-prompt SamplingParams has no single-request equivalent")

@@ -5,7 +5,8 @@ prompts, and the shape of what they return follows. The rewrite turns a call int
 one engine request, so it must know the prompt is a single string: a literal, an
 f-string, a handler parameter annotated ``str`` (or a ``str`` field of a model
 class it is annotated with, inherited fields included), a local variable bound
-once to one of those, a form or query field of Flask's ``request``, or string
+once to one of those, a form or query field of Flask's ``request``, a Gradio
+callback's parameter that its listeners fill from a text box, or string
 operations on those. A one-item list of such a string (``[prompt]``, or a local
 bound once to it and never changed) is a batch of one.
 """
@@ -113,6 +114,13 @@ def bound_names(statement: cst.BaseStatement) -> set[str]:
     return set(visitor.values)
 
 
+def module_bindings(module: cst.Module) -> dict[str, list[cst.BaseExpression | None]]:
+    """How each name is bound at the module's top level (``with`` and ``if`` blocks included), as _Bindings."""
+    visitor = _Bindings(root_is_function=False)
+    walk(module, visitor)
+    return visitor.values
+
+
 def _bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
     visitor = _Bindings(root_is_function=True)
     walk(function, visitor)
@@ -140,8 +148,10 @@ class OneItemBatch:
 class StringTyping:
     """Answers "is this one string?" for expressions inside one function (and the functions it is nested in)."""
 
-    def __init__(self, model: ModuleModel, function: FunctionInfo, fastapi_route: bool = False) -> None:
-        """``fastapi_route``: ``function`` is a FastAPI route, whose parameters FastAPI fills from the request."""
+    def __init__(self, model: ModuleModel, function: FunctionInfo, fastapi_route: bool = False,
+                 text_params: frozenset[str] = frozenset()) -> None:
+        """``fastapi_route``: ``function`` is a FastAPI route, whose parameters FastAPI fills from the request;
+        ``text_params``: parameters of ``function`` its framework fills with a str (a Gradio text box's)."""
         self.model = model
         self.function = function
         self._scopes: list[tuple[dict[str, cst.BaseExpression | None], dict[str, list[cst.BaseExpression | None]], cst.FunctionDef]] = []
@@ -153,6 +163,8 @@ class StringTyping:
                 annotation = param.annotation.annotation if param.annotation else None
                 if annotation is None and fastapi_route and scope is function and self._fastapi_text(param.default):
                     annotation = cst.Name("str")  # FastAPI passes an unannotated query/form/path value as a str
+                if annotation is None and scope is function and param.name.value in text_params:
+                    annotation = cst.Name("str")
                 params[param.name.value] = annotation
             self._scopes.append((params, _bindings(node), node))
             scope = scope.parent
