@@ -343,7 +343,7 @@ def test_flag_with_an_unknown_inline_value_is_still_set(tmp_path):
     script = 'vllm serve m --gpu-memory-utilization=$(cat util) --max-model-len="$LEN" --host 127.0.0.1\n'
     assert not codes(lint_text(tmp_path, "run.sh", script)) & {"VLL201", "VLL202", "VLL203"}
     pod = (
-        "kind: Pod\nspec:\n  containers:\n    - name: v\n      image: vllm/vllm-openai\n"
+        "kind: Pod\nspec:\n  containers:\n    - name: v\n      image: vllm/vllm-openai:v0.32.0\n"
         "      args: [m, --gpu-memory-utilization=$(UTIL), --max-model-len=8192, --host=127.0.0.1]\n"
     )
     assert lint_text(tmp_path, "pod.yaml", pod) == []

@@ -21,7 +21,7 @@ from vllm_lint.cmdline.shell import (
     is_assignment,
     tokenize,
 )
-from vllm_lint.launch.record import Launch
+from vllm_lint.launch.record import ImageReference, Launch
 from vllm_lint.values import Value
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
@@ -63,6 +63,7 @@ class Container:
     # A container runtime (docker, compose, Kubernetes), whose IPC and shared memory limits apply; False
     # for a machine that only declares its GPUs (a SkyPilot task).
     runtime: bool = True
+    image: str | None = None
 
 
 @dataclass(slots=True)
@@ -174,6 +175,12 @@ class Extractor:
         # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
         self.opaque = opaque
         self.found: list[Found] = []
+        self.images: list[ImageReference] = []
+
+    def image(self, reference: str | None, span: Span, exact: bool) -> None:
+        """A container image the file names (its value statically known), for the image rules."""
+        if reference:
+            self.images.append(ImageReference(reference, span, exact))
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
@@ -399,6 +406,8 @@ class Extractor:
             return
         image = words[i]
         args = words[i + 1 :]
+        container.image = image.value
+        self.image(image.value, Span(image.start, image.end), image.raw == image.value)
         for w in args:
             env.expand(w)
         merged = env.copy()
@@ -494,6 +503,7 @@ class Extractor:
             container=container is not None and container.runtime,
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
+            image=container.image if container else None,
         )
         found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
         found.head_condition = head_condition

@@ -10,13 +10,20 @@ from dataclasses import dataclass
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.launch.record import (
     AddSetting,
+    ImageReference,
     Launch,
     LaunchFinding,
+    PinImage,
+    RemoveSetting,
     Rename,
     RewriteEntrypoint,
     SetValue,
 )
-from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.defaults import (
+    DEFAULT_MAX_LORA_RANK,
+    MAX_GPU_MEMORY_UTILIZATION,
+    SAFE_GPU_MEMORY_UTILIZATION,
+)
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.values import as_bool, as_float
 
@@ -298,6 +305,48 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
     )
 
 
+def _runs_on_cpu(launch: Launch) -> bool:
+    """A launch on vLLM's CPU backend: a ``VLLM_CPU_*`` variable (read only there, vllm/envs.py) or a CPU image."""
+    if any(name.startswith("VLLM_CPU_") for name in launch.env):
+        return True
+    repository = (launch.image or "").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
+    return "cpu" in repository.split("-")
+
+
+def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    # vLLM's CPU platform captures no CUDA graphs whatever the setting (vllm/platforms/cpu.py, 0.32.0:
+    # ``cudagraph_capture_sizes = []``), so there the flag costs nothing it would not lose anyway.
+    if not launch.serves_requests or launch.testing or _runs_on_cpu(launch):
+        return
+    setting = launch.get("enforce_eager")
+    if setting is None or as_bool(setting.value) is not True:
+        return
+    yield LaunchFinding(
+        code="VLL207",
+        message=(
+            "enforce_eager on a serving launch: CUDA graphs and torch.compile are off, so every decode step "
+            "pays the kernel-launch overhead and generation runs several times slower; keep it for debugging"
+        ),
+        anchor=setting.anchor,
+        fix=RemoveSetting(setting),
+        fix_title="Remove enforce_eager",
+    )
+
+
+def lora_without_max_rank(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    setting = launch.get("enable_lora")
+    if setting is None or as_bool(setting.value) is not True or launch.opaque or launch.has("max_lora_rank"):
+        return
+    yield LaunchFinding(
+        code="VLL208",
+        message=(
+            f"LoRA enabled without max_lora_rank: vLLM's default of {DEFAULT_MAX_LORA_RANK} rejects every adapter "
+            "of a higher rank when it is loaded; set it to the highest rank you serve"
+        ),
+        anchor=setting.anchor,
+    )
+
+
 def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     module = launch.module or "vllm"
     hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
@@ -308,7 +357,45 @@ def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     )
 
 
+# ``[registry/]vllm/vllm-<variant>[:tag][@digest]``: vLLM's own images on Docker Hub and its mirrors.
+_VLLM_IMAGE = re.compile(r"^(?:[^@]*/)?vllm/vllm-[a-z0-9][a-z0-9._-]*$")
+_PINNABLE = "vllm/vllm-openai"  # the image whose release tags are known to be ``v<version>``
+
+
+def _floating_tag(tag: str | None) -> bool:
+    return tag is None or tag == "latest" or tag.startswith("latest-") or tag == "nightly"
+
+
+def unpinned_vllm_image(image: ImageReference, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if "@" in image.reference:
+        return  # a digest pins it, whatever the tag says
+    repository, tag = image.reference, None
+    last = repository.rsplit("/", 1)[-1]
+    if ":" in last:
+        repository, tag = repository.rsplit(":", 1)
+    if not _VLLM_IMAGE.match(repository) or not _floating_tag(tag):
+        return
+    from vllm_lint.vllm_api import DEFAULT_VERSION  # the newest release this linter knows
+
+    fix = None
+    if repository.rsplit("/", 2)[-2:] == _PINNABLE.split("/") and tag in (None, "latest") and image.exact:
+        fix = PinImage(image, f"{repository}:v{DEFAULT_VERSION}")
+    shown = f"{repository}:{tag}" if tag else f"{repository} (no tag)"
+    yield LaunchFinding(
+        code="VLL405",
+        message=(
+            f"{shown} is not pinned to a release: the next pull or a restart on another node brings a different "
+            "vLLM under the running deployment, and flags it renamed or removed stop the server from starting; "
+            "pin a version tag or a digest"
+        ),
+        anchor=image.anchor,
+        fix=fix,
+        fix_title=f"Pin the image to {fix.reference}" if fix else None,
+    )
+
+
 LaunchRule = Callable[[Launch, LaunchSettings], Iterator[LaunchFinding]]
+ImageRule = Callable[[ImageReference, LaunchSettings], Iterator[LaunchFinding]]
 
 # Rules over engine launches; a "module" launch (a vLLM module that does not
 # exist) configures no engine, so only MODULE_RULES look at it.
@@ -319,6 +406,8 @@ ENGINE_RULES: dict[str, LaunchRule] = {
     "VLL204": prefix_caching_disabled,
     "VLL205": tensor_parallel_mismatch,
     "VLL206": unknown_engine_arg,
+    "VLL207": enforce_eager_in_server,
+    "VLL208": lora_without_max_rank,
     "VLL401": deprecated_entrypoint,
     "VLL402": unpinned_remote_code,
     "VLL403": unauthenticated_public_server,
@@ -326,6 +415,8 @@ ENGINE_RULES: dict[str, LaunchRule] = {
 }
 MODULE_RULES: dict[str, LaunchRule] = {"VLL303": nonexistent_module}
 LAUNCH_RULES: dict[str, LaunchRule] = {**ENGINE_RULES, **MODULE_RULES}
+# Rules over the container images a deployment file names, launch or not.
+IMAGE_RULES: dict[str, ImageRule] = {"VLL405": unpinned_vllm_image}
 
 
 def check_launch(launch: Launch, settings: LaunchSettings, enabled: frozenset[str]) -> Iterator[LaunchFinding]:
@@ -333,3 +424,9 @@ def check_launch(launch: Launch, settings: LaunchSettings, enabled: frozenset[st
     for code, rule in rules.items():
         if code in enabled:
             yield from rule(launch, settings)
+
+
+def check_image(image: ImageReference, settings: LaunchSettings, enabled: frozenset[str]) -> Iterator[LaunchFinding]:
+    for code, rule in IMAGE_RULES.items():
+        if code in enabled:
+            yield from rule(image, settings)

@@ -257,7 +257,7 @@ class _Condition:
     holds: Callable[[bytes, Path], bool]
 
 
-_LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
+_LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL207", "VLL208", "VLL401", "VLL402", "VLL403", "VLL404"})
 _CONDITIONS = (
     _Condition(frozenset({"VLL101", "VLL102", "VLL103", "VLL104"}), _serving_in_handler),
     _Condition(frozenset({"VLL103"}), _offline_llm_in_server),

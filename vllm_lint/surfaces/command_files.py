@@ -12,7 +12,7 @@ import re
 from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 
-LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
+LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL207", "VLL208", "VLL401", "VLL402", "VLL403", "VLL404", "VLL405"})
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
 # file's services, a SkyPilot task's run script (whatever the file is called).

@@ -9,9 +9,10 @@ from vllm_lint.cmdline.fix_edits import render_edits
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import Extractor, Found
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
-from vllm_lint.diagnostics import Applicability, Diagnostic, Fix, Severity
-from vllm_lint.launch.record import LaunchFinding
-from vllm_lint.launch.rules import check_launch
+from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
+from vllm_lint.file_roles import is_testing_path
+from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
+from vllm_lint.launch.rules import check_image, check_launch
 from vllm_lint.surfaces import LintJob, parse_error
 from vllm_lint.text import TextIndex
 
@@ -69,12 +70,30 @@ def lint_text(
         position = index.position(exc.offset or 0)
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
+    testing = is_testing_path(job.path)
     for found in extractor.found:
+        found.launch.testing = testing
         for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
             if written_only and finding.anchor == found.launch.anchor:
                 continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
+    for image in extractor.images:
+        for finding in check_image(image, job.launch_settings, job.enabled):
+            diagnostics.append(_image_diagnostic(display, text, index, image, finding))
     return diagnostics
+
+
+def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageReference, finding: LaunchFinding) -> Diagnostic:
+    from vllm_lint.rulebook import severity_of
+
+    span = image.anchor
+    start, end = index.position(span.start), index.position(span.end)
+    fix = None
+    if isinstance(finding.fix, PinImage) and text[span.start : span.end] == image.reference:
+        edit = Edit(start, end, finding.fix.reference)
+        fix = Fix(finding.applicability, finding.fix_title or "Fix", (edit,))
+    severity = finding.severity or severity_of(finding.code, Severity.WARNING)
+    return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, (start.line,))
 
 
 def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api) -> Diagnostic:

@@ -406,13 +406,25 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         container.host_ipc = words.text(_get(service, "ipc")) == "host"
         container.shm_bytes = parse_size(words.text(_get(service, "shm_size")))
         env = Environment(container.env)
-        image = words.image(_get(service, "image"))
+        image = _image(words, _get(service, "image"))
+        container.image = image or None
         command = _get(service, "command")
         anchor_node = command or _get(service, "image") or service
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         if isinstance(command, yaml.ScalarNode) and command.style in (None, ""):
             anchor = Span(command.start_mark.index, command.end_mark.index)
         words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+def _image(words: _YamlWords, node) -> str:
+    """An ``image:`` value as the launch rules read it (``_YamlWords.image``); recorded for the image rules
+    only when it is written out in full (no ``${TAG}`` interpolation, no template action)."""
+    known = words.image(node)
+    text = _scalar(node)
+    if text and known == text and "$" not in text and "{{" not in text:
+        start, end = node.start_mark.index, node.end_mark.index
+        words.extractor.image(text, Span(start, end), words.source[start:end] == text)
+    return known
 
 
 WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
@@ -508,7 +520,8 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
         if "resources" in holes:
             container.gpu_count = None
         env = Environment(container.env)
-        image = words.image(_get(item, "image"))
+        image = _image(words, _get(item, "image"))
+        container.image = image or None
         anchor_node = command or args or item
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         before = len(words.extractor.found)
