@@ -251,6 +251,27 @@ def _startup_hook(data: bytes, path: Path) -> bool:
     return b"on_event" in data and (b"transformers" in data or _mentions_vllm_engine(data, path))
 
 
+def _request_id_in_handler(data: bytes, path: Path) -> bool:
+    """VLL106: a request id passed by keyword, or positionally to an engine this module builds."""
+    engine = b"from_engine_args" in data or b"AsyncLLM" in data
+    return (b"request_id" in data or engine) and _may_have_handlers(data, path)
+
+
+def _blocking_client_in_handler(data: bytes, path: Path) -> bool:
+    """VLL107: a synchronous LLM client's call (python/llm_clients.py) in ``async def`` handler code."""
+    return b"async" in data and any(name in data for name in (b"openai", b"anthropic", b"huggingface_hub", b"litellm")) and _may_have_handlers(data, path)
+
+
+def _client_in_handler(data: bytes, path: Path) -> bool:
+    """VLL108: a pooled client built in handler code."""
+    return any(name in data for name in (b"openai", b"anthropic", b"httpx", b"aiohttp")) and _may_have_handlers(data, path)
+
+
+def _streamlit_model_load(data: bytes, path: Path) -> bool:
+    """VLL109: a model load (vocabulary.is_model_load) in a module that imports streamlit."""
+    return b"streamlit" in data and (b"transformers" in data or _mentions_vllm_engine(data, path))
+
+
 @dataclass(frozen=True)
 class _Condition:
     codes: frozenset[str]
@@ -262,6 +283,10 @@ _CONDITIONS = (
     _Condition(frozenset({"VLL101", "VLL102", "VLL103", "VLL104"}), _serving_in_handler),
     _Condition(frozenset({"VLL103"}), _offline_llm_in_server),
     _Condition(frozenset({"VLL105"}), _multi_worker),
+    _Condition(frozenset({"VLL106"}), _request_id_in_handler),
+    _Condition(frozenset({"VLL107"}), _blocking_client_in_handler),
+    _Condition(frozenset({"VLL108"}), _client_in_handler),
+    _Condition(frozenset({"VLL109"}), _streamlit_model_load),
     _Condition(_LAUNCH_CODES | {"VLL303"}, _engine_launch),
     _Condition(frozenset({"VLL501"}), _legacy_engine_import),
     _Condition(frozenset({"VLL502"}), _fastapi_tuple_return),
