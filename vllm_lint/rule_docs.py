@@ -31,6 +31,20 @@ def list_rules(output_format: str = "text") -> str:
     return "\n".join(lines) + "\n"
 
 
+_SURFACE_NAMES = {"python": "Python", "shell": "shell", "dockerfile": "Dockerfile", "compose": "compose",
+                  "kubernetes": "Kubernetes", "markdown": "Markdown"}
+
+
+def catalogue_table() -> str:
+    """The rule catalogue as a Markdown table (``docs/rules.md`` holds it; a test keeps the two the same)."""
+    lines = ["| code | name | severity | fix | surfaces | what it reports |", "|---|---|---|---|---|---|"]
+    for rule in load_rules().values():
+        surfaces = ", ".join(_SURFACE_NAMES.get(s, s) for s in rule.surfaces)
+        summary = " ".join(rule.summary.split()).replace("|", "\\|")
+        lines.append(f"| {rule.code} | {rule.name} | {rule.severity.value} | {rule.fix_safety} | {surfaces} | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
 def rule_dict(rule: Rule) -> dict:
     return {
         "code": rule.code,
