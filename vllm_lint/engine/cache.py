@@ -46,7 +46,7 @@ def content_hash(data: bytes) -> str:
 
 def _build_fingerprint() -> str:
     """The tool's version plus its own sources and rules: a changed rule invalidates old results."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # all of vllm_lint, not only this engine package
     digest = blake2b(__version__.encode(), digest_size=16)
     roots = [package]
     from vllm_lint.resources import rules_dir, vllm_api_dir
@@ -226,6 +226,7 @@ def _cell(value: list | None) -> CellLocation | None:
 
 def _result_to_json(result: FileResult) -> dict:
     return {
+        "facts": result.facts.to_json() if result.facts else None,
         "suppressed": result.suppressed,
         "parsed": result.parsed,
         "diagnostics": [
@@ -270,4 +271,9 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 cell=_cell(item.get("cell")),
             )
         )
-    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]))
+    facts = None
+    if raw.get("facts"):
+        from vllm_lint.project.facts import FileFacts
+
+        facts = FileFacts.from_json(raw["facts"])
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), facts=facts)
