@@ -46,7 +46,7 @@ def test_every_rule_has_docs_and_examples():
 def test_example(tmp_path, rule, example):
     if not _supported(example.lang):
         pytest.fail(f"{rule.code}: no surface lints {example.lang!r} examples")
-    diagnostics = lint_text(tmp_path, example.default_filename, example.code)
+    diagnostics = _lint_example(tmp_path, example)
     if example.kind == "good":
         found = [d for d in diagnostics if d.code == rule.code]
         assert not found, f"{rule.code} fired on a good example: {found}"
@@ -60,6 +60,22 @@ def test_example(tmp_path, rule, example):
         marked = example.expected_lines(code)
         if marked:
             assert sorted(d.start.line for d in diagnostics if d.code == code) == marked, code
+
+
+def _lint_example(tmp_path, example):
+    """The example's findings, in a project that also holds the files it names ``beside`` it."""
+    from lintutil import lint_file_paths
+
+    if not example.beside:
+        return lint_text(tmp_path, example.default_filename, example.code)
+    paths = []
+    for name, text in ((example.default_filename, example.code), *example.beside):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    shown = str(paths[0])
+    return [d for d in lint_file_paths(paths) if d.path == shown]
 
 
 FIX_CASES = [c for c in CASES if c.values[1].kind == "bad" and c.values[1].fixed is not None]

@@ -44,6 +44,9 @@ class Example:
     fixed: str | None = None
     filename: str | None = None
     note: str | None = None
+    # Other files of the same project, written beside it (name -> text): a rule decided across files
+    # (VLL304) reads them; expectations are only on this file.
+    beside: tuple[tuple[str, str], ...] = ()
 
     def expected_lines(self, rule_code: str) -> list[int]:
         """Lines marked ``# expect: CODE`` for this rule (1-based)."""
@@ -116,9 +119,18 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
                 fixed=item.get("fixed"),
                 filename=item.get("filename"),
                 note=item.get("note"),
+                beside=_parse_beside(item.get("beside"), path, index),
             )
         )
     return tuple(examples)
+
+
+def _parse_beside(raw: object, path: Path, index: int) -> tuple[tuple[str, str], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise RuleFileError(f"{path.name}: example {index}: 'beside' must map file names to their text")
+    return tuple(raw.items())
 
 
 def parse_rule(data: dict, path: Path) -> Rule:

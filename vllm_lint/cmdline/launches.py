@@ -21,7 +21,7 @@ from vllm_lint.cmdline.shell import (
     is_assignment,
     tokenize,
 )
-from vllm_lint.launch.record import ImageReference, Launch
+from vllm_lint.launch.record import ImageReference, Launch, Reach
 from vllm_lint.values import Value
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
@@ -64,6 +64,27 @@ class Container:
     # for a machine that only declares its GPUs (a SkyPilot task).
     runtime: bool = True
     image: str | None = None
+    # how clients reach it (Reach): names on the container network, published ports, the host's network
+    names: tuple[str, ...] = ()
+    published: tuple[tuple[int | None, int | None], ...] | None = ()
+    host_network: bool = False
+    # True where the file says how clients reach it (docker run, compose); elsewhere a runtime outside the
+    # file decides (a Kubernetes Service, a cloud task)
+    reach_known: bool = False
+
+    def publish(self, mapping: str | None) -> None:
+        """A ``-p``/``ports:`` entry: ``[ip:]host:container[/proto]`` or ``container``."""
+        pair = port_mapping(mapping)
+        if pair is None or self.published is None:
+            self.published = None
+            return
+        self.published = (*self.published, pair)
+
+    @property
+    def reach(self) -> Reach:
+        if not self.reach_known:
+            return Reach(known=False)
+        return Reach(local=self.host_network, names=self.names, published=self.published)
 
 
 @dataclass(slots=True)
@@ -87,6 +108,18 @@ def parse_size(text: str | None) -> int | None:
         return None
     factor = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[match.group(2).lower()]
     return int(float(match.group(1)) * factor)
+
+
+def port_mapping(text: str | None) -> tuple[int | None, int | None] | None:
+    """(host port, container port) of a published-port entry; None when it is not a single port pair."""
+    if text is None:
+        return None
+    parts = str(text).strip().strip("\"'").split("/", 1)[0].split(":")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[-2:] if p) or not parts[-1].isdigit():
+        return None
+    container = int(parts[-1])
+    host = parts[-2] if len(parts) >= 2 else ""
+    return (int(host) if host.isdigit() else None), container
 
 
 def gpus_from_devices(text: str | None) -> int | None:
@@ -367,7 +400,7 @@ class Extractor:
             self.command(words, env, container, fixable=False)
 
     def _docker_run(self, words: list[Word], env: Environment, fixable: bool, command_start: int) -> None:
-        container = Container()
+        container = Container(reach_known=True)
         entrypoint: str | None = None
         i = 0
         while i < len(words):
@@ -400,6 +433,12 @@ class Extractor:
                     container.shm_bytes = parse_size(value)
                 elif name == "--entrypoint":
                     entrypoint = value
+                elif name in ("-p", "--publish"):
+                    container.publish(value)
+                elif name == "--name" and value:
+                    container.names = (*container.names, value)
+                elif name in ("--network", "--net"):
+                    container.host_network = value == "host"
                 continue
             i += 1
         if i >= len(words):
@@ -504,6 +543,7 @@ class Extractor:
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
             image=container.image if container else None,
+            reach=container.reach if container else Reach(),
         )
         found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
         found.head_condition = head_condition

@@ -23,6 +23,17 @@ class Setting:
     removed: bool = False  # a setting vLLM used to have and dropped
 
 
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Where clients can reach the server a launch starts, as far as its file declares it."""
+
+    known: bool = True  # False: decided elsewhere (the containers a Dockerfile's image runs in, a Kubernetes Service)
+    local: bool = True  # a process on this machine, or a container on the host's network
+    names: tuple[str, ...] = ()  # its names on a container network (compose service, container_name, docker --name)
+    # (host port, container port) pairs it publishes (None where a side is not known); None: not known at all
+    published: tuple[tuple[int | None, int | None], ...] | None = ()
+
+
 @dataclass(slots=True)
 class Launch:
     surface: str  # "python" or "command"
@@ -47,6 +58,7 @@ class Launch:
     module: str | None = None  # kind "module": the dotted module path as written
     image: str | None = None  # the container image it runs in, when declared next to it (docker run, compose, k8s)
     testing: bool = False  # written in a test, CI or debugging file, not a production deployment
+    reach: Reach = field(default_factory=Reach)
 
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:

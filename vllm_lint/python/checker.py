@@ -10,12 +10,14 @@ from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 from vllm_lint.launch.record import LaunchFinding, SetValue
 from vllm_lint.launch.rules import LAUNCH_RULES, check_launch
 from vllm_lint.launch.settings import LaunchSettings
+from vllm_lint.project.facts import FileFacts
 from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers the checkers
 from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
+from vllm_lint.python.project_facts import python_facts
 from vllm_lint.python.semantics import Semantics
 from vllm_lint.text import TextIndex, line_starts
 
@@ -195,7 +197,8 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char in "_."
 
 
-def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions) -> list[Diagnostic]:
+def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions, facts: FileFacts | None = None) -> list[Diagnostic]:
+    """The module's findings; with ``facts``, also what it tells the project rules (filled in)."""
     model = build_model(module)
     semantics = Semantics(model, path)
     ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version)
@@ -203,13 +206,16 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     for code, rule in RULES.items():
         if code in options.enabled:
             findings.extend(rule(ctx))
-    if options.enabled & LAUNCH_RULES.keys():
-        for launch, call, statement in python_launches(ctx):
-            for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
-                findings.append(_from_launch(ctx, call, statement, launch_finding))
+    launches = list(python_launches(ctx)) if options.enabled & LAUNCH_RULES.keys() or facts is not None else []
+    for launch, call, statement in launches:
+        for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
+            findings.append(_from_launch(ctx, call, statement, launch_finding))
+    locator = _Locator(module, text)
+    if facts is not None:
+        found = python_facts(ctx, launches, locator.span)
+        facts.servers, facts.requests = found.servers, found.requests
     if not findings:
         return []
-    locator = _Locator(module, text)
     index = TextIndex(text)
     from vllm_lint.rulebook import severity_of
 

@@ -251,25 +251,54 @@ def _startup_hook(data: bytes, path: Path) -> bool:
     return b"on_event" in data and (b"transformers" in data or _mentions_vllm_engine(data, path))
 
 
+_REQUEST_ID_KEYWORD = _re(rb"request_id[ \t]*=(?!=)[ \t]*(?:[\"'0-9]|[fFrRuUbB]{1,2}[\"']|(\w+))")
+
+
 def _request_id_in_handler(data: bytes, path: Path) -> bool:
-    """VLL106: a request id passed by keyword, or positionally to an engine this module builds."""
+    """VLL106: ``request_id=`` a literal or a module-level name, or an id passed positionally to an engine
+    this module builds; in a module with request handlers."""
     engine = b"from_engine_args" in data or b"AsyncLLM" in data
-    return (b"request_id" in data or engine) and _may_have_handlers(data, path)
+    if not (engine or b"request_id" in data) or not _may_have_handlers(data, path):
+        return False
+    if engine:
+        return True
+    for match in _word_matches(_REQUEST_ID_KEYWORD, data, allow_dot=False):
+        name = match.group(1)
+        if name is None or re.search(rb"^" + re.escape(name) + rb"[ \t]*(?::[^=\n]*)?=(?!=)", data, re.MULTILINE):
+            return True  # a literal, or a name assigned at the top level (the checker decides whether it stays one)
+    return False
+
+
+# An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
+_CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
+_CLIENT_IMPORTS = (
+    _re(rb"from[ \t]+" + _CLIENT_LIBRARY),
+    _re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _CLIENT_LIBRARY),
+)
+
+
+def _imports_client_library(data: bytes) -> bool:
+    return any(_has_word(pattern, data) for pattern in _CLIENT_IMPORTS)
 
 
 def _blocking_client_in_handler(data: bytes, path: Path) -> bool:
     """VLL107: a synchronous LLM client's call (python/llm_clients.py) in ``async def`` handler code."""
-    return b"async" in data and any(name in data for name in (b"openai", b"anthropic", b"huggingface_hub", b"litellm")) and _may_have_handlers(data, path)
+    return b"async" in data and _imports_client_library(data) and _may_have_handlers(data, path)
 
 
 def _client_in_handler(data: bytes, path: Path) -> bool:
     """VLL108: a pooled client built in handler code."""
-    return any(name in data for name in (b"openai", b"anthropic", b"httpx", b"aiohttp")) and _may_have_handlers(data, path)
+    return _imports_client_library(data) and _may_have_handlers(data, path)
 
 
 def _streamlit_model_load(data: bytes, path: Path) -> bool:
     """VLL109: a model load (vocabulary.is_model_load) in a module that imports streamlit."""
     return b"streamlit" in data and (b"transformers" in data or _mentions_vllm_engine(data, path))
+
+
+def _client_with_base_url(data: bytes, path: Path) -> bool:
+    """VLL304's requests: an OpenAI client built with a ``base_url`` (python/project_facts.py)."""
+    return b"base_url" in data and b"OpenAI" in data and _imports_client_library(data)
 
 
 @dataclass(frozen=True)
@@ -279,6 +308,8 @@ class _Condition:
 
 
 _LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL207", "VLL208", "VLL401", "VLL402", "VLL403", "VLL404"})
+# VLL304 reads the servers a module starts: a launch hidden from it could leave one candidate where there are two.
+_LAUNCH_CODES |= {"VLL304"}
 _CONDITIONS = (
     _Condition(frozenset({"VLL101", "VLL102", "VLL103", "VLL104"}), _serving_in_handler),
     _Condition(frozenset({"VLL103"}), _offline_llm_in_server),
@@ -287,6 +318,7 @@ _CONDITIONS = (
     _Condition(frozenset({"VLL107"}), _blocking_client_in_handler),
     _Condition(frozenset({"VLL108"}), _client_in_handler),
     _Condition(frozenset({"VLL109"}), _streamlit_model_load),
+    _Condition(frozenset({"VLL304"}), _client_with_base_url),
     _Condition(_LAUNCH_CODES | {"VLL303"}, _engine_launch),
     _Condition(frozenset({"VLL501"}), _legacy_engine_import),
     _Condition(frozenset({"VLL502"}), _fastapi_tuple_return),

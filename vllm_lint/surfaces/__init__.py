@@ -16,10 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vllm_lint.diagnostics import Diagnostic, Position, Severity
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.rulebook import PARSE_ERROR_CODE
+
+if TYPE_CHECKING:
+    from vllm_lint.project.facts import FileFacts
 
 
 @dataclass
@@ -30,6 +34,9 @@ class LintJob:
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     api_version: str | None = None
+    # What the file tells the project rules (servers it starts, requests its clients send): set by a
+    # surface when one of them is enabled; the engine keeps it with the file's result.
+    facts: FileFacts | None = None
 
     @cached_property
     def _api(self):

@@ -13,6 +13,8 @@ from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 
 LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL207", "VLL208", "VLL401", "VLL402", "VLL403", "VLL404", "VLL405"})
+# VLL304 reads the servers a file starts (see python/prefilter.py)
+LAUNCH_CODES |= {"VLL304"}
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
 # file's services, a SkyPilot task's run script (whatever the file is called).

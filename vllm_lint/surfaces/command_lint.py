@@ -80,7 +80,26 @@ def lint_text(
     for image in extractor.images:
         for finding in check_image(image, job.launch_settings, job.enabled):
             diagnostics.append(_image_diagnostic(display, text, index, image, finding))
+    _report_servers(extractor, index, job)
     return diagnostics
+
+
+def _report_servers(extractor: Extractor, index: TextIndex, job: LintJob) -> None:
+    """The vLLM servers the file starts, for the project rules."""
+    from vllm_lint.project.rules import wants_facts
+
+    if not wants_facts(job.enabled):
+        return
+    from vllm_lint.project.facts import FileFacts
+    from vllm_lint.project.servers import server_fact
+
+    facts = FileFacts()
+    for found in extractor.found:
+        anchor = found.launch.anchor
+        server = server_fact(found.launch, index.position(anchor.start if isinstance(anchor, Span) else 0).line)
+        if server is not None:
+            facts.servers.append(server)
+    job.facts = facts if facts else None
 
 
 def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageReference, finding: LaunchFinding) -> Diagnostic:

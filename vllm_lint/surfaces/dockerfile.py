@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import _OPENAI_IMAGE, Extractor
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError, Word, tokenize
+from vllm_lint.launch.record import Reach
 
 INSTRUCTIONS = frozenset(
     ["FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"]
@@ -186,6 +187,8 @@ def extract_dockerfile(text: str, extractor: Extractor) -> None:
         _final(extractor, text, stages[-1])
         for found in extractor.found[before:]:
             found.launch.image = stages[-1].image
+    for found in extractor.found:
+        found.launch.reach = Reach(known=False)  # the containers that run this image say how they are reached
 
 
 def _from_image(extractor: Extractor, text: str, instruction: Instruction, env: Environment, stage_names: set[str]) -> None:

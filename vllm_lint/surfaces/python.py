@@ -46,7 +46,13 @@ def lint(job: LintJob) -> list[Diagnostic]:
     except SyntaxProblem as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
     options = PythonOptions(job.enabled, job.launch_settings, job.api_version)
-    return lint_python(job.display, source.text, module, options)
+    from vllm_lint.project.rules import wants_facts
+
+    if wants_facts(job.enabled):
+        from vllm_lint.project.facts import FileFacts
+
+        job.facts = FileFacts()
+    return lint_python(job.display, source.text, module, options, job.facts)
 
 
 PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint, heavy_modules=("vllm_lint.python.checker",))

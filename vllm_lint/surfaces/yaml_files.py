@@ -383,11 +383,12 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
     services = _get(document, "services")
     if not isinstance(services, yaml.MappingNode):
         return
-    for _, service in services.value:
+    for key, service in services.value:
         budget.spend()
         if not isinstance(service, yaml.MappingNode):
             continue
         container = Container()
+        _compose_network(container, _scalar(key), service)
         container.env = _env_from(_get(service, "environment"), budget, words)
         if _get(service, "env_file") is not None:
             container.env.setdefault("VLLM_API_KEY", None)  # may be set there
@@ -425,6 +426,20 @@ def _image(words: _YamlWords, node) -> str:
         start, end = node.start_mark.index, node.end_mark.index
         words.extractor.image(text, Span(start, end), words.source[start:end] == text)
     return known
+
+
+def _compose_network(container: Container, service_name: str | None, service) -> None:
+    """How other services and the host reach the service: its names, published ports, the host's network."""
+    names = [service_name, _scalar(_get(service, "container_name")), _scalar(_get(service, "hostname"))]
+    container.reach_known = True
+    container.names = tuple(name for name in names if name)
+    container.host_network = _scalar(_get(service, "network_mode")) == "host"
+    for entry in _items(_get(service, "ports")):
+        text = _scalar(entry)
+        if text is None:  # the long syntax: {target: 8000, published: "8001"}
+            target, published = _scalar(_get(entry, "target")), _scalar(_get(entry, "published"))
+            text = f"{published}:{target}" if published and target else target
+        container.publish(text)
 
 
 WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
