@@ -280,6 +280,31 @@ def _built_once(ctx: PyContext, site: CallSite) -> bool:
     return any(t.startswith("self.") or (site.function is not None and t in site.function.global_names) for t in site.assigned_to)
 
 
+def _local(name: str, function: FunctionInfo | None) -> bool:
+    while function is not None:
+        if name in function.params or name in function.bound_names:
+            return True
+        function = function.parent
+    return False
+
+
+def _request_independent(ctx: PyContext, expr: cst.BaseExpression, function: FunctionInfo | None) -> bool:
+    """An argument that is the same on every request: literals, module-level names and attributes of them,
+    environment lookups (not a per-user API key or anything else read from the request)."""
+    if ctx.semantics.fold(expr) is not None:
+        return True
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        head = dotted_name(expr)
+        return head is not None and head.split(".")[0] not in ("self", "cls") and not _local(head.split(".")[0], function)
+    if isinstance(expr, cst.Subscript):
+        return _request_independent(ctx, expr.value, function) and all(
+            isinstance(item.slice, cst.Index) and _request_independent(ctx, item.slice.value, function) for item in expr.slice
+        )
+    if isinstance(expr, cst.Call) and ctx.semantics.callee(expr) in ("os.getenv", "os.environ.get"):
+        return all(_request_independent(ctx, arg.value, function) for arg in expr.args)
+    return False
+
+
 @python_rule("VLL108")
 def llm_client_per_request(ctx: PyContext) -> Iterator[PyFinding]:
     for site in ctx.model.calls:
@@ -289,6 +314,8 @@ def llm_client_per_request(ctx: PyContext) -> Iterator[PyFinding]:
         handler = ctx.semantics.enclosing_handler(site.function)
         if handler is None or _built_once(ctx, site) or _closed(site):
             continue
+        if not all(not arg.star and _request_independent(ctx, arg.value, site.function) for arg in site.node.args):
+            continue  # built from the request (a per-user key): one shared client would not do
         shown = dotted_name(site.node.func) or callee
         yield PyFinding(
             code="VLL108",
