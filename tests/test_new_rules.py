@@ -32,14 +32,14 @@ def fixed(tmp_path, name, text, code):
 
 def test_defaults_the_messages_name_are_vllms():
     api = load_api(None)
-    # vllm/config/lora.py: ``max_lora_rank: MaxLoRARanks = 16``; LoRAConfig rejects a higher-rank adapter at load
-    # (vllm/lora/peft_helper.py, validate_legal)
+    # vllm/config/lora.py:33: ``max_lora_rank: MaxLoRARanks = 16``; LoRAConfig rejects a higher-rank adapter at load
+    # (vllm/lora/peft_helper.py:194, validate_legal)
     assert api.engine_default("max_lora_rank") == DEFAULT_MAX_LORA_RANK
-    # vllm/entrypoints/launchers/cli_args.py: ``port: int = 8000``
+    # vllm/entrypoints/launchers/cli_args.py:285: ``port: int = 8000``
     from vllm_lint.cmdline.serve_args import flag_table
 
     assert flag_table(api).exact["--port"].default == DEFAULT_PORT
-    # vllm/config/model.py: ``enforce_eager: bool = False``: a launch that sets it asked for it
+    # vllm/config/model.py:272: ``enforce_eager: bool = False``: a launch that sets it asked for it
     assert api.engine_default("enforce_eager") is False
 
 
@@ -54,7 +54,7 @@ def test_the_image_pin_is_the_newest_release_the_linter_knows(tmp_path):
 @pytest.mark.parametrize(
     ("name", "text"),
     [
-        # the CPU backend captures no CUDA graphs (vllm/platforms/cpu.py: cudagraph_capture_sizes = [])
+        # the CPU backend captures no CUDA graphs (vllm/platforms/cpu.py:353: cudagraph_capture_sizes = [])
         ("docker-compose.yml", "services:\n  v:\n    image: vllm/vllm-openai:v0.32.0\n    environment: {VLLM_CPU_KVCACHE_SPACE: '8'}\n    command: m --enforce-eager\n"),
         ("run.sh", "docker run public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.32.0 m --enforce-eager\n"),
         (".github/workflows/run.sh", "vllm serve m --enforce-eager\n"),

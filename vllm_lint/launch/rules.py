@@ -306,7 +306,7 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
 
 
 def _runs_on_cpu(launch: Launch) -> bool:
-    """A launch on vLLM's CPU backend: a ``VLLM_CPU_*`` variable (read only there, vllm/envs.py) or a CPU image."""
+    """A launch on vLLM's CPU backend: a ``VLLM_CPU_*`` variable (read only there, vllm/envs.py:887-906) or a CPU image."""
     if any(name.startswith("VLLM_CPU_") for name in launch.env):
         return True
     repository = (launch.image or "").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
@@ -314,7 +314,7 @@ def _runs_on_cpu(launch: Launch) -> bool:
 
 
 def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    # vLLM's CPU platform captures no CUDA graphs whatever the setting (vllm/platforms/cpu.py, 0.32.0:
+    # vLLM's CPU platform captures no CUDA graphs whatever the setting (vllm/platforms/cpu.py:353, 0.32.0:
     # ``cudagraph_capture_sizes = []``), so there the flag costs nothing it would not lose anyway.
     if not launch.serves_requests or launch.testing or _runs_on_cpu(launch):
         return

@@ -7,8 +7,8 @@ from vllm_lint.launch.record import Launch
 from vllm_lint.project.facts import ANY_HOST, LOCALHOST, Server
 from vllm_lint.values import as_float
 
-# Either lets a request name a model the server was not started with (vllm/envs.py; the check that uses them
-# is OpenAIServing._check_model in vllm/entrypoints/serve/engine/serving.py, 0.32.0).
+# Either lets a request name a model the server was not started with (vllm/envs.py:128 and :322; the check that uses
+# them is OpenAIServing._check_model, vllm/entrypoints/serve/engine/serving.py:49-91, 0.32.0).
 _ANY_NAME_ENV = ("VLLM_SKIP_MODEL_NAME_VALIDATION", "VLLM_ALLOW_RUNTIME_LORA_UPDATING")
 
 
@@ -51,7 +51,7 @@ def _lora_names(launch: Launch) -> tuple[str, ...] | None:
 
 def served_names(launch: Launch) -> tuple[str, ...] | None:
     """The names a request's ``model`` may take: ``--served-model-name``'s, else the model's own
-    (vllm/entrypoints/launchers/api_server/app_state.py, 0.32.0), and the LoRA modules'."""
+    (vllm/entrypoints/launchers/api_server/app_state.py:49-61, 0.32.0), and the LoRA modules'."""
     if launch.opaque or any(name in launch.env for name in _ANY_NAME_ENV):
         return None
     served = launch.get("served_model_name") or launch.get("model")

@@ -204,7 +204,7 @@ def multi_worker_model_server(ctx: PyContext) -> Iterator[PyFinding]:
 
 # What builds an async engine whose generate()/encode() take a request id (canonical names, semantics.VLLM_CANONICAL).
 _ASYNC_ENGINES = frozenset({"vllm.AsyncLLMEngine", "vllm.AsyncLLMEngine.from_engine_args", "vllm.AsyncLLMEngine.from_vllm_config"})
-_REQUEST_ID_POSITION = {"generate": 2, "encode": 2}  # (prompt, sampling/pooling params, request_id): vllm/v1/engine/async_llm.py
+_REQUEST_ID_POSITION = {"generate": 2, "encode": 2}  # (prompt, sampling/pooling params, request_id): vllm/v1/engine/async_llm.py:698 and :994
 
 
 def _request_id_arg(call: cst.Call, method: str, positional_ok: bool) -> cst.Arg | None:
@@ -236,6 +236,8 @@ def _same_for_every_request(ctx: PyContext, value: cst.BaseExpression, function:
     return f"the module-level {name}, set once at import"
 
 
+# vLLM keeps the id it is given as the request's external id (vllm/v1/engine/input_processor.py:354, 0.32.0) and
+# abort(id) cancels every request under it (vllm/v1/engine/output_processor.py:552-582).
 @python_rule("VLL106")
 def constant_request_id(ctx: PyContext) -> Iterator[PyFinding]:
     imports_vllm = ctx.semantics.imports_any(("vllm",))
