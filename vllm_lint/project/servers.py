@@ -61,8 +61,12 @@ def served_names(launch: Launch) -> tuple[str, ...] | None:
     return (*str(served.value.value).split(), *lora)
 
 
+# The settings that say where a server listens and which names it answers to.
+ADDRESS_AND_NAMES = frozenset({"port", "served_model_name", "model", "lora_modules"})
+
+
 def server_fact(launch: Launch, line: int) -> Server | None:
-    if launch.entrypoint not in ("serve", "api_server"):
+    if launch.entrypoint not in ("serve", "api_server", "image"):  # "image": vLLM's image runs one of the two
         return None
     port = _port(launch)
     return Server(line, _addresses(launch, port), served_names(launch))

@@ -96,10 +96,24 @@ def _report_servers(extractor: Extractor, index: TextIndex, job: LintJob) -> Non
     facts = FileFacts()
     for found in extractor.found:
         anchor = found.launch.anchor
-        server = server_fact(found.launch, index.position(anchor.start if isinstance(anchor, Span) else 0).line)
+        server = server_fact(_unconditional(found), index.position(anchor.start if isinstance(anchor, Span) else 0).line)
         if server is not None:
             facts.servers.append(server)
     job.facts = facts if facts else None
+
+
+def _unconditional(found: Found):
+    """The launch with the port, model and names it is started with in some renderings only (a flag under
+    an ``if`` or ``${VAR:+...}``) taken as not known."""
+    from vllm_lint.project.servers import ADDRESS_AND_NAMES
+
+    launch = found.launch
+    if not found.conditions:
+        return launch
+    conditional = {s.key for s, c in zip(launch.settings, found.conditions) if c - found.head_condition}
+    if not conditional & ADDRESS_AND_NAMES:
+        return launch
+    return replace(launch, settings=[replace(s, value=None) if s.key in conditional else s for s in launch.settings])
 
 
 def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageReference, finding: LaunchFinding) -> Diagnostic:
