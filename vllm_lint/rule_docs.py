@@ -1,10 +1,12 @@
-"""``vllm-lint rule``: a rule's documentation, in ruff's sections, from its YAML."""
+"""``vllm-lint rule``: a rule's documentation, in ruff's sections, from its YAML; and the files made from the YAMLs
+(``examples/``, the README's rules table), which ``scripts/generate_docs.py`` writes."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
-from vllm_lint.rulebook import Rule, load_rules
+from vllm_lint.rulebook import PARSE_ERROR_CODE, Example, Rule, load_rules
 
 _FIX_SAFETY = {
     "safe": "The fix is safe: it keeps behaviour, or replaces code that cannot run at all.",
@@ -14,39 +16,43 @@ _FIX_SAFETY = {
 }
 
 
-def show_rule(code: str, output_format: str = "text") -> str | None:
+def show_rule(code: str, output_format: str = "text", implementation: bool = False) -> str | None:
+    """The rule's page; with ``implementation``, also where its logic is (``module:function``): that imports
+    the checkers, which a SARIF report's rule help has no use for."""
     rule = load_rules().get(code)
     if rule is None:
         return None
+    where = implemented_in(code) if implementation else None
     if output_format == "json":
-        return json.dumps(rule_dict(rule), indent=2) + "\n"
-    return _as_markdown(rule)
+        return json.dumps(rule_dict(rule, where), indent=2) + "\n"
+    return _as_markdown(rule, where)
 
 
 def list_rules(output_format: str = "text") -> str:
     rules = load_rules().values()
     if output_format == "json":
-        return json.dumps([rule_dict(rule) for rule in rules], indent=2) + "\n"
-    lines = [f"{r.code}  {r.name:<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}" for r in rules]
+        return json.dumps([rule_dict(rule, implemented_in(rule.code)) for rule in rules], indent=2) + "\n"
+    lines = [
+        f"{r.code}  {r.name:<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}  [{', '.join(implemented_in(r.code))}]"
+        for r in rules
+    ]
     return "\n".join(lines) + "\n"
 
 
-_SURFACE_NAMES = {"python": "Python", "shell": "shell", "dockerfile": "Dockerfile", "compose": "compose",
-                  "kubernetes": "Kubernetes", "markdown": "Markdown"}
+def implemented_in(code: str) -> list[str]:
+    """``module:function`` of each checker of ``code`` (VLL000: where every surface reports a file it cannot read)."""
+    if code == PARSE_ERROR_CODE:
+        from vllm_lint.surfaces import parse_error
+
+        return [f"{parse_error.__module__}:{parse_error.__qualname__}"]
+    from vllm_lint.registry import implementations
+
+    return [checker.where for checker in implementations(code)]
 
 
-def catalogue_table() -> str:
-    """The rule catalogue as a Markdown table (``docs/rules.md`` holds it; a test keeps the two the same)."""
-    lines = ["| code | name | severity | fix | surfaces | what it reports |", "|---|---|---|---|---|---|"]
-    for rule in load_rules().values():
-        surfaces = ", ".join(_SURFACE_NAMES.get(s, s) for s in rule.surfaces)
-        summary = " ".join(rule.summary.split()).replace("|", "\\|")
-        lines.append(f"| {rule.code} | {rule.name} | {rule.severity.value} | {rule.fix_safety} | {surfaces} | {summary} |")
-    return "\n".join(lines) + "\n"
-
-
-def rule_dict(rule: Rule) -> dict:
-    return {
+def rule_dict(rule: Rule, where: list[str] | None = None) -> dict:
+    """The rule's fields; ``where``: its checkers (``implemented_in``), when they are wanted."""
+    fields = {
         "code": rule.code,
         "name": rule.name,
         "severity": rule.severity.value,
@@ -57,22 +63,97 @@ def rule_dict(rule: Rule) -> dict:
         "surfaces": list(rule.surfaces),
         "url": rule.url,
     }
+    if where is not None:
+        fields["implementation"] = where
+    return fields
 
 
-def _as_markdown(rule: Rule) -> str:
-    parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", "", "## What it does", rule.summary, "", "## Why is this bad?", rule.why, ""]
+def _files_of(example: Example) -> list[str]:
+    """The other files an example's project holds (a chart's values.yaml), each before the example."""
+    lines = []
+    for name, text in example.files:
+        lines += [f"`{name}`:", f"```{_fence_for(name)}", text.rstrip("\n"), "```", ""]
+    if example.files:
+        lines.append(f"`{example.default_filename}`:")
+    return lines
+
+
+def _fence_for(name: str) -> str:
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return {"yaml": "yaml", "yml": "yaml", "sh": "bash", "py": "python", "env": "bash"}.get(suffix, "text")
+
+
+def _as_markdown(rule: Rule, where: list[str] | None) -> str:
+    parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", ""]
+    if where is not None:
+        parts += [f"Implemented in: {', '.join(f'`{place}`' for place in where)}", ""]
+    parts += ["## What it does", rule.summary, "", "## Why is this bad?", rule.why, ""]
     bad = next((e for e in rule.bad_examples), None)
     good = next((e for e in rule.good_examples), None)
     if bad is not None:
-        parts += ["## Example", f"```{bad.lang}", bad.clean_code.rstrip("\n"), "```", ""]
+        parts += ["## Example", *_files_of(bad), f"```{bad.fence}", bad.clean_code.rstrip("\n"), "```", ""]
     instead = bad.fixed if bad is not None and bad.fixed else (good.clean_code if good is not None else None)
     if rule.use_instead:
         parts += ["## Use instead", rule.use_instead, ""]
     if instead:
-        lang = bad.lang if bad is not None else good.lang
-        parts += [("Use instead:" if rule.use_instead else "## Use instead"), f"```{lang}", instead.rstrip("\n"), "```", ""]
+        shown = bad if bad is not None and bad.fixed else good
+        parts += [("Use instead:" if rule.use_instead else "## Use instead"), *(_files_of(shown) if shown is not bad else ()),
+                  f"```{shown.fence}", instead.rstrip("\n"), "```", ""]
     parts += ["## Fix safety", _FIX_SAFETY.get(rule.fix_safety, rule.fix_safety)]
     if rule.fix_title:
         parts[-1] += f" ({rule.fix_title})"
     parts += ["", "## Directive for coding agents", rule.directive, ""]
     return "\n".join(parts)
+
+
+# -- files made from the rule files -------------------------------------------------------------------
+TABLE_START = "<!-- rules table: written by scripts/generate_docs.py from rules/*.yaml -->"
+TABLE_END = "<!-- end of rules table -->"
+_COMMAND_SURFACES = ("shell", "dockerfile", "compose", "kubernetes", "markdown")
+
+
+def example_files(rules: Iterable[Rule]) -> dict[str, str]:
+    """``examples/``: each rule's first bad example that is a file of its own (no other project ``files``), named
+    by its code and name, in a file its surface claims (not VLL000's: `vllm-lint check examples` shows what the
+    rules find)."""
+    files = {}
+    for rule in rules:
+        example = next((e for e in rule.bad_examples if not e.files), None)
+        if example is None or rule.code == PARSE_ERROR_CODE:
+            continue
+        default = example.default_filename
+        stem = f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
+        if default.startswith("example."):
+            name = stem + default[len("example"):]
+        else:  # a surface that claims files by name (docker-compose.yaml, Dockerfile): keep the name, tag it
+            base, dot, extension = default.rpartition(".")
+            name = f"{base}.{rule.code.lower()}.{extension}" if dot else f"{default}.{rule.code.lower()}"
+        files[name] = example.clean_code
+    return files
+
+
+def rules_table(rules: Iterable[Rule]) -> str:
+    """The README's table of rules, one row per rule."""
+    rows = ["| code | name | what it finds | where | fix |", "|---|---|---|---|---|"]
+    for rule in rules:
+        summary = rule.summary.replace("|", "\\|")
+        rows.append(f"| {rule.code} | {rule.name} | {summary} | {_where(rule.surfaces)} | {rule.fix_safety} |")
+    return "\n".join(rows) + "\n"
+
+
+_SURFACE_NAMES = {"python": "Python", "notebook": "notebooks", "helm": "Helm", "skypilot": "SkyPilot"}
+
+
+def _where(surfaces: tuple[str, ...]) -> str:
+    shown = [_SURFACE_NAMES[s] for s in ("python", "notebook") if s in surfaces]
+    commands = [surface for surface in _COMMAND_SURFACES if surface in surfaces]
+    shown += ["command lines"] if len(commands) == len(_COMMAND_SURFACES) else commands
+    shown += [_SURFACE_NAMES[s] for s in ("helm", "skypilot") if s in surfaces]
+    shown += [s for s in surfaces if s not in _SURFACE_NAMES and s not in _COMMAND_SURFACES]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def with_rules_table(readme: str, table: str) -> str:
+    """``readme`` with the text between the table markers replaced by ``table``."""
+    start, end = readme.index(TABLE_START) + len(TABLE_START), readme.index(TABLE_END)
+    return readme[:start] + "\n" + table + readme[end:]

@@ -28,8 +28,16 @@ LANG_SUFFIX = {
     "yaml": ".yaml",
     "compose": "docker-compose.yaml",
     "kubernetes": ".yaml",
+    "helm": "templates/deployment.yaml",  # a chart's template; the example's ``files`` hold Chart.yaml and values.yaml
+    "skypilot": "task.yaml",
     "markdown": ".md",
+    # A notebook example is written in the percent format (``# %%`` starts a code cell, ``# %% [markdown]``
+    # a Markdown cell whose lines are ``# ``-commented), the plain-text form of notebooks that jupytext and
+    # editors read; tests turn it into the .ipynb it stands for.
+    "ipynb": ".ipynb",
 }
+# The fence info string an example is shown under (``vllm-lint rule``, agent rule files).
+FENCE_LANG = {"shell": "bash", "compose": "yaml", "kubernetes": "yaml", "helm": "yaml", "skypilot": "yaml", "ipynb": "python"}
 
 
 class RuleFileError(ValueError):
@@ -44,9 +52,10 @@ class Example:
     fixed: str | None = None
     filename: str | None = None
     note: str | None = None
-    # Other files of the same project, written beside it (name -> text): a rule decided across files
-    # (VLL304) reads them; expectations are only on this file.
-    beside: tuple[tuple[str, str], ...] = ()
+    # Other files of the example's project, by path relative to where the example's file is written from:
+    # what a handler reaches in another module (python/project.py), a chart's Chart.yaml and values.yaml,
+    # the entrypoint script a Dockerfile copies, compose's .env.
+    files: tuple[tuple[str, str], ...] = ()
 
     def expected_lines(self, rule_code: str) -> list[int]:
         """Lines marked ``# expect: CODE`` for this rule (1-based)."""
@@ -61,6 +70,16 @@ class Example:
     def clean_code(self) -> str:
         """The snippet without its ``# expect:`` markers, for docs and agent files."""
         return "\n".join(EXPECT_RE.sub("", line) for line in self.code.splitlines()) + "\n"
+
+    @property
+    def fence(self) -> str:
+        return FENCE_LANG.get(self.lang, self.lang)
+
+    @property
+    def standalone(self) -> bool:
+        """Whether the snippet lints as shown, as one file of its fence's language (no other files, not a
+        notebook's cells)."""
+        return not self.files and self.lang != "ipynb"
 
     @property
     def default_filename(self) -> str:
@@ -111,6 +130,9 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
         if not isinstance(item, dict) or ("bad" in item) == ("good" in item):
             raise RuleFileError(f"{path.name}: example {index} needs exactly one of 'bad' or 'good'")
         kind = "bad" if "bad" in item else "good"
+        files = item.get("files") or {}
+        if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise RuleFileError(f"{path.name}: example {index}: 'files' must map file names to their text")
         examples.append(
             Example(
                 lang=str(item.get("lang", "python")),
@@ -119,18 +141,10 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
                 fixed=item.get("fixed"),
                 filename=item.get("filename"),
                 note=item.get("note"),
-                beside=_parse_beside(item.get("beside"), path, index),
+                files=tuple(sorted(files.items())),
             )
         )
     return tuple(examples)
-
-
-def _parse_beside(raw: object, path: Path, index: int) -> tuple[tuple[str, str], ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
-        raise RuleFileError(f"{path.name}: example {index}: 'beside' must map file names to their text")
-    return tuple(raw.items())
 
 
 def parse_rule(data: dict, path: Path) -> Rule:

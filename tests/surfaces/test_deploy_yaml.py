@@ -31,7 +31,7 @@ EXPECTED = {
     "chart-vllm-command/templates/deployment.yaml": [(15, 13, "VLL201"), (15, 13, "VLL203")],
     "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: which entrypoint the image has is not known
     # the {% for %} services are repeated, unknown; the gateway is read with {{ dtype }} unknown
-    "compose.yaml.j2": [(10, 14, "VLL202"), (10, 14, "VLL403")],
+    "compose.yaml.j2": [(10, 14, "VLL403"), (10, 100, "VLL202")],
     "llava-vllm.yml": [(4, 72, "VLL202")],
     "lws.yaml": [(14, 211, "VLL404")],  # 8 + 8 GPUs for tp 8 x pp 2: no VLL205
     "isvc.yaml": [(10, 19, "VLL401")],  # the huggingface-runtime predictor runs KServe's server, not read

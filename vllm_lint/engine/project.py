@@ -11,14 +11,15 @@ def add_project_findings(results: list[FileResult], options: RunOptions) -> None
     facts = {result.path: result.facts for result in results if result.facts}
     if not facts:
         return  # the usual run: no surface reported facts (only an enabled project rule makes them)
-    from vllm_lint.project.rules import PROJECT_RULES
+    from vllm_lint.registry import checkers
     from vllm_lint.rulebook import severity_of
 
     by_path = {result.path: result for result in results}
-    for code, rule in PROJECT_RULES.items():
+    for checker in checkers("project"):
+        code = checker.code
         if code not in options.enabled:
             continue
-        for finding in rule(facts):
+        for finding in checker.function(facts):
             request = finding.request
             result = by_path[finding.path]
             diagnostic = Diagnostic(code, finding.message, finding.path, request.start, request.end,
@@ -30,6 +31,6 @@ def project_findings(result: FileResult) -> list[Diagnostic]:
     """The findings the project rules added to a result (a fix of the file's own findings keeps them)."""
     if not result.facts:
         return []
-    from vllm_lint.project.rules import PROJECT_RULES
+    from vllm_lint.registry import project_codes
 
-    return [d for d in result.diagnostics if d.code in PROJECT_RULES]
+    return [d for d in result.diagnostics if d.code in project_codes()]

@@ -38,6 +38,10 @@ class FileResult:
     cacheable: bool = True
     # (size, mtime_ns, content hash) of what was linted, stat taken before reading; for the cache.
     source: tuple[int, int, str] | None = None
+    # Other files the result depends on (a module whose summary was used), with their (size, mtime_ns, hash);
+    # and the module summaries computed on the way, which the cache keeps.
+    dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    summaries: dict[str, list] = field(default_factory=dict)
     facts: FileFacts | None = None  # for the project rules (vllm_lint.project)
 
 
@@ -48,6 +52,7 @@ class RunOptions:
     codes: list[str]
     force_exclude: bool = False
     hash_sources: bool = False  # record what each result was computed from (the cache needs it)
+    summaries: dict | None = None  # module summaries from the result cache (python/project.py)
 
 
 def guarded(shown: str, lint: Callable[[], FileResult]) -> FileResult:
@@ -111,13 +116,19 @@ def lint_bytes(
         enabled=options.enabled,
         launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
         api_version=settings.target_vllm_version,
+        project_root=settings.root,
+        known_summaries=options.summaries,
     )
     if not surface.may_match(job):
+        result.dependencies = job.dependencies  # the files that decided it (python/project.py)
         return result
     if before_parse is not None:
         before_parse()
     result.parsed = True
-    diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
+    try:
+        diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
+    finally:
+        result.dependencies, result.summaries = job.dependencies, job.summaries
     if job.facts:
         result.facts = _unsuppressed_facts(job.facts, data, path, options)
     if not diagnostics:
@@ -130,14 +141,14 @@ def lint_bytes(
 def _unsuppressed_facts(facts: FileFacts, data: bytes, path: Path, options: RunOptions) -> FileFacts:
     """The facts without the requests whose project findings a ``# noqa`` or per-file-ignores switches off:
     the project rules run after the file's text is gone (its result may come from the cache)."""
-    from vllm_lint.project.rules import PROJECT_RULES
+    from vllm_lint.registry import project_codes
 
     if not facts.requests:
         return facts
     probes = [
         Diagnostic(code, "", "", request.start, request.end, Severity.ERROR, None, request.noqa_lines)
         for request in facts.requests
-        for code in PROJECT_RULES
+        for code in project_codes()
     ]
     kept, _ = unsuppressed(probes, data, path, options.settings, options.codes)
     wanted = {(d.start, d.end) for d in kept}

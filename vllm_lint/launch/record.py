@@ -21,6 +21,9 @@ class Setting:
     suggestions: tuple[str, ...] = ()  # did-you-mean candidates, spelled for this surface
     bad_choice: tuple[str, ...] | None = None  # the valid choices when the value is not one of them
     removed: bool = False  # a setting vLLM used to have and dropped
+    # Set on the args object after it is built (``engine_args.x = ...``): an unknown name there raises
+    # nothing, it is simply never read.
+    attribute: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,3 +81,12 @@ class FileFacts:
             for url, model, s, e, noqa in raw["requests"]
         ]
         return cls(servers, requests)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectFinding:
+    """A finding of a rule decided across files: in which file, at which request, saying what."""
+
+    path: str  # the file, as the run shows it
+    request: ModelRequest  # where it is reported
+    message: str

@@ -8,17 +8,17 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
-from vllm_lint.launch.rules import LAUNCH_RULES, check_launch
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.project.facts import FileFacts
-from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers the checkers
-from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
+from vllm_lint.python.project import Project
 from vllm_lint.python.project_facts import python_facts
 from vllm_lint.python.semantics import Semantics
+from vllm_lint.registry import check_launch, launch_codes, python_checkers
 from vllm_lint.text import TextIndex, line_starts
 
 
@@ -27,6 +27,8 @@ class PythonOptions:
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     api_version: str | None = None
+    # The project the file belongs to, for what other modules' functions do (None: the file alone).
+    project: Project | None = None
 
 
 class SyntaxProblem(Exception):
@@ -200,16 +202,20 @@ def _word_char(char: str) -> bool:
 def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions, facts: FileFacts | None = None) -> list[Diagnostic]:
     """The module's findings; with ``facts``, also what it tells the project rules (filled in)."""
     model = build_model(module)
-    semantics = Semantics(model, path)
+    semantics = Semantics(model, path, options.project)
     ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version)
     findings: list[PyFinding] = []
-    for code, rule in RULES.items():
-        if code in options.enabled:
-            findings.extend(rule(ctx))
-    launches = list(python_launches(ctx)) if options.enabled & LAUNCH_RULES.keys() or facts is not None else []
+    for checker in python_checkers(options.enabled):
+        findings.extend(checker(ctx))
+    launches = list(python_launches(ctx)) if options.enabled & launch_codes() or facts is not None else []
+    reported: set[tuple[str, int]] = set()
     for launch, call, statement in launches:
         for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
-            findings.append(_from_launch(ctx, call, statement, launch_finding))
+            finding = _from_launch(ctx, call, statement, launch_finding)
+            # Two launches can share what a finding points at (one dict spread into both): say it once.
+            if (finding.code, id(finding.node)) not in reported:
+                reported.add((finding.code, id(finding.node)))
+                findings.append(finding)
     locator = _Locator(module, text)
     if facts is not None:
         found = python_facts(ctx, launches, locator.span)

@@ -12,7 +12,7 @@ from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from vllm_lint.file_roles import is_testing_path
 from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
-from vllm_lint.launch.rules import check_image, check_launch
+from vllm_lint.registry import check_image, check_launch
 from vllm_lint.surfaces import LintJob, parse_error
 from vllm_lint.text import TextIndex
 
@@ -23,9 +23,10 @@ class CommandParseError(Exception):
         self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
-def extract(kind: str, text: str, api, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = (), path=None) -> Extractor:
+def extract(kind: str, text: str, api, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = (), job: LintJob | None = None) -> Extractor:
     """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
-    ``%env``); ``opaque``: spans whose text is filled in before the shell reads it."""
+    ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``job``: the file's, for
+    the other files of its project a reading needs (a chart's values.yaml)."""
     extractor = Extractor(api, text, opaque)
     if kind == "shell":
         try:
@@ -35,11 +36,11 @@ def extract(kind: str, text: str, api, env: Environment | None = None, opaque: t
     elif kind == "dockerfile":
         from vllm_lint.surfaces.dockerfile import extract_dockerfile
 
-        extract_dockerfile(text, extractor)
+        extract_dockerfile(text, extractor, job if job is not None and job.standalone else None)
     elif kind in ("compose", "kubernetes", "yaml"):
         from vllm_lint.surfaces.yaml_files import extract_yaml
 
-        extract_yaml(text, extractor, kind, path)
+        extract_yaml(text, extractor, kind, job)
     else:
         raise ValueError(kind)
     return extractor
@@ -63,17 +64,24 @@ def lint_text(
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api, env, opaque, job.path)
+        extractor = extract(kind, text, api, env, opaque, job)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]
         position = index.position(exc.offset or 0)
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
+
+    def check(launch):
+        return check_launch(launch, job.launch_settings, job.enabled)
+
     testing = is_testing_path(job.path)
     for found in extractor.found:
         found.launch.testing = testing
-        for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
+        findings = findings_in_every_rendering(found, check)
+        if found.joined is not None:
+            findings = found.joined.placed(found, findings, lambda other: findings_in_every_rendering(other, check))
+        for finding in findings:
             if written_only and finding.anchor == found.launch.anchor:
                 continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
@@ -86,9 +94,9 @@ def lint_text(
 
 def _report_servers(extractor: Extractor, index: TextIndex, job: LintJob) -> None:
     """The vLLM servers the file starts, for the project rules."""
-    from vllm_lint.project.rules import wants_facts
+    from vllm_lint.registry import project_codes
 
-    if not wants_facts(job.enabled):
+    if not job.enabled & project_codes():
         return
     from vllm_lint.project.facts import FileFacts
     from vllm_lint.project.servers import server_fact

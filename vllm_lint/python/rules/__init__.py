@@ -1,3 +1,6 @@
-"""Python-surface rules. Importing this package registers every checker."""
+"""The Python rules: checkers of one parsed module (``PyContext`` in, ``PyFinding`` out), one module per family.
 
-from vllm_lint.python.rules import api, clients, frameworks, sampling, serving, streamlit  # noqa: F401
+``<family>.py`` holds the checkers, each marked ``@python_rule(code)``; ``<family>_prefilter.py`` the byte
+conditions under which each of its codes can fire. Nothing imports these modules: ``vllm_lint.registry``
+finds and loads them by name.
+"""

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
+from vllm_lint.python.model import dotted_name
 from vllm_lint.python.vllm_names import missing_in_path
+from vllm_lint.registry import python_rule
 from vllm_lint.vllm_api import VllmApi
 
 # Names people reach for that belong to other libraries or older vLLM, and where to go instead.
@@ -75,6 +77,8 @@ def nonexistent_vllm_api(ctx: PyContext) -> Iterator[PyFinding]:
             if missing:
                 yield _report(*missing, api, alias, info.statement)
     for read in ctx.model.attribute_reads:
+        if id(read.node) in ctx.model.attribute_writes:
+            continue  # an assignment: VLL206 says what setting an engine-args field that does not exist does
         qualified = ctx.semantics.qualify(read.node)
         missing = None
         if qualified is not None and qualified.startswith("vllm."):
@@ -98,6 +102,8 @@ def _instance_attribute(ctx: PyContext, node: cst.Attribute, function) -> tuple[
     if len(classes) != 1 or len(producers) != 1:
         return None
     klass = classes.pop()
+    if klass in ("vllm.EngineArgs", "vllm.AsyncEngineArgs") and dotted_name(node) in ctx.model.attribute_targets:
+        return None  # the module sets it on the args object first: reading it back works
     attributes = ctx.api.class_attributes(klass)
     if attributes is None or node.attr.value in attributes:
         return None

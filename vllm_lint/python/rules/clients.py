@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.llm_clients import POOLED_CLIENTS, SYNC_CLIENTS, SYNC_FUNCTIONS
 from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rewrite.names import occurrences
-from vllm_lint.python.semantics import Handler
+from vllm_lint.python.handlers import Handler
 from vllm_lint.python.walk import walk
+from vllm_lint.registry import python_rule
 
 _MAX_CALL_DEPTH = max(call.count(".") + 1 for client in SYNC_CLIENTS.values() for call in client.calls)
 

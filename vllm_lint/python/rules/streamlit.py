@@ -7,11 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.layout import with_blank_lines
 from vllm_lint.python.rewrite.names import names_in
 from vllm_lint.python.vocabulary import is_model_load
+from vllm_lint.registry import python_rule
 
 # Streamlit's caches that keep an object across reruns (``cache`` and the ``experimental_*``/``singleton``
 # names are the older spellings); ``functools.lru_cache`` does not: the script, and its functions, run anew.
