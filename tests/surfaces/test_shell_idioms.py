@@ -38,7 +38,7 @@ def test_shell_files(name):
         ("v0.6.3", ["VLL403"]),  # api_server entrypoint: `--model` is how it takes the model
         ("v0.12.0", ["VLL403"]),  # which entrypoint the tag has is not pinned down: no --model advice
         ("v0.32.0", ["VLL401", "VLL403"]),  # `vllm serve`: pass the model positionally
-        ("latest", ["VLL401", "VLL403"]),
+        ("latest", ["VLL401", "VLL403", "VLL405"]),  # and the tag floats
     ],
 )
 def test_image_entrypoint_by_tag(tmp_path, tag, codes):

@@ -11,7 +11,7 @@ import re
 from vllm_lint.cmdline.launches import Found
 from vllm_lint.cmdline.serve_args import Span, flag_table
 from vllm_lint.diagnostics import Edit
-from vllm_lint.launch.record import AddSetting, LaunchFinding, Rename, RewriteEntrypoint, SetValue
+from vllm_lint.launch.record import AddSetting, LaunchFinding, RemoveSetting, Rename, RewriteEntrypoint, SetValue
 from vllm_lint.text import TextIndex
 
 
@@ -64,6 +64,8 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
         if written != setting.spelled:
             return None
         return [_edit(index, setting.anchor.start, setting.anchor.start + len(setting.spelled), intent.new_key)]
+    if isinstance(intent, RemoveSetting):
+        return _removal(text, index, found, intent.setting)
     if isinstance(intent, RewriteEntrypoint):
         model = intent.model
         edits = []
@@ -86,6 +88,19 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
                 edits.append(_edit(index, model.anchor.start, model.anchor.end, value))
         return edits or None
     return None
+
+
+def _removal(text: str, index: TextIndex, found: Found, setting) -> list[Edit] | None:
+    """Delete a setting's words with the blank (and line continuation) before them, so the lines around it
+    keep their layout; after the entrypoint or a first argument, the blank that follows goes instead."""
+    span = setting.anchor
+    if not isinstance(span, Span) or not text.startswith(setting.spelled, span.start):
+        return None
+    before = [w.end for w in found.words if w.end <= span.start]
+    if before or found.head is not None:
+        return [_edit(index, max(before) if before else found.head.end, span.end, "")]
+    after = [w.start for w in found.words if w.start >= span.end]
+    return [_edit(index, span.start, min(after), "")] if after else None
 
 
 def option_for(table, key: str) -> str | None:

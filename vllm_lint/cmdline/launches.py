@@ -21,7 +21,7 @@ from vllm_lint.cmdline.shell import (
     is_assignment,
     tokenize,
 )
-from vllm_lint.launch.record import Launch
+from vllm_lint.launch.record import ImageReference, Launch, Reach
 from vllm_lint.values import Value
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
@@ -63,6 +63,28 @@ class Container:
     # A container runtime (docker, compose, Kubernetes), whose IPC and shared memory limits apply; False
     # for a machine that only declares its GPUs (a SkyPilot task).
     runtime: bool = True
+    image: str | None = None
+    # how clients reach it (Reach): names on the container network, published ports, the host's network
+    names: tuple[str, ...] = ()
+    published: tuple[tuple[int | None, int | None], ...] | None = ()
+    host_network: bool = False
+    # True where the file says how clients reach it (docker run, compose); elsewhere a runtime outside the
+    # file decides (a Kubernetes Service, a cloud task)
+    reach_known: bool = False
+
+    def publish(self, mapping: str | None) -> None:
+        """A ``-p``/``ports:`` entry: ``[ip:]host:container[/proto]`` or ``container``."""
+        pair = port_mapping(mapping)
+        if pair is None or self.published is None:
+            self.published = None
+            return
+        self.published = (*self.published, pair)
+
+    @property
+    def reach(self) -> Reach:
+        if not self.reach_known:
+            return Reach(known=False)
+        return Reach(local=self.host_network, names=self.names, published=self.published)
 
 
 @dataclass(slots=True)
@@ -116,6 +138,18 @@ def parse_size(text: str | None) -> int | None:
         return None
     factor = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[match.group(2).lower()]
     return int(float(match.group(1)) * factor)
+
+
+def port_mapping(text: str | None) -> tuple[int | None, int | None] | None:
+    """(host port, container port) of a published-port entry; None when it is not a single port pair."""
+    if text is None:
+        return None
+    parts = str(text).strip().strip("\"'").split("/", 1)[0].split(":")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[-2:] if p) or not parts[-1].isdigit():
+        return None
+    container = int(parts[-1])
+    host = parts[-2] if len(parts) >= 2 else ""
+    return (int(host) if host.isdigit() else None), container
 
 
 def gpus_from_devices(text: str | None) -> int | None:
@@ -216,6 +250,12 @@ class Extractor:
         # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
         self.opaque = opaque
         self.found: list[Found] = []
+        self.images: list[ImageReference] = []
+
+    def image(self, reference: str | None, span: Span, exact: bool) -> None:
+        """A container image the file names (its value statically known), for the image rules."""
+        if reference:
+            self.images.append(ImageReference(reference, span, exact))
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
@@ -436,7 +476,7 @@ class Extractor:
             self.command(words, env, container, fixable=False)
 
     def _docker_run(self, words: list[Word], env: Environment, fixable: bool, command_start: int) -> None:
-        container = Container()
+        container = Container(reach_known=True)
         entrypoint: str | None = None
         i = 0
         while i < len(words):
@@ -469,12 +509,20 @@ class Extractor:
                     container.shm_bytes = parse_size(value)
                 elif name == "--entrypoint":
                     entrypoint = value
+                elif name in ("-p", "--publish"):
+                    container.publish(value)
+                elif name == "--name" and value:
+                    container.names = (*container.names, value)
+                elif name in ("--network", "--net"):
+                    container.host_network = value == "host"
                 continue
             i += 1
         if i >= len(words):
             return
         image = words[i]
         args = words[i + 1 :]
+        container.image = image.value
+        self.image(image.value, Span(image.start, image.end), image.raw == image.value)
         for w in args:
             env.expand(w)
         merged = env.copy()
@@ -570,6 +618,8 @@ class Extractor:
             container=container is not None and container.runtime,
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
+            image=container.image if container else None,
+            reach=container.reach if container else Reach(),
         )
         found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
         found.head_condition = head_condition

@@ -246,6 +246,7 @@ def _cell(value: list | None) -> CellLocation | None:
 
 def _result_to_json(result: FileResult) -> dict:
     return {
+        "facts": result.facts.to_json() if result.facts else None,
         "suppressed": result.suppressed,
         "parsed": result.parsed,
         "dependencies": [[path, *stamp] for path, stamp in sorted(result.dependencies.items())],
@@ -291,4 +292,9 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 cell=_cell(item.get("cell")),
             )
         )
-    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]))
+    facts = None
+    if raw.get("facts"):
+        from vllm_lint.project.facts import FileFacts
+
+        facts = FileFacts.from_json(raw["facts"])
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), facts=facts)

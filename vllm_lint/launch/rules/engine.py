@@ -1,4 +1,4 @@
-"""VLL201-VLL206: engine configuration, written once for every surface over the launch record."""
+"""VLL201-VLL208: engine configuration, written once for every surface over the launch record."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import difflib
 from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.defaults import DEFAULT_MAX_LORA_RANK, MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
-from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, Rename, SetValue
+from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, SetValue
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_bool, as_float
@@ -184,3 +184,47 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             fix_title=f"Rename to {setting.suggestions[0]}" if fix else None,
             applicability=Applicability.SAFE,
         )
+
+
+def _runs_on_cpu(launch: Launch) -> bool:
+    """A launch on vLLM's CPU backend: a ``VLLM_CPU_*`` variable (read only there, vllm/envs.py:887-906) or a CPU image."""
+    if any(name.startswith("VLLM_CPU_") for name in launch.env):
+        return True
+    repository = (launch.image or "").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
+    return "cpu" in repository.split("-")
+
+
+@launch_rule("VLL207")
+def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    # vLLM's CPU platform captures no CUDA graphs whatever the setting (vllm/platforms/cpu.py:353, 0.32.0:
+    # ``cudagraph_capture_sizes = []``), so there the flag costs nothing it would not lose anyway.
+    if not launch.serves_requests or launch.testing or _runs_on_cpu(launch):
+        return
+    setting = launch.get("enforce_eager")
+    if setting is None or as_bool(setting.value) is not True:
+        return
+    yield LaunchFinding(
+        code="VLL207",
+        message=(
+            "enforce_eager on a serving launch: CUDA graphs and torch.compile are off, so every decode step "
+            "pays the kernel-launch overhead and generation runs several times slower; keep it for debugging"
+        ),
+        anchor=setting.anchor,
+        fix=RemoveSetting(setting),
+        fix_title="Remove enforce_eager",
+    )
+
+
+@launch_rule("VLL208")
+def lora_without_max_rank(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    setting = launch.get("enable_lora")
+    if setting is None or as_bool(setting.value) is not True or launch.opaque or launch.has("max_lora_rank"):
+        return
+    yield LaunchFinding(
+        code="VLL208",
+        message=(
+            f"LoRA enabled without max_lora_rank: vLLM's default of {DEFAULT_MAX_LORA_RANK} rejects every adapter "
+            "of a higher rank when it is loaded; set it to the highest rank you serve"
+        ),
+        anchor=setting.anchor,
+    )
