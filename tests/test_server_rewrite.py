@@ -288,7 +288,34 @@ def g(prompt: str):
             async def __call__(self, prompt: str):
                 return pipe(prompt)
         """,
-        "build it in the deployment's __init__ (one per replica)",
+        "outside the Ray Serve deployment that uses it; build it in the class's __init__ (one per replica)",
+    ),
+    "a BentoML service using a module-level pipeline": (
+        """\
+        import bentoml
+        from transformers import pipeline
+        pipe = pipeline("text-generation", model="gpt2")
+        @bentoml.service
+        class S:
+            @bentoml.api
+            def generate(self, prompt: str) -> str:
+                return pipe(prompt)[0]["generated_text"]
+        """,
+        "outside the BentoML service that uses it; build it in the class's __init__ (one per replica)",
+    ),
+    "a BentoML task": (
+        """\
+        import bentoml
+        from transformers import pipeline
+        @bentoml.service
+        class S:
+            def __init__(self) -> None:
+                self.pipe = pipeline("text-generation", model="gpt2")
+            @bentoml.task
+            def generate(self, prompt: str) -> str:
+                return self.pipe(prompt)[0]["generated_text"]
+        """,
+        "generate() is not a @bentoml.api method; only BentoML's API methods are rewritten",
     ),
     "the model's attribute read from outside its class": (
         """\

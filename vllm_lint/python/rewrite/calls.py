@@ -1,7 +1,7 @@
 """Each use of the model in a handler, and the engine request it becomes (a HandlerCall): where the call is,
 whether its statement lets it move, what its one prompt is, and what its result stands for.
 
-A call in a FastAPI handler (or a Ray Serve deployment's method) is awaited; one in a plain ``def`` view of
+A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method) is awaited; one in a plain ``def`` view of
 a sync framework goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
 ``async for`` becomes the engine's stream in its place.
 """
@@ -44,17 +44,31 @@ _LLM_GENERATE_CARRIED = frozenset({"lora_request"})  # AsyncLLMEngine.generate t
 _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
-def in_ray_deployment(semantics, function: FunctionInfo) -> bool:
-    """A method of a ``@serve.deployment`` class (its ``__call__`` or an ``@serve.ingress`` app's route)."""
+# Class decorators whose class is instantiated once per replica or worker and whose request methods may be
+# ``async def`` (Ray Serve deployments; BentoML services, whose async APIs run on the worker's event loop):
+# the engine is built in the class's ``__init__`` and the methods await it.
+_SERVED_CLASS_DECORATORS = {"ray.serve.deployment": "Ray Serve deployment", "bentoml.service": "BentoML service"}
+
+
+def served_class_kind(semantics, function: FunctionInfo) -> str | None:
+    """What serves the class of a method ("Ray Serve deployment", "BentoML service"), None for other methods."""
     klass = function.class_info
     if klass is None or not function.is_method:
-        return False
+        return None
     for decorator in klass.node.decorators:
         expr = decorator.decorator
         expr = expr.func if isinstance(expr, cst.Call) else expr
-        if (dotted_name(expr) or "").endswith("serve.deployment") or semantics.qualify(expr) == "ray.serve.deployment":
-            return True
-    return False
+        qualified = semantics.qualify(expr) or ""
+        if qualified not in _SERVED_CLASS_DECORATORS and (dotted_name(expr) or "").endswith("serve.deployment"):
+            qualified = "ray.serve.deployment"
+        if qualified in _SERVED_CLASS_DECORATORS:
+            return _SERVED_CLASS_DECORATORS[qualified]
+    return None
+
+
+def in_served_class(semantics, function: FunctionInfo) -> bool:
+    """A request method of a Ray Serve deployment or a BentoML service."""
+    return served_class_kind(semantics, function) is not None
 
 
 class ModelCalls(ModuleFacts):
@@ -83,9 +97,20 @@ class ModelCalls(ModuleFacts):
                 self.check_framework(handler.framework)  # says why, per framework
             return function, CallMode.BRIDGED
         self.check_framework(handler.framework)
-        if function.is_method and not in_ray_deployment(self.semantics, function):
-            raise Refusal(f"{function.name}() is a method; only module-level handlers and Ray Serve deployments' methods are rewritten")
+        if handler.framework == "bentoml" and not self._is_bentoml_api(function):
+            raise Refusal(f"{function.name}() is not a @bentoml.api method; only BentoML's API methods are rewritten")
+        if function.is_method and not in_served_class(self.semantics, function):
+            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments and BentoML services are rewritten")
         return function, CallMode.AWAITED
+
+    def _is_bentoml_api(self, function: FunctionInfo) -> bool:
+        """Decorated ``@bentoml.api`` (BentoML documents async API methods; a ``@bentoml.task`` is queued instead)."""
+        for decorator in function.node.decorators:
+            expr = decorator.decorator
+            expr = expr.func if isinstance(expr, cst.Call) else expr
+            if self.semantics.qualify(expr) == "bentoml.api":
+                return True
+        return False
 
     def stream_function_of(self, call: cst.Call) -> FunctionInfo:
         """The ``async def`` that iterates a stream: the handler, or a function nested in it (a response generator)."""
@@ -100,7 +125,7 @@ class ModelCalls(ModuleFacts):
         if handler is None or not handler.direct:
             raise Refusal(f"`{shown}` runs in {function.name}(), which is not a request handler or a function nested in one")
         self.check_framework(handler.framework)
-        if (handler.function.is_method and not in_ray_deployment(self.semantics, handler.function)) or handler.function.parent is not None:
+        if (handler.function.is_method and not in_served_class(self.semantics, handler.function)) or handler.function.parent is not None:
             raise Refusal(f"{handler.function.name}() is a method or nested function; only module-level handlers are rewritten")
         return function
 
@@ -118,7 +143,7 @@ class ModelCalls(ModuleFacts):
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
-        if framework not in (None, "fastapi", "ray"):
+        if framework not in (None, "fastapi", "ray", "bentoml"):
             raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
-from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS, in_ray_deployment
+from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS, served_class_kind
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
@@ -31,8 +31,8 @@ class EnginePlacement(ModuleFacts):
             owner = function.class_info
             if any(self.sites[id(c.call)].function.class_info is not owner for c in calls):
                 raise Refusal(f"`{name}` is used by handlers outside {owner.name}")
-        elif any(in_ray_deployment(self.semantics, self.sites[id(c.call)].function) for c in calls):
-            raise Refusal(f"the {what} is built at module level of a Ray Serve app; build it in the deployment's __init__ (one per replica)")
+        elif served := next(filter(None, (served_class_kind(self.semantics, self.sites[id(c.call)].function) for c in calls)), None):
+            raise Refusal(f"the {what} is built at module level, outside the {served} that uses it; build it in the class's __init__ (one per replica)")
         if any(c.mode is CallMode.BRIDGED for c in calls):
             return self.bridge_placement(site, name, calls, what)
         if held:
