@@ -41,6 +41,17 @@ app = FastAPI()
 pipe = pipeline("text-generation", model="gpt2")
 """
 
+# A LitServe API whose setup() builds the pipeline; each case adds (or leaves out) how it is served.
+LITSERVE_API = """\
+        import litserve as ls
+        from transformers import pipeline
+        class A(ls.LitAPI):
+            def setup(self, device):
+                self.pipe = pipeline("text-generation", model="gpt2")
+            def predict(self, prompt: str):
+                return self.pipe(prompt)
+"""
+
 REFUSED = {
     "async flask view": (
         """\
@@ -316,6 +327,42 @@ def g(prompt: str):
                 return self.pipe(prompt)[0]["generated_text"]
         """,
         "generate() is not a @bentoml.api method; only BentoML's API methods are rewritten",
+    ),
+    "a LitServer that may start several workers": (
+        LITSERVE_API + """\
+        ls.LitServer(A(), accelerator="auto").run()
+        """,
+        "may start several workers (LitServe's devices= defaults to every GPU), each of which would build an engine on GPU 0; pass devices=1",
+    ),
+    "a batching LitServe API": (
+        LITSERVE_API + """\
+        ls.LitServer(A(max_batch_size=8, batch_timeout=0.05), devices=1).run()
+        """,
+        "sets batch_timeout, max_batch_size; LitServe's async predict takes neither batching nor a stream of its own",
+    ),
+    "a LitServe API never instantiated here": (
+        LITSERVE_API,
+        "A is not instantiated in this module; the rewrite passes enable_async=True where it is",
+    ),
+    "a LitServe API with its own __init__": (
+        LITSERVE_API.replace("    def setup", "    def __init__(self):\n                super().__init__()\n            def setup") + """\
+        ls.LitServer(A(), devices=1).run()
+        """,
+        "A defines __init__; pass enable_async=True to LitAPI.__init__ there",
+    ),
+    "a LitServe API whose decode_request may return a dict": (
+        LITSERVE_API.replace("predict(self, prompt: str)", "predict(self, prompt)").replace(
+            "    def predict", "    def decode_request(self, request):\n                return request['prompt']\n            def predict"
+        ) + """\
+        ls.LitServer(A(), devices=1).run()
+        """,
+        "cannot tell that the pipeline input `prompt` is one string",
+    ),
+    "the model called in a LitServe API's decode_request": (
+        LITSERVE_API.replace("def predict(self, prompt: str)", "def decode_request(self, prompt: str)") + """\
+        ls.LitServer(A(), devices=1).run()
+        """,
+        "the pipeline is called in decode_request(); only a LitServe API's predict() is rewritten",
     ),
     "the model's attribute read from outside its class": (
         """\

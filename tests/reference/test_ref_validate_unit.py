@@ -110,8 +110,8 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 12)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8))]
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 14)),
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     unservable = {
@@ -119,8 +119,12 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
         "VLL101 example 9": "no POST route",
         "VLL101 example 10": "a Ray Serve deployment",
         "VLL101 example 11": "a Gradio app",
+        "VLL101 example 12": "a BentoML service",
+        "VLL101 example 13": "a LitServe API",
         "VLL103 example 7": "Django views: validate starts a FastAPI or Flask app",
         "VLL103 example 8": "a gRPC server",
+        "VLL103 example 14": "a BentoML service",
+        "VLL103 example 15": "a LitServe API",
     }
     for case in cases:
         code, _, number = case.name.split()
@@ -311,6 +315,8 @@ def test_unservable_servers_are_named():
         .startswith("a Ray Serve deployment")
     assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") \
         .startswith("a Gradio app")
+    assert unservable("import bentoml\n@bentoml.service\nclass S:\n    pass\n").startswith("a BentoML service")
+    assert unservable("import litserve as ls\nclass A(ls.LitAPI):\n    pass\n").startswith("a LitServe API")
     assert unservable("import openai\nprint(openai.OpenAI())\n") is None
     assert unservable("from flask import Flask\napp = Flask(__name__)\n@app.route('/g', methods=['POST'])\ndef g():\n    pass\n") is None
 

@@ -16,7 +16,7 @@ import libcst as cst
 
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, dotted_name
-from vllm_lint.python.rewrite.calls import ModelCalls
+from vllm_lint.python.rewrite.calls import LITSERVE_API, ModelCalls, served_class_kind
 from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
@@ -64,16 +64,19 @@ class _Analysis(ModuleFacts):
             return target.value
         held_on = dotted_name(target) or snippet(self.module, target)
         function = site.function
+        # A LitServe API builds its model in setup(), which LitServe calls once per worker.
+        builder = "setup" if function is not None and served_class_kind(self.semantics, function) == LITSERVE_API else "__init__"
         if not (
             held_on.startswith("self.") and held_on.count(".") == 1 and function is not None and function.is_method
-            and function.name == "__init__" and function.class_info is not None
+            and function.name == builder and function.class_info is not None
         ):
             raise Refusal(
                 f"the {what} is held on an object (`{held_on}`); the rewrite handles a model held in a module "
-                "variable, or on `self` in the __init__ of a Ray Serve deployment or gRPC servicer"
+                "variable, on `self` in the __init__ of a Ray Serve deployment, BentoML service or gRPC servicer, "
+                "or in a LitServe API's setup()"
             )
         if not directly_in(function.node, statement):
-            raise Refusal(f"the {what} is built inside a block of __init__(); build it at the top of __init__()")
+            raise Refusal(f"the {what} is built inside a block of {builder}(); build it at the top of {builder}()")
         return held_on
 
     def model_uses(self, name: str, site: CallSite) -> list[Occurrence]:

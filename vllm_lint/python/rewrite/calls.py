@@ -26,6 +26,7 @@ from vllm_lint.python.rewrite.shapes import (
     keyword_args,
     literal_flag,
     positional_args,
+    returned_values,
     snippet,
 )
 
@@ -48,6 +49,10 @@ _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
 # ``async def`` (Ray Serve deployments; BentoML services, whose async APIs run on the worker's event loop):
 # the engine is built in the class's ``__init__`` and the methods await it.
 _SERVED_CLASS_DECORATORS = {"ray.serve.deployment": "Ray Serve deployment", "bentoml.service": "BentoML service"}
+# A LitAPI subclass: LitServe runs ``setup`` once per worker and, with ``enable_async=True``, each request's
+# ``predict`` as a task on the worker's event loop (see ``placement.litserve_instantiations``).
+LITSERVE_API_BASES = frozenset({"litserve.LitAPI", "litserve.api.LitAPI"})
+LITSERVE_API = "LitServe API"
 
 
 def served_class_kind(semantics, function: FunctionInfo) -> str | None:
@@ -63,11 +68,13 @@ def served_class_kind(semantics, function: FunctionInfo) -> str | None:
             qualified = "ray.serve.deployment"
         if qualified in _SERVED_CLASS_DECORATORS:
             return _SERVED_CLASS_DECORATORS[qualified]
+    if any(semantics.qualify(base.value) in LITSERVE_API_BASES for base in klass.node.bases):
+        return LITSERVE_API
     return None
 
 
 def in_served_class(semantics, function: FunctionInfo) -> bool:
-    """A request method of a Ray Serve deployment or a BentoML service."""
+    """A request method of a Ray Serve deployment, a BentoML service or a LitServe API."""
     return served_class_kind(semantics, function) is not None
 
 
@@ -99,8 +106,10 @@ class ModelCalls(ModuleFacts):
         self.check_framework(handler.framework)
         if handler.framework == "bentoml" and not self._is_bentoml_api(function):
             raise Refusal(f"{function.name}() is not a @bentoml.api method; only BentoML's API methods are rewritten")
+        if handler.framework == "litserve" and function.name != "predict":
+            raise Refusal(f"the {what} is called in {function.name}(); only a LitServe API's predict() is rewritten")
         if function.is_method and not in_served_class(self.semantics, function):
-            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments and BentoML services are rewritten")
+            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services and LitServe APIs are rewritten")
         return function, CallMode.AWAITED
 
     def _is_bentoml_api(self, function: FunctionInfo) -> bool:
@@ -132,8 +141,27 @@ class ModelCalls(ModuleFacts):
     def string_typing(self, function: FunctionInfo, mode: CallMode) -> StringTyping:
         """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's."""
         handler = self.semantics.handlers.get(function)
-        text = GradioInputs(self.ctx).text_params(function) if handler is not None and handler.framework == "gradio" else frozenset()
-        return StringTyping(self.model, function, fastapi_route=mode is CallMode.AWAITED, text_params=text)
+        framework = handler.framework if handler is not None else None
+        text = frozenset()
+        if framework == "gradio":
+            text = GradioInputs(self.ctx).text_params(function)
+        elif framework == "litserve":
+            text = self._litserve_text_params(function)
+        # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
+        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve")
+        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text)
+
+    def _litserve_text_params(self, predict: FunctionInfo) -> frozenset[str]:
+        """predict()'s input when the class's decode_request returns one string on every path."""
+        decode = predict.class_info.methods.get("decode_request") if predict.class_info is not None else None
+        params = [*predict.node.params.posonly_params, *predict.node.params.params]
+        if decode is None or len(params) < 2:
+            return frozenset()
+        values = returned_values(decode.node)
+        typing = StringTyping(self.model, decode)
+        if not values or not all(v is not None and typing.is_one_string(v) for v in values):
+            return frozenset()
+        return frozenset({params[1].name.value})
 
     def check_framework(self, framework: str | None) -> None:
         if framework == "grpc":
@@ -143,7 +171,7 @@ class ModelCalls(ModuleFacts):
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
-        if framework not in (None, "fastapi", "ray", "bentoml"):
+        if framework not in (None, "fastapi", "ray", "bentoml", "litserve"):
             raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:

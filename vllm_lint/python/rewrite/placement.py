@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
-from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS, served_class_kind
+from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.calls import LITSERVE_API, SYNC_FRAMEWORKS, served_class_kind
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
 from vllm_lint.python.rewrite.prompts import bound_names
-from vllm_lint.python.rewrite.shapes import directly_in, only_call, positional_args, snippet, top_level_index_of
+from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, only_call, positional_args, snippet, top_level_index_of
 
 _SERVE_CALLS = frozenset({"uvicorn.run"})
+# LitAPI options an async predict cannot keep: LitServe refuses async batching, and a streaming predict is
+# a generator the rewrite does not produce; enable_async itself, if given, is the user's own choice.
+_LITSERVE_NOT_ASYNC = frozenset({"max_batch_size", "batch_timeout", "stream", "enable_async", "loop", "spec"})
+_LITSERVERS = frozenset({"litserve.LitServer", "litserve.server.LitServer"})
 
 
 class EnginePlacement(ModuleFacts):
@@ -36,6 +40,8 @@ class EnginePlacement(ModuleFacts):
         if any(c.mode is CallMode.BRIDGED for c in calls):
             return self.bridge_placement(site, name, calls, what)
         if held:
+            if served_class_kind(self.semantics, function) == LITSERVE_API:
+                return BuiltInPlace(enable_async_calls=self.litserve_instantiations(function.class_info))
             return BuiltInPlace()
         if function is None:
             if site.in_main_guard:
@@ -55,6 +61,55 @@ class EnginePlacement(ModuleFacts):
         if not self.semantics.is_startup_hook(function):
             raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
         return plan_lifespan(self.ctx, self.sites, handlers, name, None, function.node)
+
+    def litserve_instantiations(self, klass: ClassInfo) -> tuple[cst.Call, ...]:
+        """Every ``TextAPI()`` of the LitAPI subclass, when each can take ``enable_async=True`` as it is."""
+        name = klass.name
+        if "__init__" in klass.methods:
+            raise Refusal(f"{name} defines __init__; pass enable_async=True to LitAPI.__init__ there and make predict() async by hand")
+        calls = []
+        for o in occurrences(self.module, [name])[name]:
+            call = o.parent
+            if not (isinstance(call, cst.Call) and call.func is o.name):
+                raise Refusal(f"{name} is used as `{snippet(self.module, call)}`; the rewrite passes enable_async=True where it is instantiated")
+            if positional_args(call) or any(arg.star for arg in call.args):
+                raise Refusal(f"`{snippet(self.module, call)}` passes arguments the rewrite cannot read; it needs enable_async=True")
+            given = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+            if given & _LITSERVE_NOT_ASYNC:
+                raise Refusal(
+                    f"`{snippet(self.module, call)}` sets {', '.join(sorted(given & _LITSERVE_NOT_ASYNC))}; "
+                    "LitServe's async predict takes neither batching nor a stream of its own"
+                )
+            calls.append(call)
+        if not calls:
+            raise Refusal(f"{name} is not instantiated in this module; the rewrite passes enable_async=True where it is")
+        self.check_litservers()
+        return tuple(calls)
+
+    def check_litservers(self) -> None:
+        """Each ``LitServer(...)`` runs one worker on one device, with no batching or streaming of its own.
+
+        LitServe starts a worker per device and per ``workers_per_device`` without giving each its own
+        CUDA_VISIBLE_DEVICES, and vLLM's engine takes GPU 0 and most of its memory: a second worker's
+        engine would not fit where a second pipeline did.
+        """
+        servers = [site.node for site in self.model.calls if self.semantics.callee(site.node) in _LITSERVERS]
+        if not servers:
+            raise Refusal("no LitServer(...) is built in this module; the rewrite needs to see it runs one worker")
+        for server in servers:
+            shown = snippet(self.module, server)
+            keywords = keyword_args(server)
+            if any(arg.star for arg in server.args) or len(positional_args(server)) > 1:
+                raise Refusal(f"`{shown}` passes arguments the rewrite cannot read")
+            if keywords.keys() & _LITSERVE_NOT_ASYNC:
+                raise Refusal(f"`{shown}` sets {', '.join(sorted(keywords.keys() & _LITSERVE_NOT_ASYNC))}; LitServe's async predict takes neither batching nor a stream of its own")
+            one_device = "devices" in keywords and _is_int(keywords["devices"].value, 1)
+            one_worker = "workers_per_device" not in keywords or _is_int(keywords["workers_per_device"].value, 1)
+            if not (one_device and one_worker):
+                raise Refusal(
+                    f"`{shown}` may start several workers (LitServe's devices= defaults to every GPU), each of which "
+                    "would build an engine on GPU 0; pass devices=1 (one engine; tensor_parallel_size spreads it over GPUs)"
+                )
 
     def bridge_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str) -> Bridge:
         """The engine's thread is started where the model was loaded: at import, under ``__main__`` before
@@ -124,3 +179,7 @@ def _is_lifespan_function(semantics, function: FunctionInfo) -> bool:
         if name.endswith("asynccontextmanager"):
             return True
     return False
+
+
+def _is_int(expr: cst.BaseExpression, value: int) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == value

@@ -78,6 +78,10 @@ class BuiltInPlace:
     of the class that holds it (a Ray Serve deployment: one engine per replica, shut down with it, as
     vLLM's engine shuts down when it is garbage-collected)."""
 
+    # A LitServe API's instantiations, which get ``enable_async=True``: LitServe awaits an async predict,
+    # running requests concurrently on the worker's event loop, only when the LitAPI was built with it.
+    enable_async_calls: tuple[cst.Call, ...] = ()
+
 
 @dataclass(frozen=True, slots=True)
 class Bridge:

@@ -142,3 +142,24 @@ def yields(function: cst.FunctionDef) -> bool:
     visitor = _Yields()
     walk(function, visitor)
     return visitor.found
+
+
+class _Returns(_Yields):
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+
+def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None] | None:
+    """What each ``return`` of ``function`` (not of functions nested in it) returns; None when it may also end
+    without one (its last statement is not a ``return``) or is a generator."""
+    body = function.body.body
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return None
+    visitor = _Returns()
+    walk(function, visitor)
+    return None if visitor.found else visitor.values

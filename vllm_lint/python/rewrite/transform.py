@@ -25,6 +25,7 @@ from vllm_lint.python.rewrite.layout import BLANK, comment_lines, with_blank_lin
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
+    BuiltInPlace,
     CallMode,
     HandlerCall,
     Lifespan,
@@ -129,6 +130,9 @@ class ServerRewrite:
             replacements[id(handler)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
+        if isinstance(placement, BuiltInPlace):
+            for instantiation in placement.enable_async_calls:
+                replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
         top_level = list(self.module.body)
         if isinstance(placement, Lifespan) and placement.moved_model is not None:
             if not any(s is placement.moved_model for s in top_level):

@@ -110,6 +110,10 @@ def unservable(source: str) -> str | None:
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
     if "ray" in modules:
         return "a Ray Serve deployment: validate starts an app from its file, not a Ray cluster"
+    if "bentoml" in modules:
+        return "a BentoML service: validate starts an app from its file, not `bentoml serve`"
+    if "litserve" in modules:
+        return "a LitServe API: validate starts a FastAPI or Flask app from its file, not a LitServer"
     if routes:
         return None
     if "gradio" in modules:
