@@ -314,6 +314,20 @@ def g(prompt: str):
         """,
         "outside the BentoML service that uses it; build it in the class's __init__ (one per replica)",
     ),
+    "a BentoML service with several workers": (
+        """\
+        import bentoml
+        from transformers import pipeline
+        @bentoml.service(workers=4)
+        class S:
+            def __init__(self) -> None:
+                self.pipe = pipeline("text-generation", model="gpt2")
+            @bentoml.api
+            def generate(self, prompt: str) -> str:
+                return self.pipe(prompt)[0]["generated_text"]
+        """,
+        "starts several workers, each of which would build an engine taking most of the GPU's memory",
+    ),
     "a BentoML task": (
         """\
         import bentoml

@@ -104,8 +104,10 @@ class ModelCalls(ModuleFacts):
                 self.check_framework(handler.framework)  # says why, per framework
             return function, CallMode.BRIDGED
         self.check_framework(handler.framework)
-        if handler.framework == "bentoml" and not self._is_bentoml_api(function):
-            raise Refusal(f"{function.name}() is not a @bentoml.api method; only BentoML's API methods are rewritten")
+        if handler.framework == "bentoml":
+            if not self._is_bentoml_api(function):
+                raise Refusal(f"{function.name}() is not a @bentoml.api method; only BentoML's API methods are rewritten")
+            self.check_bentoml_workers(function)
         if handler.framework == "litserve" and function.name != "predict":
             raise Refusal(f"the {what} is called in {function.name}(); only a LitServe API's predict() is rewritten")
         if function.is_method and not in_served_class(self.semantics, function):
@@ -120,6 +122,18 @@ class ModelCalls(ModuleFacts):
             if self.semantics.qualify(expr) == "bentoml.api":
                 return True
         return False
+
+    def check_bentoml_workers(self, function: FunctionInfo) -> None:
+        """One worker per service: each worker builds its own engine, and vLLM's takes most of a GPU's memory."""
+        for decorator in function.class_info.node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call) and self.semantics.qualify(expr.func) == "bentoml.service":
+                workers = keyword_args(expr).get("workers")
+                if workers is not None and not (isinstance(workers.value, cst.Integer) and workers.value.evaluated_value == 1):
+                    raise Refusal(
+                        f"`{snippet(self.module, expr)}` starts several workers, each of which would build an engine "
+                        "taking most of the GPU's memory; one worker's engine batches the requests (set workers=1)"
+                    )
 
     def stream_function_of(self, call: cst.Call) -> FunctionInfo:
         """The ``async def`` that iterates a stream: the handler, or a function nested in it (a response generator)."""
