@@ -52,6 +52,16 @@ LITSERVE_API = """\
                 return self.pipe(prompt)
 """
 
+# A FastAPI handler streaming the pipeline through a TextIteratorStreamer fed by a thread.
+STREAMER_HANDLER = APP.replace("from transformers import pipeline", "from threading import Thread\nfrom fastapi.responses import StreamingResponse\nfrom transformers import TextIteratorStreamer, pipeline") + """
+@app.post("/g")
+def g(prompt: str):
+    streamer = TextIteratorStreamer(pipe.tokenizer, skip_prompt=True)
+    thread = Thread(target=pipe, args=(prompt,), kwargs={"streamer": streamer, "max_new_tokens": 64})
+    thread.start()
+    return StreamingResponse(streamer, media_type="text/plain")
+"""
+
 REFUSED = {
     "async flask view": (
         """\
@@ -163,6 +173,24 @@ def g(prompt: str):
     return pipe(prompt, streamer=object())
 """,
         "streamer= cannot be carried over",
+    ),
+    "a streamer that also sends the prompt": (
+        STREAMER_HANDLER.replace(", skip_prompt=True", ""),
+        "also sends the prompt's text (no skip_prompt=True); the engine's stream carries the new text only",
+    ),
+    "a streaming thread that is joined": (
+        STREAMER_HANDLER.replace("    thread.start()\n", "    thread.start()\n    thread.join()\n"),
+        "is not started right after it is made, or the thread is used again (joined, say)",
+    ),
+    "a streamer read in the handler": (
+        STREAMER_HANDLER.replace(
+            '    return StreamingResponse(streamer, media_type="text/plain")\n', '    return "".join(piece for piece in streamer)\n'
+        ),
+        "the streamer is used as `for piece in streamer`; only `return StreamingResponse(streamer, ...)` is rewritten",
+    ),
+    "a streamed thread fed tokenized inputs": (
+        STREAMER_HANDLER.replace('kwargs={"streamer": streamer, "max_new_tokens": 64}', "kwargs=dict(inputs, streamer=streamer)"),
+        "the thread's kwargs `dict(inputs, streamer=streamer)` are not a dict of literal keys",
     ),
     "non-text task": (
         APP.replace('"text-generation"', '"summarization"') + """
@@ -715,3 +743,39 @@ def test_remove_unused_imports_touches_only_candidates():
     assert result.code == "# header\nimport os\nfrom vllm import SamplingParams\n# about transformers\nparams = SamplingParams()\n"
     exported = _module("from vllm import LLM\n__all__ = ['LLM']\n")
     assert remove_unused_imports(exported, {"LLM"}).code == exported.code
+
+
+def test_streamer_handler_comments_move_above_the_response(tmp_path, snapshots):
+    """A TextIteratorStreamer handler in another common layout (a kwargs dict made for the thread, the thread
+    started where it is made, an async route): the comments on the removed lines stay, above the return."""
+    source = textwrap.dedent(
+        """\
+        import threading
+
+        from fastapi import FastAPI
+        from fastapi.responses import StreamingResponse
+        from pydantic import BaseModel
+        from transformers import TextIteratorStreamer, pipeline
+
+        app = FastAPI()
+        generator = pipeline("text-generation", model="gpt2")
+
+
+        class Request(BaseModel):
+            prompt: str
+            max_new_tokens: int = 128
+
+
+        @app.post("/generate_stream")
+        async def generate_stream(request: Request):
+            # tokens are pushed to the streamer as the pipeline makes them
+            streamer = TextIteratorStreamer(generator.tokenizer, skip_prompt=True)
+            generation_kwargs = dict(text_inputs=request.prompt, streamer=streamer, max_new_tokens=request.max_new_tokens)
+            threading.Thread(target=generator, kwargs=generation_kwargs, daemon=True).start()  # runs in the background
+            return StreamingResponse(streamer, media_type="text/event-stream")
+        """
+    )
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL101": 1}
+    snapshots.assert_match("rewrites/streamer handler with its comments", text)
+    assert "import threading" not in text and "from transformers" not in text  # the imports only they used go

@@ -64,16 +64,25 @@ class CallEffect:
     what: str  # for messages: "a transformers pipeline", "LLM.generate()", "AutoTokenizer.from_pretrained(...)"
 
 
+def thread_target(semantics: Semantics, call: cst.Call) -> cst.BaseExpression | None:
+    """``f`` in ``threading.Thread(target=f, ...)``: the function the new thread runs."""
+    if semantics.callee(call) != "threading.Thread":
+        return None
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "target"), None)
+
+
 def call_effect(semantics: Semantics, site: CallSite) -> CallEffect | None:
-    """Whether a call blocks on model inference or loads a model, and how to say which."""
+    """Whether a call blocks on model inference or loads a model, and how to say which. A thread started
+    on the model (``Thread(target=pipe)``, ``Thread(target=model.generate)``, the way a TextIteratorStreamer
+    is fed) runs that inference per request, unbatched, as a call would."""
     call = site.node
     callee = semantics.callee(call)
     if is_model_load(callee):
         return CallEffect(MODEL_LOAD, f"{dotted_name(call.func) or callee}(...)")
-    producers = semantics.produced_by(call.func, site.function)
+    func = thread_target(semantics, call) or call.func
+    producers = semantics.produced_by(func, site.function)
     if any(is_pipeline_factory(p) for p in producers):
         return CallEffect(PIPELINE_CALL, "a transformers pipeline")
-    func = call.func
     if not isinstance(func, cst.Attribute):
         return None
     method = func.attr.value

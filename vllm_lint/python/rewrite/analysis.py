@@ -23,6 +23,7 @@ from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, oc
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
 from vllm_lint.python.rewrite.shapes import directly_in, snippet, yields
+from vllm_lint.python.rewrite.streamer import ThreadedStreams
 from vllm_lint.python.vocabulary import is_pipeline_factory
 
 # What a plain ``def`` handler may do in its worker thread but an ``async def`` one must not.
@@ -142,6 +143,11 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         engine_arguments, generation, full_text = construction.pipeline_construction(site.node)
     else:
         construction.check_llm_construction(site.node)
+    if kind is ModelKind.PIPELINE:
+        streams = [c for o in uses if (c := ThreadedStreams(ctx).threaded_stream(o, generation)) is not None]
+        taken = {id(line) for c in streams for line in c.removed}
+        uses = [o for o in uses if not any(id(p) in taken for p in o.parents)]  # e.g. the streamer's pipe.tokenizer
+        calls.extend(streams)
     for o in uses:
         if calls_of.keeps_working(o, statement, what):
             if not (isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is statement.body[0]):
@@ -171,7 +177,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         engine_arguments=engine_arguments,
         placement=placement,
         calls=tuple(calls),
-        handlers_made_async=analysis.handlers_made_async([c for c in calls if c.mode is CallMode.AWAITED]),
+        handlers_made_async=analysis.handlers_made_async([c for c in calls if c.mode in (CallMode.AWAITED, CallMode.THREAD_STREAMED)]),
         renames_model=kind is ModelKind.PIPELINE and site.function is None,
     )
 

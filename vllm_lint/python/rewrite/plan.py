@@ -26,6 +26,7 @@ class ResultShape(Enum):
     PIPELINE_NEW_TEXT = "[{'generated_text': completion}, ...]"
     REQUEST_OUTPUT_LIST = "[RequestOutput]"  # LLM.generate(...)
     REQUEST_OUTPUT = "RequestOutput"  # LLM.generate(...)[0]
+    NEW_TEXT_PIECES = "the text each output adds"  # what a TextIteratorStreamer(skip_prompt=True) yields
 
 
 class CallMode(Enum):
@@ -34,6 +35,7 @@ class CallMode(Enum):
     AWAITED = "an async for over the engine's stream just before the statement; the call's value rebuilt from the final output"
     STREAMED = "the call is the iterable of an async for: the engine's stream takes its place"
     BRIDGED = "a plain def handler of a sync framework: the final output fetched through the engine's thread before the statement"
+    THREAD_STREAMED = "a thread feeding a TextIteratorStreamer that a StreamingResponse sends: the response sends the engine's new text instead"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +49,12 @@ class HandlerCall:
     sampling: SamplingKeywords | cst.BaseExpression | None  # keywords to build, the caller's object, or the default
     replaced: cst.BaseExpression  # the expression whose value the final output (or the stream) stands in for
     shape: ResultShape
-    statement: cst.SimpleStatementLine | None = None  # AWAITED/BRIDGED: the final output is fetched just before it
+    # AWAITED/BRIDGED: the final output is fetched just before it; THREAD_STREAMED: the response's return line,
+    # which the removed statements' comments move above
+    statement: cst.SimpleStatementLine | None = None
     batch_of_one: bool = False  # a pipeline given ``[prompt]`` returns one list per prompt
     extra_arguments: tuple[tuple[str, cst.BaseExpression], ...] = ()  # carried to engine.generate
+    removed: tuple[cst.SimpleStatementLine, ...] = ()  # THREAD_STREAMED: the streamer, the thread and its start
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,19 @@ from vllm_lint.python.rewrite.plan import (
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
 _STREAM_NOTE = "# the stream is cumulative: its last output holds the whole completion"
+_NEW_TEXT_HELPER = '''async def {name}(stream):
+    """The text each of the engine's outputs adds, as transformers' TextIteratorStreamer(skip_prompt=True) sent it.
+
+    When the client goes away, Starlette cancels the response, which closes the engine's stream: vLLM then
+    aborts the request.
+    """
+    sent = 0
+    async for request_output in stream:
+        text = request_output.outputs[0].text  # the stream is cumulative: the text so far
+        if len(text) > sent:
+            yield text[sent:]
+            sent = len(text)
+'''
 
 
 class _Names:
@@ -109,11 +122,22 @@ class ServerRewrite:
         self.engine = self.fresh.take("engine") if plan.renames_model else plan.model_name
         self.lifespan = self.fresh.take("lifespan") if isinstance(plan.placement, Lifespan) else ""
         self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
+        streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
+        self.new_text = self.fresh.take("new_text") if streams else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
         per_function: dict[int, FreshNames] = {}
         for call in self.plan.calls:
+            if call.mode is CallMode.THREAD_STREAMED:
+                pieces = cst.parse_expression(f"{self.new_text}({self._generate_call(call)})")
+                replacements[id(call.replaced)] = lambda node, pieces=pieces: pieces
+                for line in call.removed:
+                    replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+                carried = _comments_of(call.removed)
+                if carried:
+                    replacements[id(call.statement)] = lambda node, carried=carried: node.with_changes(leading_lines=[*carried, *node.leading_lines])
+                continue
             if call.mode is CallMode.STREAMED:
                 stream_call = cst.parse_expression(self._generate_call(call))
                 replacements[id(call.replaced)] = lambda node, stream_call=stream_call: stream_call
@@ -128,6 +152,8 @@ class ServerRewrite:
             )
         for handler in self.plan.handlers_made_async:
             replacements[id(handler)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+        if self.new_text:
+            self._insert_new_text_helper(replacements)
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
         if isinstance(placement, BuiltInPlace):
@@ -154,9 +180,17 @@ class ServerRewrite:
         elif isinstance(placement, Bridge):
             module = self._with_bridge(module, rewriter, top_level, placement)
         removed = names_in(self.plan.model_call.func) | _names_of_dropped_arguments(self.plan)
+        removed |= {name for call in self.plan.calls for line in call.removed for name in names_in(line)}
         return remove_unused_imports(module, removed)
 
     # -- handlers -------------------------------------------------------------
+
+    def _insert_new_text_helper(self, replacements: dict[int, Callable]) -> None:
+        """The async generator a streamed response sends, right before the first handler that uses it."""
+        first = next(c.function for c in self.plan.calls if c.mode is CallMode.THREAD_STREAMED)
+        helper = with_blank_lines(cst.parse_statement(_NEW_TEXT_HELPER.format(name=self.new_text)), 2)
+        made_async = replacements.get(id(first))
+        replacements[id(first)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
 
     def _sampling(self, call: HandlerCall) -> str:
         if isinstance(call.sampling, SamplingKeywords):
@@ -312,6 +346,16 @@ class ServerRewrite:
             elif not isinstance(new, cst.RemovalSentinel):
                 body.append(new)
         return updated.with_changes(body=body)
+
+
+def _comments_of(lines: tuple[cst.SimpleStatementLine, ...]) -> list[cst.EmptyLine]:
+    """The comments above and at the end of statements the rewrite removes, as lines of their own."""
+    carried = []
+    for line in lines:
+        carried += [empty for empty in line.leading_lines if empty.comment is not None]
+        if line.trailing_whitespace.comment is not None:
+            carried.append(cst.EmptyLine(comment=line.trailing_whitespace.comment))
+    return carried
 
 
 def _at_least_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:

@@ -23,12 +23,15 @@ from vllm_lint.python.vocabulary import (
     handler_calls_into_project,
     is_model_load,
     loads_through_project,
+    thread_target,
     through,
 )
 from vllm_lint.registry import python_rule
 
 
-def _blocking_consequence(handler: Handler) -> str:
+def _blocking_consequence(handler: Handler, site: CallSite | None = None, ctx: PyContext | None = None) -> str:
+    if site is not None and ctx is not None and thread_target(ctx.semantics, site.node) is not None:
+        return "runs one unbatched generation per request, each in a thread of its own: no batching across concurrent requests"
     if handler.runs_on_event_loop:
         return "blocks the event loop: every other request waits until it finishes"
     return "serialises requests, one GPU pass each: no batching across concurrent requests"
@@ -62,7 +65,7 @@ def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             code="VLL101",
             message=(
                 f"transformers pipeline called inside a request handler ({handler.shown}): it "
-                f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
+                f"{_blocking_consequence(handler, site, ctx)}; serve with vLLM's AsyncLLMEngine instead"
                 + outcome.message_suffix()
             ),
             node=site.node,
@@ -99,7 +102,7 @@ def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             code="VLL102",
             message=(
                 f"transformers model.generate() called inside a request handler ({handler.shown}): it "
-                f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine (see VLL101's fix)"
+                f"{_blocking_consequence(handler, site, ctx)}; serve with vLLM's AsyncLLMEngine (see VLL101's fix)"
             ),
             node=site.node,
             statement=site.statement,

@@ -1,0 +1,198 @@
+"""A FastAPI handler that streams a pipeline through transformers' ``TextIteratorStreamer``::
+
+    streamer = TextIteratorStreamer(pipe.tokenizer, skip_prompt=True)
+    thread = Thread(target=pipe, args=(prompt,), kwargs={"streamer": streamer, "max_new_tokens": 64})
+    thread.start()
+    return StreamingResponse(streamer, media_type="text/plain")
+
+becomes one engine request whose new text the response sends as it comes: the streamer,
+the thread and its start go, and the response iterates the engine's stream instead. Only this exact shape is
+taken; anything else about the streamer or the thread refuses, with the reason.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_lint.python.model import FunctionInfo
+from vllm_lint.python.rewrite.calls import ModelCalls
+from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, SamplingKeywords, sampling_keywords
+from vllm_lint.python.rewrite.names import Occurrence, occurrences
+from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
+from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, snippet
+from vllm_lint.python.vocabulary import thread_target
+from vllm_lint.python.walk import walk
+
+_STREAMERS = frozenset({"transformers.TextIteratorStreamer", "transformers.generation.streamers.TextIteratorStreamer"})
+_STREAMING_RESPONSES = frozenset({"fastapi.responses.StreamingResponse", "starlette.responses.StreamingResponse"})
+_THREAD_OPTIONS = frozenset({"target", "args", "kwargs", "daemon"})
+_STREAMER_OPTIONS = frozenset({"skip_prompt", "skip_special_tokens", "timeout"})  # timeout: how long the reader waits
+
+
+class ThreadedStreams(ModelCalls):
+    def threaded_stream(self, occurrence: Occurrence, construction: dict[str, cst.BaseExpression]) -> HandlerCall | None:
+        """The engine request when ``occurrence`` is ``target=pipe`` of a Thread; None for any other use. The
+        call's ``removed`` statements hold other uses of the model (``pipe.tokenizer``), which go with them."""
+        arg, thread = occurrence.ancestor(1), occurrence.ancestor(2)
+        if not (isinstance(arg, cst.Arg) and isinstance(thread, cst.Call) and thread_target(self.semantics, thread) is occurrence.name):
+            return None
+        shown = snippet(self.module, thread)
+        function, mode = self.handler_of(thread, "pipeline")
+        handler = self.semantics.handlers.get(function)
+        if mode is not CallMode.AWAITED or handler is None or handler.framework != "fastapi" or function.is_method:
+            raise Refusal(f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route")
+        body = self._statements(function)
+        thread_line, start_line = self._thread_statements(thread, function, body, shown)
+        keywords = keyword_args(thread)
+        if positional_args(thread) or any(a.star for a in thread.args) or set(keywords) - _THREAD_OPTIONS:
+            raise Refusal(f"`{shown}` passes the thread arguments the rewrite cannot read")
+        settings_line, settings = self._generation_kwargs(keywords.get("kwargs"), function, body, shown)
+        streamer_name = settings.pop("streamer", None)
+        if not isinstance(streamer_name, cst.Name):
+            raise Refusal(f"`{shown}` runs the pipeline without a streamer= the handler streams")
+        prompt = self._prompt(keywords.get("args"), settings, shown)
+        streamer_line, streamer = self._streamer(streamer_name.value, body)
+        response, response_line = self._response(streamer_name.value, function, {id(streamer_line), id(settings_line)}, streamer, thread)
+        typing = self.string_typing(function, mode)
+        prompt_code, batch_of_one = self.one_prompt(typing, prompt, thread, "pipeline")
+        if batch_of_one:
+            raise Refusal(f"`{shown}` streams a batch; a TextIteratorStreamer takes one prompt")
+        generation = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
+        generation += [(k, v) for k, v in settings.items() if k != "return_full_text"]  # the streamer sends new text only
+        try:
+            sampling = sampling_keywords(self.module, generation)
+        except NotCarried as exc:
+            raise Refusal(str(exc)) from None
+        if sampling.counts_prompt:
+            raise Refusal("max_length= counts the prompt's tokens; give the pipeline max_new_tokens= for a streamed reply")
+        if dict(sampling.keywords).get("n", "1") != "1":
+            raise Refusal("num_return_sequences= asks for several completions; a TextIteratorStreamer streams one")
+        skip_special = keyword_args(streamer).get("skip_special_tokens")
+        if skip_special is None or literal_flag(skip_special.value) is not True:
+            # The streamer decodes special tokens (an end-of-text marker) into the text; vLLM skips them by default.
+            sampling = SamplingKeywords((*sampling.keywords, ("skip_special_tokens", "False")), sampling.counts_prompt)
+        removed = tuple(s for s in (streamer_line, settings_line, thread_line, start_line) if s is not None)
+        if any(_inner_comments(line) for line in removed):
+            raise Refusal("a comment sits inside the streamer's or the thread's statement, which the rewrite removes; move it first")
+        return HandlerCall(
+            thread, CallMode.THREAD_STREAMED, function.node, prompt_code, sampling, response, ResultShape.NEW_TEXT_PIECES,
+            statement=response_line, removed=removed,
+        )
+
+    @staticmethod
+    def _statements(function: FunctionInfo) -> list[cst.BaseStatement]:
+        body = function.node.body
+        return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+    def _thread_statements(self, thread: cst.Call, function: FunctionInfo, body: list[cst.BaseStatement], shown: str) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine | None]:
+        """``thread = Thread(...)`` and its ``thread.start()``, or ``Thread(...).start()``; nothing else uses the thread."""
+        for index, line in enumerate(body):
+            started = only_call(line)
+            if started is not None and isinstance(started.func, cst.Attribute) and started.func.value is thread and started.func.attr.value == "start" and not started.args:
+                return line, None
+            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign) and line.body[0].value is thread):
+                continue
+            targets = line.body[0].targets
+            if len(targets) != 1 or not isinstance(targets[0].target, cst.Name):
+                break
+            name = targets[0].target.value
+            uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
+            start = body[index + 1] if index + 1 < len(body) else None
+            start_call = only_call(start) if start is not None else None
+            is_start = (
+                start_call is not None and isinstance(start_call.func, cst.Attribute) and isinstance(start_call.func.value, cst.Name)
+                and start_call.func.value.value == name and start_call.func.attr.value == "start" and not start_call.args
+            )
+            if is_start and len(uses) == 2:  # the assignment and the start
+                return line, start
+            break
+        raise Refusal(f"`{shown}` is not started right after it is made, or the thread is used again (joined, say)")
+
+    def _generation_kwargs(self, value: cst.Arg | None, function: FunctionInfo, body: list[cst.BaseStatement], shown: str) -> tuple[cst.SimpleStatementLine | None, dict[str, cst.BaseExpression]]:
+        """The thread's kwargs= as keyword -> value: a dict literal or ``dict(...)``, or a variable set to one just for it."""
+        if value is None:
+            raise Refusal(f"`{shown}` passes the pipeline no kwargs= (no streamer)")
+        expr, line = value.value, None
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            lines = [s for s in body if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                     and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name) and s.body[0].targets[0].target.value == name]
+            uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
+            if len(lines) != 1 or len(uses) != 2:
+                raise Refusal(f"`{name}`, the thread's kwargs, is not one dict made for it alone")
+            line, expr = lines[0], lines[0].body[0].value
+        settings: dict[str, cst.BaseExpression] = {}
+        if isinstance(expr, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in expr.elements):
+            for element in expr.elements:
+                settings[element.key.evaluated_value] = element.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict" and not positional_args(expr) and not any(a.star for a in expr.args):
+            settings = {k: a.value for k, a in keyword_args(expr).items()}
+        else:
+            raise Refusal(f"the thread's kwargs `{snippet(self.module, expr)}` are not a dict of literal keys (tokenized inputs, say)")
+        return line, settings
+
+    def _prompt(self, args: cst.Arg | None, settings: dict[str, cst.BaseExpression], shown: str) -> cst.BaseExpression:
+        if args is None:
+            if "text_inputs" not in settings:
+                raise Refusal(f"`{shown}` passes the pipeline no prompt")
+            return settings.pop("text_inputs")
+        value = args.value
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == 1 and isinstance(value.elements[0], cst.Element):
+            return value.elements[0].value
+        raise Refusal(f"`{shown}` does not pass the pipeline exactly one prompt")
+
+    def _streamer(self, name: str, body: list[cst.BaseStatement]) -> tuple[cst.SimpleStatementLine, cst.Call]:
+        """``streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, ...)`` in the handler's own block."""
+        for line in body:
+            if (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
+                    and len(line.body[0].targets) == 1 and isinstance(line.body[0].targets[0].target, cst.Name)
+                    and line.body[0].targets[0].target.value == name):
+                streamer = line.body[0].value
+                if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in _STREAMERS):
+                    break
+                keywords = keyword_args(streamer)
+                if len(positional_args(streamer)) != 1 or any(a.star for a in streamer.args) or set(keywords) - _STREAMER_OPTIONS:
+                    raise Refusal(f"`{snippet(self.module, streamer)}` takes options the rewrite cannot carry over")
+                if "skip_prompt" not in keywords or literal_flag(keywords["skip_prompt"].value) is not True:
+                    raise Refusal(
+                        f"`{snippet(self.module, streamer)}` also sends the prompt's text (no skip_prompt=True); "
+                        "the engine's stream carries the new text only"
+                    )
+                return line, streamer
+        raise Refusal(f"`{name}` is not a TextIteratorStreamer made in the handler")
+
+    def _response(self, name: str, function: FunctionInfo, removed: set[int], streamer: cst.Call, thread: cst.Call) -> tuple[cst.Name, cst.SimpleStatementLine]:
+        """The streamer in ``return StreamingResponse(streamer, ...)``, its only use besides the thread's kwargs,
+        and the return's line."""
+        uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
+        response_uses = []
+        for o in uses:
+            if isinstance(o.parent, cst.AssignTarget) or any(id(p) in removed or p is thread for p in o.parents):
+                continue
+            arg, call, statement = o.ancestor(1), o.ancestor(2), o.ancestor(3)
+            if (isinstance(arg, cst.Arg) and arg.keyword is None and isinstance(call, cst.Call) and call.args[0] is arg
+                    and self.semantics.callee(call) in _STREAMING_RESPONSES and isinstance(statement, cst.Return)
+                    and directly_in(function.node, o.ancestor(4))):
+                response_uses.append((o.name, o.ancestor(4)))
+            else:
+                raise Refusal(f"the streamer is used as `{snippet(self.module, o.parent)}`; only `return StreamingResponse(streamer, ...)` is rewritten")
+        if len(response_uses) != 1:
+            raise Refusal("the streamer is not returned in one StreamingResponse(...)")
+        return response_uses[0]
+
+
+class _Comments(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.count += 1
+
+
+def _inner_comments(line: cst.SimpleStatementLine) -> bool:
+    """Comments inside the statement, besides the ones above it and at its end (those move with the rewrite)."""
+    visitor = _Comments()
+    walk(line, visitor)
+    around = sum(empty.comment is not None for empty in line.leading_lines) + (line.trailing_whitespace.comment is not None)
+    return visitor.count > around
