@@ -69,8 +69,11 @@ class ThreadedStreams(ModelCalls):
             raise Refusal("num_return_sequences= asks for several completions; a TextIteratorStreamer streams one")
         skip_special = keyword_args(streamer).get("skip_special_tokens")
         if skip_special is None or literal_flag(skip_special.value) is not True:
-            # The streamer decodes special tokens (an end-of-text marker) into the text; vLLM skips them by default.
-            sampling = SamplingKeywords((*sampling.keywords, ("skip_special_tokens", "False")), sampling.counts_prompt)
+            # The streamer decodes special tokens into the text, the end-of-text token that stops generation
+            # too; vLLM skips special tokens by default and leaves the stopping token out of the text.
+            given = dict(sampling.keywords)
+            extra = [(k, v) for k, v in (("skip_special_tokens", "False"), ("include_stop_str_in_output", "True")) if k not in given]
+            sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
         removed = tuple(s for s in (streamer_line, settings_line, thread_line, start_line) if s is not None)
         if any(_inner_comments(line) for line in removed):
             raise Refusal("a comment sits inside the streamer's or the thread's statement, which the rewrite removes; move it first")
@@ -84,39 +87,37 @@ class ThreadedStreams(ModelCalls):
         body = function.node.body
         return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
-    def _thread_statements(self, thread: cst.Call, function: FunctionInfo, body: list[cst.BaseStatement], shown: str) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine | None]:
-        """``thread = Thread(...)`` and its ``thread.start()``, or ``Thread(...).start()``; nothing else uses the thread."""
+    def _thread_statements(
+        self, thread: cst.Call, function: FunctionInfo, body: list[cst.BaseStatement], shown: str
+    ) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine | None]:
+        """``thread = Thread(...)`` and its ``thread.start()`` right after, or ``Thread(...).start()``; nothing
+        else uses the thread."""
         for index, line in enumerate(body):
-            started = only_call(line)
-            if started is not None and isinstance(started.func, cst.Attribute) and started.func.value is thread and started.func.attr.value == "start" and not started.args:
+            if _is_start_of(only_call(line), thread):
                 return line, None
-            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign) and line.body[0].value is thread):
+            name = _assigned_name(line)
+            if name is None or line.body[0].value is not thread:
                 continue
-            targets = line.body[0].targets
-            if len(targets) != 1 or not isinstance(targets[0].target, cst.Name):
-                break
-            name = targets[0].target.value
             uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
             start = body[index + 1] if index + 1 < len(body) else None
             start_call = only_call(start) if start is not None else None
-            is_start = (
-                start_call is not None and isinstance(start_call.func, cst.Attribute) and isinstance(start_call.func.value, cst.Name)
-                and start_call.func.value.value == name and start_call.func.attr.value == "start" and not start_call.args
-            )
-            if is_start and len(uses) == 2:  # the assignment and the start
-                return line, start
+            receiver = start_call.func.value if start_call is not None and isinstance(start_call.func, cst.Attribute) else None
+            if isinstance(receiver, cst.Name) and receiver.value == name and _is_start_of(start_call, receiver) and len(uses) == 2:
+                return line, start  # the assignment and the start are the thread's only uses
             break
         raise Refusal(f"`{shown}` is not started right after it is made, or the thread is used again (joined, say)")
 
-    def _generation_kwargs(self, value: cst.Arg | None, function: FunctionInfo, body: list[cst.BaseStatement], shown: str) -> tuple[cst.SimpleStatementLine | None, dict[str, cst.BaseExpression]]:
-        """The thread's kwargs= as keyword -> value: a dict literal or ``dict(...)``, or a variable set to one just for it."""
+    def _generation_kwargs(
+        self, value: cst.Arg | None, function: FunctionInfo, body: list[cst.BaseStatement], shown: str
+    ) -> tuple[cst.SimpleStatementLine | None, dict[str, cst.BaseExpression]]:
+        """The thread's kwargs= as keyword -> value: a dict literal or ``dict(...)``, or a variable set to one
+        just for it (its line, removed with the thread)."""
         if value is None:
             raise Refusal(f"`{shown}` passes the pipeline no kwargs= (no streamer)")
         expr, line = value.value, None
         if isinstance(expr, cst.Name):
             name = expr.value
-            lines = [s for s in body if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
-                     and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name) and s.body[0].targets[0].target.value == name]
+            lines = [candidate for candidate in body if _assigned_name(candidate) == name]
             uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
             if len(lines) != 1 or len(uses) != 2:
                 raise Refusal(f"`{name}`, the thread's kwargs, is not one dict made for it alone")
@@ -144,9 +145,7 @@ class ThreadedStreams(ModelCalls):
     def _streamer(self, name: str, body: list[cst.BaseStatement]) -> tuple[cst.SimpleStatementLine, cst.Call]:
         """``streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, ...)`` in the handler's own block."""
         for line in body:
-            if (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
-                    and len(line.body[0].targets) == 1 and isinstance(line.body[0].targets[0].target, cst.Name)
-                    and line.body[0].targets[0].target.value == name):
+            if _assigned_name(line) == name:
                 streamer = line.body[0].value
                 if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in _STREAMERS):
                     break
@@ -196,3 +195,20 @@ def _inner_comments(line: cst.SimpleStatementLine) -> bool:
     walk(line, visitor)
     around = sum(empty.comment is not None for empty in line.leading_lines) + (line.trailing_whitespace.comment is not None)
     return visitor.count > around
+
+
+def _assigned_name(line: cst.BaseStatement) -> str | None:
+    """``x`` for a line that is just ``x = ...``."""
+    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign):
+        targets = line.body[0].targets
+        if len(targets) == 1 and isinstance(targets[0].target, cst.Name):
+            return targets[0].target.value
+    return None
+
+
+def _is_start_of(call: cst.Call | None, thread: cst.BaseExpression) -> bool:
+    """``thread.start()``."""
+    return (
+        call is not None and isinstance(call.func, cst.Attribute) and call.func.value is thread
+        and call.func.attr.value == "start" and not call.args
+    )
