@@ -8,7 +8,8 @@ what keeps ~30 releases of ~3,000 modules small. Only what the linter reads is k
 * ``keywords``: EngineArgs / AsyncEngineArgs fields, SamplingParams keywords, ``LLM(...)`` parameters;
 * ``defaults``: the defaults of those fields that the rules read (``RULE_DEFAULTS``), per release;
 * ``flags``: every distinct ``vllm serve`` / api_server flag record with the releases of each surface;
-* ``positional``, ``allow_abbrev``: per surface;
+* ``positional``, ``allow_abbrev``: per surface; ``api_server_deprecated``: the releases whose
+  ``python -m vllm.entrypoints.openai.api_server`` warns that it is deprecated;
 * ``modules``: each module's releases, the releases where its name list is open, and its public names
   (names with a leading underscore are never reported, so they are not stored);
 * ``class_attributes``, ``implicit_module_names``;
@@ -53,6 +54,7 @@ def api_signature(snapshot: dict) -> str:
         module: [entry["open"], sorted(public_names(entry["names"]))] for module, entry in snapshot["module_attributes"].items()
     }
     kept["class_attributes"] = snapshot["class_attributes"]
+    kept["api_server_deprecated"] = snapshot.get("api_server_deprecated", False)
     return json.dumps(kept, sort_keys=True)
 
 
@@ -170,6 +172,7 @@ def build(snapshots: dict[str, dict], entrypoints: dict[str, dict]) -> dict:
     class_attributes = {klass: grouped(masks) for klass, masks in sorted(class_masks.items())}
 
     implicit = sorted({name for snapshot in chosen for name in snapshot["implicit_module_names"]})
+    deprecated = sum(bit[version] for version, snapshot in zip(versions, chosen) if snapshot.get("api_server_deprecated"))
     return {
         "schema": SCHEMA,
         "versions": versions,
@@ -179,6 +182,7 @@ def build(snapshots: dict[str, dict], entrypoints: dict[str, dict]) -> dict:
         "flags": flags,
         "positional": positional,
         "allow_abbrev": allow_abbrev,
+        "api_server_deprecated": to_ranges(deprecated),
         "implicit_module_names": implicit,
         "modules": modules,
         "class_attributes": class_attributes,

@@ -76,18 +76,27 @@ def keyword_replacement(name: str, kind: str, before: dict, after: dict) -> dict
     return None
 
 
-def moved_name(module: str, name: str, after: dict) -> dict | None:
+def moved_name(module: str, name: str, homes_of: dict[str, list[str]]) -> dict | None:
     """A name that left ``module``: where it is defined in the removing release, if in one place only."""
     if not name[:1].isupper():
         return None  # functions and constants: too many modules share names like `logger`, `main`
-    homes = [
-        other
-        for other, entry in after["module_attributes"].items()
-        if other != module and name in entry["names"] and not other.endswith(("__init__",)) and _defines(other, name, after)
-    ]
+    # The names list cannot tell a definition from an import; the innermost of the modules that have
+    # the name is where it is defined, so a module with a submodule that has it does not count.
+    having = [other for other in homes_of.get(name, ()) if other != module]
+    homes = [other for other in having if not any(deeper.startswith(other + ".") for deeper in having)]
     if len(homes) == 1:
         return {"replaced_by": f"{homes[0]}.{name}", "how": "moved"}
     return None
+
+
+def _homes(snapshot: dict) -> dict[str, list[str]]:
+    """Each public name -> the modules that have it."""
+    homes: dict[str, list[str]] = defaultdict(list)
+    for module, entry in snapshot["module_attributes"].items():
+        for name in entry["names"]:
+            if name[:1].isupper():
+                homes[name].append(module)
+    return homes
 
 
 def moved_module(module: str, before: dict, after: dict) -> dict | None:
@@ -104,13 +113,6 @@ def moved_module(module: str, before: dict, after: dict) -> dict | None:
     return None
 
 
-def _defines(module: str, name: str, snapshot: dict) -> bool:
-    # The names list cannot tell a definition from an import; the innermost module of those that
-    # have the name is where it is defined, so only modules none of whose submodules have it count.
-    prefix = module + "."
-    return not any(other.startswith(prefix) and name in entry["names"] for other, entry in snapshot["module_attributes"].items())
-
-
 def replacements(versions: list[str], snapshots: list[dict]) -> dict[str, dict[str, dict]]:
     """``{"flags": {"--x": {...}}, "engine_args": {...}, "modules": {"vllm.m.Name": {...}}}``, each
     record with ``removed_in`` (the release where the name went) and what vLLM says replaced it."""
@@ -119,6 +121,7 @@ def replacements(versions: list[str], snapshots: list[dict]) -> dict[str, dict[s
         before, after = snapshots[index - 1], snapshots[index]
         removed_in = versions[index]
         old_flags, new_flags = _options(before), _options(after)
+        homes_of = _homes(after)
         for option in sorted(set(old_flags) - set(new_flags)):
             if option.startswith("--no-"):
                 continue
@@ -147,7 +150,7 @@ def replacements(versions: list[str], snapshots: list[dict]) -> dict[str, dict[s
             for name in sorted(set(entry["names"]) - set(now["names"])):
                 if name.startswith("_") or now["open"]:
                     continue
-                found = moved_name(module, name, after)
+                found = moved_name(module, name, homes_of)
                 if found is not None:
                     history["modules"][f"{module}.{name}"] = {"removed_in": removed_in, **found}
     return {kind: dict(sorted(records.items())) for kind, records in sorted(history.items())}

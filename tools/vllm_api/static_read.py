@@ -239,6 +239,7 @@ class StaticReader:
             },
             "class_attributes": class_attributes,
             "deprecation_texts": deprecation_texts(self.root / "vllm"),
+            "api_server_deprecated": api_server_deprecated(self.root / "vllm"),
         }
 
 
@@ -417,6 +418,20 @@ def deprecation_texts(package_dir: Path) -> list[str]:
             if text and len(text) <= 600 and _TEXT_MENTIONS.search(text) and _NAME_LIKE.search(text):
                 found.add(" ".join(text.split()))
     return sorted(found)
+
+
+def api_server_deprecated(package_dir: Path) -> bool:
+    """Whether ``python -m vllm.entrypoints.openai.api_server`` warns that it is deprecated: its
+    ``__main__`` block says so."""
+    path = package_dir / "entrypoints" / "openai" / "api_server.py"
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for statement in tree.body:
+        if _is_main_block(statement):
+            return any(re.search(r"deprecat", text or "", re.IGNORECASE) for text in map(_string_text, ast.walk(statement)))
+    return False
 
 
 def _string_text(node: ast.AST) -> str | None:

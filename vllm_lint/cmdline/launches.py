@@ -10,6 +10,8 @@ module missing from the API snapshot becomes a "module" launch (VLL303).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from vllm_lint.cmdline.serve_args import Span, flag_table, parse_serve_args
@@ -83,11 +85,15 @@ def _basename(word: Word) -> str:
 
 
 class Extractor:
-    def __init__(self, api, source: str) -> None:
+    """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
+    tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
+
+    def __init__(self, api, source: str, images_pin: bool = True) -> None:
         self.api = api
-        self.table = flag_table(api)
         self.source = source
+        self.images_pin = images_pin
         self.found: list[Found] = []
+        self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
@@ -255,11 +261,13 @@ class Extractor:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         image_name = image.value or ""
         if entrypoint is None and _OPENAI_IMAGE.search(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
-            self._serve(args, merged, container, fixable, head=None, kind="serve", anchor=Span(image.start, image.end), command_start=command_start)
+            self.image_serve(image_name, args, merged, container, fixable, Span(image.start, image.end), command_start)
             return
         if entrypoint is not None:
             args = [Word(entrypoint, image.start, image.end, [("lit", entrypoint)], value=entrypoint), *args]
-        self.command(args, merged, container, fixable) if args else None
+        if args:
+            with self.in_image(image_name):
+                self.command(args, merged, container, fixable)
 
     # -- launch heads --------------------------------------------------------------------------
     def launch(self, words: list[Word], env: Environment, container: Container | None, fixable: bool, command_start: int | None = None) -> None:
@@ -301,13 +309,54 @@ class Extractor:
             head = Span(first.start, rest[0].end)
             self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
             return
-        if (module == "vllm" or module.startswith("vllm.")) and module not in self.api.modules:
+        api, image = self._image if self._image is not None else (self.api, None)
+        if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
             span = Span(module_word.start, module_word.end)
-            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module)
+            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, image=image)
             self.found.append(Found(launch, None, False, [], start))
 
-    def _serve(self, args, env, container, fixable, head, kind, anchor, command_start) -> None:
-        parsed = parse_serve_args(args, self.table, positional_model=(kind == "serve"))
+    # -- containers of the vllm/vllm-openai image -------------------------------------------------
+    def image_api(self, image: str) -> tuple[object, str | None]:
+        """The releases a container of ``image`` runs, and the image when its tag chose them."""
+        if not self.images_pin or not _OPENAI_IMAGE.search(image):
+            return self.api, None
+        from vllm_lint.vllm_api import load_api
+        from vllm_lint.vllm_api.targets import image_target
+
+        target = image_target(image, "image")
+        if target is None:
+            return self.api, None
+        return load_api(target.specifier), image
+
+    @contextmanager
+    def in_image(self, image: str) -> Iterator[None]:
+        """Launches read inside run in a container of ``image`` (its own entrypoint or command)."""
+        outer = self._image
+        self._image = self.image_api(image)
+        try:
+            yield
+        finally:
+            self._image = outer
+
+    def image_serve(self, image: str, args, env, container, fixable, anchor, command_start, pin: bool = True) -> None:
+        """Arguments given to the ``vllm/vllm-openai`` image's own entrypoint: ``vllm serve`` since
+        the release its Dockerfile says so, ``python3 -m vllm.entrypoints.openai.api_server`` before
+        (``--model`` required there). ``pin``: whether the image's tag picks the releases (a
+        Dockerfile's own pin, ``pip install vllm==X`` included, is the file's target already)."""
+        api, pinned = self.image_api(image) if pin else (self.api, None)
+        entrypoint = getattr(api, "image_entrypoint", None) or ()
+        kind = "api_server" if API_SERVER_MODULE in entrypoint else "serve"
+        outer = self._image
+        self._image = (api, pinned)
+        try:
+            self._serve(args, env, container, fixable, head=None, kind=kind, anchor=anchor, command_start=command_start, implicit=True)
+        finally:
+            self._image = outer
+
+    def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, implicit: bool = False) -> None:
+        api, image = self._image if self._image is not None else (self.api, None)
+        table = flag_table(api, "api_server" if kind == "api_server" else "serve")
+        parsed = parse_serve_args(args, table, positional_model=(kind == "serve"))
         container_env = container.env if container else {}
         launch_env = {k: v for k, v in env.vars.items()}
         launch_env.update(container_env)
@@ -331,5 +380,8 @@ class Extractor:
             container=container is not None,
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
+            api=api,
+            image=image,
+            entrypoint_implicit=implicit,
         )
         self.found.append(Found(launch, head, fixable, list(args), command_start))

@@ -105,7 +105,8 @@ def lint_bytes(
         data=data,
         enabled=options.enabled,
         launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
-        api_version=settings.target_vllm_version,
+        target_vllm_version=settings.target_vllm_version,
+        project_root=settings.root,
     )
     if not surface.may_match(job):
         return result

@@ -20,7 +20,6 @@ class Setting:
     value_anchor: object | None = None
     suggestions: tuple[str, ...] = ()  # did-you-mean candidates, spelled for this surface
     bad_choice: tuple[str, ...] | None = None  # the valid choices when the value is not one of them
-    removed: bool = False  # a setting vLLM used to have and dropped
 
 
 @dataclass(slots=True)
@@ -43,6 +42,11 @@ class Launch:
     host_ipc: bool = False  # docker --ipc=host, compose ipc: host, k8s hostIPC: true
     shm_bytes: int | None = None  # declared shared memory size (0: none declared)
     module: str | None = None  # kind "module": the dotted module path as written
+    # The vLLM releases the launch is judged against (a vllm_api.VllmApi): the file's target, or the
+    # release of the vllm/vllm-openai image a container runs; None: the newest release.
+    api: object | None = None
+    image: str | None = None  # the image reference the target came from
+    entrypoint_implicit: bool = False  # the entrypoint is the image's own, not written in the file
 
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:

@@ -14,11 +14,22 @@ from vllm_lint.launch.record import (
     LaunchFinding,
     Rename,
     RewriteEntrypoint,
+    Setting,
     SetValue,
 )
 from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.values import as_bool, as_float
+from vllm_lint.vllm_api import VllmApi, load_api
+from vllm_lint.vllm_api.history import (
+    Fate,
+    fate_phrase,
+    flag_fate,
+    keyword_fate,
+    module_fate,
+    names_in_any_release,
+    options_in_any_release,
+)
 
 
 
@@ -80,12 +91,6 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
     )
 
 
-def _older_than(version: str, reference: tuple[int, int]) -> bool:
-    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
-    parts += [0] * (2 - len(parts))
-    return tuple(parts) < reference
-
-
 def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.has("kv_transfer_config"):
         return
@@ -103,12 +108,15 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
                 fix_title="Enable prefix caching",
             )
         return
-    target = settings.target_vllm_version
-    if target and _older_than(target, (0, 8)) and not launch.opaque:
+    api = _api_of(launch)
+    # Off by default where every release in range defaults it to False (the V0 engine, before 0.8);
+    # None (later releases) means the engine decides, and V1 turns it on.
+    if not launch.opaque and not api.predates and api.engine_defaults("enable_prefix_caching") == {False}:
         yield LaunchFinding(
             code="VLL204",
             message=(
-                f"prefix caching is off by default in vLLM {target} (target-vllm-version): every request "
+                f"prefix caching is off by default in vLLM {api.label} (the release "
+                f"{'its image runs' if launch.image else 'this file targets'}): every request "
                 "recomputes shared prompt prefixes; enable it explicitly"
             ),
             anchor=launch.anchor,
@@ -173,17 +181,24 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             continue
         if setting.known:
             continue
-        if setting.removed:
-            detail = "it was removed from vLLM and now fails with a TypeError / unrecognized argument"
-        else:
-            detail = "vLLM does not have it; the engine fails at start-up"
+        api = _api_of(launch)
+        if api.predates:
+            continue  # the target's releases are older than any vLLM the linter knows: so are their names
+        fate = _setting_fate(api, launch, setting)
+        if fate is not None and fate.known_elsewhere:
+            yield _moved_on(launch, setting, fate, api)
+            continue
+        detail = "vLLM does not have it; the engine fails at start-up"
         hint = ""
         fix = None
+        suggestions = setting.suggestions or _suggestions_across_releases(api, launch, setting)
         if len(setting.suggestions) == 1:
             hint = f"; did you mean {setting.suggestions[0]}?"
             fix = Rename(setting, setting.suggestions[0])
-        elif setting.suggestions:
-            hint = "; did you mean one of " + ", ".join(setting.suggestions) + "?"
+        elif len(suggestions) == 1:
+            hint = f"; did you mean {suggestions[0]} (not in the release this launch targets)?"
+        elif suggestions:
+            hint = "; did you mean one of " + ", ".join(suggestions) + "?"
         yield LaunchFinding(
             code="VLL206",
             message=f"unknown engine argument {setting.spelled}: {detail}{hint}",
@@ -194,12 +209,75 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         )
 
 
+_PYTHON_KINDS = {"LLM": "llm_init_params", "EngineArgs": "engine_args", "AsyncEngineArgs": "async_engine_args"}
+
+
+def _api_of(launch: Launch) -> VllmApi:
+    return launch.api if isinstance(launch.api, VllmApi) else load_api()
+
+
+def _flag_surface(launch: Launch) -> str:
+    return "api_server" if launch.entrypoint == "api_server" else "serve"
+
+
+def _option(spelled: str) -> str:
+    return "--" + spelled[2:].replace("_", "-") if spelled.startswith("--") else spelled
+
+
+def _setting_fate(api: VllmApi, launch: Launch, setting: Setting) -> Fate | None:
+    if launch.surface == "python" and launch.kind in _PYTHON_KINDS:
+        return keyword_fate(api, _PYTHON_KINDS[launch.kind], setting.key)
+    if setting.spelled.startswith("-"):
+        return flag_fate(api, _option(setting.spelled), _flag_surface(launch))
+    return None
+
+
+def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> LaunchFinding:
+    """A setting the target's releases lack but another release has: when it went (or came), and
+    the rename vLLM's own code gives, safe when the old name was only another spelling of the new."""
+    failure = "EngineArgs raises TypeError" if launch.surface == "python" else "vLLM exits with 'unrecognized arguments'"
+    message = f"{fate_phrase(fate, setting.spelled, api, launch.image)}; {failure}"
+    fix = None
+    applicability = Applicability.SAFE
+    if fate.status == "removed" and fate.replaced_by and fate.how in ("alias", "said"):
+        new = fate.replaced_by
+        if launch.surface == "python":
+            new = new.lstrip("-").replace("-", "_")
+        if launch.surface != "python" or new.isidentifier():
+            fix = Rename(setting, new)
+            applicability = Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE
+    return LaunchFinding(
+        code="VLL206",
+        message=message,
+        anchor=setting.anchor,
+        fix=fix,
+        fix_title=f"Rename to {fix.new_key}" if fix else None,
+        applicability=applicability,
+    )
+
+
+def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting) -> tuple[str, ...]:
+    """Did-you-mean over every release's names, for a name no release had."""
+    if launch.surface == "python" and launch.kind in _PYTHON_KINDS:
+        candidates = names_in_any_release(api, _PYTHON_KINDS[launch.kind]) | names_in_any_release(api, "engine_args")
+        name = setting.key
+    elif setting.spelled.startswith("--"):
+        candidates = frozenset(o for o in options_in_any_release(api, _flag_surface(launch)) if o.startswith("--"))
+        name = _option(setting.spelled)
+    else:
+        return ()
+    return tuple(difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.8))
+
+
 def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server"):
-        return
+    if launch.entrypoint not in ("serve", "api_server") or launch.entrypoint_implicit and launch.entrypoint == "api_server":
+        return  # an old image's own entrypoint: its arguments must use --model, and the fix is a newer image
     model = launch.get("model")
     flag_model = model if model is not None and model.spelled.startswith("-") else None
     if launch.entrypoint == "api_server":
+        api = _api_of(launch)
+        if not api.database.api_server_deprecated & api.mask:
+            return  # not deprecated yet in the releases this file targets
         message = (
             "`python -m vllm.entrypoints.openai.api_server` is deprecated in favour of `vllm serve MODEL`: "
             "a later vLLM release removes it and this server stops starting"
@@ -300,12 +378,17 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
 
 def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     module = launch.module or "vllm"
+    api = _api_of(launch)
+    prefix, _, name = module.rpartition(".")
+    fate = module_fate(api, prefix, name) if prefix else None
+    if api.predates:
+        return
     hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
-    yield LaunchFinding(
-        code="VLL303",
-        message=f"`python -m {module}`: vLLM has no module {module}{hint}; the command fails with ModuleNotFoundError",
-        anchor=launch.anchor,
-    )
+    if fate is not None and fate.known_elsewhere:
+        message = f"`python -m {module}`: {fate_phrase(fate, module, api, launch.image)}; the command fails with ModuleNotFoundError"
+    else:
+        message = f"`python -m {module}`: vLLM has no module {module}{hint}; the command fails with ModuleNotFoundError"
+    yield LaunchFinding(code="VLL303", message=message, anchor=launch.anchor)
 
 
 LaunchRule = Callable[[Launch, LaunchSettings], Iterator[LaunchFinding]]

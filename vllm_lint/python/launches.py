@@ -84,6 +84,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
             anchor=call,
             opaque=opaque,
             serves_requests=serves_requests(ctx, site),
+            api=ctx.api,
         )
         yield launch, call, site.statement
     # vLLM started as a command line (subprocess, os.exec*, a shell string): the same launch rules

@@ -29,7 +29,21 @@ class LintJob:
     data: bytes
     enabled: frozenset[str]
     launch_settings: LaunchSettings
-    api_version: str | None = None
+    target_vllm_version: str | None = None  # the setting: it wins over what the project pins
+    project_root: Path | None = None  # how far up to look for the project's vLLM pin (see vllm_api.targets)
+
+    @cached_property
+    def target(self):
+        """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
+        from vllm_lint.surfaces.command_files import is_dockerfile_name
+        from vllm_lint.vllm_api.targets import file_target
+
+        dockerfile = self.data.decode("utf-8", errors="replace") if is_dockerfile_name(self.path.name) else None
+        return file_target(self.path, dockerfile, self.target_vllm_version, self.project_root)
+
+    @property
+    def api_version(self) -> str | None:
+        return self.target.specifier
 
     @cached_property
     def _api(self):

@@ -21,8 +21,8 @@ class CommandParseError(Exception):
         self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
-def extract(kind: str, text: str, api) -> Extractor:
-    extractor = Extractor(api, text)
+def extract(kind: str, text: str, api, images_pin: bool = True) -> Extractor:
+    extractor = Extractor(api, text, images_pin)
     if kind == "shell":
         try:
             extractor.script(text, Environment())
@@ -49,7 +49,7 @@ def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnost
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api)
+        extractor = extract(kind, text, api, images_pin=job.launch_settings.target_vllm_version is None)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]

@@ -203,7 +203,8 @@ class _YamlWords:
         cmd, cmd_fixable = words_of(cmd_node)
         if entry:
             joined = [w for c in entry for w in c] + [w for c in cmd for w in c]
-            extractor.command(joined, env, container, fixable=False)
+            with extractor.in_image(image):
+                extractor.command(joined, env, container, fixable=False)
             return
         if not cmd:
             return
@@ -211,10 +212,11 @@ class _YamlWords:
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
         if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
-            extractor._serve(words, env, container, cmd_fixable and len(cmd) == 1, head=None, kind="serve", anchor=anchor, command_start=anchor.start)
+            extractor.image_serve(image, words, env, container, cmd_fixable and len(cmd) == 1, anchor, anchor.start)
             return
-        for words in cmd:
-            extractor.command(words, env, container, fixable=cmd_fixable)
+        with extractor.in_image(image):
+            for words in cmd:
+                extractor.command(words, env, container, fixable=cmd_fixable)
 
 
 def _env_from(node, budget: _Budget) -> dict[str, Value | None]:
