@@ -46,7 +46,7 @@ def test_every_rule_has_docs_and_examples():
 def test_example(tmp_path, rule, example):
     if not _supported(example.lang):
         pytest.fail(f"{rule.code}: no surface lints {example.lang!r} examples")
-    diagnostics = lint_text(tmp_path, example.default_filename, example.code)
+    diagnostics = lint_text(tmp_path, example.default_filename, example.code, target_vllm_version=example.target)
     if example.kind == "good":
         found = [d for d in diagnostics if d.code == rule.code]
         assert not found, f"{rule.code} fired on a good example: {found}"
@@ -73,7 +73,8 @@ def test_fix(tmp_path, rule, example):
 
     path = tmp_path / example.default_filename
     path.write_text(example.code, encoding="utf-8")
-    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", "--select", rule.code, str(path))
+    target = ("--target-vllm-version", example.target) if example.target else ()
+    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, "--select", rule.code, str(path))
     assert result.returncode == 0, result.stderr
     fixed = path.read_text(encoding="utf-8")
     expected = "\n".join(EXPECT_RE.sub("", line) for line in example.fixed.splitlines()) + "\n"

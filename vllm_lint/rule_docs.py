@@ -45,6 +45,26 @@ def rule_dict(rule: Rule) -> dict:
     }
 
 
+def _by_release(rule: Rule) -> list[str]:
+    """The examples judged against a given vLLM release: the same line is right on one release and
+    wrong on another, and the rule follows the release each file targets."""
+    pinned = [example for example in rule.examples if example.target]
+    if not pinned:
+        return []
+    parts = [
+        "## By vLLM release",
+        "Each file is judged against the vLLM release it targets: `target-vllm-version` (or "
+        "`--target-vllm-version`), else what the project pins (requirements, pyproject, lock files, a "
+        "`vllm/vllm-openai` image tag).",
+        "",
+    ]
+    for example in pinned:
+        verdict = "reported" if example.kind == "bad" else "not reported"
+        note = f": {example.note.strip()}" if example.note else ""
+        parts += [f"On vLLM {example.target} ({verdict}){note}", f"```{example.lang}", example.clean_code.rstrip("\n"), "```", ""]
+    return parts
+
+
 def _as_markdown(rule: Rule) -> str:
     parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", "", "## What it does", rule.summary, "", "## Why is this bad?", rule.why, ""]
     bad = next((e for e in rule.bad_examples), None)
@@ -57,6 +77,7 @@ def _as_markdown(rule: Rule) -> str:
     if instead:
         lang = bad.lang if bad is not None else good.lang
         parts += [("Use instead:" if rule.use_instead else "## Use instead"), f"```{lang}", instead.rstrip("\n"), "```", ""]
+    parts += _by_release(rule)
     parts += ["## Fix safety", _FIX_SAFETY.get(rule.fix_safety, rule.fix_safety)]
     if rule.fix_title:
         parts[-1] += f" ({rule.fix_title})"

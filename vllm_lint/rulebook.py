@@ -44,6 +44,9 @@ class Example:
     fixed: str | None = None
     filename: str | None = None
     note: str | None = None
+    # The vLLM releases the example is judged against (as the target-vllm-version setting takes them):
+    # a name one release has and another lacks is right or wrong by the release.
+    target: str | None = None
 
     def expected_lines(self, rule_code: str) -> list[int]:
         """Lines marked ``# expect: CODE`` for this rule (1-based)."""
@@ -116,6 +119,7 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
                 fixed=item.get("fixed"),
                 filename=item.get("filename"),
                 note=item.get("note"),
+                target=str(item["target"]) if item.get("target") is not None else None,
             )
         )
     return tuple(examples)

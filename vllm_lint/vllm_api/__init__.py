@@ -165,6 +165,18 @@ class VllmApi:
         names = self._names(masks)
         return names or None
 
+    def same_class(self, klass: str, other: str) -> bool:
+        """Whether, in every release of the range, ``klass`` has exactly ``other``'s attributes (an alias:
+        ``vllm.AsyncLLMEngine`` is the V1 ``AsyncLLM`` since 0.10)."""
+        first, second = self.database.class_attribute_masks(klass), self.database.class_attribute_masks(other)
+        if first is None or second is None:
+            return False
+        for index in range(len(self.database.versions)):
+            release = 1 << index
+            if self.mask & release and {n for n, m in first.items() if m & release} != {n for n, m in second.items() if m & release}:
+                return False
+        return True
+
     @property
     def image_entrypoint(self) -> tuple[str, ...] | None:
         """The ENTRYPOINT of the ``vllm/vllm-openai`` image of the newest release in range."""

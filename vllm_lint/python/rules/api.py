@@ -146,6 +146,8 @@ def _instance_attribute(ctx: PyContext, node: cst.Attribute, function) -> tuple[
 
 @python_rule("VLL501")
 def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
+    if not ctx.api.same_class("vllm.AsyncLLMEngine", "vllm.v1.engine.async_llm.AsyncLLM"):
+        return  # the file's vLLM still has the V0 engine: these modules are the engine itself
     top_level = ctx.api.module_names("vllm")
     exported = top_level[0] if top_level else frozenset()
     for info in ctx.model.imports:
