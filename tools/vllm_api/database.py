@@ -6,7 +6,9 @@ Each name is stored once with the releases that have it, as ranges of positions 
 what keeps ~30 releases of ~3,000 modules small. Only what the linter reads is kept:
 
 * ``keywords``: EngineArgs / AsyncEngineArgs fields, SamplingParams keywords, ``LLM(...)`` parameters;
-* ``defaults``: the defaults of those fields that the rules read (``RULE_DEFAULTS``), per release;
+* ``defaults``: the defaults of those fields that the rules read (``RULE_DEFAULTS``), per release, and
+  under ``effective`` the value vLLM resolves a None default to where that is known
+  (``static_read.effective_defaults``: prefix caching is off until 0.8 though its default is None from 0.6.5);
 * ``flags``: every distinct ``vllm serve`` / api_server flag record with the releases of each surface;
 * ``positional``, ``allow_abbrev``: per surface; ``api_server_deprecated``: the releases whose
   ``python -m vllm.entrypoints.openai.api_server`` warns that it is deprecated;
@@ -55,6 +57,7 @@ def api_signature(snapshot: dict) -> str:
     }
     kept["class_attributes"] = snapshot["class_attributes"]
     kept["api_server_deprecated"] = snapshot.get("api_server_deprecated", False)
+    kept["effective_defaults"] = snapshot.get("effective_defaults", {})
     return json.dumps(kept, sort_keys=True)
 
 
@@ -62,11 +65,11 @@ def public_names(names: Iterable[str]) -> list[str]:
     return [name for name in names if not name.startswith("_")]
 
 
-def choose_entries(snapshots: dict[str, dict]) -> tuple[list[str], dict[str, str]]:
+def choose_entries(snapshots: dict[str, dict], entrypoints: dict[str, dict] | None = None) -> tuple[list[str], dict[str, str]]:
     """(the releases that get an entry, every release -> the entry it reads).
 
     Each minor's last patch release gets one; an earlier patch release gets its own only when its
-    API differs from the next patch release's.
+    API (or its image's entrypoint) differs from the next patch release's.
     """
     ordered = sorted(snapshots, key=release_key)  # type: ignore[arg-type]
     entries: list[str] = []
@@ -74,8 +77,13 @@ def choose_entries(snapshots: dict[str, dict]) -> tuple[list[str], dict[str, str
     for position in range(len(ordered) - 1, -1, -1):
         version = ordered[position]
         later = ordered[position + 1] if position + 1 < len(ordered) else None
-        if later is not None and minor_of(later) == minor_of(version) and api_signature(snapshots[version]) == api_signature(
-            snapshots[later]
+        argv = (entrypoints or {}).get(version, {}).get("argv")
+        later_argv = (entrypoints or {}).get(later, {}).get("argv") if later is not None else None
+        if (
+            later is not None
+            and minor_of(later) == minor_of(version)
+            and argv == later_argv
+            and api_signature(snapshots[version]) == api_signature(snapshots[later])
         ):
             releases[version] = releases[later]
             continue
@@ -95,7 +103,7 @@ def grouped(masks: dict[str, int]) -> dict[str, str]:
 
 def build(snapshots: dict[str, dict], entrypoints: dict[str, dict]) -> dict:
     """The database from one snapshot per release (``static_read.py``) and the image entrypoints."""
-    versions, releases = choose_entries(snapshots)
+    versions, releases = choose_entries(snapshots, entrypoints)
     chosen = [snapshots[version] for version in versions]
     bit = {version: 1 << index for index, version in enumerate(versions)}
 
@@ -118,12 +126,21 @@ def build(snapshots: dict[str, dict], entrypoints: dict[str, dict]) -> dict:
                     by_value[json.dumps(entry.get("default"))] |= bit[version]
             defaults[kind][name] = [[json.loads(value), to_ranges(mask)] for value, mask in by_value.items()]
 
+    effective: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for version, snapshot in zip(versions, chosen):
+        for name, value in snapshot.get("effective_defaults", {}).items():
+            effective[name][json.dumps(value)] |= bit[version]
+    defaults["effective"] = {
+        name: [[json.loads(value), to_ranges(mask)] for value, mask in values.items()] for name, values in sorted(effective.items())
+    }
+
     flag_masks: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     records: dict[str, dict] = {}
     for version, snapshot in zip(versions, chosen):
         for surface in SURFACES:
             for flag in snapshot[surface]["flags"]:
-                record = {key: flag.get(key) for key in FLAG_FIELDS if flag.get(key) not in (None, False)}
+                # (nargs 0 is kept: `0 in (None, False)` would drop it)
+                record = {key: flag[key] for key in FLAG_FIELDS if flag.get(key) is not None and flag.get(key) is not False}
                 record["option_strings"] = flag["option_strings"]
                 record.setdefault("nargs", None)
                 key = json.dumps(record, sort_keys=True)

@@ -6,9 +6,11 @@ itself); what replaced it is kept only when vLLM says it, in one of three ways:
 * ``alias``: in the last release that had it, the flag was another spelling of a flag that is still
   there (the same argparse action, or the same ``dest`` and kind): renaming it changes nothing;
 * ``said``: a deprecation message or help text of that release names the old flag or field and
-  exactly one other that the removing release has ("--disable-log-requests is deprecated ... use
-  --enable-log-requests"): a rename the user should check, since the two may not behave the same;
-* ``no_effect``: vLLM said the flag had no effect any more: deleting it changes nothing;
+  exactly one other that the removing release has ("`--cuda-graph-sizes` is deprecated ... Please use
+  `--cudagraph-capture-sizes`"); ``one_to_one`` when the new one takes the same kind of value (then
+  the rename is offered as an unsafe fix: the two may not behave the same);
+* ``no_effect``: vLLM said the flag had no effect any more, or its default was already the value it
+  set: deleting it changes nothing;
 * ``moved``: a class that left its module and is defined, in the removing release, by exactly one
   other module (``vllm.utils.FlexibleArgumentParser`` -> ``vllm.utils.argparse_utils``), or a module
   that is gone while one new module of the same last name has most of its names.
@@ -49,6 +51,8 @@ def flag_replacement(option: str, before: dict, after: dict) -> dict | None:
         if other.startswith("--") and not other.startswith("--no-") and new["dest"] == flag["dest"] and new["kind"] == flag["kind"]:
             if other not in old_flags or old_flags[other] is flag:
                 return {"replaced_by": other, "how": "alias"}
+    if _sets_its_default(flag):
+        return {"how": "no_effect", "default": flag["default"]}
     for text in _texts_about(before, flag):
         mentioned = set(_FLAG.findall(text))
         if option not in mentioned:
@@ -57,8 +61,34 @@ def flag_replacement(option: str, before: dict, after: dict) -> dict | None:
             return {"how": "no_effect", "said": text}
         candidates = {other for other in mentioned - {option} if other in new_flags and not other.startswith("--no-")}
         if len(candidates) == 1 and _REPLACING.search(text):
-            return {"replaced_by": candidates.pop(), "how": "said", "said": text}
+            new = candidates.pop()
+            return {"replaced_by": new, "how": "said", "said": text, "one_to_one": _same_shape(flag, new_flags[new])}
     return None
+
+
+_AGGREGATE = re.compile(r"(config|overrides)$")
+
+
+def _without_none(text: str | None) -> str:
+    """``int | None`` -> ``int``: a default of None does not change what a field takes."""
+    return " | ".join(part for part in (text or "").split(" | ") if part not in ("None", "NoneType"))
+
+
+def _same_shape(old: dict, new: dict) -> bool:
+    """Whether the new flag takes what the old one took (kind, number of values, their type, choices):
+    then the old spelling maps onto the new one; otherwise the user has to rewrite the value too."""
+    keys = ("kind", "nargs", "type")
+    if _AGGREGATE.search(new["dest"]):
+        return False  # --speculative-config, --hf-overrides: one JSON for several settings, another value
+    return all(old.get(key) == new.get(key) for key in keys) and (old.get("choices") or []) == (new.get("choices") or [])
+
+
+def _sets_its_default(flag: dict) -> bool:
+    """A boolean flag whose default is the value it sets (``--disable-log-requests`` once logging was off
+    by default): giving it changed nothing."""
+    if flag.get("kind") not in ("store_true", "boolean_optional") or "default" not in flag:
+        return False
+    return flag["default"] is True
 
 
 def keyword_replacement(name: str, kind: str, before: dict, after: dict) -> dict | None:
@@ -72,31 +102,19 @@ def keyword_replacement(name: str, kind: str, before: dict, after: dict) -> dict
         mentioned = set(re.findall(r"(?<![\w-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])", text)) - {name}
         candidates = {other for other in mentioned if other in after[kind]}
         if len(candidates) == 1 and _REPLACING.search(text):
-            return {"replaced_by": candidates.pop(), "how": "said", "said": text}
+            new = candidates.pop()
+            old_type, new_type = (_without_none(snapshot[kind][field].get("type")) for snapshot, field in ((before, name), (after, new)))
+            same = old_type == new_type and old_type not in ("", "?") and not _AGGREGATE.search(new)
+            return {"replaced_by": new, "how": "said", "said": text, "one_to_one": same}
     return None
 
 
-def moved_name(module: str, name: str, homes_of: dict[str, list[str]]) -> dict | None:
-    """A name that left ``module``: where it is defined in the removing release, if in one place only."""
-    if not name[:1].isupper():
-        return None  # functions and constants: too many modules share names like `logger`, `main`
-    # The names list cannot tell a definition from an import; the innermost of the modules that have
-    # the name is where it is defined, so a module with a submodule that has it does not count.
-    having = [other for other in homes_of.get(name, ()) if other != module]
-    homes = [other for other in having if not any(deeper.startswith(other + ".") for deeper in having)]
+def moved_name(module: str, name: str, after: dict) -> dict | None:
+    """A class that left ``module``: the one module whose top level defines it in the removing release."""
+    homes = [home for home in after.get("class_homes", {}).get(name, ()) if home != module]
     if len(homes) == 1:
         return {"replaced_by": f"{homes[0]}.{name}", "how": "moved"}
     return None
-
-
-def _homes(snapshot: dict) -> dict[str, list[str]]:
-    """Each public name -> the modules that have it."""
-    homes: dict[str, list[str]] = defaultdict(list)
-    for module, entry in snapshot["module_attributes"].items():
-        for name in entry["names"]:
-            if name[:1].isupper():
-                homes[name].append(module)
-    return homes
 
 
 def moved_module(module: str, before: dict, after: dict) -> dict | None:
@@ -121,7 +139,6 @@ def replacements(versions: list[str], snapshots: list[dict]) -> dict[str, dict[s
         before, after = snapshots[index - 1], snapshots[index]
         removed_in = versions[index]
         old_flags, new_flags = _options(before), _options(after)
-        homes_of = _homes(after)
         for option in sorted(set(old_flags) - set(new_flags)):
             if option.startswith("--no-"):
                 continue
@@ -150,7 +167,7 @@ def replacements(versions: list[str], snapshots: list[dict]) -> dict[str, dict[s
             for name in sorted(set(entry["names"]) - set(now["names"])):
                 if name.startswith("_") or now["open"]:
                     continue
-                found = moved_name(module, name, homes_of)
+                found = moved_name(module, name, after)
                 if found is not None:
                     history["modules"][f"{module}.{name}"] = {"removed_in": removed_in, **found}
     return {kind: dict(sorted(records.items())) for kind, records in sorted(history.items())}

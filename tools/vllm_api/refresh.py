@@ -12,7 +12,8 @@ but only one is on disk at a time. Then it writes the database from all the read
 
 The image entrypoint of a release comes from the Dockerfile of its source distribution or
 checkout, unpacked under ``--sources DIR/<version>/`` (``image_entrypoint.py``); a release without
-one keeps the entrypoint of the newest older release that has one, and the database says so.
+one keeps the entrypoint of the newest older release that has one (releases older than every one
+read take the oldest read), and the database says so.
 """
 
 from __future__ import annotations
@@ -111,6 +112,13 @@ def entrypoints(versions: list[str], sources: Path | None) -> dict[str, dict]:
             found[version] = {"argv": argv, "source": where}
         elif previous is not None:
             found[version] = {"argv": previous[0], "source": f"not read: the entrypoint of {previous[1]}"}
+    # Releases older than the first whose Dockerfile was read (0.6.0-0.6.1's source distributions have
+    # none) take the entrypoint of that first one.
+    first = next(((version, entry) for version, entry in found.items() if not entry["source"].startswith("not read")), None)
+    if first is not None:
+        for version in versions:
+            if version not in found:
+                found[version] = {"argv": first[1]["argv"], "source": f"not read: the entrypoint of {first[0]}"}
     return found
 
 

@@ -346,6 +346,9 @@ class Interpreter:
         self._binding: set[tuple[str, str]] = set()
         self.depth = 0
         self.steps = 0
+        # os.getenv(name, default) gives the default: what vLLM does where no variable is set. Off while
+        # reading parsers, where a flag added under one setting must count too.
+        self.environment_unset = False
 
     # --- modules ---------------------------------------------------------
 
@@ -1577,9 +1580,30 @@ def _str(interpreter: Interpreter, args: list, keywords: dict) -> object:
     return str(args[0]) if isinstance(args[0], _PLAIN) else UNKNOWN
 
 
-@_external("builtins.int", "builtins.float", "builtins.bool")
-def _number(interpreter: Interpreter, args: list, keywords: dict) -> object:
-    return UNKNOWN
+def _convert(kind: type) -> Callable:
+    def convert(interpreter: Interpreter, args: list, keywords: dict) -> object:
+        if len(args) != 1 or keywords or not isinstance(args[0], (str, int, float, bool)):
+            return UNKNOWN
+        try:
+            return kind(args[0])
+        except ValueError:
+            raise _Raise() from None
+
+    return convert
+
+
+for _number_type in (int, float, bool):
+    _EXTERNAL_CALLS[f"builtins.{_number_type.__name__}"] = _convert(_number_type)
+
+
+@_external("os.getenv", "os.environ.get")
+def _getenv(interpreter: Interpreter, args: list, keywords: dict) -> object:
+    """An environment variable: unknown, except when reading the defaults vLLM takes on a machine
+    that sets none (``Interpreter.environment_unset``)."""
+    if not interpreter.environment_unset:
+        return UNKNOWN
+    default = args[1] if len(args) > 1 else keywords.get("default")
+    return default if isinstance(default, (str, type(None))) else UNKNOWN
 
 
 @_external("builtins.enumerate", "enumerate")

@@ -53,6 +53,8 @@ from tools.vllm_api.static_eval import (
     Unknown,
 )
 
+# EngineArgs fields whose None default vLLM resolves, and a rule reads (VLL204).
+EFFECTIVE_DEFAULTS = ("enable_prefix_caching",)
 _DEPRECATION_WORDS = re.compile(r"deprecat|removed|no longer|will be removed|replaced by|instead", re.IGNORECASE)
 
 
@@ -214,6 +216,51 @@ class StaticReader:
                 names.update(_EXTERNAL_BASE_NAMES.get(owner.dotted, ()))
         return sorted(names)
 
+    def effective_defaults(self, names: tuple[str, ...] = EFFECTIVE_DEFAULTS) -> dict[str, JsonValue]:
+        """The value an EngineArgs field has once vLLM resolved a None default: ``__post_init__`` and the
+        like do ``if self.enable_prefix_caching is None: self.enable_prefix_caching = bool(envs.VLLM_USE_V1)``,
+        evaluated where no environment variable is set. Only fields whose resolutions all agree."""
+        klass = self.resolve("vllm.engine.arg_utils:EngineArgs")
+        if not isinstance(klass, ClassRef):
+            return {}
+        fields = {f.name: f for f in self.interpreter.fields(klass)}
+        found: dict[str, JsonValue] = {}
+        self.interpreter.environment_unset = True
+        try:
+            for name in names:
+                field = fields.get(name)
+                if field is None:
+                    continue
+                if field.default is not None and _is_json(field.default):
+                    found[name] = field.default
+                    continue
+                values = self._resolutions(klass, name)
+                if len(values) == 1 and _is_json(values[0]):
+                    found[name] = values[0]
+        finally:
+            self.interpreter.environment_unset = False
+        return found
+
+    def _resolutions(self, klass: ClassRef, name: str) -> list:
+        values: list = []
+        for method in klass.node.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+                continue
+            receiver = method.args.args[0].arg
+            for node in ast.walk(method):
+                if not (isinstance(node, ast.If) and _tests_none(node.test, receiver, name)):
+                    continue
+                for statement in node.body:
+                    if isinstance(statement, ast.Assign) and any(_is_attribute(t, receiver, name) for t in statement.targets):
+                        scope = Scope(klass.module)
+                        scope.names[receiver] = Instance(klass)
+                        value = self.interpreter.safe_eval(statement.value, scope)
+                        if isinstance(value, Unknown):
+                            return []
+                        if value not in values:
+                            values.append(value)
+        return values
+
     def snapshot(self) -> dict[str, JsonValue]:
         scans = scan_package(self.root / "vllm", "vllm")
         serve = self.flags(self.serve_parser())
@@ -240,6 +287,8 @@ class StaticReader:
             "class_attributes": class_attributes,
             "deprecation_texts": deprecation_texts(self.root / "vllm"),
             "api_server_deprecated": api_server_deprecated(self.root / "vllm"),
+            "effective_defaults": self.effective_defaults(),
+            "class_homes": class_homes(self.root / "vllm"),
         }
 
 
@@ -374,6 +423,12 @@ def describe_action(action: Action, interpreter: Interpreter) -> dict[str, JsonV
         "nargs": nargs,
         "choices": choice_items,
     }
+    kind_of_value = keywords.get("type")
+    if isinstance(kind_of_value, (External, FunctionRef, ClassRef)):
+        entry["type"] = kind_of_value.name  # what the value is parsed with (`int`, `optional_type`): history.py compares them
+    default = keywords.get("default")
+    if default is None or isinstance(default, (bool, int, float, str)):
+        entry["default"] = default  # what the flag's dest holds when it is not given (history.py reads it)
     metavar = keywords.get("metavar")
     if isinstance(metavar, (list, tuple)) and all(isinstance(item, (str, int)) for item in metavar):
         entry["known_values"] = [str(item) for item in metavar]
@@ -418,6 +473,24 @@ def deprecation_texts(package_dir: Path) -> list[str]:
             if text and len(text) <= 600 and _TEXT_MENTIONS.search(text) and _NAME_LIKE.search(text):
                 found.add(" ".join(text.split()))
     return sorted(found)
+
+
+_TOP_LEVEL_CLASS = re.compile(rb"^class\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def class_homes(package_dir: Path) -> dict[str, list[str]]:
+    """Each public class name -> the modules whose top level defines it (not imports it): where a
+    class that left a module went (history.py)."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        relative = path.relative_to(package_dir.parent).with_suffix("")
+        parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+        module = ".".join(parts)
+        for match in _TOP_LEVEL_CLASS.finditer(path.read_bytes()):
+            name = match.group(1).decode()
+            if not name.startswith("_"):
+                homes.setdefault(name, []).append(module)
+    return homes
 
 
 def api_server_deprecated(package_dir: Path) -> bool:
@@ -475,6 +548,22 @@ def _names_serve(node: ast.ClassDef) -> bool:
         ):
             return True
     return False
+
+
+def _is_attribute(node: ast.AST, receiver: str, name: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == receiver
+
+
+def _tests_none(test: ast.expr, receiver: str, name: str) -> bool:
+    """``self.<name> is None``."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and _is_attribute(test.left, receiver, name)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def _is_main_block(statement: ast.stmt) -> bool:

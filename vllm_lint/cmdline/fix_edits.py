@@ -11,7 +11,7 @@ import re
 from vllm_lint.cmdline.launches import Found
 from vllm_lint.cmdline.serve_args import Span, flag_table
 from vllm_lint.diagnostics import Edit
-from vllm_lint.launch.record import AddSetting, LaunchFinding, Rename, RewriteEntrypoint, SetValue
+from vllm_lint.launch.record import AddSetting, LaunchFinding, RemoveSetting, Rename, RewriteEntrypoint, SetValue
 from vllm_lint.text import TextIndex
 
 
@@ -24,7 +24,8 @@ def _edit(index: TextIndex, start: int, end: int, content: str) -> Edit:
 
 def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFinding, api) -> list[Edit] | None:
     intent = finding.fix
-    table = flag_table(api)
+    launch = found.launch
+    table = flag_table(launch.api or api, "api_server" if launch.entrypoint == "api_server" else "serve")
     if isinstance(intent, SetValue):
         setting = intent.setting
         if isinstance(intent.value, bool):
@@ -76,16 +77,32 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
             return None
         if model is not None and isinstance(model.value_anchor, Span):
             if found.launch.entrypoint == "api_server":
-                # delete `--model X` with the blank (and continuation) before it
-                start = model.anchor.start
-                previous = [w.end for w in found.words if w.end <= start]
-                cut = max(previous) if previous else found.head.end
-                edits.append(_edit(index, cut, model.anchor.end, ""))
+                removal = _removal(index, found, model)
+                if removal is None:
+                    return None
+                edits.append(removal)
             else:
                 value = text[model.value_anchor.start : model.value_anchor.end]
                 edits.append(_edit(index, model.anchor.start, model.anchor.end, value))
         return edits or None
+    if isinstance(intent, RemoveSetting):
+        removal = _removal(index, found, intent.setting)
+        return [removal] if removal is not None else None
     return None
+
+
+def _removal(index: TextIndex, found: Found, setting) -> Edit | None:
+    """Delete a setting (``--flag value``) with the blank, or the line continuation, before it."""
+    if not isinstance(setting.anchor, Span):
+        return None
+    previous = [w.end for w in found.words if w.end <= setting.anchor.start]
+    if previous:
+        cut = max(previous)
+    elif found.head is not None:
+        cut = found.head.end
+    else:
+        return None
+    return _edit(index, cut, setting.anchor.end, "")
 
 
 def option_for(table, key: str) -> str | None:

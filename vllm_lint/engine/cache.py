@@ -94,6 +94,7 @@ class ResultCache:
     def __init__(self, directory: Path, options: RunOptions) -> None:
         self.directory = directory
         self.file = directory / f"v{_FORMAT}-{_build_fingerprint()[:16]}-{_settings_fingerprint(options)[:16]}.json"
+        self._settings = options.settings
         # Entries as read (JSON lists), turned into _Entry only when looked up: a warm run over a big tree
         # should not build thousands of objects before it needs the first.
         self._raw: dict[str, object] = {}
@@ -159,12 +160,26 @@ class ResultCache:
                 return None
             self._entries[key] = _Entry(stat.st_size, stat.st_mtime_ns, entry.digest, self._started, entry.result)
             self._dirty = True
+        if "target" in entry.result and entry.result["target"] != [self._current_target(path)]:
+            return None  # the project now pins another vLLM: the file's findings may differ
         try:
             return _result_from_json(entry.result, shown)
         except (KeyError, TypeError, ValueError):
             return None
 
     # -- writing -----------------------------------------------------------------------------------
+
+    def _current_target(self, path: Path) -> str | None:
+        from vllm_lint.surfaces.command_files import is_dockerfile_name
+        from vllm_lint.vllm_api.targets import file_target
+
+        dockerfile = None
+        if is_dockerfile_name(path.name):
+            try:
+                dockerfile = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+        return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.root).specifier
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
@@ -208,7 +223,9 @@ def _position(value: list) -> Position:
 
 
 def _result_to_json(result: FileResult) -> dict:
+    kept = {"target": list(result.target)} if result.target is not None else {}
     return {
+        **kept,
         "suppressed": result.suppressed,
         "parsed": result.parsed,
         "diagnostics": [
@@ -251,4 +268,5 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 noqa_lines=tuple(int(n) for n in item["noqa_lines"]),
             )
         )
-    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]))
+    target = (raw["target"][0],) if "target" in raw else None
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), target=target)

@@ -34,6 +34,9 @@ class FileResult:
     cacheable: bool = True
     # (size, mtime_ns, content hash) of what was linted, stat taken before reading; for the cache.
     source: tuple[int, int, str] | None = None
+    # (the vLLM target specifier,) the file was judged against, for a file that mentions vLLM: its
+    # findings change when the project's pin does, though the file does not.
+    target: tuple[str | None] | None = None
 
 
 @dataclass
@@ -108,6 +111,8 @@ def lint_bytes(
         target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
     )
+    if b"vllm" in data.lower():
+        result.target = (job.api_version,)
     if not surface.may_match(job):
         return result
     if before_parse is not None:

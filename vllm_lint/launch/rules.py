@@ -12,6 +12,7 @@ from vllm_lint.launch.record import (
     AddSetting,
     Launch,
     LaunchFinding,
+    RemoveSetting,
     Rename,
     RewriteEntrypoint,
     Setting,
@@ -109,9 +110,8 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
             )
         return
     api = _api_of(launch)
-    # Off by default where every release in range defaults it to False (the V0 engine, before 0.8);
-    # None (later releases) means the engine decides, and V1 turns it on.
-    if not launch.opaque and not api.predates and api.engine_defaults("enable_prefix_caching") == {False}:
+    # Off by default where every release in range resolves it to False (the V0 engine, before 0.8).
+    if not launch.opaque and not api.predates and api.effective_defaults("enable_prefix_caching") == {False}:
         yield LaunchFinding(
             code="VLL204",
             message=(
@@ -236,22 +236,25 @@ def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> Lau
     """A setting the target's releases lack but another release has: when it went (or came), and
     the rename vLLM's own code gives, safe when the old name was only another spelling of the new."""
     failure = "EngineArgs raises TypeError" if launch.surface == "python" else "vLLM exits with 'unrecognized arguments'"
-    message = f"{fate_phrase(fate, setting.spelled, api, launch.image)}; {failure}"
-    fix = None
+    message = fate_phrase(fate, setting.spelled, api, failure, launch.image)
+    fix: Rename | RemoveSetting | None = None
+    title = None
     applicability = Applicability.SAFE
-    if fate.status == "removed" and fate.replaced_by and fate.how in ("alias", "said"):
+    if fate.status == "removed" and fate.replaced_by and (fate.how == "alias" or fate.how == "said" and fate.one_to_one):
         new = fate.replaced_by
         if launch.surface == "python":
             new = new.lstrip("-").replace("-", "_")
         if launch.surface != "python" or new.isidentifier():
-            fix = Rename(setting, new)
+            fix, title = Rename(setting, new), f"Rename to {new}"
             applicability = Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE
+    elif fate.status == "removed" and fate.how == "no_effect":
+        fix, title = RemoveSetting(setting), f"Remove {setting.spelled}"
     return LaunchFinding(
         code="VLL206",
         message=message,
         anchor=setting.anchor,
         fix=fix,
-        fix_title=f"Rename to {fix.new_key}" if fix else None,
+        fix_title=title,
         applicability=applicability,
     )
 
@@ -385,7 +388,7 @@ def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         return
     hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
     if fate is not None and fate.known_elsewhere:
-        message = f"`python -m {module}`: {fate_phrase(fate, module, api, launch.image)}; the command fails with ModuleNotFoundError"
+        message = f"`python -m {module}`: {fate_phrase(fate, module, api, 'the command fails with ModuleNotFoundError', launch.image)}"
     else:
         message = f"`python -m {module}`: vLLM has no module {module}{hint}; the command fails with ModuleNotFoundError"
     yield LaunchFinding(code="VLL303", message=message, anchor=launch.anchor)

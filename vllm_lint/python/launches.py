@@ -117,5 +117,12 @@ def render_fix(ctx: PyContext, call: cst.Call | CommandLine, finding: LaunchFind
             return []
         return [NodeEdit(arg.keyword, cst.Name(intent.new_key))]
     if isinstance(intent, RemoveSetting):
-        return []
+        arg = intent.setting.anchor
+        if not isinstance(arg, cst.Arg) or arg.keyword is None or not any(a is arg for a in call.args):
+            return []
+        kept = [a for a in call.args if a is not arg]
+        if kept and call.args[-1] is arg:
+            # the new last argument keeps no trailing comma of its own unless the call had one
+            kept[-1] = kept[-1].with_changes(comma=arg.comma)
+        return [NodeEdit(call, call.with_changes(args=kept))]
     return []

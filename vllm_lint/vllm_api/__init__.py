@@ -100,11 +100,17 @@ class VllmApi:
     def sampling_default(self, field_name: str) -> object:
         return self._default("sampling_params", field_name)
 
-    def engine_defaults(self, field_name: str) -> frozenset:
-        """Every default the field has across the range (``{False}``, ``{False, None}``)."""
-        return frozenset(
-            value for value, releases in self.database.defaults.get("engine_args", {}).get(field_name, ()) if releases & self.mask
-        )
+    def effective_defaults(self, field_name: str) -> frozenset:
+        """What the field is once vLLM resolved its default, across the range; ``None`` stands for a
+        release where that is not known (``enable_prefix_caching``: ``{False}`` until 0.8)."""
+        known = self.database.defaults.get("effective", {}).get(field_name, ())
+        found = {value for value, releases in known if releases & self.mask}
+        covered = 0
+        for _, releases in known:
+            covered |= releases
+        if self.mask & ~covered:
+            found.add(None)
+        return frozenset(found)
 
     def _flags(self, surface: int) -> tuple[ServeFlag, ...]:
         # Oldest first: where two records spell the same option (``--enable-prefix-caching`` was a
@@ -139,8 +145,7 @@ class VllmApi:
 
     @cached_property
     def modules(self) -> frozenset[str]:
-        mask = self.mask
-        return frozenset(module for module, entry in self.database.modules.items() if entry[0] & mask)
+        return self.database.modules_in(self.mask)
 
     @property
     def implicit_module_names(self) -> frozenset[str]:
@@ -152,11 +157,10 @@ class VllmApi:
 
         Names with a leading underscore are not stored: no rule reports them.
         """
-        entry = self.database.modules.get(module)
-        if entry is None or not entry[0] & self.mask:
+        if not self.database.module_masks().get(module, 0) & self.mask:
             return None
         names = self._names(self.database.module_name_masks(module))
-        return names | self.implicit_module_names, bool(entry[1] & self.mask)
+        return names | self.implicit_module_names, bool(self.database.open_mask(module) & self.mask)
 
     def class_attributes(self, qualified_class: str) -> frozenset[str] | None:
         masks = self.database.class_attribute_masks(qualified_class)

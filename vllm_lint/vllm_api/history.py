@@ -23,6 +23,7 @@ class Fate:
     replaced_by: str | None = None
     how: str | None = None  # "alias" (same behaviour), "said", "no_effect", "moved"
     said: str | None = None  # vLLM's words, when it said them
+    one_to_one: bool = False  # "said": the new name takes the same kind of value, so a rename can do
 
     @property
     def known_elsewhere(self) -> bool:
@@ -43,7 +44,9 @@ def _fate(api: VllmApi, presence: int, kind: str, name: str) -> Fate | None:
         record = database.history.get(kind, {}).get(name)
         release = database.first_release(gone)
         if record is not None and record.get("removed_in") == removed_in:
-            return Fate("removed", release, record.get("replaced_by"), record.get("how"), record.get("said"))
+            return Fate(
+                "removed", release, record.get("replaced_by"), record.get("how"), record.get("said"), bool(record.get("one_to_one"))
+            )
         return Fate("removed", release)
     return Fate("added", database.first_release(oldest(presence)))
 
@@ -80,8 +83,7 @@ def module_fate(api: VllmApi, prefix: str, name: str) -> Fate | None:
     """``prefix.name``: a submodule of ``prefix`` or a name it defines."""
     database = api.database
     dotted = f"{prefix}.{name}"
-    entry = database.modules.get(dotted)
-    presence = (entry[0] if entry is not None else 0) | database.module_name_masks(prefix).get(name, 0)
+    presence = database.module_masks().get(dotted, 0) | database.module_name_masks(prefix).get(name, 0)
     return _fate(api, presence, "modules", dotted)
 
 
@@ -112,12 +114,12 @@ def target_phrase(api: VllmApi, image: str | None = None) -> str:
     return f"this file targets {api.label}"
 
 
-def fate_phrase(fate: Fate, name: str, api: VllmApi, image: str | None = None) -> str:
-    """``X was removed in vLLM 0.12.0 (this file targets 0.33.0, ...)`` and what replaced it."""
+def fate_phrase(fate: Fate, name: str, api: VllmApi, failure: str, image: str | None = None) -> str:
+    """``X was removed in vLLM 0.12.0 (this file targets 0.33.0, ...): <failure>``, then what replaced it."""
     where = target_phrase(api, image)
     if fate.status == "added":
-        return f"{name} is not in vLLM {api.label.partition(',')[0]} ({where}): it was added in {fate.release}"
-    return f"{name} was removed in vLLM {fate.release} ({where}){replacement_advice(fate)}"
+        return f"{name} is not in vLLM {api.label.partition(',')[0]} ({where}), it came in {fate.release}: {failure}"
+    return f"{name} was removed in vLLM {fate.release} ({where}): {failure}{replacement_advice(fate)}"
 
 
 def replacement_advice(fate: Fate) -> str:
@@ -129,6 +131,8 @@ def replacement_advice(fate: Fate) -> str:
     if fate.said:
         text = fate.said if len(fate.said) <= _SAID_LIMIT else fate.said[: _SAID_LIMIT - 3].rstrip() + "..."
         said = f' (vLLM: "{text}")'
+    if fate.how == "no_effect" and not fate.said:
+        return "; it only set what already was the default, so deleting it changes nothing"
     if fate.how == "no_effect":
         return f"; it had no effect any more, so delete it{said}"
     if fate.how == "said" and fate.replaced_by:

@@ -53,7 +53,7 @@ def _report(
     if fate is not None and fate.known_elsewhere:
         return PyFinding(
             code="VLL303",
-            message=f"{fate_phrase(fate, full, api)}; {failure}{_hint(full)}",
+            message=f"{fate_phrase(fate, full, api, failure)}{_hint(full)}",
             node=node,
             statement=statement,
             fix=_moved_import(import_from, name, fate),

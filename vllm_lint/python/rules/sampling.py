@@ -70,12 +70,13 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
                     applicability=Applicability.SAFE,
                     build=lambda kw=arg.keyword, t=target: [NodeEdit(kw, cst.Name(t))],
                 )
-            what = f"SamplingParams has no keyword {name}"
+            failure = "it raises TypeError on every request"
+            what = f"SamplingParams has no keyword {name}: {failure}"
             if fate is not None and fate.known_elsewhere:
-                what = fate_phrase(fate, f"SamplingParams keyword {name}", api)
+                what = fate_phrase(fate, f"SamplingParams keyword {name}", api, failure)
             yield PyFinding(
                 code="VLL301",
-                message=f"{what}: it raises TypeError on every request" + (f"; {advice}" if advice else ""),
+                message=what + (f"; {advice}" if advice else ""),
                 node=arg,
                 statement=site.statement,
                 fix=fix,
@@ -87,15 +88,16 @@ def _moved_on(arg: cst.Arg, site: CallSite, fate: Fate, api, present: set[str]) 
     was only another spelling of the new one."""
     fix = None
     new = fate.replaced_by
-    if fate.status == "removed" and fate.how == "alias" and new and new.isidentifier() and new not in present:
+    one_to_one = fate.how == "alias" or fate.how == "said" and fate.one_to_one
+    if fate.status == "removed" and one_to_one and new and new.isidentifier() and new not in present:
         fix = PyFix(
             title=f"Rename {arg.keyword.value} to {new}",
-            applicability=Applicability.SAFE,
+            applicability=Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE,
             build=lambda kw=arg.keyword, t=new: [NodeEdit(kw, cst.Name(t))],
         )
     return PyFinding(
         code="VLL301",
-        message=f"{fate_phrase(fate, f'SamplingParams keyword {arg.keyword.value}', api)}; it raises TypeError on every request",
+        message=fate_phrase(fate, f"SamplingParams keyword {arg.keyword.value}", api, "it raises TypeError on every request"),
         node=arg,
         statement=site.statement,
         fix=fix,
