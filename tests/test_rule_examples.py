@@ -40,6 +40,9 @@ def test_every_rule_has_docs_and_examples():
             continue
         if "python" in rule.surfaces and rule.code not in ("VLL401", "VLL402"):
             assert rule.bad_examples and rule.good_examples, f"{rule.code} needs bad and good examples"
+        for example in rule.examples:
+            # `vllm-lint rule` and the agent files show a version example by its note
+            assert example.note or not example.target, f"{rule.code}: an example with a target needs a note"
 
 
 @pytest.mark.parametrize(("rule", "example"), CASES)

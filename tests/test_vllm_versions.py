@@ -139,10 +139,16 @@ def test_the_same_files_unpinned_report_each_removed_name_with_its_release(tmp_p
         ("server.py", 2, "VLL303"),
         ("server.py", 3, "VLL301"),
     ]
-    messages = [message for *_, message in found]
-    assert messages[0].startswith(f"--disable-log-requests was removed in vLLM 0.17.0 ({newest})")
-    assert messages[1].startswith(f"--swap-space was removed in vLLM 0.18.0 ({newest})")
-    assert messages[3].startswith(f"SamplingParams keyword best_of was removed in vLLM 0.12.0 ({newest})")
+    assert [message for *_, message in found] == [
+        f"--disable-log-requests was removed in vLLM 0.17.0 ({newest}): vLLM exits with 'unrecognized arguments'; "
+        "it only set what already was the default, so deleting it changes nothing",
+        f"--swap-space was removed in vLLM 0.18.0 ({newest}): vLLM exits with 'unrecognized arguments'",
+        # vllm/utils.py defines the class in 0.11.0; 0.11.1 has vllm/utils/ with it in argparse_utils.py
+        f"vllm.utils.FlexibleArgumentParser was removed in vLLM 0.11.1 ({newest}): it fails with "
+        "ImportError/AttributeError at run time; it is vllm.utils.argparse_utils.FlexibleArgumentParser now",
+        f"SamplingParams keyword best_of was removed in vLLM 0.12.0 ({newest}): it raises TypeError on every "
+        "request; use n and rank the outputs yourself",
+    ]
 
 
 def test_a_dockerfile_from_tag_pins_its_launch(tmp_path: Path) -> None:
@@ -173,15 +179,22 @@ def test_each_compose_service_is_judged_by_its_own_image(tmp_path: Path) -> None
 
 def test_a_name_no_release_had_is_reported_on_a_pinned_project(tmp_path: Path) -> None:
     found = _lint(tmp_path, {"requirements.txt": "vllm==0.6.3\n", "serve.sh": "vllm serve m --max-batch-tokens 8\n"})
-    assert [(code, message.split(":")[0]) for _, _, code, message in found] == [("VLL206", "unknown engine argument --max-batch-tokens")]
+    assert [(code, message) for _, _, code, message in found] == [
+        (
+            "VLL206",
+            "unknown engine argument --max-batch-tokens: vLLM does not have it; the engine fails at start-up; "
+            "did you mean --max-num-batched-tokens?",
+        )
+    ]
 
 
 def test_the_setting_overrides_what_the_project_pins(tmp_path: Path) -> None:
     files = {"requirements.txt": "vllm==0.6.3\n", "serve.sh": SERVE_SH}
     found = _lint(tmp_path, files, target_vllm_version="0.33")
-    assert [message.split(";")[0] for *_, message in found] == [
-        "--disable-log-requests was removed in vLLM 0.17.0 (this file targets 0.33)",
-        "--swap-space was removed in vLLM 0.18.0 (this file targets 0.33)",
+    assert [message for *_, message in found] == [
+        "--disable-log-requests was removed in vLLM 0.17.0 (this file targets 0.33): vLLM exits with 'unrecognized "
+        "arguments'; it only set what already was the default, so deleting it changes nothing",
+        "--swap-space was removed in vLLM 0.18.0 (this file targets 0.33): vLLM exits with 'unrecognized arguments'",
     ]
 
 
@@ -197,6 +210,18 @@ def test_prefix_caching_off_by_default_follows_the_pin(tmp_path: Path) -> None:
         "prefix caching is off by default in vLLM 0.6.3 (the release this file targets)"
     ]
     assert _lint(tmp_path / "unpinned", {"offline.py": llm}, select=("VLL204",)) == []
+
+
+def test_vllm_lint_rule_and_the_agent_files_show_the_version_examples(tmp_path: Path) -> None:
+    shown = run_cli("rule", "VLL206")
+    assert shown.returncode == 0, shown.stderr
+    assert "## By vLLM release" in shown.stdout
+    assert "On vLLM 0.6.3 (not reported): vLLM 0.6.3 still has --disable-log-requests; it went in 0.17.0." in shown.stdout
+    assert "On vLLM 0.33 (reported): Removed in 0.17.0" in shown.stdout
+    written = run_cli("init", "-t", "agents", str(tmp_path))
+    assert written.returncode == 0, written.stderr
+    text = (tmp_path / "AGENTS.md").read_text(encoding="utf-8")
+    assert "By vLLM release (the project's pinned vLLM decides): on vLLM 0.6.3, vLLM 0.6.3 still has --disable-log-requests" in text
 
 
 def test_show_settings_says_which_target_applied_and_why(tmp_path: Path) -> None:

@@ -21,4 +21,7 @@ CLASSES: dict[str, str] = {
 # model load), but a linter can still warn about an unknown value.
 KNOWN_VALUES: dict[str, str] = {
     "quantization": "vllm.model_executor.layers.quantization:QUANTIZATION_METHODS",
+    # 0.33 turned --kv-cache-dtype's choices into a `Literal | str` (any string parses) and rejects
+    # what is not in this list when CacheConfig validates it.
+    "kv_cache_dtype": "vllm.config.cache:KV_CACHE_DTYPES",
 }

@@ -187,15 +187,21 @@ class StaticReader:
             return None
         positional = [describe_action(a, self.interpreter)["dest"] for a in parser.actions if not _is_optional(a)]
         flags = [describe_action(a, self.interpreter) for a in parser.actions if _is_optional(a)]
-        for flag in flags:
-            if flag["dest"] in KNOWN_VALUES:
-                values = self.resolve(KNOWN_VALUES[flag["dest"]])
-                items = self.interpreter.iterate(values)
-                if items is not None and all(isinstance(item, str) for item in items):
-                    flag["known_values"] = list(items)
-                    flag["known_values_enforced"] = True
+        self.apply_known_values(flags)
         allow_abbrev = parser.keywords.get("allow_abbrev", True)
         return {"positional": positional, "flags": flags, "allow_abbrev": allow_abbrev is not False}
+
+    def apply_known_values(self, flags: list[dict]) -> None:
+        """The values vLLM's own registry lists for a flag argparse does not restrict (``scope.KNOWN_VALUES``):
+        a value outside it fails at model load or config validation; a metavar list is only what --help shows."""
+        for flag in flags:
+            location = KNOWN_VALUES.get(flag["dest"])
+            if location is None:
+                continue
+            items = self.interpreter.iterate(self.resolve(location))
+            if items is not None and items and all(isinstance(item, str) for item in items):
+                flag["known_values"] = list(items)
+                flag["known_values_enforced"] = True
 
     # --- modules and classes --------------------------------------------
 
