@@ -1,13 +1,20 @@
-"""Fixtures shared by the top-level tests; helpers live in lintutil.py."""
+"""Fixtures shared by the top-level tests; helpers live in lintutil.py, input files in fixture_files.py,
+snapshot files in snapshot.py."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from lintutil import SEEDS
+from fixture_files import REPO
+from snapshot import UPDATE_OPTION, Snapshots
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(UPDATE_OPTION, action="store_true",
+                     help="write this run's output into the snapshot files under tests/snapshots/ (and remove "
+                          "those no case makes) instead of failing where they differ")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -25,7 +32,5 @@ def _own_user_cache(tmp_path_factory):
 
 
 @pytest.fixture
-def seeds() -> Path:
-    if not SEEDS.is_dir():
-        pytest.fail(f"the seed documents are missing: expected {SEEDS} beside the repository")
-    return SEEDS
+def snapshots(request: pytest.FixtureRequest) -> Snapshots:
+    return Snapshots(update=request.config.getoption(UPDATE_OPTION), source=request.path.relative_to(REPO).as_posix())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from lintutil import run_cli
 
@@ -89,3 +90,16 @@ def test_a_read_only_cache_directory_does_not_stop_the_run(tmp_path):
     result = check(tmp_path, "--cache-dir", str(blocker / "cache"))
     assert result.returncode == 1
     assert codes(result) == [("app.py", "VLL202", 2), ("app.py", "VLL203", 2)]
+
+
+def test_the_build_fingerprint_covers_every_package(tmp_path, monkeypatch):
+    """A change to any module of the linter (a rule, the pre-filter, a surface) must invalidate cached results."""
+    from vllm_lint.engine import cache
+
+    seen = []
+    real = cache._source_files
+    monkeypatch.setattr(cache, "_source_files", lambda folder: seen.append(folder) or real(folder))
+    cache._build_fingerprint()
+    import vllm_lint
+
+    assert str(Path(vllm_lint.__file__).resolve().parent) in seen

@@ -10,10 +10,12 @@ import xml.etree.ElementTree as ET
 from importlib import resources
 from pathlib import Path
 
+import pytest
 import yaml
 from jsonschema import Draft4Validator
 
 from lintutil import REPO, run_cli
+from snapshot import cli_transcript
 from vllm_lint.diagnostics import Diagnostic, Position, Severity
 from vllm_lint.output import RenderContext
 from vllm_lint.output.github import annotation
@@ -55,6 +57,31 @@ def doc_example(name: str) -> str:
     return match.group(1)
 
 
+# --- every human and line format, whole ------------------------------------------------------------
+
+# SARIF names the folder it ran in (an absolute URI), so it is checked by its schema and against JSON instead.
+REPORTS = {
+    "full": ("--output-format", "full"),
+    "concise": ("--output-format", "concise"),
+    "json": ("--output-format", "json"),
+    "github": ("--output-format", "github"),
+    "junit": ("--output-format", "junit"),
+    "statistics": ("--statistics",),
+    "show-fixes": ("--fix", "--show-fixes"),
+}
+
+
+@pytest.mark.parametrize("report", REPORTS)
+def test_report_of_one_file(report, tmp_path, snapshots):
+    write(tmp_path / "app.py", BAD)
+    output = cli_transcript("check", "--isolated", "--no-cache", "--no-color", *REPORTS[report], "app.py", cwd=tmp_path)
+    snapshots.assert_match(f"reports/{report}", output)
+
+
+def test_no_stale_report_snapshots(snapshots):
+    snapshots.assert_only("reports", REPORTS)
+
+
 # --- sarif -----------------------------------------------------------------------------------------
 
 
@@ -81,7 +108,7 @@ def test_sarif_of_every_example_is_schema_valid_and_matches_json():
         }
         assert ("fixes" in sarif) == (finding["fix"] is not None)
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == REPO.as_uri() + "/"
-    assert {r["level"] for r in run["results"]} >= {"error", "warning"}
+    assert {r["level"] for r in run["results"]} == {"error", "warning", "note"}
 
 
 def test_sarif_rules_carry_the_rule_docs():

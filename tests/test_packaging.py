@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import venv
 
 import pytest
 
-from lintutil import REPO, SEEDS
+from fixture_files import REPO, SEEDS
+from lintutil import run_cli
 
 
 @pytest.mark.slow
@@ -27,16 +29,21 @@ def test_wheel_install_runs_from_another_folder(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     listing = subprocess.run([str(env_dir / "bin" / "vllm-lint"), "rule", "--all"], cwd=elsewhere, capture_output=True, text=True)
-    assert listing.returncode == 0 and "VLL101" in listing.stdout
+    assert listing.returncode == 0 and listing.stdout == run_cli("rule", "--all").stdout
     located = subprocess.run(
         [str(python), "-c", "import vllm_lint.resources as r; print(r.rules_dir()); print(r.templates_dir())"],
         cwd=elsewhere, capture_output=True, text=True,
     )
     assert str(REPO) not in located.stdout and "_rules" in located.stdout
+    shutil.copy(SEEDS / "000_bad_pipeline_server.py", elsewhere)  # a seed named through tests/ is a test file
     check = subprocess.run(
-        [str(env_dir / "bin" / "vllm-lint"), "check", "--output-format", "concise", str(SEEDS / "000_bad_pipeline_server.py")],
+        [str(env_dir / "bin" / "vllm-lint"), "check", "--output-format", "concise", "000_bad_pipeline_server.py"],
         cwd=elsewhere, capture_output=True, text=True,
     )
-    assert check.returncode == 1 and "VLL101" in check.stdout
+    assert check.returncode == 1
+    # the installed wheel reports what this checkout reports
+    assert check.stdout == run_cli("check", "--output-format", "concise", "000_bad_pipeline_server.py", cwd=elsewhere).stdout
+    assert check.stdout.startswith("000_bad_pipeline_server.py:7:14: VLL101 ")
     targets = subprocess.run([str(env_dir / "bin" / "vllm-lint"), "init", "--list-targets"], cwd=elsewhere, capture_output=True, text=True)
     assert targets.returncode == 0 and "--hooks: .claude/settings.json" in targets.stdout  # targets.yaml ships
+    assert targets.stdout == run_cli("init", "--list-targets", cwd=elsewhere).stdout

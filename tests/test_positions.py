@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from lintutil import REPO, SEEDS
+from fixture_files import REPO, SEEDS
 from vllm_lint.python.positions import ModuleLayout
 
 CORPUS = sorted([*SEEDS.glob("*.py"), *(REPO / "examples").glob("*.py"), *(REPO / "vllm_lint").rglob("*.py")], key=str)

@@ -3,7 +3,8 @@
 Every bad example reports its rule's code exactly at the lines marked
 ``# expect: CODE`` (other codes marked there too); every good example reports
 nothing of the rule's code; ``fixed`` examples are what ``--fix --unsafe-fixes``
-with that rule selected makes of the bad one.
+with that rule selected makes of the bad one. An example's ``files`` are other
+modules of its project, written beside it (only the example itself is linted).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ def test_every_rule_has_docs_and_examples():
 def test_example(tmp_path, rule, example):
     if not _supported(example.lang):
         pytest.fail(f"{rule.code}: no surface lints {example.lang!r} examples")
+    for name, text in example.files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
     diagnostics = lint_text(tmp_path, example.default_filename, example.code, target_vllm_version=example.target)
     if example.kind == "good":
         found = [d for d in diagnostics if d.code == rule.code]

@@ -1,8 +1,8 @@
 """Acceptance of the fixes on the seed code: `check --fix --unsafe-fixes` on copies of seeds/code/*.py.
 
 Every file still compiles, a second run changes nothing, no finding that carried a fix is left, and the
-seed's pipeline server comes out as a FastAPI + AsyncLLMEngine server that lints clean. The seeds in
-../shared are only read; the fixes run on copies in a temporary directory.
+seed's pipeline server comes out as a FastAPI + AsyncLLMEngine server that lints clean. The fixes run on
+copies in a temporary directory. (The diff each seed gets is a snapshot: test_seeds.py.)
 """
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
+from fixture_files import SEEDS
 from lintutil import lint_file_paths, run_cli
 
 PIPELINE_SERVER = "000_bad_pipeline_server.py"
 
 
 @pytest.fixture
-def fixed_seeds(seeds, tmp_path):
-    sources = sorted(seeds.glob("*.py"))
+def fixed_seeds(tmp_path):
+    sources = sorted(SEEDS.glob("*.py"))
     assert any(p.name == PIPELINE_SERVER for p in sources)
     for source in sources:
         shutil.copyfile(source, tmp_path / source.name)
@@ -46,19 +48,36 @@ def test_second_fix_run_changes_nothing(fixed_seeds):
     result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", "--output-format", "json", str(directory))
     assert result.returncode == 0, result.stderr
     assert {p.name: p.read_bytes() for p in directory.glob("*.py")} == first
-    assert json.loads(result.stdout) is not None
+    left = [(Path(item["filename"]).name, item["code"], item["location"]["row"]) for item in json.loads(result.stdout)]
+    assert left == [("004_server.py", "VLL503", 27), ("004_server.py", "VLL103", 34), ("004_server.py", "VLL303", 72),
+                    ("004_server.py", "VLL303", 82)]
+
+
+def test_the_fixes_applied_are_listed(fixed_seeds):
+    directory, _, shown = fixed_seeds
+    listed = shown[shown.index("Fixed:\n"):].replace(f"{directory}/", "")
+    assert listed == (
+        "Fixed:\n"
+        "  000_bad_pipeline_server.py: 1 x VLL101\n"
+        "  000_good_async_engine_server.py: 1 x VLL203\n"
+        "  000_good_async_engine_server.py: 1 x VLL302\n"
+        "  000_good_async_engine_server.py: 1 x VLL501\n"
+        "  004_server.py: 1 x VLL301\n"
+        "  004_server.py: 1 x VLL502\n"
+        "Fixed 6 findings.\n"
+    )
 
 
 def test_pipeline_seed_becomes_a_clean_async_engine_server(fixed_seeds):
-    directory, before, shown = fixed_seeds
+    directory, before, _ = fixed_seeds
     assert [d.code for d in before[PIPELINE_SERVER]] == ["VLL101"]
-    assert f"{PIPELINE_SERVER}: 1 x VLL101" in shown
     path = directory / PIPELINE_SERVER
     assert lint_file_paths([path]) == []
     tree = ast.parse(path.read_text())
     imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
-    assert {("fastapi", "FastAPI"), ("vllm", "AsyncLLMEngine"), ("vllm", "AsyncEngineArgs"), ("vllm", "SamplingParams")} <= imported
-    assert not any(module == "transformers" for module, _ in imported)
+    assert imported == {("contextlib", "asynccontextmanager"), ("uuid", "uuid4"), ("fastapi", "FastAPI"),
+                        ("vllm", "AsyncLLMEngine"), ("vllm", "AsyncEngineArgs"), ("vllm", "SamplingParams")}
+    assert not any(isinstance(node, ast.Import) for node in ast.walk(tree))  # transformers' import is gone
     functions = {node.name: node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     assert isinstance(functions["chat"], ast.AsyncFunctionDef) and isinstance(functions["lifespan"], ast.AsyncFunctionDef)
     assert any(isinstance(node, ast.AsyncFor) for node in ast.walk(functions["chat"]))
@@ -72,4 +91,4 @@ def test_unfixable_seed_server_says_why(fixed_seeds):
     llm_findings = [d for d in before["004_server.py"] if d.code == "VLL103"]
     assert llm_findings and all(d.fix is None and "no automatic fix: " in d.message for d in llm_findings)
     left = {d.code for d in lint_file_paths([directory / "004_server.py"])}
-    assert "VLL103" in left and not {"VLL301", "VLL502"} & left
+    assert left == {"VLL103", "VLL303", "VLL503"}  # VLL301 and VLL502 were fixed

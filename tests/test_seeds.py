@@ -1,39 +1,42 @@
-"""The acceptance table at the end of shared/spec/RULES.md, for the seed documents' code."""
+"""The acceptance table of ../shared/spec/RULES.md ("What the seed documents must produce"), held exactly on
+the seed code files (tests/fixtures/seeds/code): each file reports the findings seed_table.py lists and no
+other, each where the table says. The full output of every seed, and the fixes it gets, are snapshots."""
 
 from __future__ import annotations
 
 import pytest
 
-from lintutil import lint_file_paths
-
-PYTHON_TABLE = {
-    "000_bad_pipeline_server.py": ({"VLL101"}, set()),
-    "000_good_async_engine_server.py": ({"VLL203", "VLL302", "VLL501"}, {"VLL101", "VLL103", "VLL201"}),
-    "004_server.py": ({"VLL103", "VLL301", "VLL303", "VLL502", "VLL503"}, {"VLL202"}),
-    "001_vllm_client.py": (set(), "everything"),
-    "004_client.py": (set(), "everything"),
-}
+from fixture_files import SEEDS, lint_seed
+from seed_table import TABLE
+from snapshot import report_and_fixes
 
 
-@pytest.mark.parametrize("name", sorted(PYTHON_TABLE))
-def test_python_seed(seeds, name):
-    must, must_not = PYTHON_TABLE[name]
-    codes = {d.code for d in lint_file_paths([seeds / name])}
-    assert must <= codes, f"missing {must - codes}"
-    if must_not == "everything":
-        assert not codes
-    else:
-        assert not (must_not & codes)
+
+def test_the_table_covers_every_seed():
+    assert sorted(TABLE) == sorted(p.name for p in SEEDS.iterdir())
 
 
-def test_pipeline_finding_points_at_the_call(seeds):
-    [finding] = [d for d in lint_file_paths([seeds / "000_bad_pipeline_server.py"]) if d.code == "VLL101"]
-    line = (seeds / "000_bad_pipeline_server.py").read_text().splitlines()[finding.start.line - 1]
-    assert line[finding.start.column - 1 :].startswith("pipe(prompt")
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_seed_reports_exactly_the_table(name):
+    lines = (SEEDS / name).read_text(encoding="utf-8").splitlines()
+    got = []
+    for d in lint_seed(name):
+        end = d.end.column - 1 if d.end.line == d.start.line else None
+        got.append((d.code, d.start.line, d.end.line, lines[d.start.line - 1][d.start.column - 1 : end]))
+    assert got == TABLE[name]
 
 
-def test_seed_findings_carry_concrete_consequences(seeds):
-    messages = {d.code: d.message for d in lint_file_paths([seeds / "004_server.py"])}
+def test_seed_findings_carry_concrete_consequences():
+    messages = {d.code: d.message for d in lint_seed("004_server.py")}
     assert "TypeError" in messages["VLL301"]
     assert "generate_async" in messages["VLL303"]
     assert "200" in messages["VLL502"]
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_seed_output_and_fixes(name, snapshots):
+    snapshots.assert_match(f"seeds/{name}", report_and_fixes(name, cwd=SEEDS))
+
+
+def test_no_stale_seed_snapshots(snapshots):
+    snapshots.assert_only("seeds", TABLE)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+from findings import json_rows
 from lintutil import run_cli
 
 BAD = textwrap.dedent(
@@ -20,14 +21,10 @@ FIXED = BAD.replace("max_new_tokens", "max_tokens")
 DOCKERFILE = 'FROM vllm/vllm-openai\nCMD ["m", "--gpu-memory-utilization", "0.99", "--max-model-len", "8192"]\n'
 
 
-def codes(result) -> list[tuple[str, str, int]]:
-    return [(item["filename"], item["code"], item["location"]["row"]) for item in json.loads(result.stdout)]
-
-
 def test_dash_reads_python_from_stdin_and_reports_it_as_dash(tmp_path):
     result = run_cli("check", "--output-format", "json", "-", cwd=tmp_path, stdin=BAD)
     assert result.returncode == 1, result.stderr
-    assert codes(result) == [("-", "VLL203", 2), ("-", "VLL202", 2), ("-", "VLL301", 3)]
+    assert json_rows(result.stdout) == [("-", "VLL203", 2), ("-", "VLL202", 2), ("-", "VLL301", 3)]
     clean = run_cli("check", "-", cwd=tmp_path, stdin="print('hello')\n")
     assert clean.returncode == 0 and clean.stdout == "All checks passed!\n"
 
@@ -43,14 +40,14 @@ def test_full_format_shows_the_piped_line_not_the_file_on_disk(tmp_path):
 
 def test_the_filename_decides_the_surface(tmp_path):
     as_dockerfile = run_cli("check", "--output-format", "json", "--stdin-filename", "deploy/Dockerfile", cwd=tmp_path, stdin=DOCKERFILE)
-    assert ("deploy/Dockerfile", "VLL202", 2) in codes(as_dockerfile)
+    assert json_rows(as_dockerfile.stdout) == [("deploy/Dockerfile", "VLL403", 2), ("deploy/Dockerfile", "VLL202", 2)]
     # The same text named as Python is read as Python: no launch command there.
     as_python = run_cli("check", "--output-format", "json", "--stdin-filename", "notes.py", cwd=tmp_path, stdin=DOCKERFILE)
-    assert as_python.returncode == 0 and codes(as_python) == []
+    assert as_python.returncode == 0 and json_rows(as_python.stdout) == []
     # Without an extension the piped shebang decides, as for a file on disk.
     script = "#!/bin/bash\nvllm serve m --gpu-memory-utilization 0.99 --max-model-len 8192\n"
     as_script = run_cli("check", "--output-format", "json", "--stdin-filename", "bin/serve", cwd=tmp_path, stdin=script)
-    assert ("bin/serve", "VLL202", 2) in codes(as_script)
+    assert json_rows(as_script.stdout) == [("bin/serve", "VLL403", 2), ("bin/serve", "VLL202", 2)]
 
 
 def test_per_file_ignores_and_force_exclude_use_the_filename(tmp_path):
@@ -60,10 +57,10 @@ def test_per_file_ignores_and_force_exclude_use_the_filename(tmp_path):
     )
     (tmp_path / "scripts").mkdir()
     result = run_cli("check", "--output-format", "json", "--stdin-filename", "scripts/run.py", cwd=tmp_path, stdin=BAD)
-    assert [code for _, code, _ in codes(result)] == ["VLL202", "VLL301"]
+    assert [code for _, code, _ in json_rows(result.stdout)] == ["VLL202", "VLL301"]
     # An excluded name is linted when named without --force-exclude (ruff's rule for explicit files) ...
     named = run_cli("check", "--output-format", "json", "--stdin-filename", "generated/app.py", cwd=tmp_path, stdin=BAD)
-    assert len(codes(named)) == 3
+    assert [code for _, code, _ in json_rows(named.stdout)] == ["VLL203", "VLL202", "VLL301"]
     # ... and skipped with it, even though no such file exists; --fix echoes the source untouched.
     skipped = run_cli("check", "--force-exclude", "--stdin-filename", "generated/app.py", cwd=tmp_path, stdin=BAD)
     assert skipped.returncode == 0 and skipped.stdout == "All checks passed!\n"
@@ -77,7 +74,7 @@ def test_configuration_is_found_from_the_filename(tmp_path):
     (project / "vllm-lint.toml").write_text('ignore = ["VLL203"]\n', encoding="utf-8")
     # src/new.py does not exist yet (an unsaved buffer): its folder's configuration applies.
     result = run_cli("check", "--output-format", "json", "--stdin-filename", "project/src/new.py", cwd=tmp_path, stdin=BAD)
-    assert [code for _, code, _ in codes(result)] == ["VLL202", "VLL301"]
+    assert [code for _, code, _ in json_rows(result.stdout)] == ["VLL202", "VLL301"]
 
 
 def test_fix_writes_the_fixed_source_to_stdout_and_the_report_to_stderr(tmp_path):
@@ -120,7 +117,7 @@ def test_diff_and_output_file(tmp_path):
     report = tmp_path / "out" / "report.json"
     fixed = run_cli("check", "--fix", "--output-format", "json", "-o", str(report), "-", cwd=tmp_path, stdin=BAD)
     assert fixed.stdout == FIXED and fixed.stderr == ""
-    assert {item["code"] for item in json.loads(report.read_text(encoding="utf-8"))} == {"VLL202", "VLL203"}
+    assert json_rows(report.read_text(encoding="utf-8")) == [("-", "VLL203", 2), ("-", "VLL202", 2)]
 
 
 def test_usage_errors(tmp_path):
@@ -128,7 +125,7 @@ def test_usage_errors(tmp_path):
     assert mixed.returncode == 2 and "cannot be combined" in mixed.stderr and "Traceback" not in mixed.stderr
     ignored = run_cli("check", "--output-format", "json", "--stdin-filename", "x.py", "missing.py", cwd=tmp_path, stdin=BAD)
     assert ignored.returncode == 1 and "ignoring missing.py in favor of standard input" in ignored.stderr
-    assert {name for name, _, _ in codes(ignored)} == {"x.py"}
+    assert json_rows(ignored.stdout) == [("x.py", "VLL203", 2), ("x.py", "VLL202", 2), ("x.py", "VLL301", 3)]
     empty = run_cli("check", "--stdin-filename", "", cwd=tmp_path, stdin=BAD)
     assert empty.returncode == 2 and "must name a file" in empty.stderr
     binary = run_cli("check", "--stdin-filename", "Dockerfile", cwd=tmp_path, stdin="vllm serve \x00 m\n")

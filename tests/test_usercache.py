@@ -6,6 +6,7 @@ work it saves."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -13,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from fixture_files import SEEDS
+from seed_table import TABLE
 from vllm_lint import codecache, rulebook, usercache
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED_WITH_FINDINGS = ROOT.parent / "shared" / "seeds" / "code" / "004_server.py"
+SEED_WITH_FINDINGS = "004_server.py"
 
 # Defined by exec so that each test defines the class afresh, as an import would.
 CLASS_SOURCE = """
@@ -150,16 +153,18 @@ def test_the_cache_can_be_turned_off(cache_home: Path, monkeypatch: pytest.Monke
 
 
 def test_check_runs_the_same_with_a_cold_and_a_warm_code_cache(tmp_path: Path) -> None:
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    # Run in the seeds' folder (a seed named through tests/ is a test file) with this checkout's vllm_lint.
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     env.pop("VLLM_LINT_NO_USER_CACHE", None)
-    command = [sys.executable, "-m", "vllm_lint", "check", "--no-cache", "--output-format", "json", str(SEED_WITH_FINDINGS)]
-    cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    command = [sys.executable, "-m", "vllm_lint", "check", "--no-cache", "--output-format", "json", SEED_WITH_FINDINGS]
+    cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SEEDS)
     names = sorted(_store_name(p) for p in _cache_files(tmp_path))
     assert names == ["check", "surface-python"]  # the command's modules, and the Python checkers'
     assert _cache_files(tmp_path, "rule-files")  # the rules of the findings: their severities
-    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SEEDS)
     assert cold.returncode == warm.returncode == 1
-    assert cold.stdout == warm.stdout and '"VLL103"' in warm.stdout
+    assert cold.stdout == warm.stdout
+    assert [item["code"] for item in json.loads(warm.stdout)] == [code for code, *_ in TABLE[SEED_WITH_FINDINGS]]
     assert warm.stderr == cold.stderr == ""
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from lintutil import REPO, SEEDS
+from fixture_files import REPO, SEEDS
 from vllm_lint.python.walk import walk
 
 CORPUS = sorted(

@@ -1,8 +1,10 @@
 """Parallel checking: a file that crashes or hangs the parser costs only itself.
 
 The crash is real: LibCST's native parser overflows its stack on 10,000 nested
-parentheses and the process dies with SIGSEGV (measured; CPython's own parser
-refuses at 200). The hang is a file that takes longer than the time limit.
+lambdas and the process dies with SIGSEGV (measured). Written one per line they
+get past the complexity guard (python/complexity.py, which refuses the shapes it
+knows before LibCST sees them), so the worker's crash isolation is what catches
+them. The hang is a file that takes longer than the time limit.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 from lintutil import run_cli
 
 TRIGGER = "from vllm import LLM\nllm = LLM(model='m')\n"  # gets past the pre-filter; VLL201 + VLL203
-CRASHER = "from vllm import LLM\nllm = LLM(model=" + "(" * 10_000 + "'m'" + ")" * 10_000 + ")\n"
+CRASHER = "from vllm import LLM\nllm = LLM(model=(\n" + "lambda:\n" * 10_000 + "'m'))\n"
 
 
 def findings(result) -> set[tuple[str, str]]:

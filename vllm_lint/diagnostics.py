@@ -51,6 +51,16 @@ class Fix:
 
 
 @dataclass(frozen=True, slots=True)
+class CellLocation:
+    """Where a finding in a notebook is, as people see the notebook: the cell (1-based, counting every cell,
+    Markdown ones too, as ruff does) and the span within that cell's source."""
+
+    cell: int
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
     message: str
@@ -62,6 +72,9 @@ class Diagnostic:
     # Lines on which a noqa comment suppresses this finding: the reported
     # line and the first line of the statement (or command) that contains it.
     noqa_lines: tuple[int, ...] = field(default=(), compare=False)
+    # A notebook's finding: ``start``/``end`` are where the cell's text sits in the file (the JSON; what
+    # suppression comments, sorting and code scanning use), ``cell`` where it is in the cell (what people read).
+    cell: CellLocation | None = None
 
     def moved(self, lines: int, columns: int = 0) -> Diagnostic:
         """The same finding in a text embedded at an offset (a Markdown code block, say)."""

@@ -44,6 +44,9 @@ class Example:
     fixed: str | None = None
     filename: str | None = None
     note: str | None = None
+    # Other files of the project the example lives in (name -> text), written next to it: what a
+    # handler reaches in another module (python/project.py).
+    files: tuple[tuple[str, str], ...] = ()
     # The vLLM releases the example is judged against (as the target-vllm-version setting takes them):
     # a name one release has and another lacks is right or wrong by the release.
     target: str | None = None
@@ -111,6 +114,9 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
         if not isinstance(item, dict) or ("bad" in item) == ("good" in item):
             raise RuleFileError(f"{path.name}: example {index} needs exactly one of 'bad' or 'good'")
         kind = "bad" if "bad" in item else "good"
+        files = item.get("files") or {}
+        if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise RuleFileError(f"{path.name}: example {index}: 'files' must map file names to their text")
         examples.append(
             Example(
                 lang=str(item.get("lang", "python")),
@@ -119,6 +125,7 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
                 fixed=item.get("fixed"),
                 filename=item.get("filename"),
                 note=item.get("note"),
+                files=tuple(sorted(files.items())),
                 target=str(item["target"]) if item.get("target") is not None else None,
             )
         )

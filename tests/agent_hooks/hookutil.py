@@ -1,4 +1,4 @@
-"""Helpers for the hook tests: the project, the documented payloads, running the hook, snapshots."""
+"""Helpers for the hook tests: the project, the documented payloads, running the hook."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 PAYLOADS = HERE / "payloads"
-SNAPSHOTS = HERE / "snapshots"
 
 # A server with one finding that has a safe fix (VLL301) and one whose fix is unsafe (VLL101).
 BAD_SERVER = '''from fastapi import FastAPI
@@ -54,15 +53,3 @@ def run_hook(agent: str, stdin: str, cwd: Path, env: dict | None = None) -> Ran:
         input=stdin, capture_output=True, text=True, cwd=cwd, env=environment, timeout=60,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
-
-
-def snapshot(name: str, text: str) -> str:
-    """The stored snapshot ``name``; with VLLM_LINT_UPDATE_SNAPSHOTS=1 it is (re)written from ``text`` first."""
-    path = SNAPSHOTS / name
-    if os.environ.get("VLLM_LINT_UPDATE_SNAPSHOTS") == "1":
-        path.write_text(text)
-    return path.read_text()
-
-
-def stored(name: str) -> str:
-    return (SNAPSHOTS / name).read_text()

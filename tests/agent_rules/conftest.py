@@ -29,7 +29,7 @@ def run_init():
     return run
 
 
-def _snapshot(root: Path) -> dict[str, bytes]:
+def _tree_files(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` outside .git, with its bytes."""
     return {
         str(path.relative_to(root)): path.read_bytes()
@@ -39,8 +39,8 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def snapshot():
-    return _snapshot
+def tree_files():
+    return _tree_files
 
 
 @pytest.fixture

@@ -51,16 +51,16 @@ def test_default_targets_keep_hand_written_text(repo, run_init, hand_written):
     assert "VLL000" not in claude
 
 
-def test_all_targets_then_second_run_changes_nothing(repo, run_init, snapshot):
+def test_all_targets_then_second_run_changes_nothing(repo, run_init, tree_files):
     assert run_init(repo).exit_code == 0
     result = run_init(repo, "--target", "all")
     assert result.exit_code == 0, result.output
     for name in ALL_FILES:
         assert (repo / name).is_file(), name
-    before = snapshot(repo)
+    before = tree_files(repo)
     result = run_init(repo, "--target", "all")
     assert result.exit_code == 0, result.output
-    assert snapshot(repo) == before
+    assert tree_files(repo) == before
     assert run_init(repo, "--target", "all", "--check").exit_code == 0
     assert run_init(repo, "--check").exit_code == 0
 
@@ -82,11 +82,11 @@ def test_config_sets_default_targets_and_globs(repo, run_init):
     assert frontmatter(repo / ".github/instructions/vllm-serving.instructions.md")["applyTo"] == "srv/**/*.py"
 
 
-def test_check_fails_on_missing_files(repo, run_init, snapshot, hand_written):
+def test_check_fails_on_missing_files(repo, run_init, tree_files, hand_written):
     result = run_init(repo, "--check")
     assert result.exit_code == 1
     assert "AGENTS.md" in result.output
-    assert snapshot(repo) == {"CLAUDE.md": hand_written.encode()}
+    assert tree_files(repo) == {"CLAUDE.md": hand_written.encode()}
 
 
 def test_hand_edit_inside_block_is_refused_until_force(repo, run_init):
@@ -177,11 +177,11 @@ def test_size_limits(repo, run_init):
     assert claude.count("\n") < 200
 
 
-def test_dry_run_writes_nothing_and_prints_a_diff(repo, run_init, snapshot):
-    before = snapshot(repo)
+def test_dry_run_writes_nothing_and_prints_a_diff(repo, run_init, tree_files):
+    before = tree_files(repo)
     result = run_init(repo, "--dry-run")
     assert result.exit_code == 0, result.output
-    assert snapshot(repo) == before
+    assert tree_files(repo) == before
     assert "--- a/CLAUDE.md" in result.output and "+++ b/CLAUDE.md" in result.output
     assert "+++ b/AGENTS.md" in result.output
     assert "+<!-- vllm-lint:begin hash=" in result.output
@@ -216,7 +216,7 @@ def test_symlink_outside_the_directory_is_refused(repo, run_init, tmp_path_facto
     assert outside.read_text() == "outside\n"
 
 
-def test_symlinked_claude_md_is_written_once(tmp_path, run_init, snapshot):
+def test_symlinked_claude_md_is_written_once(tmp_path, run_init, tree_files):
     (tmp_path / "AGENTS.md").write_text("Shared notes.\n")
     (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")
     result = run_init(tmp_path)
@@ -224,9 +224,9 @@ def test_symlinked_claude_md_is_written_once(tmp_path, run_init, snapshot):
     text = (tmp_path / "AGENTS.md").read_text(encoding="utf-8")
     assert text.startswith("Shared notes.\n") and text.count("vllm-lint:begin") == 1
     assert (tmp_path / "CLAUDE.md").is_symlink()
-    before = snapshot(tmp_path)
+    before = tree_files(tmp_path)
     assert run_init(tmp_path).exit_code == 0
-    assert snapshot(tmp_path) == before
+    assert tree_files(tmp_path) == before
     assert run_init(tmp_path, "--check").exit_code == 0
 
 

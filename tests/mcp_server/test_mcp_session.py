@@ -14,6 +14,9 @@ mcp = pytest.importorskip("mcp", reason="the MCP SDK is the `mcp` extra (the `te
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
+from lintutil import run_cli  # noqa: E402
+from vllm_lint.resources import rules_dir  # noqa: E402
+
 BAD_SERVER = '''from fastapi import FastAPI
 from transformers import pipeline
 
@@ -84,12 +87,15 @@ def test_list_lint_fix_explain(project):
     assert "async def chat(prompt: str):" in fixed.structured_content["fixed_source"]
     assert fixed.content[0].text.startswith("server.py: applied 1 fix(es) (nothing written; pass write=true with a path to write).\n--- a/server.py\n+++ b/server.py\n")
     assert (project / "server.py").read_text() == BAD_SERVER  # never written unless asked
-    assert "VLL101" not in [f["code"] for f in relint.structured_content["findings"]]
+    assert [f["code"] for f in relint.structured_content["findings"]] == []
+    # the fix the CLI makes, to the byte
+    cli_diff = run_cli("check", "--diff", "--unsafe-fixes", "--isolated", "server.py", cwd=project).stdout
+    assert fixed.structured_content["diff"] == cli_diff
 
     assert explained.structured_content["code"] == "VLL101" and explained.structured_content["name"] == "sync-pipeline-in-handler"
     assert explained.content[0].text.startswith("# sync-pipeline-in-handler (VLL101)\n")
     codes = [rule["code"] for rule in listed.structured_content["rules"]]
-    assert "VLL101" in codes and codes == sorted(codes)
+    assert codes == sorted(p.stem for p in rules_dir().glob("VLL*.yaml"))
 
 
 def test_fix_writes_only_when_asked(project):

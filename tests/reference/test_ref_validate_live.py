@@ -12,17 +12,17 @@ import os
 
 import pytest
 
-from .conftest import FIXTURES, REPO, SEED_BAD_SERVER, require_modules, server_env
+from fixture_files import SEEDS
+
+from .conftest import REPO, require_modules, server_env
 
 pytestmark = pytest.mark.slow
 
 LOAD = ["--concurrency", "4", "--requests", "8", "--max-tokens", "16", "--timeout", "60", "--max-seconds", "180"]
 
 
-def _bad_server():
-    # The seed snippet the project was started from when it is beside the repository, else our own copy
-    # of the pattern: both call a pipeline in a `def` handler and lack `app = FastAPI()`.
-    return SEED_BAD_SERVER if SEED_BAD_SERVER.exists() else FIXTURES / "bad_pipeline_server.py"
+# The seed snippet the project was started from: a pipeline called in a `def` handler, and no `app = FastAPI()`.
+SEED_BAD_SERVER = SEEDS / "000_bad_pipeline_server.py"
 
 
 def _validate(args, tmp_path):
@@ -39,7 +39,7 @@ def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, t
     require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "matplotlib", "psutil",
                     what="the validation harness")
     out_json, plot = tmp_path / "numbers.json", tmp_path / "plot.png"
-    result, logs = _validate([str(_bad_server()), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json),
+    result, logs = _validate([str(SEED_BAD_SERVER), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json),
                               "--plot", str(plot)], tmp_path)
     assert result.exit_code == 0, result.output + logs
     lines = result.output.strip().splitlines()
@@ -107,7 +107,7 @@ def test_a_terminated_validate_stops_its_servers(tiny_model_dir, tmp_path):
     import psutil
 
     work = tmp_path / "work"
-    command = [sys.executable, "-m", "vllm_lint", "validate", str(_bad_server()), "--model", str(tiny_model_dir),
+    command = [sys.executable, "-m", "vllm_lint", "validate", str(SEED_BAD_SERVER), "--model", str(tiny_model_dir),
                *LOAD, "--keep", str(work)]
     process = subprocess.Popen(command, cwd=REPO, env=server_env(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)

@@ -25,13 +25,11 @@ from vllm_lint.reference.validate.prepare import (
 from vllm_lint.reference.validate.results import Options, Report, Validation
 from vllm_lint.reference.validate.summary import format_summary
 
-from .conftest import FIXTURES, SEED_BAD_SERVER, require_modules
+from fixture_files import SEEDS
 
-SEEDS = SEED_BAD_SERVER.parent
+from .conftest import require_modules
 
-
-def _bad_server():
-    return SEED_BAD_SERVER if SEED_BAD_SERVER.exists() else FIXTURES / "bad_pipeline_server.py"
+SEED_BAD_SERVER = SEEDS / "000_bad_pipeline_server.py"
 
 
 def _model_dir(tmp_path, context=1024):
@@ -60,7 +58,6 @@ def test_make_runnable_leaves_complete_files_alone():
     assert make_runnable(source) == (source, [])
 
 
-@pytest.mark.skipif(not SEED_BAD_SERVER.exists(), reason="shared/ seeds not beside the repository")
 def test_seed_bad_server_gets_an_app():
     new, notes = make_runnable(SEED_BAD_SERVER.read_text())
     tree = ast.parse(new)
@@ -74,7 +71,7 @@ def test_seed_bad_server_gets_an_app():
 def test_prepare_case_fixes_with_our_own_fixer(tmp_path):
     model = _model_dir(tmp_path)
     notes = []
-    case = file_cases([_bad_server()])[0]
+    case = file_cases([SEED_BAD_SERVER])[0]
     prepared = prepare_case(case, model, tmp_path / "w", notes.append)
     bad, fixed = prepared.bad.path.read_text(), prepared.fixed.path.read_text()
     # the hub model is replaced by the local one in both files, before the fix
@@ -95,7 +92,7 @@ def test_prepare_case_fixes_with_our_own_fixer(tmp_path):
 
 def test_prepare_case_with_a_given_fixed_file(tmp_path):
     model = _model_dir(tmp_path)
-    case = file_cases([_bad_server()])[0]
+    case = file_cases([SEED_BAD_SERVER])[0]
     own = tmp_path / "own_fix.py"
     own.write_text(prepare_case(case, model, tmp_path / "a", lambda _: None).fixed.path.read_text())
     prepared = prepare_case(case, model, tmp_path / "b", lambda _: None, fixed=own)
@@ -113,8 +110,8 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    codes = {case.name.split()[0] for case in cases}
-    assert {"VLL101", "VLL103"} <= codes
+    assert [case.name for case in cases] == [
+        "VLL101 example 1", "VLL101 example 2", "VLL101 example 3", "VLL103 example 1", "VLL103 example 3"]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     for case in cases:
@@ -131,11 +128,10 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
         rule_cases(("VLL201",))
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="shared/ seeds not beside the repository")
 def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):
     model = _model_dir(tmp_path)
     cases = file_cases([SEEDS])
-    assert SEED_BAD_SERVER.name in {c.name for c in cases} and not any(c.explicit for c in cases)
+    assert [c.name for c in cases] == sorted(p.name for p in SEEDS.glob("*.py")) and not any(c.explicit for c in cases)
     rewritten, skipped = [], []
     for case in cases:
         try:
@@ -144,8 +140,14 @@ def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):
         except NotARewrite as exc:
             skipped.append((case.name, str(exc)))
     assert rewritten == [SEED_BAD_SERVER.name]
-    # a server already on AsyncLLMEngine gets other fixes, but is no rewrite
-    assert any(name == "000_good_async_engine_server.py" and "do not rewrite it" in why for name, why in skipped)
+    # servers that get other fixes, but no rewrite onto AsyncLLMEngine (one is on it already), and clients
+    assert skipped == [
+        ("000_good_async_engine_server.py", "the autofixer's fixes (VLL203, VLL302, VLL501) do not rewrite it into a "
+                                            "server on AsyncLLMEngine"),
+        ("001_vllm_client.py", "the autofixer changed nothing: there is no fix to validate"),
+        ("004_client.py", "the autofixer changed nothing: there is no fix to validate"),
+        ("004_server.py", "the autofixer's fixes (VLL301, VLL502) do not rewrite it into a server on AsyncLLMEngine"),
+    ]
 
 
 def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):

@@ -24,14 +24,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from fixture_files import SEEDS
 from serverutil import wait_serving
 
 from vllm_lint.reference.processes import free_port, kill_process_tree
 
-from .conftest import SEED_BAD_SERVER, require_modules, server_env
+from .conftest import require_modules, server_env
 
 pytestmark = pytest.mark.slow
 
+SEED_BAD_SERVER = SEEDS / "000_bad_pipeline_server.py"
 SEED_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 PROMPT = "Hello there, tell me a story"
 START_TIMEOUT = 900  # seconds; two cores shared with other work

@@ -2,7 +2,7 @@
 
 One tiny model and one server for the module (started with --max-in-flight 240, --max-body 64KiB,
 --body-timeout 3, --max-model-len 512). What is already covered elsewhere is not repeated: /health turning 503 when the engine
-dies (tests/reference/test_ref_zz_engine_death.py), four-client disconnects and the 429 at 8 in flight
+dies (tests/reference/test_ref_engine_death.py), four-client disconnects and the 429 at 8 in flight
 (tests/reference/test_ref_server_live.py). Here: 200 concurrent streams, 140 clients hanging up at once, a
 flood past capacity, malformed and oversized bodies at the HTTP and JSON level, max_tokens at and past the
 edge, stalled uploads, and clients in flight when the engine dies.
@@ -440,9 +440,12 @@ def test_seed_out_of_range_is_a_400_and_leaves_nothing_in_the_engine(server):
         server.wait_idle(timeout=5)
 
 
+# It kills the engine: parametrizing `server` indirectly gives it an instance of its own, so the other tests
+# never meet the dead engine, whatever the order (pytest tears down one instance before it starts the other).
+@pytest.mark.parametrize("server", ["own server"], indirect=True)
 def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
-    """Runs last: it kills the engine. Streams end within seconds (cut short, never with a false [DONE]); requests
-    waiting for a whole answer get 503. (/health's 503 itself: tests/reference/test_ref_zz_engine_death.py.)
+    """Streams end within seconds (cut short, never with a false [DONE]); requests waiting for a whole answer
+    get 503. (/health's 503 itself: tests/reference/test_ref_engine_death.py.)
 
     The kill comes as soon as every stream has its first token and the server counts all six requests in the
     engine: a fixed sleep raced the tiny model, which can finish 400 tokens in under a second on a fast machine."""

@@ -260,7 +260,7 @@ def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptio
         from vllm_lint.engine.cache import ResultCache
 
         cache = ResultCache(cache_dir, options)
-        options = dataclasses.replace(options, hash_sources=True)
+        options = dataclasses.replace(options, hash_sources=True, summaries=cache.summaries)
     results: list[FileResult | None] = [None] * len(files)
     tasks = []
     for index, (path, surface) in enumerate(files):

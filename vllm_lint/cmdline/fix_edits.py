@@ -25,7 +25,7 @@ def _edit(index: TextIndex, start: int, end: int, content: str) -> Edit:
 def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFinding, api) -> list[Edit] | None:
     intent = finding.fix
     launch = found.launch
-    table = flag_table(launch.api or api, "api_server" if launch.entrypoint == "api_server" else "serve")
+    table = flag_table(launch.api or api, "api_server" if launch.kind == "api_server" else "serve")
     if isinstance(intent, SetValue):
         setting = intent.setting
         if isinstance(intent.value, bool):

@@ -48,6 +48,9 @@ class Container:
     host_ipc: bool = False
     shm_bytes: int | None = None
     env: dict[str, Value | None] = field(default_factory=dict)
+    # A container runtime (docker, compose, Kubernetes), whose IPC and shared memory limits apply; False
+    # for a machine that only declares its GPUs (a SkyPilot task).
+    runtime: bool = True
 
 
 @dataclass(slots=True)
@@ -57,6 +60,10 @@ class Found:
     fixable: bool  # written as shell text, so edits can keep its layout
     words: list[Word] = field(default_factory=list)
     command_start: int = 0
+    # Per setting of the launch, the conditions under which it is written (None: all always are), and
+    # the conditions of the launch's own first word (a launch inside an ``{{ if }}`` block).
+    conditions: list[frozenset] | None = None
+    head_condition: frozenset = frozenset()
 
 
 def parse_size(text: str | None) -> int | None:
@@ -84,20 +91,90 @@ def _basename(word: Word) -> str:
     return (word.value or "").rsplit("/", 1)[-1]
 
 
+def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
+    """Make ``word`` unknown where it touches one of ``spans``, keeping a plain literal before it
+    (``--max-model-len={n}`` still names its flag)."""
+    touched = [start for start, end in spans if start < word.end and word.start < end]
+    if not touched:
+        return
+    prefix = text[word.start - base : max(min(touched), word.start) - base]
+    plain = prefix and not any(c in prefix for c in "'\"\\$`")
+    word.parts = [("lit", prefix), ("unknown",)] if plain else [("unknown",)]
+
+
+_ARRAY_REFERENCE = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
+_VARIABLE_REFERENCE = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
+
+
+def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
+    """``"${args[@]}"`` as the elements of ``args=(...)``, each where it was written."""
+    if not env.arrays:
+        return words
+    result = []
+    for word in words:
+        match = _ARRAY_REFERENCE.match(word.raw)
+        elements = env.arrays.get(match.group(1)) if match else None
+        if elements is None:
+            result.append(word)
+            continue
+        for element in elements:
+            copy = Word(element.raw, element.start, element.end, list(element.parts), element.quoted, single=True)
+            copy.condition = element.condition | word.condition
+            result.append(copy)
+    return result
+
+
+def _captured_heredoc(word: Word):
+    """The here-document of ``NAME=$(cat <<EOF ... EOF)``, or None."""
+    name, _, value = word.raw.partition("=")
+    if not (value.startswith("$(") and value.endswith(")")):
+        return None
+    base = word.start + len(name) + 1 + 2
+    try:
+        commands = tokenize(value[2:-1], base)
+    except ShellSyntaxError:
+        return None
+    if len(commands) == 1 and commands[0].words and commands[0].words[0].raw == "cat" and len(commands[0].heredocs) == 1:
+        return commands[0].heredocs[0]
+    return None
+
+
+def _guarded(words: list[Word], env: Environment) -> list[Word]:
+    """Words of ``${NAME:+...}`` as ``env`` decides them: always there when NAME holds a non-empty value,
+    gone when it holds an empty one, conditional when NAME's value is not known."""
+    kept = []
+    for word in words:
+        known = env.vars.get(word.guard) if word.guard is not None else None
+        if known is not None:
+            if str(known.value) == "":
+                continue
+            word.condition = frozenset(c for c in word.condition if c != ("${NAME:+...}", word.guard))
+        kept.append(word)
+    return kept
+
+
 class Extractor:
     """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
     tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
 
-    def __init__(self, api, source: str, images_pin: bool = True) -> None:
+    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True) -> None:
         self.api = api
         self.source = source
+        # Spans of the source whose text something else fills in before the shell sees it (a notebook's
+        # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
+        self.opaque = opaque
         self.images_pin = images_pin
         self.found: list[Found] = []
         self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        self.run_commands(tokenize(text, base), env, container, fixable)
+        commands = tokenize(text, base)
+        if self.opaque:
+            for command in commands:
+                for word in command.words:
+                    make_opaque(word, self.opaque, text, base)
+        self.run_commands(commands, env, container, fixable)
 
     def run_commands(self, commands: list[Command], env: Environment, container: Container | None, fixable: bool) -> None:
         """Simple commands in script order: assignments and ``export`` feed ``env``, the rest may launch vLLM."""
@@ -105,17 +182,67 @@ class Extractor:
             words = command.words
             if all(is_assignment(w) for w in words):
                 for w in words:
-                    env.assign(w)
+                    self._assign(w, env, command)
                 continue
             head = words[0].raw
             if head in ("export", "readonly", "declare", "local", "typeset"):
                 for w in words[1:]:
-                    if not env.assign(w) and not w.raw.startswith("-"):
-                        env.vars.setdefault(w.raw, None)
+                    if not self._assign(w, env, command) and not w.raw.startswith("-"):
+                        if w.literal and w.raw.isidentifier():
+                            env.vars.setdefault(w.raw, None)
+                        else:
+                            env.vars.setdefault("VLLM_API_KEY", None)  # export $(cat .env | xargs): anything
                 continue
+            if head in ("source", ".") and len(words) > 1:
+                env.vars.setdefault("VLLM_API_KEY", None)  # a sourced env file may set any variable
+                continue
+            self._heredocs(command, env, container)
             self.command(words, env, container, fixable)
 
+    def _assign(self, word: Word, env: Environment, command: Command) -> bool:
+        """``NAME=value`` (or an array) into ``env``; a conditional one leaves the value unknown, a
+        conditional array append makes its elements conditional; ``cmd=$(cat <<EOF ...)`` keeps the body."""
+        if not is_assignment(word):
+            return False
+        if word.array is not None and command.condition:
+            for element in word.array:
+                element.condition = element.condition | command.condition
+        env.assign(word)
+        name = word.raw.split("=", 1)[0].rstrip("+")
+        if command.condition and word.array is None:
+            env.vars[name] = None
+        heredoc = _captured_heredoc(word)
+        if heredoc is not None:
+            env.scripts[name] = heredoc
+        return True
+
+    def _heredocs(self, command: Command, env: Environment, container: Container | None) -> None:
+        """Here-documents that are scripts: fed to a shell (``bash <<EOF``, ``ssh host <<EOF``) or written
+        out by ``cat``/``tee`` (a launch script written and run later)."""
+        if not command.heredocs:
+            return
+        names = [_basename(env.expand(w)) for w in command.words]
+        runs = any(name in _SHELLS or name in ("ssh", "cat", "tee") for name in names)
+        if not runs or any(name.startswith("python") for name in names):
+            return
+        for heredoc in command.heredocs:
+            self.heredoc_script(heredoc, env, container)
+
+    def heredoc_script(self, heredoc, env: Environment, container: Container | None) -> None:
+        body = self.source[heredoc.start : heredoc.end]
+        if "vllm" not in body.lower():
+            return
+        try:
+            # a quoted delimiter keeps $VAR for whoever runs the script later; unquoted, it expands now
+            self.script(body, Environment() if heredoc.quoted else env.copy(), heredoc.start, container, True)
+        except ShellSyntaxError:
+            return
+
     def command(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
+        words = _arrays_expanded(_guarded(words, env), env)
+        if words and words[0].raw == "eval" and len(words) > 1:
+            self._eval(words[1:], env, container)
+            return
         local = env
         i = 0
         while i < len(words):
@@ -161,6 +288,15 @@ class Extractor:
             local.expand(w)
         self.launch(rest, local, container, fixable, command_start=words[0].start if words else 0)
 
+    def _eval(self, words: list[Word], env: Environment, container: Container | None) -> None:
+        """``eval $cmd`` of a variable that holds a here-document, or ``eval "vllm serve ..."``."""
+        match = _VARIABLE_REFERENCE.match(words[0].raw) if len(words) == 1 else None
+        if match and match.group(1) in env.scripts:
+            self.heredoc_script(env.scripts[match.group(1)], env, container)
+            return
+        if len(words) == 1 and words[0].literal:
+            self.inline_script(env.expand(words[0]), env.copy(), container)
+
     def _shell_c(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
         for index, word in enumerate(words):
             text = env.expand(word).value or word.raw
@@ -174,12 +310,15 @@ class Extractor:
     def inline_script(self, word: Word, env: Environment, container: Container | None) -> None:
         """A script held in one word (``sh -c '...'``): map its offsets when quoting is simple."""
         raw = word.raw
-        if word.offsets is not None and word.value is not None:
+        if word.script is not None or (word.offsets is not None and word.value is not None):
+            text, offsets, unknown = word.script or (word.value, word.offsets, ())
             try:
-                for command in tokenize(word.value, 0):
+                for command in tokenize(text, 0):
                     for w in command.words:
-                        w.start, w.end = word.offsets[w.start], word.offsets[w.end - 1] + 1
-                    self.run_commands([command], env, container, True)
+                        make_opaque(w, unknown, text, 0)
+                        w.condition = w.condition | word.condition
+                        w.start, w.end = offsets[w.start], offsets[w.end - 1] + 1
+                    self.run_commands([command], env, container, word.script is None)
             except ShellSyntaxError:
                 pass
             return
@@ -261,7 +400,7 @@ class Extractor:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         image_name = image.value or ""
         if entrypoint is None and _OPENAI_IMAGE.search(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
-            self.image_serve(image_name, args, merged, container, fixable, Span(image.start, image.end), command_start)
+            self.image_default(args, merged, container, fixable, image_name, Span(image.start, image.end), command_start)
             return
         if entrypoint is not None:
             args = [Word(entrypoint, image.start, image.end, [("lit", entrypoint)], value=entrypoint), *args]
@@ -279,7 +418,7 @@ class Extractor:
         name = _basename(first)
         if name == "vllm" and len(words) > 1 and words[1].value == "serve":
             head = Span(first.start, words[1].end)
-            self._serve(words[2:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
+            self._serve(words[2:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start, head_condition=first.condition)
             return
         if _PYTHON.match(name):
             i = 1
@@ -303,11 +442,11 @@ class Extractor:
         rest = words[index + 2 :]
         if module == API_SERVER_MODULE:
             head = Span(first.start, module_word.end)
-            self._serve(rest, env, container, fixable, head=head, kind="api_server", anchor=head, command_start=start)
+            self._serve(rest, env, container, fixable, head=head, kind="api_server", anchor=head, command_start=start, head_condition=first.condition)
             return
         if module == CLI_MODULE and rest and rest[0].value == "serve":
             head = Span(first.start, rest[0].end)
-            self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start)
+            self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start, head_condition=first.condition)
             return
         api, image = self._image if self._image is not None else (self.api, None)
         if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
@@ -338,25 +477,29 @@ class Extractor:
         finally:
             self._image = outer
 
-    def image_serve(self, image: str, args, env, container, fixable, anchor, command_start, pin: bool = True) -> None:
-        """Arguments given to the ``vllm/vllm-openai`` image's own entrypoint: ``vllm serve`` since
-        the release its Dockerfile says so, ``python3 -m vllm.entrypoints.openai.api_server`` before
-        (``--model`` required there). ``pin``: whether the image's tag picks the releases (a
-        Dockerfile's own pin, ``pip install vllm==X`` included, is the file's target already)."""
+    def image_default(self, args, env, container, fixable, image: str, anchor, command_start, pin: bool = True) -> None:
+        """Arguments given to vLLM's own image, which its ENTRYPOINT runs: ``vllm serve`` from 0.11.1 on,
+        ``python3 -m vllm.entrypoints.openai.api_server`` before (it takes the model only as ``--model``),
+        as the database read it off each release's Dockerfile. ``pin``: whether the image's tag picks the
+        releases (a Dockerfile's own pin, ``pip install vllm==X`` included, is the file's target already)."""
         api, pinned = self.image_api(image) if pin else (self.api, None)
         entrypoint = getattr(api, "image_entrypoint", None) or ()
-        kind = "api_server" if API_SERVER_MODULE in entrypoint else "serve"
+        kind = "image-api_server" if API_SERVER_MODULE in entrypoint else "serve"
         outer = self._image
         self._image = (api, pinned)
         try:
-            self._serve(args, env, container, fixable, head=None, kind=kind, anchor=anchor, command_start=command_start, implicit=True)
+            self._serve(args, env, container, fixable, head=None, kind=kind, anchor=anchor, command_start=command_start)
         finally:
             self._image = outer
 
-    def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, implicit: bool = False) -> None:
+    def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, head_condition: frozenset = frozenset()) -> None:
         api, image = self._image if self._image is not None else (self.api, None)
-        table = flag_table(api, "api_server" if kind == "api_server" else "serve")
-        parsed = parse_serve_args(args, table, positional_model=(kind == "serve"))
+        table = flag_table(api, "api_server" if kind in ("api_server", "image-api_server") else "serve")
+        parsed = parse_serve_args(args, table, positional_model=kind == "serve")
+        entrypoint = kind
+        if kind == "image-api_server":
+            # the old image's own entrypoint: nothing written here to rewrite, and it needs --model
+            kind, entrypoint = "api_server", "image"
         container_env = container.env if container else {}
         launch_env = {k: v for k, v in env.vars.items()}
         launch_env.update(container_env)
@@ -374,14 +517,15 @@ class Extractor:
             serves_requests=True,
             gpu_count=gpu_count,
             gpu_count_anchor=gpu_anchor,
-            entrypoint=kind,
+            entrypoint=entrypoint,
             entrypoint_anchor=head or anchor,
             env=launch_env,
-            container=container is not None,
+            container=container is not None and container.runtime,
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
             api=api,
             image=image,
-            entrypoint_implicit=implicit,
         )
-        self.found.append(Found(launch, head, fixable, list(args), command_start))
+        found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
+        found.head_condition = head_condition
+        self.found.append(found)

@@ -85,6 +85,7 @@ def convert_value(dest: str, text: str, flag_type: str | None = None) -> object:
 class ParsedArgs:
     settings: list[Setting]
     opaque: bool = False
+    conditions: list[frozenset] | None = None  # per setting: when it is there (see ``Word.condition``)
 
 
 def _value_of(word: Word) -> Value | None:
@@ -127,13 +128,36 @@ def _single_unknown(word: Word) -> bool:
 
 
 def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool) -> ParsedArgs:
-    """Settings from the arguments that follow ``vllm serve`` (or the api_server module)."""
-    settings: list[Setting] = []
+    """Settings from the arguments that follow ``vllm serve`` (or the api_server module), each with the
+    condition of the word that names it."""
+    parsed = _parse_serve_args(args, table, positional_model)
+    conditions = parsed.settings.conditions
+    parsed.settings = list(parsed.settings)
+    if any(conditions):
+        parsed.conditions = conditions
+    return parsed
+
+
+class _Settings(list):
+    """The settings read so far, and for each the condition of the word it was read from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conditions: list[frozenset] = []
+        self.word: Word | None = None
+
+    def append(self, setting: Setting) -> None:
+        super().append(setting)
+        self.conditions.append(self.word.condition if self.word is not None else frozenset())
+
+
+def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool) -> ParsedArgs:
+    settings = _Settings()
     opaque = False
     i = 0
     seen_positional = False
     while i < len(args):
-        word = args[i]
+        word = settings.word = args[i]
         text = word.value
         if text is None:
             name = _flag_name(word)

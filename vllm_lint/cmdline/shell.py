@@ -40,6 +40,15 @@ class Word:
     # Exactly one argument whatever its value (an exec-form list element); a shell
     # word with an unknown expansion may split into any number of arguments.
     single: bool = False
+    # The conditions under which the word is there at all (a Helm ``{{ if }}`` block, ``${VAR:+...}``):
+    # each one a hashable key, all of them needed; empty when the word is always there.
+    condition: frozenset = frozenset()
+    guard: str | None = None  # ``${NAME:+...}``: the variable whose being set makes the word appear
+    # A word whose value is not all known but that a shell may run as a script (a templated ``sh -c``
+    # argument): the text with an unknown stand-in for each unknown part, each character's offset in the
+    # file, and the spans of the stand-ins.
+    script: tuple[str, list[int], tuple[tuple[int, int], ...]] | None = None
+    array: list["Word"] | None = None  # ``name=(a b c)``: the elements
 
     @property
     def literal(self) -> bool:
@@ -64,22 +73,11 @@ def _read_dollar(text: str, i: int, parts: list) -> int:
         return i + 1
     c = text[i + 1]
     if c == "(":
-        depth, j = 0, i + 1
-        while j < n:
-            if text[j] == "(":
-                depth += 1
-            elif text[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    parts.append(("unknown",))
-                    return j + 1
-            elif text[j] in "'\"":
-                close = text.find(text[j], j + 1)
-                if close == -1:
-                    break
-                j = close
-            j += 1
-        raise ShellSyntaxError("unterminated command substitution `$(`", i)
+        end = _substitution_end(text, i + 1)
+        if end is None:
+            raise ShellSyntaxError("unterminated command substitution `$(`", i)
+        parts.append(("unknown",))
+        return end
     if c == "{":
         close = text.find("}", i + 2)
         if close == -1:
@@ -114,6 +112,47 @@ def _read_dollar(text: str, i: int, parts: list) -> int:
     return i + 1
 
 
+_HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
+
+def _substitution_end(text: str, i: int) -> int | None:
+    """The index after the ``)`` that closes the ``(`` at ``i``, past quotes and here-document bodies."""
+    depth, j, n = 0, i, len(text)
+    pending: list[str] = []
+    while j < n:
+        c = text[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        elif c in "'\"":
+            close = text.find(c, j + 1)
+            if close == -1:
+                return None
+            j = close
+        elif c == "<" and text.startswith("<<", j) and not text.startswith("<<<", j):
+            match = _HEREDOC_START.match(text, j)
+            if match:
+                pending.append(match.group(2))
+                j = match.end()
+                continue
+        elif c == "\n" and pending:
+            for delimiter in pending:
+                while j < n:
+                    line_end = text.find("\n", j + 1)
+                    line_end = n if line_end == -1 else line_end
+                    if text[j + 1 : line_end].strip() == delimiter:
+                        j = line_end
+                        break
+                    j = line_end
+            pending = []
+            continue
+        j += 1
+    return None
+
+
 def _expand_inner(text: str, parts: list) -> None:
     """Parts of a default value (``${X:-this}``): quotes removed, expansions kept."""
     i, n = 0, len(text)
@@ -136,23 +175,41 @@ def _expand_inner(text: str, parts: list) -> None:
 
 
 @dataclass(slots=True)
+class Heredoc:
+    """A here-document's body: its span in the text, and whether its delimiter was quoted (no expansion)."""
+
+    start: int
+    end: int
+    quoted: bool
+
+
+@dataclass(slots=True)
 class Command:
     words: list[Word]
     heredoc: bool = False
+    heredocs: list[Heredoc] = field(default_factory=list)
+    # The conditions the command runs under: inside an if/case/loop body, after && or || (a key each).
+    condition: frozenset = frozenset()
 
 
 def tokenize(text: str, base: int = 0) -> list[Command]:
     """Split ``text`` into simple commands; offsets are ``base`` + index in ``text``."""
     commands: list[Command] = []
     words: list[Word] = []
-    pending_heredocs: list[tuple[str, bool]] = []
+    pending_heredocs: list[tuple[str, bool, bool, int]] = []  # delimiter, strip tabs, quoted, owner index
     skip_next = False  # the word after a redirection operator is its target
+    blocks: list[tuple[str, int]] = []  # open if/case/while/until/for, each with where it starts
+    after_operator: int | None = None  # where a && or || put the next command under a condition
     i, n = 0, len(text)
 
     def end_command() -> None:
-        nonlocal words
+        nonlocal words, after_operator
         if words:
-            commands.append(Command(words))
+            condition = frozenset(("shell-block", start) for _, start in blocks)
+            if after_operator is not None:
+                condition |= {("shell-and-or", after_operator)}
+            commands.append(Command(words, condition=condition))
+            after_operator = None
         words = []
 
     while i < n:
@@ -170,14 +227,20 @@ def tokenize(text: str, base: int = 0) -> list[Command]:
             end_command()
             i += 1
             if pending_heredocs:
-                for delimiter, strip_tabs in pending_heredocs:
+                for delimiter, strip_tabs, quoted, owner in pending_heredocs:
+                    body_start = i
+                    body_end = n
                     while i < n:
                         line_end = text.find("\n", i)
                         line_end = n if line_end == -1 else line_end
                         line = text[i:line_end]
-                        i = line_end + 1
                         if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delimiter:
+                            body_end = i
+                            i = line_end + 1
                             break
+                        i = line_end + 1
+                    if owner < len(commands):
+                        commands[owner].heredocs.append(Heredoc(base + body_start, base + min(body_end, n), quoted))
                 pending_heredocs = []
             continue
         if c == "#":
@@ -186,6 +249,10 @@ def tokenize(text: str, base: int = 0) -> list[Command]:
             continue
         if c in ";&|()":
             end_command()
+            if text.startswith(("&&", "||"), i):
+                after_operator = base + i
+                i += 2
+                continue
             i += 1
             continue
         if c in "<>" or (c.isdigit() and i + 1 < n and text[i + 1] in "<>"):
@@ -200,7 +267,8 @@ def tokenize(text: str, base: int = 0) -> list[Command]:
                 while j < n and text[j] in " \t":
                     j += 1
                 word, j = _read_word(text, j, base)
-                pending_heredocs.append((word.raw.strip("'\""), strip_tabs))
+                quoted = word.quoted or "\\" in word.raw
+                pending_heredocs.append((word.raw.strip("'\"").replace("\\", ""), strip_tabs, quoted, len(commands)))
                 i = j
                 continue
             while j < n and text[j] in "<>&|":
@@ -220,10 +288,63 @@ def tokenize(text: str, base: int = 0) -> list[Command]:
             skip_next = False
             continue
         if not words and word.raw in _KEYWORDS and not word.quoted:
+            if word.raw in ("if", "case", "while", "until", "for"):
+                blocks.append((word.raw, word.start))
+            elif word.raw in ("fi", "esac", "done") and blocks:
+                blocks.pop()
             continue
-        words.append(word)
+        if _ARRAY_ASSIGNMENT.fullmatch(word.raw) and text.startswith("(", i):
+            word.array, i = _read_array(text, i, base)
+            word.end = base + i
+            word.raw = text[word.start - base : i]
+        words.extend(_alternative_words(word) or [word])
     end_command()
     return commands
+
+
+_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+def _read_array(text: str, i: int, base: int) -> tuple[list[Word], int]:
+    """The elements of ``name=(...)`` from the ``(`` at ``i``; the index after the ``)``."""
+    elements: list[Word] = []
+    i += 1
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n" or (c == "\\" and text.startswith("\n", i + 1)):
+            i += 2 if c == "\\" else 1
+            continue
+        if c == "#":
+            line_end = text.find("\n", i)
+            i = n if line_end == -1 else line_end
+            continue
+        if c == ")":
+            return elements, i + 1
+        word, i = _read_word(text, i, base)
+        if word.raw == "":
+            raise ShellSyntaxError("unexpected character in an array", base + i)
+        elements.append(word)
+    raise ShellSyntaxError("unterminated array `(`", base + i)
+
+
+_ALTERNATIVE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?\+([^{}]*)\}")
+
+
+def _alternative_words(word: Word) -> list[Word] | None:
+    """``${NAME:+--flag value}`` unquoted: the words of the alternative, there only when NAME is set."""
+    match = _ALTERNATIVE.fullmatch(word.raw)
+    if match is None:
+        return None
+    name, body = match.group(1), match.group(2)
+    try:
+        inner = [w for command in tokenize(body, word.start + match.start(2)) for w in command.words]
+    except ShellSyntaxError:
+        return None
+    for inner_word in inner:
+        inner_word.condition = inner_word.condition | {("${NAME:+...}", name)}
+        inner_word.guard = name
+    return inner
 
 
 def _read_word(text: str, i: int, base: int) -> tuple[Word, int]:
@@ -334,9 +455,14 @@ class Environment:
 
     def __init__(self, initial: dict[str, Value | None] | None = None) -> None:
         self.vars: dict[str, Value | None] = dict(initial or {})
+        self.arrays: dict[str, list[Word] | None] = {}  # name=(...): the elements (None: not known)
+        # cmd=$(cat <<EOF ... EOF): the here-document a variable holds, for an ``eval $cmd`` later
+        self.scripts: dict[str, Heredoc] = {}
 
     def copy(self) -> Environment:
-        return Environment(self.vars)
+        other = Environment(self.vars)
+        other.arrays, other.scripts = dict(self.arrays), dict(self.scripts)
+        return other
 
     def expand_parts(self, parts: list) -> tuple[str | None, str | None]:
         out: list[str] = []
@@ -382,6 +508,13 @@ class Environment:
         if match is None:
             return False
         name = match.group(1)
+        if word.array is not None:
+            before = self.arrays.get(name, []) if word.raw[match.end() - 2] == "+" else []
+            self.arrays[name] = None if before is None else [*before, *word.array]
+            self.vars[name] = None
+            return True
+        self.arrays.pop(name, None)
+        self.scripts.pop(name, None)
         value_text = word.raw[match.end() :]
         sub = Word(value_text, word.start + match.end(), word.end)
         try:

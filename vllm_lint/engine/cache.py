@@ -6,8 +6,11 @@ too, not only clean files). An entry counts only when the file's content hash
 matches; the file's size and mtime are a shortcut that spares re-reading it,
 trusted only when the mtime is safely older than the cache entry (a file
 rewritten within the same clock tick as it was cached is read again, as git
-does for "racily clean" files). JSON, never pickle: a cache directory can come
-from a stranger's pull request, and loading it must not run code.
+does for "racily clean" files). A result that used other files (the summaries of
+the project modules a handler calls into, python/project.py) lists them, and
+counts only while each is unchanged too; the summaries themselves are kept in the
+same file, under each module's content hash. JSON, never pickle: a cache directory
+can come from a stranger's pull request, and loading it must not run code.
 """
 
 from __future__ import annotations
@@ -19,15 +22,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from vllm_lint import __version__
-from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
+from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.engine.runner import FileResult, RunOptions
 
-try:
-    # CPython's BLAKE2 module itself: hashlib would load OpenSSL first (about 4 ms of every run) for
-    # hashes we never use.
-    from _blake2 import blake2b
-except ImportError:  # another Python: the same function through hashlib
-    from hashlib import blake2b
+from vllm_lint.hashing import blake2b, content_hash
 
 CACHE_DIR_NAME = ".vllm_lint_cache"
 _FORMAT = 1
@@ -40,13 +38,9 @@ def default_cache_dir(options: RunOptions) -> Path:
     return Path(configured) if configured else options.settings.root / CACHE_DIR_NAME
 
 
-def content_hash(data: bytes) -> str:
-    return blake2b(data, digest_size=16).hexdigest()
-
-
 def _build_fingerprint() -> str:
     """The tool's version plus its own sources and rules: a changed rule invalidates old results."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # all of vllm_lint, not only this engine package
     digest = blake2b(__version__.encode(), digest_size=16)
     roots = [package]
     from vllm_lint.resources import rules_dir, vllm_api_dir
@@ -99,6 +93,9 @@ class ResultCache:
         # should not build thousands of objects before it needs the first.
         self._raw: dict[str, object] = {}
         self._entries: dict[str, _Entry] = {}
+        # Module summaries by path: [size, mtime_ns, hash, summary, files it depends on] (python/project.py).
+        self.summaries: dict[str, list] = {}
+        self._new_summaries: dict[str, list] = {}
         self._dirty = False
         self._started = time.time()
         self._load()
@@ -114,11 +111,15 @@ class ResultCache:
         if not self._usable():
             return
         try:
-            files = json.loads(self.file.read_bytes())["files"]
+            loaded = json.loads(self.file.read_bytes())
+            files = loaded["files"]
         except (OSError, ValueError, KeyError, TypeError):
             return  # missing, corrupt or foreign: start afresh
         if isinstance(files, dict):
             self._raw = files
+        summaries = loaded.get("summaries") if isinstance(loaded, dict) else None
+        if isinstance(summaries, dict):
+            self.summaries = summaries
 
     def _entry(self, key: str) -> _Entry | None:
         entry = self._entries.get(key)
@@ -160,12 +161,32 @@ class ResultCache:
                 return None
             self._entries[key] = _Entry(stat.st_size, stat.st_mtime_ns, entry.digest, self._started, entry.result)
             self._dirty = True
+        if not self._unchanged(entry.result.get("dependencies", []), entry.written):
+            return None
         if "target" in entry.result and entry.result["target"] != [self._current_target(path)]:
             return None  # the project now pins another vLLM: the file's findings may differ
         try:
             return _result_from_json(entry.result, shown)
         except (KeyError, TypeError, ValueError):
             return None
+
+    @staticmethod
+    def _unchanged(dependencies: object, written: float) -> bool:
+        """Whether every other file a result used is as it was (size and mtime, else the content hash)."""
+        if not isinstance(dependencies, list):
+            return False
+        for item in dependencies:
+            try:
+                path, size, mtime_ns, digest = item
+                stat = os.stat(path)
+                if stat.st_size == size and stat.st_mtime_ns == mtime_ns and stat.st_mtime_ns / 1e9 < written - _RACY_SECONDS:
+                    continue
+                with open(path, "rb") as handle:
+                    if content_hash(handle.read()) != digest:
+                        return False
+            except (OSError, ValueError, TypeError):
+                return False  # gone, unreadable, or a malformed entry
+        return True
 
     # -- writing -----------------------------------------------------------------------------------
 
@@ -183,10 +204,11 @@ class ResultCache:
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
-        if not result.cacheable or result.source is None:
+        if not result.cacheable or result.source is None or _reads_other_files(path):
             return
         size, mtime_ns, digest = result.source
         self._entries[self.key(path)] = _Entry(size, mtime_ns, digest, self._started, _result_to_json(result))
+        self._new_summaries.update(result.summaries)
         self._dirty = True
 
     def save(self) -> None:
@@ -200,9 +222,22 @@ class ResultCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             _mark_directory(self.directory)
-            atomic_write(self.file, json.dumps({"format": _FORMAT, "files": files}, separators=(",", ":")).encode())
+            summaries = {k: v for k, v in self.summaries.items() if isinstance(v, list) and len(v) == 5}
+            summaries.update(self._new_summaries)
+            document = {"format": _FORMAT, "files": files, "summaries": summaries}
+            atomic_write(self.file, json.dumps(document, separators=(",", ":")).encode())
         except OSError:
             pass  # a read-only checkout still lints; it just does not remember
+
+
+def _reads_other_files(path: Path) -> bool:
+    """A Helm chart's template: its findings depend on the chart's values.yaml too, which the entry's
+    hash does not cover."""
+    if "templates" not in path.parts:
+        return False
+    from vllm_lint.surfaces.templates import chart_root
+
+    return chart_root(path.absolute()) is not None
 
 
 def _mark_directory(directory: Path) -> None:
@@ -222,12 +257,21 @@ def _position(value: list) -> Position:
     return Position(int(value[0]), int(value[1]))
 
 
+def _cell(value: list | None) -> CellLocation | None:
+    if value is None:
+        return None
+    number, a, b, c, d = (int(v) for v in value)
+    return CellLocation(number, Position(a, b), Position(c, d))
+
+
 def _result_to_json(result: FileResult) -> dict:
     kept = {"target": list(result.target)} if result.target is not None else {}
     return {
         **kept,
+        "facts": result.facts.to_json() if result.facts else None,
         "suppressed": result.suppressed,
         "parsed": result.parsed,
+        "dependencies": [[path, *stamp] for path, stamp in sorted(result.dependencies.items())],
         "diagnostics": [
             {
                 "code": d.code,
@@ -236,6 +280,7 @@ def _result_to_json(result: FileResult) -> dict:
                 "end": [d.end.line, d.end.column],
                 "severity": d.severity.value,
                 "noqa_lines": list(d.noqa_lines),
+                "cell": None if d.cell is None else [d.cell.cell, d.cell.start.line, d.cell.start.column, d.cell.end.line, d.cell.end.column],
                 "fix": None
                 if d.fix is None
                 else {
@@ -266,7 +311,13 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 severity=Severity(item["severity"]),
                 fix=fix,
                 noqa_lines=tuple(int(n) for n in item["noqa_lines"]),
+                cell=_cell(item.get("cell")),
             )
         )
+    facts = None
+    if raw.get("facts"):
+        from vllm_lint.project.facts import FileFacts
+
+        facts = FileFacts.from_json(raw["facts"])
     target = (raw["target"][0],) if "target" in raw else None
-    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), target=target)
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), facts=facts, target=target)

@@ -34,6 +34,10 @@ class FileResult:
     cacheable: bool = True
     # (size, mtime_ns, content hash) of what was linted, stat taken before reading; for the cache.
     source: tuple[int, int, str] | None = None
+    # Other files the result depends on (a module whose summary was used), with their (size, mtime_ns, hash);
+    # and the module summaries computed on the way, which the cache keeps.
+    dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    summaries: dict[str, list] = field(default_factory=dict)
     # (the vLLM target specifier,) the file was judged against, for a file that mentions vLLM: its
     # findings change when the project's pin does, though the file does not.
     target: tuple[str | None] | None = None
@@ -46,6 +50,7 @@ class RunOptions:
     codes: list[str]
     force_exclude: bool = False
     hash_sources: bool = False  # record what each result was computed from (the cache needs it)
+    summaries: dict | None = None  # module summaries from the result cache (python/project.py)
 
 
 def guarded(shown: str, lint: Callable[[], FileResult]) -> FileResult:
@@ -110,15 +115,20 @@ def lint_bytes(
         launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
         target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
+        known_summaries=options.summaries,
     )
     if b"vllm" in data.lower():
         result.target = (job.api_version,)
     if not surface.may_match(job):
+        result.dependencies = job.dependencies  # the files that decided it (python/project.py)
         return result
     if before_parse is not None:
         before_parse()
     result.parsed = True
-    diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
+    try:
+        diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
+    finally:
+        result.dependencies, result.summaries = job.dependencies, job.summaries
     if not diagnostics:
         return result
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)

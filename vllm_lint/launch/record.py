@@ -20,6 +20,9 @@ class Setting:
     value_anchor: object | None = None
     suggestions: tuple[str, ...] = ()  # did-you-mean candidates, spelled for this surface
     bad_choice: tuple[str, ...] | None = None  # the valid choices when the value is not one of them
+    # Set on the args object after it is built (``engine_args.x = ...``): an unknown name there raises
+    # nothing, it is simply never read.
+    attribute: bool = False
 
 
 @dataclass(slots=True)
@@ -35,7 +38,9 @@ class Launch:
     gpu_count: int | None = None  # GPUs declared for the same container or command
     gpu_count_anchor: object | None = None
     # Command-line launches (VLL401, VLL403, VLL404); Python launches keep the defaults.
-    entrypoint: str | None = None  # "serve" or "api_server" for a server started from a command line
+    # "serve" or "api_server" for a server started from a command line; "image" for the arguments given to
+    # vLLM's own image, whose entrypoint (either of the two) is not written there
+    entrypoint: str | None = None
     entrypoint_anchor: object | None = None  # where the entrypoint (``python -m ...api_server``) is written
     env: dict[str, Value | None] = field(default_factory=dict)  # environment known for the launch
     container: bool = False  # runs in a container whose runtime settings are declared next to it
@@ -46,7 +51,6 @@ class Launch:
     # release of the vllm/vllm-openai image a container runs; None: the newest release.
     api: object | None = None
     image: str | None = None  # the image reference the target came from
-    entrypoint_implicit: bool = False  # the entrypoint is the image's own, not written in the file
 
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:

@@ -184,6 +184,17 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         api = _api_of(launch)
         if api.predates:
             continue  # the target's releases are older than any vLLM the linter knows: so are their names
+        if setting.attribute:
+            hint = f"; did you mean {setting.suggestions[0]}?" if len(setting.suggestions) == 1 else ""
+            yield LaunchFinding(
+                code="VLL206",
+                message=(
+                    f"{setting.spelled} is not an engine argument: {launch.kind} has no field {setting.key}, so "
+                    f"the assignment has no effect (nothing reads it){hint}"
+                ),
+                anchor=setting.anchor,
+            )
+            continue
         fate = _setting_fate(api, launch, setting)
         if fate is not None and fate.known_elsewhere:
             yield _moved_on(launch, setting, fate, api)
@@ -217,7 +228,7 @@ def _api_of(launch: Launch) -> VllmApi:
 
 
 def _flag_surface(launch: Launch) -> str:
-    return "api_server" if launch.entrypoint == "api_server" else "serve"
+    return "api_server" if launch.kind == "api_server" else "serve"
 
 
 def _option(spelled: str) -> str:
@@ -273,8 +284,8 @@ def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting)
 
 
 def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server") or launch.entrypoint_implicit and launch.entrypoint == "api_server":
-        return  # an old image's own entrypoint: its arguments must use --model, and the fix is a newer image
+    if launch.entrypoint not in ("serve", "api_server"):
+        return  # "image": an old image's own api_server entrypoint, whose arguments must use --model
     model = launch.get("model")
     flag_model = model if model is not None and model.spelled.startswith("-") else None
     if launch.entrypoint == "api_server":
@@ -335,7 +346,7 @@ _LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
 
 
 def unauthenticated_public_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server") or launch.opaque:
+    if launch.entrypoint not in ("serve", "api_server", "image") or launch.opaque:
         return
     if launch.has("api_key") or "VLLM_API_KEY" in launch.env or launch.has("uds"):
         return

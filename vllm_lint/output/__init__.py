@@ -19,7 +19,7 @@ class RenderContext:
         self.show_fixes = show_fixes
         self.unsafe_fixes = unsafe_fixes
 
-    def source_line(self, path: str, line: int) -> str | None:
+    def _text(self, path: str) -> str | None:
         text = self.sources.get(path)
         if text is None:
             try:
@@ -28,10 +28,27 @@ class RenderContext:
             except OSError:
                 return None
             self.sources[path] = text
-        lines = text.split("\n")
-        if 1 <= line <= len(lines):
-            return lines[line - 1].rstrip("\r")
-        return None
+        return text
+
+    def source_line(self, path: str, line: int) -> str | None:
+        text = self._text(path)
+        return _line(text.split("\n"), line) if text is not None else None
+
+    def cell_line(self, path: str, cell: int, line: int) -> str | None:
+        """Line ``line`` of cell ``cell`` (both 1-based) of the notebook at ``path``."""
+        import json
+
+        text = self._text(path)
+        try:
+            source = json.loads(text)["cells"][cell - 1]["source"] if text is not None else None
+        except (ValueError, LookupError, TypeError):
+            return None
+        source = "".join(source) if isinstance(source, list) else source
+        return _line(source.split("\n"), line) if isinstance(source, str) else None
+
+
+def _line(lines: list[str], line: int) -> str | None:
+    return lines[line - 1].rstrip("\r") if 1 <= line <= len(lines) else None
 
 
 # Each format's renderer, imported only when that format is asked for.

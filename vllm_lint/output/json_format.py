@@ -27,15 +27,20 @@ def diagnostic_to_dict(diagnostic: Diagnostic) -> dict:
                 for edit in diagnostic.fix.edits
             ],
         }
+    # A notebook's finding is located within its cell, with the cell's number, as ruff does; its fix's
+    # edits stay in the file's coordinates (they replace the cell's source in the JSON).
+    cell = diagnostic.cell
+    start, end = (cell.start, cell.end) if cell is not None else (diagnostic.start, diagnostic.end)
     return {
+        "cell": cell.cell if cell is not None else None,
         "code": diagnostic.code,
         "name": rule.name if rule else None,
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "filename": diagnostic.path,
-        "location": _location(diagnostic.start),
-        "end_location": _location(diagnostic.end),
-        "noqa_row": diagnostic.start.line,
+        "location": _location(start),
+        "end_location": _location(end),
+        "noqa_row": start.line,
         "fix": fix,
         "url": rule.url if rule else None,
     }

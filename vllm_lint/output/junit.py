@@ -42,7 +42,10 @@ def _classname(path: str) -> str:
 def _testcase(diagnostic: Diagnostic) -> list[str]:
     line, column = diagnostic.start.line, diagnostic.start.column
     case = _attributes({"name": f"{PACKAGE}.{diagnostic.code}", "classname": _classname(diagnostic.path), "line": line, "column": column})
-    failure = f"line {line}, col {column}, {diagnostic.message}"
+    where = f"line {line}, col {column}"
+    if diagnostic.cell is not None:
+        where = f"cell {diagnostic.cell.cell}, line {diagnostic.cell.start.line}, col {diagnostic.cell.start.column}"
+    failure = f"{where}, {diagnostic.message}"
     return [
         f"        <testcase {case}>",
         f'            <failure {_attributes({"message": diagnostic.message})}>{_text(failure)}</failure>',

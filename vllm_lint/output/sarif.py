@@ -80,6 +80,11 @@ def result(diagnostic: Diagnostic, rule_index: dict[str, int], root: Path) -> di
     entry["level"] = LEVEL[diagnostic.severity]
     entry["message"] = {"text": diagnostic.message}
     entry["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region(diagnostic.start, diagnostic.end)}}]
+    if diagnostic.cell is not None:
+        # SARIF has no notebook cells: the region is where the cell's text sits in the .ipynb file (what a
+        # viewer of the raw file shows); the cell and the span within it travel as properties.
+        cell = diagnostic.cell
+        entry["properties"] = {"cell": cell.cell, "cellRegion": region(cell.start, cell.end)}
     if diagnostic.fix is not None:
         entry["fixes"] = [_fix(diagnostic.fix, artifact)]
     return entry

@@ -72,7 +72,25 @@ class _Scope(cst.CSTVisitor):
         self.name, self.root = name, root
         self.values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         self.mutated = False
+        # The list's growth, in order: (what is added, its statement), or (None, statement) for a change
+        # that cannot be followed (an insert, an item assignment, an append in a loop).
+        self.growth: list[tuple[cst.BaseExpression | None, cst.CSTNode]] = []
         self._statements: list[cst.CSTNode] = []
+        self._loops = 0
+
+    def _grows(self, added: cst.BaseExpression | None, node: cst.CSTNode) -> None:
+        self.mutated = True
+        statement = self._statements[-1] if self._statements else node
+        self.growth.append((added if not self._loops else None, statement))
+
+    def leave_For(self, node: cst.For) -> None:
+        self._loops -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops += 1
+
+    def leave_While(self, node: cst.While) -> None:
+        self._loops -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return node is self.root
@@ -97,28 +115,37 @@ class _Scope(cst.CSTVisitor):
             if self._is_name(target.target):
                 self.values.append((node.value, self._statements[-1] if self._statements else node))
             elif isinstance(target.target, cst.Subscript) and self._is_name(target.target.value):
-                self.mutated = True
+                self._grows(None, node)
             elif isinstance(target.target, (cst.Tuple, cst.List)) and any(
                 self._is_name(e.value) for e in target.target.elements
             ):
-                self.mutated = True  # unpacked into: value not followed
+                self._grows(None, node)  # unpacked into: value not followed
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if self._is_name(node.target) and node.value is not None:
             self.values.append((node.value, self._statements[-1] if self._statements else node))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self._is_name(node.target) or (isinstance(node.target, cst.Subscript) and self._is_name(node.target.value)):
-            self.mutated = True
+        if self._is_name(node.target):
+            self._grows(node.value if isinstance(node.operator, cst.AddAssign) else None, node)
+        elif isinstance(node.target, cst.Subscript) and self._is_name(node.target.value):
+            self._grows(None, node)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and self._is_name(func.value) and func.attr.value in _MUTATORS:
-            self.mutated = True
+            method, args = func.attr.value, [a for a in node.args if a.keyword is None and not a.star]
+            if method == "append" and len(args) == 1 and len(node.args) == 1:
+                self._grows(cst.List([cst.Element(args[0].value)]), node)
+            elif method == "extend" and len(args) == 1 and len(node.args) == 1:
+                self._grows(args[0].value, node)
+            else:
+                self._grows(None, node)
 
     def visit_For(self, node: cst.For) -> None:
         if self._is_name(node.target):
-            self.mutated = True
+            self._grows(None, node)
+        self._loops += 1
 
 
 def _scan(name: str, root: cst.CSTNode) -> _Scope:
@@ -229,10 +256,17 @@ class ArgumentReader:
             resolved = self.resolve(expr.value, function)
             if resolved is None:
                 return None
-            value, where, mutated = resolved
+            value, where, growth = resolved
             words = self.sequence(value, where, function, depth + 1)
-            if words is not None and mutated:
-                words.append(self.splat(expr, statement))  # appended to elsewhere: more flags may follow
+            if words is None:
+                return None
+            if growth is True:
+                words.append(self.splat(expr, statement))  # changed elsewhere (another function): more may follow
+            for added, added_at in growth or ():
+                # cmd += [...], cmd.append(x), cmd.extend([...]), under an if too: the words it adds; a change
+                # that cannot be followed adds "any arguments" there, and only there
+                more = self.sequence(added, added_at, function, depth + 1) if added is not None else None
+                words += more if more is not None else [self.splat(added if added is not None else expr, added_at)]
             return words
         if isinstance(expr, cst.Call):
             split = self._split_call(expr, statement)
@@ -251,7 +285,8 @@ class ArgumentReader:
         return self.sequence(returns[0].value, returns[0], function, depth + 1)
 
     def resolve(self, name: str, function: FunctionInfo | None):
-        """The single list a name is bound to: (value, its statement, mutated anywhere)."""
+        """The single list a name is bound to: (value, its statement, its growth in this function's scope,
+        or whether anything changes it elsewhere for a module-level name)."""
         if function is not None:
             if name in function.params:
                 return None
@@ -260,7 +295,7 @@ class ArgumentReader:
                 if len(local.values) != 1:
                     return None
                 value, statement = local.values[0]
-                return value, statement, local.mutated
+                return value, statement, local.growth
             if function.parent is not None:
                 return None  # a closure variable: not followed
         if name not in self.module_names:
@@ -277,6 +312,17 @@ class ArgumentReader:
             _scan(name, f.node).mutated for f in self.ctx.model.functions if name in f.global_names or name not in f.params
         )
         return value, statement, mutated
+
+    def joined(self, expr: cst.BaseExpression, statement, function: FunctionInfo | None) -> list[Word] | None:
+        """``" ".join(cmd)`` run by a shell: the words of ``cmd`` (its elements are the shell's words)."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "join"):
+            return None
+        separator = expr.func.value
+        if not (isinstance(separator, cst.SimpleString) and separator.evaluated_value in (" ", "\t")):
+            return None
+        if len(expr.args) != 1 or expr.args[0].keyword is not None or expr.args[0].star:
+            return None
+        return self.sequence(expr.args[0].value, statement, function)
 
     def _split_call(self, call: cst.Call, statement) -> list[Word] | None:
         """``shlex.split("vllm serve ...")`` and ``"vllm serve ...".split()``."""

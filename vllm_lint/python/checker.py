@@ -8,15 +8,15 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
-from vllm_lint.launch.rules import LAUNCH_RULES, check_launch
 from vllm_lint.launch.settings import LaunchSettings
-from vllm_lint.python import rules as _register_rules  # noqa: F401 - registers the checkers
 from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
+from vllm_lint.python.project import Project
 from vllm_lint.python.semantics import Semantics
+from vllm_lint.registry import check_launch, launch_codes, python_rule_modules
 from vllm_lint.text import TextIndex, line_starts
 
 
@@ -25,6 +25,8 @@ class PythonOptions:
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     api_version: str | None = None
+    # The project the file belongs to, for what other modules' functions do (None: the file alone).
+    project: Project | None = None
 
 
 class SyntaxProblem(Exception):
@@ -197,16 +199,22 @@ def _word_char(char: str) -> bool:
 
 def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions) -> list[Diagnostic]:
     model = build_model(module)
-    semantics = Semantics(model, path)
+    semantics = Semantics(model, path, options.project)
     ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version)
     findings: list[PyFinding] = []
+    python_rule_modules()  # loading them registers their checkers in RULES
     for code, rule in RULES.items():
         if code in options.enabled:
             findings.extend(rule(ctx))
-    if options.enabled & LAUNCH_RULES.keys():
+    if options.enabled & launch_codes():
+        reported: set[tuple[str, int]] = set()
         for launch, call, statement in python_launches(ctx):
             for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
-                findings.append(_from_launch(ctx, call, statement, launch_finding))
+                finding = _from_launch(ctx, call, statement, launch_finding)
+                # Two launches can share what a finding points at (one dict spread into both): say it once.
+                if (finding.code, id(finding.node)) not in reported:
+                    reported.add((finding.code, id(finding.node)))
+                    findings.append(finding)
     if not findings:
         return []
     locator = _Locator(module, text)

@@ -148,6 +148,10 @@ def _extract(ctx: PyContext, site: CallSite, callee: str, args: ArgumentReader) 
     if command is None:
         return None
     if callee in _SHELL_CALLS or callee == "shell":
+        joined = args.joined(command, site.statement, site.function)
+        if joined:
+            extractor.command(joined, env, None, fixable=False)
+            return extractor
         commands = args.command_string(command, site.statement)
         if commands is None:
             return None

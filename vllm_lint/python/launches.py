@@ -54,29 +54,27 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
         for arg in call.args:
             if arg.star:
                 opaque = True
+                if arg.star == "**":
+                    settings += _spread_settings(ctx, arg.value, site.function, known, table)
                 continue
             if arg.keyword is None:
                 if positional == 0:
-                    settings.append(Setting("model", "model", True, ctx.semantics.fold(arg.value), arg, arg.value))
+                    settings.append(Setting("model", "model", True, ctx.semantics.fold(arg.value, site.function), arg, arg.value))
                 else:
                     opaque = True
                 positional += 1
                 continue
             name = arg.keyword.value
-            is_known = name in known
-            suggestions = () if is_known else tuple(difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8))
-            value = ctx.semantics.fold(arg.value)
-            flag = table.by_dest.get(name) if is_known else None
-            bad_choice = invalid_value(flag, value.value) if flag is not None and value is not None else None
-            settings.append(
-                Setting(name, name, is_known, value, arg, arg.value, suggestions, bad_choice=bad_choice)
-            )
-        # Attributes set on the args object after construction count as set.
+            settings.append(_setting(ctx, name, arg, arg.value, site.function, known, table))
+        # Attributes set on the args object after construction count as set; one it does not have is
+        # silently ignored (the dataclass takes any attribute), which VLL206 says at the assignment.
         for target in site.assigned_to:
-            for attribute in ctx.model.attribute_targets:
+            for attribute, nodes in ctx.model.attribute_targets.items():
                 head, _, field = attribute.rpartition(".")
                 if head == target and not any(s.key == field for s in settings):
-                    settings.append(Setting(field, attribute, field in known, None, call))
+                    is_known = field in known
+                    suggestions = () if is_known else tuple(difflib.get_close_matches(field, sorted(known), n=3, cutoff=0.8))
+                    settings.append(Setting(field, attribute, is_known, None, nodes[0], suggestions=suggestions, attribute=True))
         launch = Launch(
             surface="python",
             kind=kind,
@@ -89,6 +87,25 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
         yield launch, call, site.statement
     # vLLM started as a command line (subprocess, os.exec*, a shell string): the same launch rules
     yield from command_launches(ctx)
+
+
+def _setting(ctx: PyContext, name: str, anchor: cst.CSTNode, value_node: cst.BaseExpression, function, known: frozenset[str], table) -> Setting:
+    is_known = name in known
+    suggestions = () if is_known else tuple(difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8))
+    value = ctx.semantics.fold(value_node, function)
+    flag = table.by_dest.get(name) if is_known else None
+    bad_choice = invalid_value(flag, value.value) if flag is not None and value is not None else None
+    return Setting(name, name, is_known, value, anchor, value_node, suggestions, bad_choice=bad_choice)
+
+
+def _spread_settings(ctx: PyContext, mapping: cst.BaseExpression, function, known: frozenset[str], table) -> list[Setting]:
+    """``LLM(**cfg)`` with ``cfg`` a dict literal nothing changes: its keys are settings (the launch stays opaque:
+    the dict may not be all there is)."""
+    found = ctx.semantics.mapping_items(mapping, function)
+    if found is None:
+        return []
+    items, context, _ = found
+    return [_setting(ctx, key, key_node, value, context, known, table) for key, value, key_node in items if isinstance(key, str)]
 
 
 def _value_code(value: object) -> str:

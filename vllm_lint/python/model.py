@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-WEB_FRAMEWORK_MODULES = ("fastapi", "starlette", "flask", "quart", "sanic", "aiohttp", "django", "rest_framework", "litestar", "ray.serve", "grpc", "tornado", "bottle", "falcon")
-
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
@@ -54,6 +52,8 @@ class ClassInfo:
     name: str
     bases: tuple[cst.BaseExpression, ...]
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    in_main_guard: bool = False
+    function: FunctionInfo | None = None  # the function the class is defined in (None: module level)
 
 
 @dataclass(eq=False, slots=True)
@@ -105,7 +105,16 @@ class ModuleModel(cst.CSTVisitor):
         self.calls: list[CallSite] = []
         self.attribute_reads: list[AttributeRead] = []
         self.bindings: dict[tuple[object, str], list[Binding]] = {}
-        self.attribute_targets: set[str] = set()  # ``args.max_model_len = ...`` anywhere in the module
+        # ``args.max_model_len = ...`` anywhere in the module: the dotted target, with the Attribute nodes written.
+        self.attribute_targets: dict[str, list[cst.Attribute]] = {}
+        # Every value stored in a name, by (scope, name) as for bindings, with the function that stores it;
+        # None for a store whose value is not one expression (a for target, ``+=``, unpacking, with-as, ...).
+        # A class body's ``X = ...`` is stored as ``self.X``.
+        self.values: dict[tuple[object, str], list[tuple[cst.BaseExpression | None, FunctionInfo | None]]] = {}
+        # Names whose object is changed in place somewhere (``cfg["k"] = v``, ``del cfg["k"]``, ``cfg.update(...)``).
+        self.mutated: set[str] = set()
+        # ``x.attr = value`` statements: the attribute nodes written, so that rules that read attributes skip them.
+        self.attribute_writes: set[int] = set()  # ids of cst.Attribute nodes
         self.has_main_guard = False
         self._function_stack: list[FunctionInfo] = []
         self._class_stack: list[ClassInfo] = []
@@ -147,7 +156,7 @@ class ModuleModel(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._statement_stack.append(node)
 
-    for _compound in ("With", "For", "While", "Try", "TryStar", "Match"):
+    for _compound in ("With", "While", "Try", "TryStar", "Match"):
         locals()[f"visit_{_compound}"] = _push_statement
         locals()[f"leave_{_compound}"] = _pop_statement
     del _compound
@@ -181,7 +190,13 @@ class ModuleModel(cst.CSTVisitor):
         self._statement_stack.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        info = ClassInfo(node=node, name=node.name.value, bases=tuple(arg.value for arg in node.bases))
+        info = ClassInfo(
+            node=node,
+            name=node.name.value,
+            bases=tuple(arg.value for arg in node.bases if arg.keyword is None),
+            in_main_guard=self._main_guard_depth > 0,
+            function=self.current_function,
+        )
         self.classes.append(info)
         self._class_stack.append(info)
         self._statement_stack.append(node)
@@ -233,22 +248,100 @@ class ModuleModel(cst.CSTVisitor):
     # -- assignments ---------------------------------------------------------
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._note_written(target.target)
         targets = tuple(t for t in (_target_name(target.target) for target in node.targets) if t)
         self._record_assignment(targets, node.value)
+        for target in node.targets:
+            if _target_name(target.target) is None:
+                self._record_unknown_stores(target.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._note_written(node.target)
         target = _target_name(node.target)
         if target and node.value is not None:
             self._record_assignment((target,), node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._note_written(node.target)
         target = _target_name(node.target)
-        if target and "." in target:
-            self.attribute_targets.add(target)
+        if target:
+            self.mutated.add(target)
+        self._record_unknown_stores(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._push_statement(node)
+        self._record_unknown_stores(node.target)
+
+    leave_For = _pop_statement  # type: ignore[assignment]
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._record_unknown_stores(node.asname.name)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._record_unknown_stores(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._record_unknown_stores(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._record_unknown_stores(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._record_unknown_stores(node.name.name)
+
+    def _note_written(self, target: cst.BaseExpression) -> None:
+        """Attributes and subscripts assigned to: not reads, and an in-place change of what they hang on."""
+        if isinstance(target, cst.Attribute):
+            self.attribute_writes.add(id(target))
+            name = dotted_name(target)
+            if name is not None:
+                self.attribute_targets.setdefault(name, []).append(target)
+        elif isinstance(target, cst.Subscript):
+            owner = dotted_name(target.value)
+            if owner:
+                self.mutated.add(owner)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._note_written(element.value)
+
+    def _scope_of(self, target: str) -> object:
+        function = self.current_function
+        if target.startswith("self.") and function is not None and function.class_info is not None:
+            return function.class_info
+        if function is None and self._class_stack and "." not in target:
+            return self._class_stack[-1]
+        if function is None or target in function.global_names:
+            return None
+        return function
+
+    def _store(self, target: str, value: cst.BaseExpression | None) -> None:
+        scope = self._scope_of(target)
+        key = target if not isinstance(scope, ClassInfo) or target.startswith("self.") else f"self.{target}"
+        self.values.setdefault((scope, key), []).append((value, self.current_function))
+
+    def _record_unknown_stores(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._record_unknown_stores(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._record_unknown_stores(target.value)
+        elif isinstance(target, cst.Subscript):
+            owner = dotted_name(target.value)
+            if owner:
+                self.mutated.add(owner)
+        else:
+            name = dotted_name(target)
+            if name is not None:
+                self._store(name, None)
 
     def _record_assignment(self, targets: tuple[str, ...], value: cst.BaseExpression) -> None:
         function = self.current_function
-        self.attribute_targets.update(t for t in targets if "." in t)
+        for target in targets:
+            if "." not in target or target.startswith("self."):
+                self._store(target, value)
         if function is None and not self._class_stack:
             for target in targets:
                 if "." in target:
@@ -280,13 +373,17 @@ class ModuleModel(cst.CSTVisitor):
             targets = self._assign_targets.pop()[1]
         function = self.current_function
         self.calls.append(CallSite(node, function, self.current_statement, self._main_guard_depth > 0, targets))
-        if function is not None:
-            name = dotted_name(node.func)
-            if name:
-                function.called_names.add(name)
+        name = dotted_name(node.func)
+        if function is not None and name:
+            function.called_names.add(name)
+        if name and "." in name and name.rsplit(".", 1)[1] in _MUTATING_METHODS:
+            self.mutated.add(name.rsplit(".", 1)[0])
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.attribute_reads.append(AttributeRead(node, self.current_function, self.current_statement))
+
+
+_MUTATING_METHODS = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__"})
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:

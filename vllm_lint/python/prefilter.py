@@ -70,16 +70,49 @@ def _has_word(pattern: re.Pattern[bytes], data: bytes) -> bool:
 _ROUTE_DECORATOR = _re(
     rb"@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
 )
+
+
+def _route_decorator(data: bytes) -> bool:
+    """A route decorator: one that starts its line (``a @ b.view(...)`` is a matrix product)."""
+    for match in _ROUTE_DECORATOR.finditer(data):
+        line_start = data.rfind(b"\n", 0, match.start()) + 1
+        if not data[line_start:match.start()].strip(b" \t"):
+            return True
+    return False
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
-    (b"add_", _re(rb"add_(?:api_route|route|url_rule|get|post)[ \t]*\(")),
+    (b"add_", _re(rb"add_(?:api_route|api_websocket_route|route|websocket_route|url_rule|get|post|put|patch|delete|head|view)[ \t]*\(")),
     (b"Route", _re(rb"Route[ \t]*\(")),
     (b"Servicer", _re(rb"Servicer\b")),
     (b"View", _re(rb"View(?:Set)?\b")),
+    # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
+    (b")(", _re(rb"\.[ \t]*(?:post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\([ \t]*\w+[ \t]*\)")),
+    (b"web.", _re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
+    (b"django.urls", _re(rb"django\.urls")),
 )
+# Frameworks whose handlers are found only through their own names: importing one is necessary.
+_FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
+_IMPORT_LINE_START = _re(rb"[ \t]*(?:from|import)[ \t]")
+
+
+def _imports_a_framework(data: bytes) -> bool:
+    """``import gradio as gr``, ``from bentoml import ...``, ``import os, modal``: a line that imports one of them."""
+    for name in _FRAMEWORK_NAMES:
+        if name not in data:
+            continue
+        for lead in (b"import ", b"from ", b", "):
+            start = data.find(lead + name)
+            while start != -1:
+                end = start + len(lead) + len(name)
+                if end >= len(data) or data[end] not in _WORD_BYTES:
+                    line_start = data.rfind(b"\n", 0, start) + 1
+                    if _IMPORT_LINE_START.match(data, line_start):
+                        return True
+                start = data.find(lead + name, start + 1)
+    return False
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
-_WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray)\b"
+_WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
 _WEB_IMPORTS = (
     _re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
     _re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _WEB_FRAMEWORKS),
@@ -104,14 +137,30 @@ def _remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Pat
     return remembered
 
 
+def may_have_handlers(data: bytes, path: Path) -> bool:
+    """Whether the module may define a request handler or a start-up hook (a necessary condition of
+    handlers.py finding one), in its code, not its prose."""
+    if not (_startup_event(data) or _may_have_handlers(data, path)):
+        return False
+    code = _code_only(data)
+    return _startup_event(code) or _may_have_handlers(code, path)
+
+
+_ON_EVENT = _re(rb"@[^\n]*on_event[ \t]*\(")
+
+
+def _startup_event(data: bytes) -> bool:
+    return b"on_event" in data and _ON_EVENT.search(data) is not None
+
+
 @_remembered
 def _may_have_handlers(data: bytes, path: Path) -> bool:
-    if b"@" in data and (_ROUTE_DECORATOR.search(data) or (b"deployment" in data and _RAY_DEPLOYMENT.search(data))):
+    if b"@" in data and (_route_decorator(data) or (b"deployment" in data and _RAY_DEPLOYMENT.search(data))):
         return True
     for gate, pattern in _HANDLER_CLUES:
         if gate in data and pattern.search(data):
             return True
-    return path.name == "views.py" and b"django" in data
+    return (path.name == "views.py" and b"django" in data) or _imports_a_framework(data)
 
 
 def _may_be_web_app(data: bytes, path: Path) -> bool:
@@ -305,6 +354,11 @@ _STRING_OR_COMMENT = _re(
 
 def _code_only(data: bytes) -> bytes:
     return _STRING_OR_COMMENT.sub(lambda m: b"" if m.group(0).startswith(b"#") else b"S", data)
+
+
+def code_only(data: bytes) -> bytes:
+    """The file's bytes with every string one placeholder and no comments: code, not prose."""
+    return _code_only(data)
 
 
 # -- SamplingParams calls (python/rules/sampling.py, VLL303 on its instances) --------------------

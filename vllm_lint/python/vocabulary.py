@@ -1,5 +1,6 @@
-"""What Python code means for serving, shared by the checkers and the server rewrite: which calls load a model,
-which build a transformers pipeline, whether a SamplingParams call serves requests.
+"""What Python code means for serving, shared by the checkers, the module summaries and the server rewrite:
+which calls load a model, which build a transformers pipeline, which block on model inference, whether a
+SamplingParams call serves requests.
 
 Rule modules import this module; nothing imports a rule module.
 """
@@ -7,9 +8,19 @@ Rule modules import this module; nothing imports a rule module.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vllm_lint.python.context import PyContext
-from vllm_lint.python.model import CallSite
+import libcst as cst
+
+from vllm_lint.python.model import CallSite, dotted_name
+
+if TYPE_CHECKING:
+    from vllm_lint.python.context import PyContext
+    from vllm_lint.python.handlers import Handler
+    from vllm_lint.python.project import Reached
+    from vllm_lint.python.semantics import Semantics
 
 HF_GENERATIVE_MODEL = re.compile(r"^transformers\.(AutoModelFor\w+|\w+ForCausalLM|\w+ForConditionalGeneration|\w+LMHeadModel|\w+ForSeq2SeqLM)\.from_pretrained$")
 _MODEL_LOADS = ("vllm.LLM", "vllm.AsyncLLMEngine.from_engine_args", "vllm.LLMEngine.from_engine_args")
@@ -36,3 +47,88 @@ def serves_requests(ctx: PyContext, site: CallSite) -> bool:
     return any(
         semantics.callee(other.node) == "vllm.AsyncLLMEngine.from_engine_args" for other in ctx.model.calls
     )
+
+
+def caches_load(site: CallSite) -> bool:
+    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load, not one per call. Not in
+    ``__init__``: that runs once per object, so per request when a handler (or its framework) builds one."""
+    function = site.function
+    for target in site.assigned_to:
+        if target.startswith("self.") and (function is None or function.name != "__init__"):
+            return True
+        if function is not None and target in function.global_names:
+            return True
+    return False
+
+
+# What a call does that matters in a request handler, and the rule that reports it there.
+PIPELINE_CALL = "pipeline-call"  # VLL101
+HF_GENERATE = "hf-generate"  # VLL102
+LLM_GENERATE = "llm-generate"  # VLL103
+MODEL_LOAD = "model-load"  # VLL104
+EFFECT_CODES = {PIPELINE_CALL: "VLL101", HF_GENERATE: "VLL102", LLM_GENERATE: "VLL103", MODEL_LOAD: "VLL104"}
+
+
+@dataclass(frozen=True, slots=True)
+class CallEffect:
+    kind: str  # one of the four above
+    what: str  # for messages: "a transformers pipeline", "LLM.generate()", "AutoTokenizer.from_pretrained(...)"
+
+
+def call_effect(semantics: Semantics, site: CallSite) -> CallEffect | None:
+    """Whether a call blocks on model inference or loads a model, and how to say which."""
+    call = site.node
+    callee = semantics.callee(call)
+    if is_model_load(callee):
+        return CallEffect(MODEL_LOAD, f"{dotted_name(call.func) or callee}(...)")
+    producers = semantics.produced_by(call.func, site.function)
+    if any(is_pipeline_factory(p) for p in producers):
+        return CallEffect(PIPELINE_CALL, "a transformers pipeline")
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    producers = semantics.produced_by(func.value, site.function)
+    if method == "generate" and any(HF_GENERATIVE_MODEL.match(p) for p in producers):
+        return CallEffect(HF_GENERATE, "model.generate() of a transformers model")
+    if method in ("generate", "chat", "encode") and "vllm.LLM" in producers:
+        return CallEffect(LLM_GENERATE, f"LLM.{method}() runs offline batch inference")
+    if method == "step" and producers & {"vllm.LLMEngine", "vllm.LLMEngine.from_engine_args"}:
+        return CallEffect(LLM_GENERATE, "a synchronous LLMEngine.step() loop")
+    return None
+
+
+def handler_calls_into_project(ctx: PyContext, kind: str) -> Iterator[tuple[CallSite, Handler, Reached]]:
+    """Calls in request handlers into another module of the project that lead there to an effect of ``kind``
+    (the module's summary says so), one per call and effect site."""
+    semantics = ctx.semantics
+    if semantics.project is None:
+        return
+    for site in ctx.model.calls:
+        if site.in_main_guard:
+            continue
+        handler = semantics.enclosing_handler(site.function)
+        if handler is None:
+            continue
+        if kind == MODEL_LOAD and (semantics.is_startup_hook(site.function) or caches_load(site) or semantics.caches_result(handler)):
+            continue
+        seen = set()
+        for reached in semantics.project_effects(site):
+            where = (str(reached.path), reached.effect.line)
+            if reached.effect.kind == kind and where not in seen:
+                seen.add(where)
+                yield site, handler, reached
+
+
+def loads_through_project(ctx: PyContext, site: CallSite) -> bool:
+    """Whether a call into another module of the project loads a model there."""
+    return any(reached.effect.kind == MODEL_LOAD for reached in ctx.semantics.project_effects(site))
+
+
+def through(ctx: PyContext, reached: Reached) -> str:
+    """``through model.generate_text -> model._run (model.py:8)``, for a message."""
+    import os
+
+    project = ctx.semantics.project
+    shown = os.path.relpath(reached.path, project.importer.parent) if project is not None else reached.path.name
+    return f"through {' -> '.join(reached.chain)} ({shown}:{reached.effect.line})"

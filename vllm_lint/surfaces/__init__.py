@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -30,7 +31,14 @@ class LintJob:
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     target_vllm_version: str | None = None  # the setting: it wins over what the project pins
-    project_root: Path | None = None  # how far up to look for the project's vLLM pin (see vllm_api.targets)
+    # The project root (how far up the project's vLLM pin is looked for, vllm_api.targets), and the module
+    # summaries the result cache holds (python/project.py), for what the project's other files do.
+    project_root: Path | None = None
+    known_summaries: Mapping[str, object] | None = None
+    # Filled by the surface: the other files the result depends on (path -> (size, mtime_ns, hash)), and
+    # the summaries it computed (for the cache).
+    dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    summaries: dict[str, list] = field(default_factory=dict)
 
     @cached_property
     def target(self):
@@ -99,6 +107,7 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diag
 
 def all_surfaces() -> list[Surface]:
     from vllm_lint.surfaces.command_files import COMMAND_SURFACES
+    from vllm_lint.surfaces.notebook import NOTEBOOK
     from vllm_lint.surfaces.python import PYTHON
 
-    return [*COMMAND_SURFACES, PYTHON]
+    return [*COMMAND_SURFACES, NOTEBOOK, PYTHON]

@@ -14,7 +14,14 @@ from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 
 LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
-_K8S_KIND = re.compile(rb"^kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet)\b", re.MULTILINE)
+# What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
+# file's services, a SkyPilot task's run script (whatever the file is called).
+_YAML_LAUNCHER = re.compile(
+    rb"^\s*kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet|LeaderWorkerSet|InferenceService"
+    rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob)\b|^services:|^run:",
+    re.MULTILINE,
+)
+_YAML_TEMPLATE_SUFFIXES = tuple(f"{base}{suffix}" for base in (".yaml", ".yml") for suffix in (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template"))
 _PYTHON_FENCE = re.compile(rb"^ {0,3}(?:```|~~~)[ \t]*\{?\.?py", re.MULTILINE)
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
 
@@ -42,7 +49,8 @@ def _claims_compose(name: str, head: bytes) -> bool:
 
 
 def _claims_kubernetes(name: str, head: bytes) -> bool:
-    return suffix_of(name) in (".yaml", ".yml") and not _COMPOSE_NAME.match(name)
+    # any other YAML file (and YAML templates): what it holds is read from its content
+    return (suffix_of(name) in (".yaml", ".yml") and not _COMPOSE_NAME.match(name)) or name.endswith(_YAML_TEMPLATE_SUFFIXES)
 
 
 def _claims_markdown(name: str, head: bytes) -> bool:
@@ -71,7 +79,9 @@ def _lint_with(kind: str):
 
 
 def _kubernetes_may_match(job: LintJob) -> bool:
-    return _may_match(job) and bool(_K8S_KIND.search(job.data))
+    # Ray Serve LLM configures vLLM by its engine arguments without naming it
+    mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & LAUNCH_CODES))
+    return mentions and bool(_YAML_LAUNCHER.search(job.data))
 
 
 def _markdown_may_match(job: LintJob) -> bool:

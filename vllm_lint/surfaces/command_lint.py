@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from vllm_lint.cmdline.conditions import findings_in_every_rendering
 from vllm_lint.cmdline.fix_edits import render_edits
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import Extractor, Found
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
 from vllm_lint.diagnostics import Applicability, Diagnostic, Fix, Severity
 from vllm_lint.launch.record import LaunchFinding
-from vllm_lint.launch.rules import check_launch
+from vllm_lint.registry import check_launch
 from vllm_lint.surfaces import LintJob, parse_error
 from vllm_lint.text import TextIndex
 
@@ -21,11 +22,22 @@ class CommandParseError(Exception):
         self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
-def extract(kind: str, text: str, api, images_pin: bool = True) -> Extractor:
-    extractor = Extractor(api, text, images_pin)
+def extract(
+    kind: str,
+    text: str,
+    api,
+    env: Environment | None = None,
+    opaque: tuple[tuple[int, int], ...] = (),
+    path=None,
+    images_pin: bool = True,
+) -> Extractor:
+    """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
+    ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``images_pin``: whether
+    a vllm/vllm-openai image's tag picks the releases its container is judged against."""
+    extractor = Extractor(api, text, opaque, images_pin)
     if kind == "shell":
         try:
-            extractor.script(text, Environment())
+            extractor.script(text, env or Environment())
         except ShellSyntaxError as exc:
             raise CommandParseError(f"shell syntax error: {exc.message}", exc.offset) from None
     elif kind == "dockerfile":
@@ -35,13 +47,23 @@ def extract(kind: str, text: str, api, images_pin: bool = True) -> Extractor:
     elif kind in ("compose", "kubernetes", "yaml"):
         from vllm_lint.surfaces.yaml_files import extract_yaml
 
-        extract_yaml(text, extractor, kind)
+        extract_yaml(text, extractor, kind, path)
     else:
         raise ValueError(kind)
     return extractor
 
 
-def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnostic]:
+def lint_text(
+    kind: str,
+    display: str,
+    text: str,
+    job: LintJob,
+    env: Environment | None = None,
+    opaque: tuple[tuple[int, int], ...] = (),
+    written_only: bool = False,
+) -> list[Diagnostic]:
+    """Diagnostics of ``text`` read as ``kind``; ``written_only``: only findings that point at a flag or
+    value the text writes, not at the launch for something it lacks (an excerpt shown in documentation)."""
     if kind == "markdown":
         from vllm_lint.surfaces.markdown import lint_markdown
 
@@ -49,7 +71,7 @@ def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnost
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api, images_pin=job.launch_settings.target_vllm_version is None)
+        extractor = extract(kind, text, api, env, opaque, job.path, images_pin=job.launch_settings.target_vllm_version is None)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]
@@ -57,7 +79,9 @@ def lint_text(kind: str, display: str, text: str, job: LintJob) -> list[Diagnost
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
     for found in extractor.found:
-        for finding in check_launch(found.launch, job.launch_settings, job.enabled):
+        for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
+            if written_only and finding.anchor == found.launch.anchor:
+                continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
     return diagnostics
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 from vllm_lint.source import SourceError, decode_python
@@ -20,7 +22,49 @@ def may_match(job: LintJob) -> bool:
     if not _decodes_cleanly(job.data):
         return True  # let the full path report the NUL byte or the undecodable text (VLL000)
 
-    return bytes_may_match(job.data, job.path, job.enabled, job.api)
+    if bytes_may_match(job.data, job.path, job.enabled, job.api):
+        return True
+    return _may_call_into_project(job)
+
+
+# What a request handler or start-up hook can do in another module of the project (python/project.py).
+# (VLL105 needs a multi-worker server start, which the byte pre-filter lets through on its own.)
+_CROSS_MODULE_CODES = frozenset({"VLL101", "VLL102", "VLL103", "VLL104", "VLL503"})
+
+
+_REAL_FOLDERS: dict[str, str] = {}
+
+
+def _in_project(job: LintJob) -> bool:
+    """Whether the file lies in the project root (its other modules are looked for there only)."""
+    if job.project_root is None:
+        return True
+    folder = os.path.dirname(os.path.abspath(job.path))
+    real = _REAL_FOLDERS.get(folder)
+    if real is None:
+        real = _REAL_FOLDERS[folder] = os.path.realpath(folder)
+    root = _REAL_FOLDERS.get(str(job.project_root))
+    if root is None:
+        root = _REAL_FOLDERS[str(job.project_root)] = os.path.realpath(job.project_root)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _may_call_into_project(job: LintJob) -> bool:
+    """A module with a handler (or a start-up hook) that imports a project module whose summary can hold
+    something: the rules may then report what the handler reaches there. Every file read is a dependency."""
+    from vllm_lint.python.prefilter import may_have_handlers
+
+    if not job.enabled & _CROSS_MODULE_CODES or not _in_project(job) or not may_have_handlers(job.data, job.path):
+        return False
+    from vllm_lint.python.project import Project, process_store
+
+    store = process_store(job.known_summaries)
+    store.begin_file()
+    project = Project(job.path, job.project_root, store)
+    try:
+        return any(store.matters(target, project) for target in project.imported_files(project.importer, job.data))
+    finally:
+        job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
 
 
 def _decodes_cleanly(data: bytes) -> bool:
@@ -38,6 +82,11 @@ def lint(job: LintJob) -> list[Diagnostic]:
         source = decode_python(job.data)
     except SourceError as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
+    from vllm_lint.python.complexity import too_complex
+
+    refused = too_complex(source.text)
+    if refused is not None:
+        return [parse_error(job.display, refused.message, refused.line)]
     PYTHON.warm_up()
     from vllm_lint.python.checker import PythonOptions, SyntaxProblem, lint_python, parse
 
@@ -45,8 +94,17 @@ def lint(job: LintJob) -> list[Diagnostic]:
         module = parse(source.text)
     except SyntaxProblem as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
-    options = PythonOptions(job.enabled, job.launch_settings, job.api_version)
-    return lint_python(job.display, source.text, module, options)
+    from vllm_lint.python.project import Project, process_store
+
+    store = process_store(job.known_summaries)
+    store.begin_file()
+    project = Project(job.path, job.project_root, store)
+    options = PythonOptions(job.enabled, job.launch_settings, job.api_version, project)
+    try:
+        return lint_python(job.display, source.text, module, options)
+    finally:
+        job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
+        job.summaries = store.take_computed()
 
 
 PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint, heavy_modules=("vllm_lint.python.checker",))

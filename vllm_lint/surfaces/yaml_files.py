@@ -10,6 +10,7 @@ from vllm_lint.cmdline.launches import (
     Container,
     Extractor,
     gpus_from_devices,
+    make_opaque,
     parse_size,
 )
 from vllm_lint.cmdline.shell import (
@@ -24,6 +25,7 @@ from vllm_lint.values import Value
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "Job", "CronJob", "DaemonSet", "ReplicaSet"})
 _MAX_NODES = 200_000  # bound alias expansion ("billion laughs")
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_ENVSUBST_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[}:-]")
 
 
 class _Budget:
@@ -120,13 +122,45 @@ def _char_map(source: str, node) -> list[int] | None:
 
 
 class _YamlWords:
-    def __init__(self, source: str, extractor: Extractor, kind: str) -> None:
+    def __init__(self, source: str, extractor: Extractor, kind: str, template=None) -> None:
         self.source = source
         self.extractor = extractor
         self.kind = kind
+        self.template = template  # surfaces.templates.Template when the file is one
+
+    def text(self, node) -> str | None:
+        """A scalar's value, with a template's actions written out; None when not a scalar or not known."""
+        text = _scalar(node)
+        if text is None or self.template is None:
+            return text
+        return self.template.value_of(text)[0]
+
+    def image(self, node) -> str:
+        """An image reference; in a template, what is known of it (its repository when only the tag is templated)."""
+        text = _scalar(node)
+        if text is None:
+            return ""
+        return self.template.known_prefix(text) if self.template is not None else text
+
+    def _templated_word(self, item, text: str) -> Word:
+        """A list element of a template: its value where the template's output is known."""
+        start, end = item.start_mark.index, item.end_mark.index
+        mapping = _char_map(self.source, item) or [start] * (len(text) + 1)
+        rendered, offsets, unknown, origin = self.template.render(text, mapping)
+        repeated = self.template.repeated_at(start)
+        if unknown or repeated:
+            prefix = rendered[: unknown[0][0]] if unknown else ""
+            word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
+            word.script = (rendered, offsets + [end], unknown) if not repeated else None
+        else:
+            word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
+        word.condition = self.template.condition_at(start)
+        return word
 
     def expand(self, text: str, env: Environment) -> tuple[str | None, str | None]:
         if self.kind == "kubernetes":
+            if _ENVSUBST_VARIABLE.search(text):
+                return None, None  # Kubernetes leaves ${VAR} as it is: whatever fills it in (envsubst) runs first
             unknown = False
 
             def substitute(match: re.Match) -> str:
@@ -155,6 +189,9 @@ class _YamlWords:
             text = _scalar(item)
             if text is None:
                 continue
+            if self.template is not None:
+                words.append(self._templated_word(item, text))
+                continue
             value, origin = self.expand(text, env)
             start, end = item.start_mark.index, item.end_mark.index
             parts = [("lit", value)] if value is not None else [("lit", text.partition("$")[0]), ("unknown",)]
@@ -168,6 +205,14 @@ class _YamlWords:
         """A command written as one string: shell-split, offsets mapped back when possible."""
         text = node.value
         mapping = _char_map(self.source, node)
+        unknown: tuple[tuple[int, int], ...] = ()
+        template = self.template
+        if template is not None:
+            fixable_map = mapping is not None
+            mapping = mapping or [node.start_mark.index] * (len(text) + 1)
+            text, mapping = _without_blanked_lines(text, mapping, template.blanked_lines)
+            text, offsets, unknown, _ = template.render(text, mapping)
+            mapping = offsets + [mapping[-1]] if fixable_map else None
         try:
             commands = tokenize(text, 0)
         except ShellSyntaxError:
@@ -175,15 +220,22 @@ class _YamlWords:
         result = []
         for command in commands:
             for word in command.words:
+                if template is not None:
+                    make_opaque(word, unknown, text, 0)
                 if mapping is not None:
                     word.start, word.end = mapping[word.start], mapping[word.end - 1] + 1
                 else:
                     word.start, word.end = node.start_mark.index, node.end_mark.index
-                if self.kind == "kubernetes":
+                if self.kind == "kubernetes" and word.literal:
                     word.value, word.origin = self.expand(word.raw.strip("\"'"), env)
                     word.parts = [("lit", word.value)] if word.value is not None else [("unknown",)]
+                if template is not None:
+                    word.condition = template.condition_at(word.start)
+                    if template.repeated_at(word.start):
+                        word.parts, word.value = [("unknown",)], None
             result.append(command.words)
-        return result, mapping is not None and node.style in (None, "", "'", '"', "|")
+        fixable = mapping is not None and node.style in (None, "", "'", '"', "|") and template is None
+        return result, fixable
 
     def launch(self, entry_node, cmd_node, image: str, env: Environment, container: Container, anchor: Span) -> None:
         import yaml
@@ -212,15 +264,34 @@ class _YamlWords:
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
         if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
-            extractor.image_serve(image, words, env, container, cmd_fixable and len(cmd) == 1, anchor, anchor.start)
+            extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, anchor, anchor.start)
             return
         with extractor.in_image(image):
             for words in cmd:
                 extractor.command(words, env, container, fixable=cmd_fixable)
 
 
-def _env_from(node, budget: _Budget) -> dict[str, Value | None]:
+def _without_blanked_lines(text: str, mapping: list[int], blanked: frozenset[int]) -> tuple[str, list[int]]:
+    """A block scalar's value without the empty lines that were template actions (``{{- if }}`` lines
+    between continuation lines: the template's output has no line there)."""
+    if not blanked:
+        return text, mapping
+    keep = [k for k, c in enumerate(text) if not (c == "\n" and mapping[k] + 1 in blanked)]
+    return "".join(text[k] for k in keep), [mapping[k] for k in keep] + [mapping[-1]]
+
+
+def _env_from(node, budget: _Budget, words: "_YamlWords | None" = None) -> dict[str, Value | None]:
+    """Variables a compose ``environment:`` or a container's ``env:`` sets; None where the value is not
+    known (or, in a template, the entry is written under a condition)."""
     import yaml
+
+    template = words.template if words is not None else None
+    read = words.text if words is not None else _scalar
+
+    def known(at, value: str | None, origin: str) -> Value | None:
+        if value is None or (template is not None and template.condition_at(at.start_mark.index)):
+            return None
+        return Value(value, origin)
 
     env: dict[str, Value | None] = {}
     if isinstance(node, yaml.MappingNode):
@@ -228,19 +299,17 @@ def _env_from(node, budget: _Budget) -> dict[str, Value | None]:
             budget.spend()
             name = _scalar(k)
             if name is not None:
-                text = _scalar(v)
-                env[name] = Value(text, f"environment {name}") if text is not None and v.tag != "tag:yaml.org,2002:null" else None
+                env[name] = known(k, read(v), f"environment {name}") if v.tag != "tag:yaml.org,2002:null" else None
     for item in _items(node):
         budget.spend()
-        text = _scalar(item)
-        if text is not None:
-            name, eq, value = text.partition("=")
-            env[name] = Value(value, f"environment {name}") if eq else None
+        text = read(item)
+        if _scalar(item) is not None:
+            name, eq, value = (text or _scalar(item)).partition("=")
+            env[name] = known(item, value if eq and text is not None else None, f"environment {name}")
             continue
         name = _scalar(_get(item, "name"))
         if name is not None:
-            value = _scalar(_get(item, "value"))
-            env[name] = Value(value, f"env {name}") if value is not None else None
+            env[name] = known(item, read(_get(item, "value")), f"env {name}")
     return env
 
 
@@ -253,32 +322,61 @@ def _yaml_1_2_lines(text: str) -> str:
     return text.translate(_YAML_1_1_BREAKS) if ("\u2028" in text or "\u2029" in text or "\x85" in text) else text
 
 
-def extract_yaml(text: str, extractor: Extractor, kind: str) -> None:
+def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
+    """Launches in a YAML file: each document read by its content (compose ``services:``, a Kubernetes
+    ``kind``, a SkyPilot task), a template (Helm, Jinja2, envsubst) read with its actions set aside."""
     import yaml
 
     from vllm_lint.surfaces.command_lint import CommandParseError
 
+    template = None
+    source = text
+    if path is not None:
+        from vllm_lint.surfaces.templates import TemplateError, flavour_of, read_template
+
+        flavour = flavour_of(path, text)
+        if flavour is not None:
+            try:
+                template = read_template(path, text, flavour)
+            except TemplateError as exc:
+                line = text.count("\n", 0, exc.offset) + 1
+                column = exc.offset - (text.rfind("\n", 0, exc.offset) + 1) + 1
+                raise CommandParseError(f"{_TEMPLATE_NAMES[flavour]} that cannot be read: {exc.message}", line=line, column=column) from None
+            source = template.masked
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        documents = list(yaml.compose_all(_yaml_1_2_lines(text), Loader=loader))
+        documents = list(yaml.compose_all(_yaml_1_2_lines(source), Loader=loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         column = mark.column + 1 if mark else 1
-        raise CommandParseError(f"invalid YAML: {exc.problem or exc}", line=line, column=column) from None
+        problem = exc.problem or exc
+        if template is not None:
+            raise CommandParseError(
+                f"{_TEMPLATE_NAMES[template.flavour]} that is not YAML once its template actions are set aside "
+                f"({problem}): an action that writes YAML structure mid-line is not read",
+                line=line, column=column,
+            ) from None
+        raise CommandParseError(f"invalid YAML: {problem}", line=line, column=column) from None
     except yaml.YAMLError as exc:
         raise CommandParseError(f"invalid YAML: {exc}", line=1) from None
     budget = _Budget()
-    words = _YamlWords(text, extractor, "compose" if kind == "compose" else "kubernetes")
+    words = _YamlWords(text, extractor, "compose" if kind == "compose" else "kubernetes", template)
     for document in documents:
         if document is None:
             continue
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
             words.kind = "compose"
             _compose(document, words, budget)
+        elif _is_skypilot_task(document):
+            words.kind = "compose"  # ${VAR} in envs and run are the shell's
+            _skypilot(document, words, budget)
         else:
             words.kind = "kubernetes"
             _kubernetes(document, words, budget)
+
+
+_TEMPLATE_NAMES = {"helm": "Helm template", "go": "Go template", "jinja": "Jinja2 template", "envsubst": "envsubst template"}
 
 
 def _compose(document, words: _YamlWords, budget: _Budget) -> None:
@@ -292,14 +390,14 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         if not isinstance(service, yaml.MappingNode):
             continue
         container = Container()
-        container.env = _env_from(_get(service, "environment"), budget)
+        container.env = _env_from(_get(service, "environment"), budget, words)
         if _get(service, "env_file") is not None:
             container.env.setdefault("VLLM_API_KEY", None)  # may be set there
         devices = _get(_get(_get(_get(service, "deploy"), "resources"), "reservations"), "devices")
         for device in _items(devices):
             count, ids = _get(device, "count"), _get(device, "device_ids")
             if count is not None:
-                container.gpu_count = gpus_from_devices(_scalar(count))
+                container.gpu_count = gpus_from_devices(words.text(count))
                 container.gpu_anchor = Span(count.start_mark.index, count.end_mark.index)
             elif ids is not None:
                 container.gpu_count = len(_items(ids)) or None
@@ -307,10 +405,10 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         cuda = container.env.get("CUDA_VISIBLE_DEVICES")
         if container.gpu_count is None and cuda is not None:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
-        container.host_ipc = _scalar(_get(service, "ipc")) == "host"
-        container.shm_bytes = parse_size(_scalar(_get(service, "shm_size")))
+        container.host_ipc = words.text(_get(service, "ipc")) == "host"
+        container.shm_bytes = parse_size(words.text(_get(service, "shm_size")))
         env = Environment(container.env)
-        image = _scalar(_get(service, "image")) or ""
+        image = words.image(_get(service, "image"))
         command = _get(service, "command")
         anchor_node = command or _get(service, "image") or service
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
@@ -319,53 +417,189 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
 
 
-def _pod_spec(document):
+WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
+
+
+def _pod_specs(document) -> list[tuple[object, int]]:
+    """The pod specs a Kubernetes object runs, each with how many pods of it make one group (LeaderWorkerSet)."""
     kind = _scalar(_get(document, "kind"))
-    if kind not in WORKLOAD_KINDS:
-        return None
     spec = _get(document, "spec")
     if kind == "Pod":
-        return spec
+        return [(spec, 1)]
     if kind == "CronJob":
-        spec = _get(_get(spec, "jobTemplate"), "spec")
-    return _get(_get(spec, "template"), "spec")
+        return [(_get(_get(_get(_get(spec, "jobTemplate"), "spec"), "template"), "spec"), 1)]
+    if kind in ("Deployment", "StatefulSet", "Job", "DaemonSet", "ReplicaSet"):
+        return [(_get(_get(spec, "template"), "spec"), 1)]
+    if kind == "LeaderWorkerSet":
+        group = _get(spec, "leaderWorkerTemplate")
+        return [(_get(_get(group, name), "spec"), 1) for name in ("leaderTemplate", "workerTemplate") if _get(group, name) is not None]
+    if kind == "InferenceService":
+        predictor = _get(spec, "predictor")
+        return [(predictor, 1)] if _get(predictor, "containers") is not None else []
+    if kind in ("ServingRuntime", "ClusterServingRuntime"):
+        return [(spec, 1)]
+    if kind in ("RayService", "RayCluster"):
+        cluster = _get(spec, "rayClusterConfig") if kind == "RayService" else spec
+        groups = [_get(cluster, "headGroupSpec"), *_items(_get(cluster, "workerGroupSpecs"))]
+        return [(_get(_get(group, "template"), "spec"), 1) for group in groups if group is not None]
+    return []
+
+
+def _lws_gpus(document, words: _YamlWords) -> int | None:
+    """All the GPUs of one LeaderWorkerSet group: the leader's and (size - 1) workers'; None if not known."""
+    group = _get(_get(document, "spec"), "leaderWorkerTemplate")
+    size = words.text(_get(group, "size"))
+    if size is None or not size.isdigit():
+        return None
+    per_pod = []
+    for name in ("leaderTemplate", "workerTemplate"):
+        spec = _get(_get(group, name), "spec")
+        counts = [gpus_from_devices(words.text(_get(_get(_get(c, "resources"), "limits"), "nvidia.com/gpu")) or "0") for c in _items(_get(spec, "containers"))] if spec is not None else None
+        per_pod.append(None if counts is None or any(c is None for c in counts) else sum(counts))
+    leader, worker = per_pod
+    if worker is None:
+        return None
+    return (worker if leader is None else leader) + (int(size) - 1) * worker
 
 
 def _kubernetes(document, words: _YamlWords, budget: _Budget) -> None:
-    spec = _pod_spec(document)
-    if spec is None:
+    kind = _scalar(_get(document, "kind"))
+    if kind not in WORKLOAD_KINDS:
         return
-    host_ipc = _scalar(_get(spec, "hostIPC")) in ("true", "True")
+    group_gpus = _lws_gpus(document, words) if kind == "LeaderWorkerSet" else None
+    for spec, _ in _pod_specs(document):
+        if spec is not None:
+            _pod(spec, words, budget, group_gpus)
+    if kind == "RayJob":
+        _ray_job(document, words)
+    if kind == "RayService":
+        _ray_serve_config(document, words)
+
+
+def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> None:
+    host_ipc = words.text(_get(spec, "hostIPC")) in ("true", "True")
     memory_volumes: dict[str, int] = {}
     for volume in _items(_get(spec, "volumes")):
         budget.spend()
         empty_dir = _get(volume, "emptyDir")
         if empty_dir is not None and _scalar(_get(empty_dir, "medium")) == "Memory":
-            size = parse_size(_scalar(_get(empty_dir, "sizeLimit")))
+            size = parse_size(words.text(_get(empty_dir, "sizeLimit")))
             memory_volumes[_scalar(_get(volume, "name")) or ""] = size if size is not None else 1 << 40
     for item in _items(_get(spec, "containers")):
         budget.spend()
         container = Container(host_ipc=host_ipc)
-        container.env = _env_from(_get(item, "env"), budget)
+        container.env = _env_from(_get(item, "env"), budget, words)
         if _get(item, "envFrom") is not None:
             container.env.setdefault("VLLM_API_KEY", None)  # may come from the referenced ConfigMap/Secret
         limits = _get(_get(item, "resources"), "limits")
         gpu = _get(limits, "nvidia.com/gpu")
         if gpu is not None:
-            container.gpu_count = gpus_from_devices(_scalar(gpu))
+            container.gpu_count = gpus_from_devices(words.text(gpu))
             container.gpu_anchor = Span(gpu.start_mark.index, gpu.end_mark.index)
+        if gpu is not None and words.template is not None and words.template.condition_at(gpu.start_mark.index):
+            container.gpu_count = None  # a limit written under a condition
+        if group_gpus is not None and container.gpu_count is not None:
+            container.gpu_count = group_gpus  # one vLLM spans the group's pods (Ray across the workers)
         for mount in _items(_get(item, "volumeMounts")):
-            if _scalar(_get(mount, "mountPath")) == "/dev/shm":
+            if words.text(_get(mount, "mountPath")) == "/dev/shm":
                 container.shm_bytes = memory_volumes.get(_scalar(_get(mount, "name")) or "")
-        env = Environment(container.env)
-        image = _scalar(_get(item, "image")) or ""
         command, args = _get(item, "command"), _get(item, "args")
+        holes = _holes(item, words)
+        if "env" in holes or "envFrom" in holes or "" in holes:
+            container.env.setdefault("VLLM_API_KEY", None)  # an {{ include }} or {{ toYaml }} may set it
+        if "resources" in holes:
+            container.gpu_count = None
+        env = Environment(container.env)
+        image = words.image(_get(item, "image"))
         anchor_node = command or args or item
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
+        before = len(words.extractor.found)
+        listed = {key: _listed_words(action, words) for key, action in holes.items() if key in ("command", "args")}
+        if any(value is None for value in listed.values()):
+            continue  # an action writes the command or args, and the template does not say what
+        if listed:
+            # `command:` written by `{{ toYaml .Values.command | nindent 10 }}` from values.yaml
+            import yaml
+
+            command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
+            args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
+            if command_words:
+                words.extractor.command(command_words + args_words, env, container, fixable=False)
+            elif args_words:
+                _image_args(words, args_words, image, env, container, anchor)
+            continue
         if command is not None:
             _k8s_command(words, command, args, image, env, container, anchor)
         else:
             words.launch(None, args, image, env, container, anchor)
+        if words.template is not None and words.template.repeated_at(anchor.start):
+            for found in words.extractor.found[before:]:
+                found.launch.opaque = True
+
+
+def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
+    if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
+        words.extractor.image_default(joined, env, container, False, image, anchor, anchor.start)
+        return
+    words.extractor.command(joined, env, container, fixable=False)
+
+
+def _holes(item, words: _YamlWords) -> dict[str, object]:
+    """A container's keys under which an action alone on its line writes YAML the parse did not see
+    (key "" for one between keys), each with the action."""
+    import yaml
+
+    template = words.template
+    if template is None or not isinstance(item, yaml.MappingNode):
+        return {}
+    keys = [(k.start_mark.index, _scalar(k) or "") for k, _ in item.value]
+    found: dict[str, object] = {}
+    for action in template.holes(item.start_mark.index, _region_end(item, words)):
+        owner = ""
+        for start, name in keys:
+            if start <= action.start:
+                owner = name
+        # a hole more indented than the key's line belongs to that key's value
+        line_start = template.source.rfind("\n", 0, action.start) + 1
+        indent = len(template.source[line_start:action.start]) - len(template.source[line_start:action.start].lstrip())
+        key_column = item.start_mark.column
+        found[owner if indent > key_column else ""] = action
+    return found
+
+
+def _region_end(item, words: _YamlWords) -> int:
+    """Where a container's lines end: the next line indented no deeper than its first key (blank-made lines
+    of the template, which YAML saw as nothing, are inside)."""
+    source = words.template.masked
+    column = item.start_mark.column
+    i = item.end_mark.index
+    while i < len(source):
+        line_end = source.find("\n", i)
+        line_end = len(source) if line_end == -1 else line_end
+        line = source[i:line_end]
+        if line.strip() and len(line) - len(line.lstrip()) <= column - (2 if line.lstrip().startswith("- ") else 0) and i > item.end_mark.index:
+            return i
+        i = line_end + 1
+    return len(source)
+
+
+def _listed_words(action, words: _YamlWords) -> list[Word] | None:
+    """The words of ``{{ toYaml .Values.x | nindent N }}`` when values.yaml gives x as a list of scalars,
+    every one pointing at the action; None when not known."""
+    value = words.template.output_value(action)
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+        return None
+    from vllm_lint.surfaces.templates import _go_text
+
+    result = []
+    for item in value:
+        text = _go_text(item)
+        if text is None:
+            return None
+        word = Word(text, action.start, action.end, [("lit", text)], True, text, f"{words.template.values_name}", single=True)
+        word.condition = words.template.condition_at(action.start)
+        result.append(word)
+    return result
 
 
 def _k8s_command(words: _YamlWords, command, args, image, env, container, anchor) -> None:
@@ -377,3 +611,140 @@ def _k8s_command(words: _YamlWords, command, args, image, env, container, anchor
         words.extractor.command(joined, env, container, fixable=False)
         return
     words.launch(command, args, image, env, container, anchor)
+
+
+# -- SkyPilot tasks and Ray ------------------------------------------------------------------------
+
+_SKYPILOT_KEYS = ("resources", "setup", "envs", "num_nodes", "workdir", "file_mounts", "service")
+
+
+def _is_skypilot_task(document) -> bool:
+    """A SkyPilot task: a ``run:`` script next to SkyPilot's own keys (and no Kubernetes ``kind``)."""
+    import yaml
+
+    if not isinstance(document, yaml.MappingNode) or _get(document, "kind") is not None:
+        return False
+    return isinstance(_get(document, "run"), yaml.ScalarNode) and any(_get(document, key) is not None for key in _SKYPILOT_KEYS)
+
+
+def _accelerator_count(node, words: _YamlWords) -> int | None:
+    """GPUs per node from ``resources.accelerators``: ``A100:4``, ``{A100: 4}``, ``[L4:2, A10G:2]``; None
+    when the candidates differ or are not known."""
+    import yaml
+
+    candidates: list[str | None] = []
+    if isinstance(node, yaml.ScalarNode):
+        candidates = [words.text(node)]
+    elif isinstance(node, yaml.SequenceNode):
+        candidates = [words.text(item) for item in node.value]
+    elif isinstance(node, yaml.MappingNode):
+        candidates = [f"{_scalar(k)}:{words.text(v)}" if _scalar(v) not in (None, "") else _scalar(k) for k, v in node.value]
+    counts = set()
+    for candidate in candidates:
+        if candidate is None:
+            return None
+        name, _, count = candidate.strip().partition(":")
+        if not name or (count and not count.strip().isdigit()):
+            return None
+        counts.add(int(count) if count else 1)
+    return counts.pop() if len(counts) == 1 else None
+
+
+def _skypilot(document, words: _YamlWords, budget: _Budget) -> None:
+    env = Environment(_env_from(_get(document, "envs"), budget, words))
+    container = Container(runtime=False)
+    accelerators = _get(_get(document, "resources"), "accelerators")
+    nodes = words.text(_get(document, "num_nodes"))
+    if accelerators is not None and nodes in (None, "1"):
+        container.gpu_count = _accelerator_count(accelerators, words)
+        container.gpu_anchor = Span(accelerators.start_mark.index, accelerators.end_mark.index)
+    _script(words, _get(document, "run"), env, container)
+
+
+def _script(words: _YamlWords, node, env: Environment, container: Container | None) -> None:
+    """A shell script held in a YAML string (SkyPilot's ``run:``, RayJob's ``entrypoint:``)."""
+    text = _scalar(node)
+    if not text:
+        return
+    start, end = node.start_mark.index, node.end_mark.index
+    word = Word(words.source[start:end], start, end, [("lit", text)], True, text)
+    mapping = _char_map(words.source, node)
+    if words.template is not None:
+        mapping = mapping or [start] * (len(text) + 1)
+        rendered, offsets, unknown, _ = words.template.render(*_without_blanked_lines(text, mapping, words.template.blanked_lines))
+        word.script = (rendered, offsets + [end], unknown)
+        word.value = None
+    else:
+        word.offsets = mapping
+    if word.offsets is None and word.script is None:
+        word.script = (text, [start] * (len(text) + 1), ())  # offsets not mapped: every word points at the key
+    words.extractor.inline_script(word, env, container)
+
+
+def _ray_job(document, words: _YamlWords) -> None:
+    _script(words, _get(_get(document, "spec"), "entrypoint"), Environment(), None)
+
+
+def _ray_serve_config(document, words: _YamlWords) -> None:
+    """Ray Serve LLM's ``engine_kwargs`` inside a RayService's ``serveConfigV2`` (a YAML document held
+    in a string): vLLM engine arguments by their EngineArgs names, checked for name and value."""
+    import yaml
+
+    node = _get(_get(document, "spec"), "serveConfigV2")
+    text = _scalar(node)
+    if not text or "engine_kwargs" not in text:
+        return
+    mapping = _char_map(words.source, node)
+    try:
+        inner = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return
+    at = (lambda i: mapping[min(i, len(mapping) - 1)]) if mapping else (lambda i: node.start_mark.index)
+    for application in _items(_get(inner, "applications")):
+        for config in _items(_get(_get(application, "args"), "llm_configs")):
+            kwargs = _get(config, "engine_kwargs")
+            if isinstance(kwargs, yaml.MappingNode):
+                _engine_kwargs(kwargs, words, at)
+
+
+_YAML_TYPES = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float}
+
+
+def _engine_kwargs(kwargs, words: _YamlWords, at) -> None:
+    import difflib
+
+    from vllm_lint.cmdline.launches import Found
+    from vllm_lint.cmdline.serve_args import invalid_value
+    from vllm_lint.launch.record import Launch, Setting
+
+    api = words.extractor.api
+    fields = api.engine_args | api.async_engine_args
+    settings = []
+    for key_node, value_node in kwargs.value:
+        key = _scalar(key_node)
+        if key is None:
+            continue
+        value = None
+        raw = _scalar(value_node)
+        if raw is not None:
+            convert = _YAML_TYPES.get(value_node.tag)
+            typed: object = raw
+            if value_node.tag == "tag:yaml.org,2002:bool":
+                typed = raw.lower() in ("true", "yes", "on")
+            elif convert is not None:
+                try:
+                    typed = convert(raw)
+                except ValueError:
+                    typed = raw
+            value = Value(typed, "serveConfigV2 engine_kwargs")
+        anchor = Span(at(key_node.start_mark.index), at(value_node.end_mark.index - 1) + 1)
+        value_anchor = Span(at(value_node.start_mark.index), at(value_node.end_mark.index - 1) + 1)
+        known = key in fields
+        suggestions = () if known else tuple(difflib.get_close_matches(key, sorted(fields), n=3, cutoff=0.8))
+        flag = words.extractor.table.by_dest.get(key)
+        bad = invalid_value(flag, value.value) if known and flag is not None and value is not None else None
+        settings.append(Setting(key, key, known, value, anchor, value_anchor, suggestions, bad_choice=bad))
+    start = at(kwargs.start_mark.index)
+    # only the settings written here are checked: Ray Serve LLM fills in others of its own
+    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True)
+    words.extractor.found.append(Found(launch, None, False, [], start))

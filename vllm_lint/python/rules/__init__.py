@@ -1,3 +1,4 @@
-"""Python-surface rules. Importing this package registers every checker."""
+"""Python-surface rules: one module per family, each checker registered with ``@python_rule``.
 
-from vllm_lint.python.rules import api, frameworks, sampling, serving  # noqa: F401
+``vllm_lint.registry`` loads every module of this package by name; nothing imports them.
+"""

@@ -9,6 +9,7 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.model import dotted_name
 from vllm_lint.python.vllm_names import missing_in_path
 from vllm_lint.vllm_api import VllmApi
 from vllm_lint.vllm_api.history import Fate, class_attribute_fate, fate_phrase, module_fate, unknown_range
@@ -115,6 +116,8 @@ def _nonexistent_names(ctx: PyContext) -> Iterator[PyFinding | None]:
             if missing:
                 yield _report(*missing, api, alias, info.statement, single if missing == (info.module, name) else None)
     for read in ctx.model.attribute_reads:
+        if id(read.node) in ctx.model.attribute_writes:
+            continue  # an assignment: VLL206 says what setting an engine-args field that does not exist does
         qualified = ctx.semantics.qualify(read.node)
         missing = None
         if qualified is not None and qualified.startswith("vllm."):
@@ -138,6 +141,8 @@ def _instance_attribute(ctx: PyContext, node: cst.Attribute, function) -> tuple[
     if len(classes) != 1 or len(producers) != 1:
         return None
     klass = classes.pop()
+    if klass in ("vllm.EngineArgs", "vllm.AsyncEngineArgs") and dotted_name(node) in ctx.model.attribute_targets:
+        return None  # the module sets it on the args object first: reading it back works
     attributes = ctx.api.class_attributes(klass)
     if attributes is None or node.attr.value in attributes:
         return None

@@ -10,11 +10,11 @@ from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
 from vllm_lint.python.model import dotted_name
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
-from vllm_lint.python.vocabulary import is_model_load
+from vllm_lint.python.vocabulary import is_model_load, loads_through_project
 
 
-def _status_code(ctx: PyContext, node: cst.BaseExpression) -> int | None:
-    value = ctx.semantics.fold(node)
+def _status_code(ctx: PyContext, node: cst.BaseExpression, function=None) -> int | None:
+    value = ctx.semantics.fold(node, function)
     if value is not None and isinstance(value.value, int) and not isinstance(value.value, bool):
         return value.value if 100 <= value.value <= 599 else None
     name = dotted_name(node) or ""
@@ -33,7 +33,7 @@ def tuple_return_in_fastapi(ctx: PyContext) -> Iterator[PyFinding]:
             value = ret.value
             if not isinstance(value, cst.Tuple) or len(value.elements) != 2:
                 continue
-            status = _status_code(ctx, value.elements[1].value)
+            status = _status_code(ctx, value.elements[1].value, function)
             if status is None:
                 continue
             yield PyFinding(
@@ -116,9 +116,12 @@ def on_event_model_load(ctx: PyContext) -> Iterator[PyFinding]:
         decorators = [d for d in function.node.decorators if _startup_event(ctx, d)]
         if not decorators:
             continue
+        # In the hook, in functions of this module it calls, or in another module of the project it calls into.
+        reached = {f for f, _ in ctx.semantics.finder.reached_from(function)}
         loads = [
             site for site in ctx.model.calls
-            if _inside(site.function, function) and is_model_load(ctx.semantics.callee(site.node))
+            if (_inside(site.function, function) or site.function in reached)
+            and (is_model_load(ctx.semantics.callee(site.node)) or loads_through_project(ctx, site))
         ]
         if not loads:
             continue

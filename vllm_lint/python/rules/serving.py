@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
 
 from vllm_lint.python.context import PyContext, PyFinding, python_rule
-from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.model import CallSite
 from vllm_lint.python.rewrite import server_rewrite
-from vllm_lint.python.semantics import Handler
-from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_model_load, is_pipeline_factory
+from vllm_lint.python.handlers import Handler
+from vllm_lint.python.vocabulary import (
+    HF_GENERATE,
+    LLM_GENERATE,
+    MODEL_LOAD,
+    PIPELINE_CALL,
+    CallEffect,
+    caches_load,
+    call_effect,
+    handler_calls_into_project,
+    is_model_load,
+    loads_through_project,
+    through,
+)
 
 def _blocking_consequence(handler: Handler) -> str:
     if handler.runs_on_event_loop:
@@ -40,18 +51,12 @@ class _LazyRewrite:
 @python_rule("VLL101")
 def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
     rewrite = _LazyRewrite(ctx)
-    for site in ctx.model.calls:
-        handler = _in_handler(ctx, site)
-        if handler is None:
-            continue
-        producers = ctx.semantics.produced_by(site.node.func, site.function)
-        if not any(is_pipeline_factory(p) for p in producers):
-            continue
+    for site, handler, _ in _effects_in_handlers(ctx, PIPELINE_CALL):
         outcome = rewrite.get()
         yield PyFinding(
             code="VLL101",
             message=(
-                f"transformers pipeline called inside a request handler ({handler.function.name}): it "
+                f"transformers pipeline called inside a request handler ({handler.shown}): it "
                 f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
                 + outcome.message_suffix()
             ),
@@ -59,25 +64,47 @@ def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             statement=site.statement,
             fix=outcome.fix,
         )
+    for site, handler, reached in handler_calls_into_project(ctx, PIPELINE_CALL):
+        yield PyFinding(
+            code="VLL101",
+            message=(
+                f"transformers pipeline called inside a request handler ({handler.shown}), {through(ctx, reached)}: "
+                f"it {_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
+
+
+def _effects_in_handlers(ctx: PyContext, kind: str) -> Iterator[tuple[CallSite, Handler, CallEffect]]:
+    """Calls of this module, inside request handlers, that do ``kind`` (vocabulary.call_effect)."""
+    for site in ctx.model.calls:
+        handler = _in_handler(ctx, site)
+        if handler is None:
+            continue
+        effect = call_effect(ctx.semantics, site)
+        if effect is not None and effect.kind == kind:
+            yield site, handler, effect
 
 
 @python_rule("VLL102")
 def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
-    for site in ctx.model.calls:
-        func = site.node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "generate":
-            continue
-        handler = _in_handler(ctx, site)
-        if handler is None:
-            continue
-        producers = ctx.semantics.produced_by(func.value, site.function)
-        if not any(HF_GENERATIVE_MODEL.match(p) for p in producers):
-            continue
+    for site, handler, _ in _effects_in_handlers(ctx, HF_GENERATE):
         yield PyFinding(
             code="VLL102",
             message=(
-                f"transformers model.generate() called inside a request handler ({handler.function.name}): it "
+                f"transformers model.generate() called inside a request handler ({handler.shown}): it "
                 f"{_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine (see VLL101's fix)"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
+    for site, handler, reached in handler_calls_into_project(ctx, HF_GENERATE):
+        yield PyFinding(
+            code="VLL102",
+            message=(
+                f"transformers model.generate() called inside a request handler ({handler.shown}), "
+                f"{through(ctx, reached)}: it {_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine"
             ),
             node=site.node,
             statement=site.statement,
@@ -108,58 +135,50 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
                 fix=outcome.fix,
             )
         return
-    for site in ctx.model.calls:
-        func = site.node.func
-        if not isinstance(func, cst.Attribute):
-            continue
-        handler = _in_handler(ctx, site)
-        if handler is None:
-            continue
-        producers = semantics.produced_by(func.value, site.function)
-        method = func.attr.value
-        if method in ("generate", "chat", "encode") and "vllm.LLM" in producers:
-            what = f"LLM.{method}() runs offline batch inference"
-        elif method == "step" and producers & {"vllm.LLMEngine", "vllm.LLMEngine.from_engine_args"}:
-            what = "a synchronous LLMEngine.step() loop"
-        else:
-            continue
+    for site, handler, effect in _effects_in_handlers(ctx, LLM_GENERATE):
         outcome = rewrite.get()
         yield PyFinding(
             code="VLL103",
             message=(
-                f"{what} inside a request handler ({handler.function.name}): it {_blocking_consequence(handler)}; "
+                f"{effect.what} inside a request handler ({handler.shown}): it {_blocking_consequence(handler)}; "
                 f"use AsyncLLMEngine{outcome.message_suffix()}"
             ),
             node=site.node,
             statement=site.statement,
             fix=outcome.fix,
         )
-
-
-def _caches_result(site: CallSite) -> bool:
-    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load."""
-    function = site.function
-    for target in site.assigned_to:
-        if target.startswith("self.") or (function is not None and target in function.global_names):
-            return True
-    return False
+    for site, handler, reached in handler_calls_into_project(ctx, LLM_GENERATE):
+        yield PyFinding(
+            code="VLL103",
+            message=(
+                f"{reached.effect.what} inside a request handler ({handler.shown}), {through(ctx, reached)}: "
+                f"it {_blocking_consequence(handler)}; use AsyncLLMEngine"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
 
 
 @python_rule("VLL104")
 def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
-    for site in ctx.model.calls:
-        callee = ctx.semantics.callee(site.node)
-        if not is_model_load(callee):
-            continue
-        handler = _in_handler(ctx, site)
-        if handler is None or ctx.semantics.is_startup_hook(site.function) or _caches_result(site):
-            continue
-        shown = dotted_name(site.node.func) or callee
+    for site, handler, effect in _effects_in_handlers(ctx, MODEL_LOAD):
+        if ctx.semantics.is_startup_hook(site.function) or caches_load(site) or ctx.semantics.caches_result(handler):
+            continue  # once at start-up, or cached: a global, self.x, an @lru_cache'd loader
         yield PyFinding(
             code="VLL104",
             message=(
-                f"{shown}(...) loads a model inside a request handler ({handler.function.name}): every request "
+                f"{effect.what} loads a model inside a request handler ({handler.shown}): every request "
                 "pays the full load time and memory; load once at start-up (module level or a lifespan handler)"
+            ),
+            node=site.node,
+            statement=site.statement,
+        )
+    for site, handler, reached in handler_calls_into_project(ctx, MODEL_LOAD):
+        yield PyFinding(
+            code="VLL104",
+            message=(
+                f"{reached.effect.what} loads a model inside a request handler ({handler.shown}), "
+                f"{through(ctx, reached)}: every request pays the full load time and memory; load once at start-up"
             ),
             node=site.node,
             statement=site.statement,
@@ -168,9 +187,9 @@ def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
 
 def _loads_model_at_startup(ctx: PyContext) -> bool:
     for site in ctx.model.calls:
-        if not is_model_load(ctx.semantics.callee(site.node)):
+        if not (site.function is None or ctx.semantics.is_startup_hook(site.function)):
             continue
-        if site.function is None or ctx.semantics.is_startup_hook(site.function):
+        if is_model_load(ctx.semantics.callee(site.node)) or loads_through_project(ctx, site):
             return True
     return False
 
@@ -183,7 +202,7 @@ def multi_worker_model_server(ctx: PyContext) -> Iterator[PyFinding]:
             continue
         for arg in site.node.args:
             if arg.keyword is not None and arg.keyword.value == "workers":
-                value = ctx.semantics.fold(arg.value)
+                value = ctx.semantics.fold(arg.value, site.function)
                 if value is not None and isinstance(value.value, int) and value.value > 1:
                     candidates.append((site, arg, value.value))
     if not candidates or not _loads_model_at_startup(ctx):

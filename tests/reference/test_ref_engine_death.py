@@ -1,4 +1,9 @@
-"""/health turns 503 once the engine died. It kills the shared server's engine, so it runs last (zz)."""
+"""/health turns 503 once the engine died.
+
+The test kills the engine, so it runs on a reference server of its own: parametrizing ``reference_server``
+indirectly gives it an instance keyed apart from the shared one, and pytest tears down whichever instance is
+up when the other is asked for. So the shared server serves the other live tests, in whatever order they run,
+and is never one whose engine was killed."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.parametrize("reference_server", ["own server"], indirect=True)
 def test_health_503_after_engine_death(reference_server):
     import httpx
 

@@ -1,0 +1,116 @@
+"""One module away: what a handler reaches in the project's other modules, through their summaries."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+from pathlib import Path
+
+from lintutil import lint_file_paths, run_cli
+
+APP = """
+from fastapi import FastAPI
+
+from service import answer
+
+app = FastAPI()
+
+
+@app.post("/answer")
+async def handle(question: str):
+    return {"text": answer(question)}
+"""
+SERVICE = """
+from model import generate
+
+
+def answer(question):
+    return generate(question.strip())
+"""
+MODEL = """
+from transformers import pipeline
+
+_pipe = pipeline("text-generation", model="gpt2")
+
+
+def generate(prompt):
+    return _pipe(prompt)[0]["generated_text"]
+"""
+
+
+def _project(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def _findings(paths: list[Path]) -> list[tuple[str, int, str, str]]:
+    return [(Path(d.path).name, d.start.line, d.code, d.message) for d in lint_file_paths(paths)]
+
+
+def test_a_chain_through_two_modules_is_reported_at_the_handlers_call(tmp_path):
+    _project(tmp_path, {"app.py": APP, "service.py": SERVICE, "model.py": MODEL})
+    assert _findings([tmp_path / "app.py"]) == [(
+        "app.py", 10, "VLL101",
+        "transformers pipeline called inside a request handler (handle), through service.answer -> model.generate "
+        "(model.py:7): it blocks the event loop: every other request waits until it finishes; serve with vLLM's "
+        "AsyncLLMEngine instead",
+    )]
+
+
+def test_the_whole_tree_reports_it_once(tmp_path):
+    _project(tmp_path, {"app.py": APP, "service.py": SERVICE, "model.py": MODEL})
+    assert [(name, line, code) for name, line, code, _ in _findings([tmp_path])] == [("app.py", 10, "VLL101")]
+
+
+def test_names_are_resolved_through_imports_not_matched(tmp_path):
+    # A module named like the real one, outside the project, and a function of the same name that is harmless.
+    _project(tmp_path / "project", {"app.py": APP, "service.py": "def answer(question):\n    return question\n"})
+    _project(tmp_path, {"service.py": SERVICE, "model.py": MODEL})
+    assert _findings([tmp_path / "project" / "app.py"]) == []
+
+
+def test_a_package_reexport(tmp_path):
+    _project(tmp_path, {
+        "app.py": APP.replace("from service import answer", "from pkg import answer"),
+        "pkg/__init__.py": "from .service import answer\n",
+        "pkg/service.py": SERVICE.replace("from model import generate", "from .model import generate"),
+        "pkg/model.py": MODEL,
+    })
+    assert [(name, line, code) for name, line, code, _ in _findings([tmp_path / "app.py"])] == [("app.py", 10, "VLL101")]
+
+
+def _check(cwd: Path, *args: str):
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_LINT_CACHE_DIR"}
+    return run_cli("check", "--isolated", "--output-format", "json", *args, cwd=cwd, env=env)
+
+
+def test_a_cached_result_is_redone_when_a_module_it_used_changes(tmp_path):
+    _project(tmp_path, {"app.py": APP, "service.py": SERVICE, "model.py": MODEL})
+    first = _check(tmp_path, "app.py")
+    assert [item["code"] for item in json.loads(first.stdout)] == ["VLL101"]
+    cache = json.loads(next((tmp_path / ".vllm_lint_cache").glob("v*.json")).read_text())
+    assert sorted(Path(p).name for p in cache["summaries"]) == ["model.py", "service.py"]
+    time.sleep(0.01)
+    (tmp_path / "model.py").write_text("def generate(prompt):\n    return prompt\n", encoding="utf-8")
+    second = _check(tmp_path, "app.py")
+    assert json.loads(second.stdout) == []
+
+
+def test_a_module_that_cannot_matter_is_not_parsed_and_its_change_is_seen(tmp_path):
+    _project(tmp_path, {"app.py": APP, "service.py": "def answer(question):\n    return question\n"})
+    assert json.loads(_check(tmp_path, "app.py").stdout) == []
+    (tmp_path / "service.py").write_text(textwrap.dedent(SERVICE), encoding="utf-8")
+    (tmp_path / "model.py").write_text(textwrap.dedent(MODEL), encoding="utf-8")
+    assert [item["code"] for item in json.loads(_check(tmp_path, "app.py").stdout)] == ["VLL101"]
+
+
+def test_stdin_reads_the_other_modules_on_demand(tmp_path):
+    _project(tmp_path, {"service.py": SERVICE, "model.py": MODEL})
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_LINT_CACHE_DIR"}
+    result = run_cli("check", "--isolated", "--output-format", "json", "--stdin-filename", "app.py", "-",
+                     cwd=tmp_path, stdin=textwrap.dedent(APP).lstrip("\n"), env=env)
+    assert [(item["code"], item["location"]["row"]) for item in json.loads(result.stdout)] == [("VLL101", 10)]

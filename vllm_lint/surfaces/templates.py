@@ -1,0 +1,496 @@
+"""Templated YAML read without rendering it: Helm charts (Go templates), Jinja2 and envsubst files.
+
+Template actions are set aside before the YAML parse with every offset kept. A line that holds only
+actions (``{{- if .Values.lora }}``, ``{{- include "labels" . | nindent 4 }}``) becomes blank; an action
+inside a line becomes a run of one private-use character (U+E000 plus the action's number), so the
+scalar around it still parses as one scalar and says which action it holds. A scalar's value is then the
+template's output where that is known: ``{{ .Values.x.y }}`` from the chart's ``values.yaml`` (with
+``quote``, ``default``, ``required``, ``toString``, ``int`` and ``index``; ``with`` blocks move the dot),
+and unknown otherwise (``.Release``, ``include``, ``printf``, a Jinja variable, ``${VAR}``): never a guess.
+Values in values.yaml are defaults an install can override; findings say where a value came from.
+
+Every ``{{ if }}``/``{{ else }}`` branch (``{% if %}`` in Jinja) is a condition (see
+``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot;
+a ``range`` repeats what it holds an unknown number of times, so a launch with words in one is opaque.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PLACEHOLDER = 0xE000
+MAX_ACTIONS = 6000  # private-use characters available for one file
+UNKNOWN = object()
+_MISSING = object()
+_GO_OPEN, _GO_CLOSE = "{{", "}}"
+_JINJA = re.compile(r"\{%|\{#")
+_ENVSUBST = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:}-])|\$[A-Za-z_][A-Za-z0-9_]*")
+TEMPLATE_SUFFIXES = (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template")
+
+
+class TemplateError(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message, self.offset = message, offset
+
+
+@dataclass
+class Action:
+    start: int
+    end: int
+    body: str  # trim markers and delimiters removed
+    kind: str  # "output", "if", "elif", "else", "end", "range", "with", "define", "set", "comment"
+    block: bool = False  # alone on its line (with other actions at most)
+    scope: tuple | None = ()  # what "." is: a path into the values (None: not known, inside a range)
+
+
+@dataclass
+class Region:
+    start: int
+    end: int
+    condition: object | None  # a branch's key, or None for a with that only moves the dot
+    repeated: bool = False  # a range body
+    excluded: bool = False  # a define/macro: not part of the output
+
+
+@dataclass
+class Template:
+    source: str
+    masked: str
+    flavour: str  # "helm", "go", "jinja", "envsubst"
+    actions: list[Action] = field(default_factory=list)
+    regions: list[Region] = field(default_factory=list)
+    values: object = None  # the chart's values.yaml (None: none read)
+    values_name: str = "values.yaml"
+    blanked_lines: frozenset[int] = frozenset()  # offsets of the lines made blank
+
+    # -- where an offset is ----------------------------------------------------------------------
+    def condition_at(self, offset: int) -> frozenset:
+        return frozenset(r.condition for r in self.regions if r.condition is not None and r.start <= offset < r.end)
+
+    def repeated_at(self, offset: int) -> bool:
+        return any(r.repeated and r.start <= offset < r.end for r in self.regions)
+
+    def holes(self, start: int, end: int) -> list[Action]:
+        """Output actions alone on their line between ``start`` and ``end`` (``{{ toYaml .Values.env | nindent 8 }}``)."""
+        return [a for a in self.actions if a.kind == "output" and a.block and start <= a.start < end]
+
+    # -- values ----------------------------------------------------------------------------------
+    def action_of(self, char: str) -> Action | None:
+        number = ord(char) - PLACEHOLDER
+        return self.actions[number] if 0 <= number < len(self.actions) else None
+
+    def has_placeholder(self, text: str) -> bool:
+        return any(PLACEHOLDER <= ord(c) < PLACEHOLDER + len(self.actions) for c in text)
+
+    def output(self, action: Action) -> tuple[str | None, str | None]:
+        """What ``action`` writes, and where that came from; (None, None) when not known."""
+        if self.flavour not in ("helm", "go") or action.kind != "output":
+            return None, None
+        value, origin = _Evaluator(self, action.scope).pipeline(action.body)
+        text = _go_text(value)
+        return (text, origin) if text is not None else (None, None)
+
+    def output_value(self, action: Action) -> object:
+        """The value ``action`` writes before it becomes text (a list for ``toYaml .Values.args``)."""
+        if self.flavour not in ("helm", "go"):
+            return UNKNOWN
+        body = re.sub(r"\|\s*n?indent\s+\d+\s*$", "", action.body).strip()
+        match = re.fullmatch(r"toYaml\s+(.+)|(.+?)\s*\|\s*toYaml", body)
+        if match is None:
+            return UNKNOWN
+        value, _ = _Evaluator(self, action.scope).pipeline(match.group(1) or match.group(2))
+        return value
+
+    def render(self, text: str, offsets: list[int]) -> tuple[str, list[int], tuple[tuple[int, int], ...], str | None]:
+        """``text`` (a scalar's value, ``offsets[i]`` the source offset of ``text[i]``) with each action's
+        output in place: the text, its offsets, the spans whose value is not known, and the origins."""
+        out: list[str] = []
+        out_offsets: list[int] = []
+        unknown: list[tuple[int, int]] = []
+        origins: list[str] = []
+        i = 0
+        while i < len(text):
+            action = self.action_of(text[i])
+            if action is None:
+                if self.flavour == "envsubst" and _ENVSUBST.match(text, i):
+                    end = _ENVSUBST.match(text, i).end()
+                    if text[end - 1] in ":-":
+                        close = text.find("}", end)
+                        end = close + 1 if close != -1 else len(text)
+                    unknown.append((len(out), len(out) + end - i))
+                    out.extend(text[i:end])
+                    out_offsets.extend(offsets[i:end])
+                    i = end
+                    continue
+                out.append(text[i])
+                out_offsets.append(offsets[i])
+                i += 1
+                continue
+            j = i
+            while j < len(text) and text[j] == text[i]:
+                j += 1
+            written, origin = self.output(action)
+            if written is None:
+                written = "$_" + "_" * max(0, j - i - 2)  # a shell word of unknown value
+                unknown.append((len(out), len(out) + len(written)))
+            elif origin:
+                origins.append(origin)
+            out.extend(written)
+            out_offsets.extend([offsets[i]] * len(written))
+            i = j
+        return "".join(out), out_offsets, tuple(unknown), ", ".join(dict.fromkeys(origins)) or None
+
+    def known_prefix(self, text: str) -> str:
+        """A scalar's value up to its first unknown part (``vllm/vllm-openai:`` of ``vllm/vllm-openai:${TAG}``)."""
+        rendered, _, unknown, _ = self.render(text, list(range(len(text))))
+        return rendered[: unknown[0][0]] if unknown else rendered
+
+    def value_of(self, text: str) -> tuple[str | None, str | None]:
+        """A scalar's value with its actions written out; None when some part is not known."""
+        rendered, _, unknown, origin = self.render(text, list(range(len(text))))
+        return (None, None) if unknown else (rendered, origin)
+
+
+# -- reading a template ----------------------------------------------------------------------------
+
+
+def flavour_of(path: Path, text: str) -> str | None:
+    """Which kind of template ``text`` is, or None for plain YAML."""
+    name = path.name.lower()
+    in_chart = chart_root(path) is not None
+    if "{{" in text or "{%" in text:
+        if name.endswith((".j2", ".jinja", ".jinja2")) or _JINJA.search(text):
+            return "jinja"
+        return "helm" if in_chart else "go"
+    if name.endswith(TEMPLATE_SUFFIXES) and _ENVSUBST.search(text):
+        return "envsubst"
+    return None
+
+
+def chart_root(path: Path) -> Path | None:
+    """The chart folder (with Chart.yaml) whose templates/ holds ``path``."""
+    parents = list(path.parents)
+    for index, parent in enumerate(parents[:-1]):
+        if parent.name == "templates" and (parents[index + 1] / "Chart.yaml").is_file():
+            return parents[index + 1]
+    return None
+
+
+def read_template(path: Path, text: str, flavour: str) -> Template:
+    template = Template(text, text, flavour)
+    if flavour == "envsubst":
+        return template
+    if flavour == "helm":
+        template.values = _chart_values(chart_root(path))
+    actions = _lex(text, flavour)
+    if len(actions) > MAX_ACTIONS:
+        raise TemplateError(f"more than {MAX_ACTIONS} template actions", actions[MAX_ACTIONS].start)
+    template.actions = actions
+    _structure(template)
+    _mask(template)
+    return template
+
+
+def _chart_values(root: Path | None) -> object:
+    if root is None:
+        return None
+    try:
+        import yaml
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load((root / "values.yaml").read_text(encoding="utf-8"), Loader=loader)
+    except Exception:  # noqa: BLE001 - no values (missing, unreadable, not YAML): every value is unknown
+        return None
+
+
+_STRING_IN_ACTION = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\]|\\.)\'')
+
+
+def _lex(text: str, flavour: str) -> list[Action]:
+    pairs = [("{{", "}}"), ("{%", "%}"), ("{#", "#}")] if flavour == "jinja" else [("{{", "}}")]
+    opener = re.compile("|".join(re.escape(o) for o, _ in pairs))
+    actions: list[Action] = []
+    i = 0
+    while True:
+        match = opener.search(text, i)
+        if match is None:
+            return actions
+        start = match.start()
+        close = dict(pairs)[match.group(0)]
+        j = match.end()
+        while True:
+            end = text.find(close, j)
+            if end == -1:
+                raise TemplateError(f"unterminated template action {match.group(0)}", start)
+            string = _STRING_IN_ACTION.search(text, j, end)
+            if string is None:
+                break
+            j = string.end()  # a "}}" inside a string does not close the action
+        end += len(close)
+        body = text[match.end() : end - len(close)]
+        body = body[1:] if body.startswith("-") else body
+        body = body[:-1] if body.endswith("-") else body
+        actions.append(Action(start, end, body.strip(), _kind(match.group(0), body.strip(), flavour)))
+        i = end
+
+
+def _kind(opener: str, body: str, flavour: str) -> str:
+    if opener == "{#" or body.startswith("/*"):
+        return "comment"
+    if opener == "{{":
+        if flavour == "jinja":
+            return "output"
+        word = body.split(None, 1)[0] if body else ""
+        if word in ("if", "range", "with", "define", "block", "end"):
+            return {"block": "define"}.get(word, word)
+        if word == "else":
+            return "elif" if len(body.split()) > 1 else "else"
+        if re.match(r"\$\w*\s*:?=", body) or word in ("break", "continue"):
+            return "set"
+        return "output"
+    word = body.split(None, 1)[0] if body else ""
+    return {
+        "if": "if", "elif": "elif", "else": "else", "endif": "end", "for": "range", "endfor": "end",
+        "macro": "define", "endmacro": "end", "call": "define", "endcall": "end", "filter": "with",
+        "endfilter": "end", "block": "with", "endblock": "end", "with": "with", "endwith": "end",
+        "raw": "define", "endraw": "end",
+    }.get(word, "set")
+
+
+def _structure(template: Template) -> None:
+    """Regions of the branches, with blocks and ranges, and what "." is in each action."""
+    stack: list[dict] = []
+    for number, action in enumerate(template.actions):
+        scope = next((frame["scope"] for frame in reversed(stack) if "scope" in frame), ())
+        action.scope = scope
+        kind = action.kind
+        if kind in ("if", "range", "with", "define"):
+            frame = {"kind": kind, "start": action.end, "key": (number, 0), "opened": action.start}
+            if kind == "with":
+                path = _path(action.body[4:].strip(), scope)
+                target = _lookup(template.values, path) if path is not None and template.flavour == "helm" else _MISSING
+                frame["scope"] = path if path is not None else None
+                if isinstance(target, dict) and target:
+                    frame["key"] = None  # a with over values that exist only moves the dot
+            elif kind == "range":
+                frame["scope"] = None
+            stack.append(frame)
+        elif kind in ("elif", "else"):
+            if not stack:
+                raise TemplateError(f"{{{{ {action.body} }}}} outside a block", action.start)
+            frame = stack[-1]
+            template.regions.append(_region(frame, action.start))
+            frame["start"] = action.end
+            frame["key"] = (frame["key"][0], frame["key"][1] + 1) if frame["key"] else (number, 1)
+            if frame["kind"] == "with":
+                # the else of a with: "." is what it was outside the with
+                frame["scope"] = next((outer["scope"] for outer in reversed(stack[:-1]) if "scope" in outer), ())
+        elif kind == "end":
+            if not stack:
+                raise TemplateError("an end without a block to close", action.start)
+            template.regions.append(_region(stack.pop(), action.start))
+    if stack:
+        kind = stack[-1]['kind']
+        raise TemplateError(f"{'an' if kind == 'if' else 'a'} {{{{ {kind} }}}} block that is never closed (no {{{{ end }}}})", stack[-1]["opened"])
+
+
+def _region(frame: dict, end: int) -> Region:
+    key = None if frame["key"] is None else ("template", frame["key"])
+    return Region(frame["start"], end, key, repeated=frame["kind"] == "range", excluded=frame["kind"] == "define")
+
+
+def _mask(template: Template) -> None:
+    text = template.source
+    chars = list(text)
+    for region in template.regions:
+        if region.excluded:
+            for k in range(region.start, region.end):
+                if chars[k] != "\n":
+                    chars[k] = " "
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    by_line: dict[int, list[Action]] = {}
+    import bisect
+
+    for action in template.actions:
+        by_line.setdefault(bisect.bisect_right(line_starts, action.start) - 1, []).append(action)
+    blanked = set()
+    for line, actions in by_line.items():
+        start = line_starts[line]
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        rest = "".join(text[p] for p in range(start, end) if not any(a.start <= p < a.end for a in actions))
+        alone = not rest.strip() and end >= actions[-1].end
+        for number, action in ((template.actions.index(a), a) for a in actions):
+            action.block = alone
+            fill = " " if alone or action.kind != "output" else chr(PLACEHOLDER + number)
+            for k in range(action.start, action.end):
+                if chars[k] != "\n":
+                    chars[k] = fill
+        if alone:
+            blanked.add(start)
+    template.masked = "".join(chars)
+    template.blanked_lines = frozenset(blanked)
+
+
+# -- evaluating Go template pipelines --------------------------------------------------------------
+
+_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|`[^`]*`|\(|\)|\||[^\s()|]+)')
+
+
+def _path(expression: str, scope: tuple | None) -> tuple | None:
+    """The values path a field expression names (``.Values.a.b``, ``$.Values.a``, ``.b`` under a with)."""
+    expression = expression.strip()
+    if expression.startswith("$."):
+        expression, scope = expression[1:], ()
+    elif expression == "$":
+        return ()
+    if expression == ".":
+        return scope
+    if not expression.startswith(".") or scope is None:
+        return None
+    parts = tuple(expression[1:].split("."))
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
+        return None
+    return scope + parts
+
+
+def _lookup(values: object, path: tuple | None) -> object:
+    """The value at ``path`` in the chart's values; _MISSING when values.yaml leaves it empty, UNKNOWN
+    when the path is not into the values (``.Release.Name``) or there are no values to look in."""
+    if path is None or not path or path[0] != "Values" or values is None:
+        return UNKNOWN
+    node = values
+    for key in path[1:]:
+        if not isinstance(node, dict) or key not in node:
+            return _MISSING
+        node = node[key]
+    return _MISSING if node is None else node
+
+
+class _Evaluator:
+    def __init__(self, template: Template, scope: tuple | None) -> None:
+        self.template = template
+        self.scope = scope
+        self.origins: list[str] = []
+
+    def pipeline(self, body: str) -> tuple[object, str | None]:
+        try:
+            tokens = [m.group(1) for m in _TOKEN.finditer(body) if m.group(1)]
+            value = self._pipe(tokens)
+        except (ValueError, IndexError, TypeError):
+            return UNKNOWN, None
+        return value, ", ".join(self.origins) or None
+
+    def _pipe(self, tokens: list[str]) -> object:
+        commands: list[list[str]] = [[]]
+        depth = 0
+        for token in tokens:
+            if token == "|" and depth == 0:
+                commands.append([])
+                continue
+            depth += token == "("
+            depth -= token == ")"
+            commands[-1].append(token)
+        value: object = _NOTHING
+        for command in commands:
+            value = self._command(command, value)
+        return value
+
+    def _command(self, tokens: list[str], piped: object) -> object:
+        name, args = tokens[0], self._operands(tokens[1:])
+        if piped is not _NOTHING:
+            args.append(piped)
+        if not name.startswith((".", "$", '"', "`", "(")) and not re.fullmatch(r"-?\d+(\.\d+)?|true|false", name):
+            return _call(name, args)
+        if len(tokens) != 1 or piped is not _NOTHING:
+            return UNKNOWN
+        return self._operands(tokens)[0]
+
+    def _operands(self, tokens: list[str]) -> list[object]:
+        values: list[object] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token == "(":
+                depth, j = 1, i + 1
+                while depth:
+                    depth += tokens[j] == "("
+                    depth -= tokens[j] == ")"
+                    j += 1
+                values.append(self._pipe(tokens[i + 1 : j - 1]))
+                i = j
+                continue
+            values.append(self._operand(token))
+            i += 1
+        return values
+
+    def _operand(self, token: str) -> object:
+        if token.startswith('"'):
+            import json
+
+            return json.loads(token)
+        if token.startswith("`"):
+            return token[1:-1]
+        if re.fullmatch(r"-?\d+", token):
+            return int(token)
+        if re.fullmatch(r"-?\d+\.\d+", token):
+            return float(token)
+        if token in ("true", "false"):
+            return token == "true"
+        path = _path(token, self.scope)
+        value = _lookup(self.template.values, path)
+        if value is not UNKNOWN and value is not _MISSING and path is not None:
+            self.origins.append(f"{self.template.values_name} {'.'.join(path[1:])}")
+        return value
+
+
+_NOTHING = object()
+
+
+def _call(name: str, args: list[object]) -> object:
+    if any(a is UNKNOWN for a in args):
+        return UNKNOWN
+    if name == "default" and len(args) == 2:
+        given = args[1]
+        return args[0] if given is _MISSING or given in ("", 0, False) or given == [] or given == {} else given
+    if any(a is _MISSING for a in args):
+        return UNKNOWN
+    if name in ("quote", "squote", "toString") and len(args) == 1:
+        return _go_text(args[0])
+    if name == "required" and len(args) == 2:
+        return args[1]
+    if name in ("int", "int64") and len(args) == 1:
+        return int(float(args[0])) if not isinstance(args[0], bool) else UNKNOWN
+    if name == "float64" and len(args) == 1:
+        return float(args[0])
+    if name in ("lower", "upper", "trim") and len(args) == 1 and isinstance(args[0], str):
+        return {"lower": str.lower, "upper": str.upper, "trim": str.strip}[name](args[0])
+    if name == "index" and len(args) >= 2:
+        node = args[0]
+        for key in args[1:]:
+            if not isinstance(node, dict) or key not in node:
+                return UNKNOWN
+            node = node[key]
+        return UNKNOWN if node is None else node
+    return UNKNOWN
+
+
+def _go_text(value: object) -> str | None:
+    """A value as a Go template writes it; None when that is not certain."""
+    if value is UNKNOWN or value is _MISSING or value is _NOTHING or value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        # Helm reads values as float64: from 1e6 up it writes 1e+06; not worth guessing
+        return str(value) if abs(value) < 10**6 else None
+    if isinstance(value, float):
+        if value.is_integer():
+            return str(int(value)) if abs(value) < 10**6 else None
+        return repr(value) if 1e-4 <= abs(value) < 1e6 else None
+    if isinstance(value, str):
+        return value
+    return None
