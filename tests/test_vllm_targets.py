@@ -134,6 +134,10 @@ def test_dockerfile_pip_install_wins_over_the_base_image() -> None:
         ">=0.9", "Dockerfile: pip install vllm>=0.9"
     )
     assert dockerfile_target("FROM python:3.11\nRUN pip install vllm\n", "Dockerfile") is None
+    assert dockerfile_target("ARG TAG=v0.7.3\nFROM vllm/vllm-openai:${TAG}\n", "Dockerfile") == Target(
+        "==0.7.3", "Dockerfile: image vllm/vllm-openai:v0.7.3"
+    )
+    assert dockerfile_target("FROM vllm/vllm-openai:${TAG}\n", "Dockerfile").specifier == "*"  # no default: any release
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -87,8 +87,10 @@ def test_a_range_has_a_name_if_any_release_in_it_has_it() -> None:
 
 def test_the_image_entrypoint_of_each_release() -> None:
     # docker/Dockerfile (Dockerfile before 0.9) of each release's source distribution, stage vllm-openai
-    assert load_api("0.33.0").image_entrypoint == ("vllm", "serve")
-    assert load_api("0.6.3").image_entrypoint == ("python3", "-m", "vllm.entrypoints.openai.api_server")
+    assert load_api("0.33.0").image_entrypoints == {("vllm", "serve")}
+    assert load_api("0.11.1").image_entrypoints == {("vllm", "serve")}  # docker/Dockerfile of 0.11.1, line 500
+    assert load_api("0.11.0").image_entrypoints == {("python3", "-m", "vllm.entrypoints.openai.api_server")}  # line 542
+    assert load_api("0.6.3").image_entrypoints == {("python3", "-m", "vllm.entrypoints.openai.api_server")}  # Dockerfile
 
 
 # --- the rules follow the project's pin -----------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from vllm_lint.cmdline.serve_args import Span, flag_table, parse_serve_args
+from vllm_lint.cmdline.serve_args import FlagTable, Span, flag_table, parse_serve_args
 from vllm_lint.cmdline.shell import (
     Command,
     Environment,
@@ -166,6 +166,11 @@ class Extractor:
         self.images_pin = images_pin
         self.found: list[Found] = []
         self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
+
+    @property
+    def table(self) -> FlagTable:
+        """``vllm serve``'s flags in the releases the file targets."""
+        return flag_table(self.api)
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
@@ -483,8 +488,11 @@ class Extractor:
         as the database read it off each release's Dockerfile. ``pin``: whether the image's tag picks the
         releases (a Dockerfile's own pin, ``pip install vllm==X`` included, is the file's target already)."""
         api, pinned = self.image_api(image) if pin else (self.api, None)
-        entrypoint = getattr(api, "image_entrypoint", None) or ()
-        kind = "image-api_server" if API_SERVER_MODULE in entrypoint else "serve"
+        entrypoints = api.image_entrypoints
+        if len(entrypoints) > 1:
+            kind = "image"  # a tag that is not known here (a template variable): either entrypoint may run
+        else:
+            kind = "image-api_server" if any(API_SERVER_MODULE in argv for argv in entrypoints) else "serve"
         outer = self._image
         self._image = (api, pinned)
         try:
@@ -495,11 +503,11 @@ class Extractor:
     def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, head_condition: frozenset = frozenset()) -> None:
         api, image = self._image if self._image is not None else (self.api, None)
         table = flag_table(api, "api_server" if kind in ("api_server", "image-api_server") else "serve")
-        parsed = parse_serve_args(args, table, positional_model=kind == "serve")
+        parsed = parse_serve_args(args, table, positional_model=kind in ("serve", "image"))
         entrypoint = kind
-        if kind == "image-api_server":
-            # the old image's own entrypoint: nothing written here to rewrite, and it needs --model
-            kind, entrypoint = "api_server", "image"
+        if kind.startswith("image"):
+            # the image's own entrypoint: nothing written here to rewrite; an old image's needs --model
+            kind, entrypoint = ("serve" if kind == "image" else "api_server"), "image"
         container_env = container.env if container else {}
         launch_env = {k: v for k, v in env.vars.items()}
         launch_env.update(container_env)

@@ -235,8 +235,13 @@ def _option(spelled: str) -> str:
     return "--" + spelled[2:].replace("_", "-") if spelled.startswith("--") else spelled
 
 
+def _is_keyword(launch: Launch, setting: Setting) -> bool:
+    """A keyword of an engine class (Python, or a RayService's engine_kwargs), not a command-line flag."""
+    return launch.kind in _PYTHON_KINDS and not setting.spelled.startswith("-")
+
+
 def _setting_fate(api: VllmApi, launch: Launch, setting: Setting) -> Fate | None:
-    if launch.surface == "python" and launch.kind in _PYTHON_KINDS:
+    if _is_keyword(launch, setting):
         return keyword_fate(api, _PYTHON_KINDS[launch.kind], setting.key)
     if setting.spelled.startswith("-"):
         return flag_fate(api, _option(setting.spelled), _flag_surface(launch))
@@ -246,16 +251,17 @@ def _setting_fate(api: VllmApi, launch: Launch, setting: Setting) -> Fate | None
 def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> LaunchFinding:
     """A setting the target's releases lack but another release has: when it went (or came), and
     the rename vLLM's own code gives, safe when the old name was only another spelling of the new."""
-    failure = "EngineArgs raises TypeError" if launch.surface == "python" else "vLLM exits with 'unrecognized arguments'"
+    keyword = _is_keyword(launch, setting)
+    failure = f"{launch.kind} raises TypeError" if keyword else "vLLM exits with 'unrecognized arguments'"
     message = fate_phrase(fate, setting.spelled, api, failure, launch.image)
     fix: Rename | RemoveSetting | None = None
     title = None
     applicability = Applicability.SAFE
     if fate.status == "removed" and fate.replaced_by and (fate.how == "alias" or fate.how == "said" and fate.one_to_one):
         new = fate.replaced_by
-        if launch.surface == "python":
+        if keyword:
             new = new.lstrip("-").replace("-", "_")
-        if launch.surface != "python" or new.isidentifier():
+        if not keyword or new.isidentifier():
             fix, title = Rename(setting, new), f"Rename to {new}"
             applicability = Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE
     elif fate.status == "removed" and fate.how == "no_effect":
@@ -272,7 +278,7 @@ def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> Lau
 
 def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting) -> tuple[str, ...]:
     """Did-you-mean over every release's names, for a name no release had."""
-    if launch.surface == "python" and launch.kind in _PYTHON_KINDS:
+    if _is_keyword(launch, setting):
         candidates = names_in_any_release(api, _PYTHON_KINDS[launch.kind]) | names_in_any_release(api, "engine_args")
         name = setting.key
     elif setting.spelled.startswith("--"):

@@ -182,10 +182,11 @@ class VllmApi:
         return True
 
     @property
-    def image_entrypoint(self) -> tuple[str, ...] | None:
-        """The ENTRYPOINT of the ``vllm/vllm-openai`` image of the newest release in range."""
-        entry = self.database.entrypoints.get(self.newest_entry)
-        return entry[0] if entry else None
+    def image_entrypoints(self) -> frozenset[tuple[str, ...]]:
+        """The ENTRYPOINTs of the ``vllm/vllm-openai`` images of the releases in range."""
+        return frozenset(
+            argv for index, (argv, _) in self.database.entrypoints.items() if self.mask >> index & 1 and argv
+        )
 
 
 @dataclass(frozen=True, slots=True)

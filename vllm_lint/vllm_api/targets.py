@@ -46,11 +46,20 @@ _TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)(?:$|[-+_])")
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\b(?P<rest>[^\n;&|]*)|\buv\s+pip\s+install\b(?P<uvrest>[^\n;&|]*)")
 _PIP_WORD = re.compile(r"""["']?(vllm(?:[-_.]cpu)?(?:\[[^\]]*\])?(?:===|==|~=|>=|<=|!=|<|>)[\w.*,<>=!~]+)["']?""", re.IGNORECASE)
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(?P<image>\S+)", re.IGNORECASE | re.MULTILINE)
+# `ARG VLLM_VERSION=v0.6.3` before `FROM vllm/vllm-openai:${VLLM_VERSION}`: the default is the pin
+_ARG = re.compile(r"^\s*ARG\s+(\w+)=(\S+)", re.IGNORECASE | re.MULTILINE)
+_ARG_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 
 
 def image_target(image: str, where: str) -> Target | None:
-    """``vllm/vllm-openai:v0.6.3`` -> ``==0.6.3``; ``:latest``, no tag, or a tag that is no release: newest."""
-    match = _IMAGE.match(image.strip().strip("\"'"))
+    """``vllm/vllm-openai:v0.6.3`` -> ``==0.6.3``; ``:latest``, no tag, or a tag that is no release: newest;
+    a tag a template fills in (``${VLLM_TAG}``, ``{{ .Values.tag }}``): any release."""
+    text = image.strip().strip("\"'")
+    name, colon, tag = text.rpartition(":") if ":" in text.rpartition("/")[2] else (text, "", "")
+    # (a template surface passes what it knows: the repository and an empty tag)
+    if colon and (not tag or any(mark in tag for mark in ("$", "{", "}"))) and _IMAGE.match(name):
+        return Target("*", f"{where}: image {text} (its tag is filled in elsewhere: any release)")
+    match = _IMAGE.match(text)
     if match is None:
         return None
     tag = match.group("tag")
@@ -84,8 +93,10 @@ def dockerfile_target(text: str, where: str) -> Target | None:
     if installed is not None:
         return installed
     found = None
+    arguments = {name: value.strip("\"'") for name, value in _ARG.findall(text)}
     for match in _FROM.finditer(text):
-        target = image_target(match.group("image"), where)
+        image = _ARG_USE.sub(lambda use: arguments.get(use.group(1) or use.group(2), use.group(0)), match.group("image"))
+        target = image_target(image, where)
         if target is not None:
             found = target
     return found
