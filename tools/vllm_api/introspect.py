@@ -54,6 +54,7 @@ from typing import Any
 from tools.vllm_api.module_scan import IMPLICIT_MODULE_NAMES, ModuleNames, scan_package, self_assignments
 from tools.vllm_api.scope import CLASSES, KNOWN_VALUES, SCHEMA_VERSION
 from tools.vllm_api.snapshot_io import JsonValue, write_snapshot
+
 _MISSING = object()  # "no default", whatever the source library calls it
 
 
@@ -263,7 +264,11 @@ def serve_snapshot() -> dict[str, JsonValue]:
     flags = [describe_action(action) for action in parser._actions if action.option_strings]
     for flag in flags:
         if flag["dest"] in KNOWN_VALUES:
-            flag["known_values"] = [str(value) for value in load_object(KNOWN_VALUES[flag["dest"]])]
+            try:
+                registry = load_object(KNOWN_VALUES[flag["dest"]])
+            except (ImportError, AttributeError):
+                continue  # a registry this release does not have (KV_CACHE_DTYPES is 0.33's)
+            flag["known_values"] = [str(value) for value in registry]
             # vLLM's own registry: a value outside it fails at model load. A
             # metavar list (above) is only what the help shows, and can be short.
             flag["known_values_enforced"] = True
