@@ -1,45 +1,201 @@
-"""Where the rules' checkers are: the registry loads the rule modules by name, and nothing imports a rule module.
+"""The rule registry: which checker decides each code, and which byte conditions let a file through for it.
 
-A Python checker registers itself with ``@python_rule(CODE)`` (``vllm_lint.python.context``) when its module
-is loaded; every module of the package ``vllm_lint.python.rules`` is loaded here, by name, so a new rule
-module needs no import anywhere. The launch rules (VLL2xx/4xx over the neutral launch record) are one module,
-``vllm_lint.launch.rules``. Both are loaded on first use, not when this module is imported: they bring LibCST
-(the Python checkers) or the rule tables, which a run over files with nothing to report never needs.
+A rule is its YAML (``rules/VLLnnn.yaml``) and one checker function, marked with ``python_rule`` or
+``launch_rule`` below, in a family module of a rule package (``RULE_PACKAGES``). Beside each family module
+``<family>.py`` sits ``<family>_prefilter.py``: the family's pre-filter declarations, ``PREFILTER``, a dict from
+each code to the conditions of which one must hold for a file to reach the checker (``LAUNCH`` for a rule over
+the launch record: every surface's launch extractor has its own byte test for "this file launches vLLM").
+
+Nothing imports a rule module. The registry finds the family modules by listing the rule packages' folders and
+loads them by name (importlib), each kind only when it is needed: the declarations on every run (they import no
+LibCST and no launch record), the checkers once a file is parsed. That lazy loading is the one way the import
+graph goes back up (rule modules import the decorators here): it keeps LibCST off the fast path, where a run
+over files with nothing to report never needs a checker.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from collections.abc import Iterator
-from functools import cache
-from types import ModuleType
+import os
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 
-PYTHON_RULE_PACKAGE = "vllm_lint.python.rules"
-LAUNCH_RULE_MODULE = "vllm_lint.launch.rules"
-
-
-@cache
-def python_rule_modules() -> tuple[ModuleType, ...]:
-    """Every module of the Python rule package, loaded (loading registers its checkers)."""
-    package = importlib.import_module(PYTHON_RULE_PACKAGE)
-    return tuple(
-        importlib.import_module(f"{PYTHON_RULE_PACKAGE}.{info.name}")
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name)
-        if not info.name.startswith("_")
-    )
+# The rule packages, by the kind of input their checkers read: a parsed Python module, or a launch record.
+RULE_PACKAGES = {"python": "vllm_lint.python.rules", "launch": "vllm_lint.launch.rules"}
+PREFILTER_SUFFIX = "_prefilter"
+_MARK = "__vllm_lint_rule__"
 
 
-@cache
-def launch_rules() -> ModuleType:
-    """The launch rules' module: ``LAUNCH_RULES`` (code -> rule) and ``check_launch``."""
-    return importlib.import_module(LAUNCH_RULE_MODULE)
+class _NeedsLaunch:
+    """The pre-filter condition of a rule over the launch record: the file launches vLLM."""
+
+    __slots__ = ()
+    name = "a vLLM launch"
+
+    def __repr__(self) -> str:
+        return "LAUNCH"
 
 
+LAUNCH = _NeedsLaunch()
+
+
+class Checker:
+    """One registered checker: the function that decides ``code`` for one kind of input."""
+
+    __slots__ = ("code", "kind", "launches", "function")
+
+    def __init__(self, code: str, kind: str, launches: str | None, function: Callable) -> None:
+        self.code, self.kind, self.launches, self.function = code, kind, launches, function
+
+    @property
+    def where(self) -> str:
+        """``module:function``, the place to read the rule's logic."""
+        return f"{self.function.__module__}:{self.function.__qualname__}"
+
+    def __repr__(self) -> str:
+        return f"Checker({self.code}, {self.where})"
+
+
+def _marker(code: str, launches: str | None) -> Callable[[Callable], Callable]:
+    def mark(function: Callable) -> Callable:
+        setattr(function, _MARK, (code, launches))
+        return function
+
+    return mark
+
+
+def python_rule(code: str) -> Callable[[Callable], Callable]:
+    """Mark a checker of a parsed Python module: ``(PyContext) -> Iterator[PyFinding]``, run once per file."""
+    return _marker(code, None)
+
+
+def launch_rule(code: str, launches: str = "engine") -> Callable[[Callable], Callable]:
+    """Mark a checker of the launch record: ``(Launch, LaunchSettings) -> Iterator[LaunchFinding]``, run once per
+    launch of kind ``launches`` ("engine": an engine configured on any surface; "module": ``python -m vllm.X`` for
+    a module vLLM does not have)."""
+    return _marker(code, launches)
+
+
+def family_modules(kind: str, declarations: bool = False) -> list[str]:
+    """The dotted names of a rule package's family modules (or of their ``_prefilter`` declarations), sorted."""
+    package = RULE_PACKAGES[kind]
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), *package.split(".")[1:])
+    names = []
+    for entry in os.listdir(folder):
+        stem, dot, extension = entry.rpartition(".")
+        if extension != "py" or not dot or stem.startswith("_"):
+            continue
+        if stem.endswith(PREFILTER_SUFFIX) == declarations:
+            names.append(f"{package}.{stem}")
+    return sorted(names)
+
+
+def declaration_module(family: str) -> str:
+    return family + PREFILTER_SUFFIX
+
+
+@lru_cache(maxsize=None)
+def prefilter_table() -> dict[str, tuple[object, ...]]:
+    """Each code's pre-filter conditions, from every family's declarations (VLL303 has a Python checker and a
+    launch checker: its conditions are both families')."""
+    table: dict[str, tuple[object, ...]] = {}
+    for kind in RULE_PACKAGES:
+        for name in family_modules(kind, declarations=True):
+            for code, conditions in importlib.import_module(name).PREFILTER.items():
+                table[code] = (*table.get(code, ()), *conditions)
+    return table
+
+
+@lru_cache(maxsize=None)
 def launch_codes() -> frozenset[str]:
-    return frozenset(launch_rules().LAUNCH_RULES)
+    """The codes a rule over the launch record decides: what a command-line file can report."""
+    return frozenset(code for code, conditions in prefilter_table().items() if LAUNCH in conditions)
+
+
+@lru_cache(maxsize=None)
+def checkers(kind: str) -> tuple[Checker, ...]:
+    """Every checker of one kind, in code order (this imports the family modules: LibCST for "python")."""
+    found = [checker for name in family_modules(kind) for checker in _family_checkers(name, kind)]
+    return tuple(sorted(found, key=lambda checker: (checker.code, checker.where)))
+
+
+@lru_cache(maxsize=None)
+def _family_checkers(name: str, kind: str) -> tuple[Checker, ...]:
+    from vllm_lint.codecache import compiled_dataclasses
+
+    # What a rule module imports (the rewrite, the launch record) defines dataclasses: keep their code (codecache.py).
+    with compiled_dataclasses(f"rules-{kind}"):
+        module = importlib.import_module(name)
+    found = []
+    for value in vars(module).values():
+        mark = getattr(value, _MARK, None)
+        if mark is not None and getattr(value, "__module__", None) == name:
+            found.append(Checker(mark[0], kind, mark[1], value))
+    return tuple(found)
+
+
+def python_checkers(enabled: frozenset[str]) -> Iterator[Callable]:
+    for checker in checkers("python"):
+        if checker.code in enabled:
+            yield checker.function
 
 
 def check_launch(launch, settings, enabled: frozenset[str]) -> Iterator:
-    """The findings of every enabled launch rule on one launch record."""
-    return launch_rules().check_launch(launch, settings, enabled)
+    """Every enabled launch rule's findings on one launch record (a "module" launch configures no engine, so
+    only the rules of module launches look at it)."""
+    launches = "module" if launch.kind == "module" else "engine"
+    for checker in checkers("launch"):
+        if checker.launches == launches and checker.code in enabled:
+            yield from checker.function(launch, settings)
+
+
+def implementations(code: str) -> list[Checker]:
+    """The checkers of one code, importing only the families that declare it."""
+    return [
+        checker
+        for kind in RULE_PACKAGES
+        for name in family_modules(kind)
+        if code in _declared_codes(declaration_module(name))
+        for checker in _family_checkers(name, kind)
+        if checker.code == code
+    ]
+
+
+def _declared_codes(declarations: str) -> Iterable[str]:
+    try:
+        return importlib.import_module(declarations).PREFILTER
+    except ModuleNotFoundError:
+        return ()
+
+
+def consistency_problems() -> list[str]:
+    """What keeps the registry from matching the rule files: for the tests, and for ``scripts/new_rule.py``."""
+    from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes
+
+    problems = []
+    codes = set(all_codes()) - {PARSE_ERROR_CODE}
+    decided = set()
+    for kind in RULE_PACKAGES:
+        families = family_modules(kind)
+        declarations = family_modules(kind, declarations=True)
+        for name in sorted(set(declarations) - {declaration_module(f) for f in families}):
+            problems.append(f"{name} declares pre-filter conditions for no family module")
+        seen: dict[tuple[str, str | None], str] = {}
+        for checker in checkers(kind):
+            key = (checker.code, checker.launches)
+            if key in seen:
+                problems.append(f"{checker.code} has two {kind} checkers: {seen[key]} and {checker.where}")
+            seen[key] = checker.where
+            decided.add(checker.code)
+            family = checker.function.__module__
+            declared = _declared_codes(declaration_module(family))
+            if checker.code not in declared:
+                problems.append(f"{checker.where} decides {checker.code}, which {declaration_module(family)} does not declare")
+            if checker.code not in codes:
+                problems.append(f"{checker.where} decides {checker.code}, which has no rules/{checker.code}.yaml")
+        for family in families:
+            for code in _declared_codes(declaration_module(family)):
+                if not any(checker.code == code for checker in _family_checkers(family, kind)):
+                    problems.append(f"{declaration_module(family)} declares {code}, which no checker in {family} decides")
+    problems += [f"rules/{code}.yaml has no checker" for code in sorted(codes - decided)]
+    return problems

@@ -1,10 +1,12 @@
-"""``vllm-lint rule``: a rule's documentation, in ruff's sections, from its YAML."""
+"""``vllm-lint rule``: a rule's documentation, in ruff's sections, from its YAML; and the files made from the YAMLs
+(``examples/``, the README's rules table), which ``scripts/generate_docs.py`` writes."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
-from vllm_lint.rulebook import Rule, load_rules
+from vllm_lint.rulebook import PARSE_ERROR_CODE, Rule, load_rules
 
 _FIX_SAFETY = {
     "safe": "The fix is safe: it keeps behaviour, or replaces code that cannot run at all.",
@@ -14,25 +16,43 @@ _FIX_SAFETY = {
 }
 
 
-def show_rule(code: str, output_format: str = "text") -> str | None:
+def show_rule(code: str, output_format: str = "text", implementation: bool = False) -> str | None:
+    """The rule's page; with ``implementation``, also where its logic is (``module:function``): that imports
+    the checkers, which a SARIF report's rule help has no use for."""
     rule = load_rules().get(code)
     if rule is None:
         return None
+    where = implemented_in(code) if implementation else None
     if output_format == "json":
-        return json.dumps(rule_dict(rule), indent=2) + "\n"
-    return _as_markdown(rule)
+        return json.dumps(rule_dict(rule, where), indent=2) + "\n"
+    return _as_markdown(rule, where)
 
 
 def list_rules(output_format: str = "text") -> str:
     rules = load_rules().values()
     if output_format == "json":
-        return json.dumps([rule_dict(rule) for rule in rules], indent=2) + "\n"
-    lines = [f"{r.code}  {r.name:<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}" for r in rules]
+        return json.dumps([rule_dict(rule, implemented_in(rule.code)) for rule in rules], indent=2) + "\n"
+    lines = [
+        f"{r.code}  {r.name:<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}  [{', '.join(implemented_in(r.code))}]"
+        for r in rules
+    ]
     return "\n".join(lines) + "\n"
 
 
-def rule_dict(rule: Rule) -> dict:
-    return {
+def implemented_in(code: str) -> list[str]:
+    """``module:function`` of each checker of ``code`` (VLL000: where every surface reports a file it cannot read)."""
+    if code == PARSE_ERROR_CODE:
+        from vllm_lint.surfaces import parse_error
+
+        return [f"{parse_error.__module__}:{parse_error.__qualname__}"]
+    from vllm_lint.registry import implementations
+
+    return [checker.where for checker in implementations(code)]
+
+
+def rule_dict(rule: Rule, where: list[str] | None = None) -> dict:
+    """The rule's fields; ``where``: its checkers (``implemented_in``), when they are wanted."""
+    fields = {
         "code": rule.code,
         "name": rule.name,
         "severity": rule.severity.value,
@@ -43,6 +63,9 @@ def rule_dict(rule: Rule) -> dict:
         "surfaces": list(rule.surfaces),
         "url": rule.url,
     }
+    if where is not None:
+        fields["implementation"] = where
+    return fields
 
 
 def _by_release(rule: Rule) -> list[str]:
@@ -65,8 +88,11 @@ def _by_release(rule: Rule) -> list[str]:
     return parts
 
 
-def _as_markdown(rule: Rule) -> str:
-    parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", "", "## What it does", rule.summary, "", "## Why is this bad?", rule.why, ""]
+def _as_markdown(rule: Rule, where: list[str] | None) -> str:
+    parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", ""]
+    if where is not None:
+        parts += [f"Implemented in: {', '.join(f'`{place}`' for place in where)}", ""]
+    parts += ["## What it does", rule.summary, "", "## Why is this bad?", rule.why, ""]
     bad = next((e for e in rule.bad_examples), None)
     good = next((e for e in rule.good_examples), None)
     if bad is not None:
@@ -83,3 +109,51 @@ def _as_markdown(rule: Rule) -> str:
         parts[-1] += f" ({rule.fix_title})"
     parts += ["", "## Directive for coding agents", rule.directive, ""]
     return "\n".join(parts)
+
+
+# -- files made from the rule files -------------------------------------------------------------------
+TABLE_START = "<!-- rules table: written by scripts/generate_docs.py from rules/*.yaml -->"
+TABLE_END = "<!-- end of rules table -->"
+_COMMAND_SURFACES = ("shell", "dockerfile", "compose", "kubernetes", "markdown")
+
+
+def example_files(rules: Iterable[Rule]) -> dict[str, str]:
+    """``examples/``: each rule's first bad example that is a file of its own (no other project ``files``), named
+    by its code and name, in a file its surface claims (not VLL000's: `vllm-lint check examples` shows what the
+    rules find)."""
+    files = {}
+    for rule in rules:
+        example = next((e for e in rule.bad_examples if not e.files), None)
+        if example is None or rule.code == PARSE_ERROR_CODE:
+            continue
+        default = example.default_filename
+        stem = f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
+        if default.startswith("example."):
+            name = stem + default[len("example"):]
+        else:  # a surface that claims files by name (docker-compose.yaml, Dockerfile): keep the name, tag it
+            base, dot, extension = default.rpartition(".")
+            name = f"{base}.{rule.code.lower()}.{extension}" if dot else f"{default}.{rule.code.lower()}"
+        files[name] = example.clean_code
+    return files
+
+
+def rules_table(rules: Iterable[Rule]) -> str:
+    """The README's table of rules, one row per rule."""
+    rows = ["| code | name | what it finds | where | fix |", "|---|---|---|---|---|"]
+    for rule in rules:
+        summary = rule.summary.replace("|", "\\|")
+        rows.append(f"| {rule.code} | {rule.name} | {summary} | {_where(rule.surfaces)} | {rule.fix_safety} |")
+    return "\n".join(rows) + "\n"
+
+
+def _where(surfaces: tuple[str, ...]) -> str:
+    commands = [surface for surface in surfaces if surface in _COMMAND_SURFACES]
+    if len(commands) == len(_COMMAND_SURFACES):
+        return "Python and command lines" if "python" in surfaces else "command lines"
+    return ", ".join("Python" if surface == "python" else surface for surface in surfaces)
+
+
+def with_rules_table(readme: str, table: str) -> str:
+    """``readme`` with the text between the table markers replaced by ``table``."""
+    start, end = readme.index(TABLE_START) + len(TABLE_START), readme.index(TABLE_END)
+    return readme[:start] + "\n" + table + readme[end:]

@@ -12,12 +12,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import vllm_lint
+from vllm_lint.registry import RULE_PACKAGES as _RULE_PACKAGES
 
 ROOT = Path(vllm_lint.__file__).parent
-# Rule modules: the checkers. Only the registry may load them, and it does so by name (importlib), so that a
-# new rule module needs no import anywhere.
-RULE_PACKAGES = ("vllm_lint.python.rules",)
-RULE_MODULES = ("vllm_lint.launch.rules",)
+# Rule modules: the checkers and their pre-filter declarations. Only the registry may load them, and it does so
+# by name (importlib), so that a new rule module needs no import anywhere.
+RULE_PACKAGES = tuple(_RULE_PACKAGES.values())
 
 
 def _modules() -> dict[str, Path]:
@@ -103,7 +103,7 @@ def test_the_package_graph_has_no_cycle():
 
 
 def _is_rule_module(module: str) -> bool:
-    return module in RULE_MODULES or any(module == p or module.startswith(p + ".") for p in RULE_PACKAGES)
+    return any(module == p or module.startswith(p + ".") for p in RULE_PACKAGES)
 
 
 def test_no_module_imports_a_rule_module():

@@ -138,7 +138,7 @@ def reference_server(tiny_model_dir, tmp_path_factory):
     require_modules("vllm", "fastapi", "uvicorn", "httpx", "psutil", what="the live reference server")
     port = free_port()
     log = tmp_path_factory.mktemp("reference-server") / "server.log"
-    cmd = [sys.executable, "-m", "vllm_lint.reference.server", "--model", str(tiny_model_dir),
+    cmd = [sys.executable, "-m", "vllm_lint", "serve-reference", "--model", str(tiny_model_dir),
            "--served-model-name", "tiny", "--port", str(port), "--max-model-len", str(MAX_MODEL_LEN),
            "--dtype", "float32", "--kv-cache-memory", "128MiB", "--max-num-seqs", "8",
            "--api-key", API_KEY, "--max-in-flight", str(MAX_IN_FLIGHT), "--max-body", "64KiB"]

@@ -113,13 +113,13 @@ def _reads_stdin(paths: tuple[Path, ...], stdin_filename: str | None) -> bool:
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rule(code, show_all, output_format) -> None:
-    """Explain rule CODE (e.g. VLL101), or list them all with --all."""
+    """Explain rule CODE (e.g. VLL101) and say where it is implemented, or list them all with --all."""
     from vllm_lint.rule_docs import list_rules, show_rule
 
     if show_all or code is None:
         click.echo(list_rules(output_format), nl=False)
         return
-    text = show_rule(code.upper(), output_format)
+    text = show_rule(code.upper(), output_format, implementation=True)
     if text is None:
         click.echo(f"error: unknown rule code {code!r} (see `vllm-lint rule --all`)", err=True)
         sys.exit(EXIT_ERROR)

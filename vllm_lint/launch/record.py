@@ -52,6 +52,14 @@ class Launch:
     api: object | None = None
     image: str | None = None  # the image reference the target came from
 
+    def target_api(self):
+        """The ``vllm_api.VllmApi`` the launch is judged against (the newest release when none was set)."""
+        if self.api is not None:
+            return self.api
+        from vllm_lint.vllm_api import load_api
+
+        return load_api()
+
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:
             if setting.key == key:

@@ -262,6 +262,7 @@ class ArgumentReader:
                 return None
             if growth is True:
                 words.append(self.splat(expr, statement))  # changed elsewhere (another function): more may follow
+                return words
             for added, added_at in growth or ():
                 # cmd += [...], cmd.append(x), cmd.extend([...]), under an if too: the words it adds; a change
                 # that cannot be followed adds "any arguments" there, and only there

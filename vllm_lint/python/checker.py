@@ -9,14 +9,14 @@ import libcst as cst
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
 from vllm_lint.launch.settings import LaunchSettings
-from vllm_lint.python.context import RULES, NodeEdit, PyContext, PyFinding, PyFix
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.project import Project
 from vllm_lint.python.semantics import Semantics
-from vllm_lint.registry import check_launch, launch_codes, python_rule_modules
+from vllm_lint.registry import check_launch, launch_codes, python_checkers
 from vllm_lint.text import TextIndex, line_starts
 
 
@@ -202,10 +202,8 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     semantics = Semantics(model, path, options.project)
     ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version)
     findings: list[PyFinding] = []
-    python_rule_modules()  # loading them registers their checkers in RULES
-    for code, rule in RULES.items():
-        if code in options.enabled:
-            findings.extend(rule(ctx))
+    for checker in python_checkers(options.enabled):
+        findings.extend(checker(ctx))
     if options.enabled & launch_codes():
         reported: set[tuple[str, int]] = set()
         for launch, call, statement in python_launches(ctx):

@@ -61,15 +61,5 @@ class PyContext:
         return load_api(self.api_version)
 
 
+# A checker, marked ``@vllm_lint.registry.python_rule(code)``: run once per parsed module with its code enabled.
 PyRule = Callable[[PyContext], Iterator[PyFinding]]
-RULES: dict[str, PyRule] = {}
-
-
-def python_rule(code: str) -> Callable[[PyRule], PyRule]:
-    """Register a checker for ``code``; the engine runs it once per parsed module."""
-
-    def register(function: PyRule) -> PyRule:
-        RULES[code] = function
-        return function
-
-    return register

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HTTP_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "trace"})
+# How many calls deep code reached from a handler (or a start-up hook) still counts as inside it.
+MAX_CALL_DEPTH = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,7 +362,7 @@ def render_docs() -> str:
         "`@x.post(...)` in a module that imports a framework with route decorators, or `@x.post(\"/path\")` anywhere.",
         "",
         "Code reached from a handler through calls to functions and methods of the same module counts as inside",
-        "it (up to 6 calls deep); code in another module of the project counts through that module's summary",
+        f"it (up to {MAX_CALL_DEPTH} calls deep); code in another module of the project counts through that module's summary",
         "(what its functions do that matters: load a model, block on generation, build an engine), and is",
         "reported at the handler's call, naming the chain. Code reached from a start-up hook runs once.",
         "",

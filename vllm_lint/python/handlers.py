@@ -26,8 +26,7 @@ from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_nam
 if TYPE_CHECKING:
     from vllm_lint.python.semantics import Semantics
 
-# How many calls deep code reached from a handler (or a start-up hook) still counts as inside it.
-MAX_CALL_DEPTH = 6
+MAX_CALL_DEPTH = table.MAX_CALL_DEPTH
 # Decorators that make a function compute its result once: a model "loaded" through it is loaded once.
 CACHING_DECORATORS = frozenset({
     "functools.lru_cache", "functools.cache", "functools.cached_property", "streamlit.cache_resource",
@@ -93,6 +92,7 @@ class HandlerFinder:
         for function in self.model.functions:
             if function.parent is not None:
                 self._nested.setdefault(function.parent, []).append(function)
+        self._callees: dict[FunctionInfo, list[FunctionInfo]] = {}
 
     # -- the results -----------------------------------------------------------------------------------
 
@@ -142,15 +142,18 @@ class HandlerFinder:
 
     def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
         """Functions of this module that ``function`` (or a closure inside it) calls directly."""
-        found = []
-        for scope in self._with_closures(function):
-            for name in sorted(scope.called_names):
-                callee = self.resolve_call(name, scope)
-                if callee is not None:
-                    found.append(callee)
+        found = self._callees.get(function)
+        if found is None:
+            found = self._callees[function] = [
+                callee
+                for scope in self.with_closures(function)
+                for name in sorted(scope.called_names)
+                if (callee := self.resolve_call(name, scope)) is not None
+            ]
         return found
 
-    def _with_closures(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+    def with_closures(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+        """``function`` and the functions defined inside it, at any depth."""
         stack = [function]
         while stack:
             scope = stack.pop()
@@ -503,6 +506,32 @@ class HandlerFinder:
             if self.semantics.qualify(target) in CACHING_DECORATORS:
                 return True
         return False
+
+    def path_is_cached(self, start: FunctionInfo, path: tuple[FunctionInfo, ...]) -> bool:
+        """Whether the way from ``start`` down ``path`` runs once, not per call: a function on it is an
+        ``@lru_cache``'d one, or every call of the next function from the one before keeps its result
+        (``global _model; _model = Model()``)."""
+        chain = (start, *path)
+        if any(self.caches_result(f) for f in chain):
+            return True
+        for caller, callee in zip(chain, chain[1:]):
+            sites = [s for s in self.semantics.sites_in(caller)
+                     if self.resolve_call(dotted_name(s.node.func) or "", s.function) is callee]
+            if sites and all(caches_load(s) for s in sites):
+                return True
+        return False
+
+
+def caches_load(site: CallSite) -> bool:
+    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load, not one per call. Not in
+    ``__init__``: that runs once per object, so per request when a handler (or its framework) builds one."""
+    function = site.function
+    for target in site.assigned_to:
+        if target.startswith("self.") and (function is None or function.name != "__init__"):
+            return True
+        if function is not None and target in function.global_names:
+            return True
+    return False
 
 
 def _keyword_is_true(call: cst.Call | None, name: str) -> bool:

@@ -194,10 +194,10 @@ class SummaryStore:
 
         try:
             module = parse(text)
-        except SyntaxProblem:
-            return EMPTY
-        model = build_model(module)
-        return summarize(module, model, Semantics(model, str(path)))
+            model = build_model(module)
+            return summarize(module, model, Semantics(model, str(path)))
+        except (SyntaxProblem, RecursionError):
+            return EMPTY  # the file's own lint reports it; the importer's is not this file's fault
 
 
 _STORE: SummaryStore | None = None

@@ -220,13 +220,7 @@ class Semantics:
 
     def sites_in(self, function: FunctionInfo) -> list[CallSite]:
         """The calls written in ``function``, its closures included."""
-        sites = []
-        stack = [function]
-        while stack:
-            scope = stack.pop()
-            sites += self._sites_by_function.get(scope, [])
-            stack += [f for f in self.model.functions if f.parent is scope]
-        return sites
+        return [site for scope in self.finder.with_closures(function) for site in self._sites_by_function.get(scope, [])]
 
     # -- values --------------------------------------------------------------
 
@@ -497,8 +491,9 @@ class Semantics:
         return False
 
     def caches_result(self, handler: Handler) -> bool:
-        """Whether a function on the way from the handler to its code computes its result once (``@lru_cache``)."""
-        return any(self.finder.caches_result(f) for f in (handler.entry, *handler.via))
+        """Whether the way from the handler to its code runs once (an ``@lru_cache``'d function on it, or a
+        call whose result is kept in a global)."""
+        return self.finder.path_is_cached(handler.entry, handler.via)
 
 
 def _single(stored: list[tuple[cst.BaseExpression | None, FunctionInfo | None]]

@@ -58,7 +58,7 @@ def _function_summary(function: FunctionInfo, semantics: Semantics, lines: _Line
     effects: list[Effect] = []
     calls: list[Outgoing] = []
     for scope, path in reached:
-        if any(finder.caches_result(f) for f in path):
+        if path and finder.path_is_cached(function, path):
             continue
         chain = tuple(f.name for f in (function, *path))
         for site in semantics.sites_in(scope):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from vllm_lint.python.handlers import caches_load
 from vllm_lint.python.model import CallSite, dotted_name
 
 if TYPE_CHECKING:
@@ -47,18 +48,6 @@ def serves_requests(ctx: PyContext, site: CallSite) -> bool:
     return any(
         semantics.callee(other.node) == "vllm.AsyncLLMEngine.from_engine_args" for other in ctx.model.calls
     )
-
-
-def caches_load(site: CallSite) -> bool:
-    """``global_model = load(...)`` / ``self.model = load(...)``: a lazy one-time load, not one per call. Not in
-    ``__init__``: that runs once per object, so per request when a handler (or its framework) builds one."""
-    function = site.function
-    for target in site.assigned_to:
-        if target.startswith("self.") and (function is None or function.name != "__init__"):
-            return True
-        if function is not None and target in function.global_names:
-            return True
-    return False
 
 
 # What a call does that matters in a request handler, and the rule that reports it there.

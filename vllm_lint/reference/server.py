@@ -13,7 +13,7 @@ Production habits it shows, each of which a vllm-lint rule checks for:
   range, bad JSON, oversized body), an optional API key guards ``/v1``, and the number of requests in flight
   is bounded (429 beyond it) so that overload does not turn into unbounded memory.
 
-Run it with ``vllm-lint serve-reference --model DIR``, ``python -m vllm_lint.reference.server --model DIR``,
+Run it with ``vllm-lint serve-reference --model DIR`` (or ``python -m vllm_lint serve-reference``),
 or ``VLLM_LINT_REF_MODEL=DIR uvicorn --factory vllm_lint.reference.server:create_app``.
 """
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 
 from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
+from vllm_lint.registry import launch_codes
+from vllm_lint.rulebook import PARSE_ERROR_CODE
 from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 
-LAUNCH_CODES = frozenset({"VLL201", "VLL202", "VLL203", "VLL204", "VLL205", "VLL206", "VLL401", "VLL402", "VLL403", "VLL404"})
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
 # file's services, a SkyPilot task's run script (whatever the file is called).
@@ -27,7 +28,8 @@ _COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
 
 
 def _may_match(job: LintJob) -> bool:
-    return b"vllm" in job.data.lower() and bool(job.enabled & (LAUNCH_CODES | {"VLL303", "VLL000"}))
+    # only the rules over the launch record read command lines (and VLL000 a file that cannot be read)
+    return b"vllm" in job.data.lower() and bool(job.enabled & launch_codes() or PARSE_ERROR_CODE in job.enabled)
 
 
 def is_dockerfile_name(name: str) -> bool:
@@ -80,7 +82,7 @@ def _lint_with(kind: str):
 
 def _kubernetes_may_match(job: LintJob) -> bool:
     # Ray Serve LLM configures vLLM by its engine arguments without naming it
-    mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & LAUNCH_CODES))
+    mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & launch_codes()))
     return mentions and bool(_YAML_LAUNCHER.search(job.data))
 
 

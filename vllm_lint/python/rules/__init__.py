@@ -1,4 +1,6 @@
-"""Python-surface rules: one module per family, each checker registered with ``@python_rule``.
+"""The Python rules: checkers of one parsed module (``PyContext`` in, ``PyFinding`` out), one module per family.
 
-``vllm_lint.registry`` loads every module of this package by name; nothing imports them.
+``<family>.py`` holds the checkers, each marked ``@python_rule(code)``; ``<family>_prefilter.py`` the byte
+conditions under which each of its codes can fire. Nothing imports these modules: ``vllm_lint.registry``
+finds and loads them by name.
 """

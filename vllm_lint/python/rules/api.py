@@ -8,9 +8,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import dotted_name
 from vllm_lint.python.vllm_names import missing_in_path
+from vllm_lint.registry import python_rule
 from vllm_lint.vllm_api import VllmApi
 from vllm_lint.vllm_api.history import Fate, class_attribute_fate, fate_phrase, module_fate, unknown_range
 

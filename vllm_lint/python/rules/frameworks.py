@@ -7,10 +7,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import dotted_name
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.vocabulary import is_model_load, loads_through_project
+from vllm_lint.registry import python_rule
 
 
 def _status_code(ctx: PyContext, node: cst.BaseExpression, function=None) -> int | None:

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability, Severity
-from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix, python_rule
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.edits import add_keyword, keyword_arg
 from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, serves_requests
+from vllm_lint.registry import python_rule
 from vllm_lint.vllm_api.history import Fate, fate_phrase, keyword_fate
 
 # Transformers' generate() keywords people carry over, and what vLLM calls them.

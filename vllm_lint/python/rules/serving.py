@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-
-from vllm_lint.python.context import PyContext, PyFinding, python_rule
+from vllm_lint.python.context import PyContext, PyFinding
 from vllm_lint.python.model import CallSite
 from vllm_lint.python.rewrite import server_rewrite
 from vllm_lint.python.handlers import Handler
@@ -22,6 +21,8 @@ from vllm_lint.python.vocabulary import (
     loads_through_project,
     through,
 )
+from vllm_lint.registry import python_rule
+
 
 def _blocking_consequence(handler: Handler) -> str:
     if handler.runs_on_event_loop:

@@ -1,43 +1,33 @@
-"""VLL201-VLL206: engine configuration rules, written once for every surface."""
+"""VLL201-VLL206: engine configuration, written once for every surface over the launch record."""
 
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.launch.record import (
-    AddSetting,
-    Launch,
-    LaunchFinding,
-    RemoveSetting,
-    Rename,
-    RewriteEntrypoint,
-    Setting,
-    SetValue,
-)
 from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
+from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
+from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_bool, as_float
-from vllm_lint.vllm_api import VllmApi, load_api
+from vllm_lint.vllm_api import VllmApi
 from vllm_lint.vllm_api.history import (
     Fate,
     fate_phrase,
     flag_fate,
     keyword_fate,
-    module_fate,
     names_in_any_release,
     options_in_any_release,
 )
-
 
 
 def _origin(value_origin: str | None) -> str:
     return f" ({value_origin})" if value_origin else ""
 
 
+@launch_rule("VLL201")
 def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("gpu_memory_utilization") or launch.has("kv_cache_memory_bytes"):
         return
@@ -53,6 +43,7 @@ def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> 
     )
 
 
+@launch_rule("VLL202")
 def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     setting = launch.get("gpu_memory_utilization")
     if setting is None:
@@ -76,6 +67,7 @@ def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings
     )
 
 
+@launch_rule("VLL203")
 def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("max_model_len"):
         return
@@ -92,6 +84,7 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
     )
 
 
+@launch_rule("VLL204")
 def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.has("kv_transfer_config"):
         return
@@ -109,7 +102,7 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
                 fix_title="Enable prefix caching",
             )
         return
-    api = _api_of(launch)
+    api = launch.target_api()
     # Off by default where every release in range resolves it to False (the V0 engine, before 0.8).
     if not launch.opaque and not api.predates and api.effective_defaults("enable_prefix_caching") == {False}:
         yield LaunchFinding(
@@ -125,27 +118,11 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
         )
 
 
-def _parallel_sizes(launch: Launch) -> tuple[int, int] | None:
-    """(tensor, pipeline) parallel size, 1 where unset; None when either is not statically known."""
-    sizes = []
-    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
-        setting = launch.get(key)
-        number = as_float(setting.value) if setting is not None else 1.0
-        if number is None:
-            return None
-        sizes.append(int(number))
-    return sizes[0], sizes[1]
-
-
-def _parallel_anchor(launch: Launch) -> object:
-    setting = launch.get("tensor_parallel_size") or launch.get("pipeline_parallel_size")
-    return setting.anchor if setting else launch.anchor
-
-
+@launch_rule("VLL205")
 def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.gpu_count is None:
         return
-    sizes = _parallel_sizes(launch)
+    sizes = parallel_sizes(launch)
     if sizes is None:
         return
     product = sizes[0] * sizes[1]
@@ -159,10 +136,11 @@ def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterat
             + ("fails at start-up waiting for GPUs it cannot see" if product > launch.gpu_count
                else "leaves the other GPUs idle")
         ),
-        anchor=_parallel_anchor(launch),
+        anchor=parallel_anchor(launch),
     )
 
 
+@launch_rule("VLL206")
 def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     for setting in launch.settings:
         if setting.bad_choice is not None:
@@ -181,7 +159,7 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             continue
         if setting.known:
             continue
-        api = _api_of(launch)
+        api = launch.target_api()
         if api.predates:
             continue  # the target's releases are older than any vLLM the linter knows: so are their names
         if setting.attribute:
@@ -221,10 +199,6 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
 
 
 _PYTHON_KINDS = {"LLM": "llm_init_params", "EngineArgs": "engine_args", "AsyncEngineArgs": "async_engine_args"}
-
-
-def _api_of(launch: Launch) -> VllmApi:
-    return launch.api if isinstance(launch.api, VllmApi) else load_api()
 
 
 def _flag_surface(launch: Launch) -> str:
@@ -287,152 +261,3 @@ def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting)
     else:
         return ()
     return tuple(difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.8))
-
-
-def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server"):
-        return  # "image": an old image's own api_server entrypoint, whose arguments must use --model
-    model = launch.get("model")
-    flag_model = model if model is not None and model.spelled.startswith("-") else None
-    if launch.entrypoint == "api_server":
-        api = _api_of(launch)
-        if not api.database.api_server_deprecated & api.mask:
-            return  # not deprecated yet in the releases this file targets
-        message = (
-            "`python -m vllm.entrypoints.openai.api_server` is deprecated in favour of `vllm serve MODEL`: "
-            "a later vLLM release removes it and this server stops starting"
-        )
-        anchor = launch.entrypoint_anchor or launch.anchor
-    elif flag_model is not None:
-        message = (
-            "`--model` on `vllm serve` is deprecated: pass the model as the positional argument "
-            "(`vllm serve MODEL`) before a later release drops the flag"
-        )
-        anchor = flag_model.anchor
-    else:
-        return
-    yield LaunchFinding(
-        code="VLL401",
-        message=message,
-        anchor=anchor,
-        fix=RewriteEntrypoint(flag_model),
-        fix_title="Rewrite to `vllm serve MODEL ...`",
-        applicability=Applicability.SAFE,
-    )
-
-
-_COMMIT_HASH = re.compile(r"^[0-9a-fA-F]{7,64}$")
-
-
-def _pinned(setting) -> bool:
-    if setting is None or setting.value is None:
-        return setting is not None  # written but not statically known: give the benefit of the doubt
-    return bool(_COMMIT_HASH.match(str(setting.value.value).strip()))
-
-
-def unpinned_remote_code(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    setting = launch.get("trust_remote_code")
-    if setting is None or as_bool(setting.value) is not True:
-        return
-    revision, code_revision = launch.get("revision"), launch.get("code_revision")
-    if _pinned(revision) and (code_revision is None or _pinned(code_revision)):
-        return
-    what = "revision" if not _pinned(revision) else "code_revision"
-    yield LaunchFinding(
-        code="VLL402",
-        message=(
-            f"trust_remote_code without a pinned {what} (a commit hash): the model repository's Python runs "
-            "on this server at whatever its head is at the next restart"
-        ),
-        anchor=setting.anchor,
-    )
-
-
-_LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
-
-
-def unauthenticated_public_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server", "image") or launch.opaque:
-        return
-    if launch.has("api_key") or "VLLM_API_KEY" in launch.env or launch.has("uds"):
-        return
-    host = launch.get("host")
-    if host is not None:
-        if host.value is None:
-            return
-        text = str(host.value.value).strip()
-        if text.startswith(_LOCAL_HOSTS) or text.startswith("unix:"):
-            return
-        where, anchor = f"--host {text}", host.anchor
-    else:
-        where, anchor = "no --host (vLLM binds all interfaces)", launch.anchor
-    yield LaunchFinding(
-        code="VLL403",
-        message=(
-            f"vLLM server reachable on all interfaces ({where}) with no --api-key and no VLLM_API_KEY: "
-            "anyone who can reach the port can run generations on your GPUs"
-        ),
-        anchor=anchor,
-    )
-
-
-_ONE_GIB = 1 << 30
-
-
-def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if not launch.container or launch.host_ipc or (launch.shm_bytes or 0) >= _ONE_GIB:
-        return
-    sizes = _parallel_sizes(launch)
-    if sizes is None or sizes[0] * sizes[1] <= 1:
-        return
-    yield LaunchFinding(
-        code="VLL404",
-        message=(
-            f"container runs vLLM on {sizes[0] * sizes[1]} GPUs (tensor x pipeline parallel) without host IPC "
-            "or a shared memory of at least 1g: NCCL hangs or crashes at start-up (add --ipc=host / ipc: host / "
-            "hostIPC: true, or --shm-size / an emptyDir Memory volume at /dev/shm)"
-        ),
-        anchor=_parallel_anchor(launch),
-    )
-
-
-def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    module = launch.module or "vllm"
-    api = _api_of(launch)
-    prefix, _, name = module.rpartition(".")
-    fate = module_fate(api, prefix, name) if prefix else None
-    if api.predates:
-        return
-    hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
-    if fate is not None and fate.known_elsewhere:
-        message = f"`python -m {module}`: {fate_phrase(fate, module, api, 'the command fails with ModuleNotFoundError', launch.image)}"
-    else:
-        message = f"`python -m {module}`: vLLM has no module {module}{hint}; the command fails with ModuleNotFoundError"
-    yield LaunchFinding(code="VLL303", message=message, anchor=launch.anchor)
-
-
-LaunchRule = Callable[[Launch, LaunchSettings], Iterator[LaunchFinding]]
-
-# Rules over engine launches; a "module" launch (a vLLM module that does not
-# exist) configures no engine, so only MODULE_RULES look at it.
-ENGINE_RULES: dict[str, LaunchRule] = {
-    "VLL201": missing_gpu_memory_utilization,
-    "VLL202": gpu_memory_utilization_out_of_range,
-    "VLL203": missing_max_model_len,
-    "VLL204": prefix_caching_disabled,
-    "VLL205": tensor_parallel_mismatch,
-    "VLL206": unknown_engine_arg,
-    "VLL401": deprecated_entrypoint,
-    "VLL402": unpinned_remote_code,
-    "VLL403": unauthenticated_public_server,
-    "VLL404": multi_gpu_container_without_ipc,
-}
-MODULE_RULES: dict[str, LaunchRule] = {"VLL303": nonexistent_module}
-LAUNCH_RULES: dict[str, LaunchRule] = {**ENGINE_RULES, **MODULE_RULES}
-
-
-def check_launch(launch: Launch, settings: LaunchSettings, enabled: frozenset[str]) -> Iterator[LaunchFinding]:
-    rules = MODULE_RULES if launch.kind == "module" else ENGINE_RULES
-    for code, rule in rules.items():
-        if code in enabled:
-            yield from rule(launch, settings)

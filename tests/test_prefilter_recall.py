@@ -1,0 +1,92 @@
+"""The byte pre-filter hides no finding: on every rule's own YAML examples, the seeds and examples/, each finding
+is reported with every rule enabled and with its rule alone enabled, as when every file is parsed.
+
+A rule alone is what ``--select CODE`` runs: then only that rule's own conditions let the file through, and a
+condition that misses a shape of the rule shows only there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import vllm_lint.python.prefilter
+from vllm_lint.config import Settings, enabled_codes
+from vllm_lint.engine.runner import RunOptions, lint_file
+from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes, load_rules
+from vllm_lint.surfaces import all_surfaces
+
+from fixture_files import REPO, SEEDS
+
+CODES = all_codes()
+SURFACES = all_surfaces()
+
+
+def _surface(path: Path):
+    return next(s for s in SURFACES if s.claims(path.name, path.read_bytes()[:256]))
+
+
+def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, int]]:
+    settings = Settings(root=path.parent.resolve())
+    options = RunOptions(settings, enabled_codes(settings, CODES, select), CODES)
+    result = lint_file(path, _surface(path), options)
+    return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
+
+
+def _findings_parsing_everything(path: Path, monkeypatch) -> set[tuple[str, int, int]]:
+    with monkeypatch.context() as patch:
+        patch.setattr(vllm_lint.python.prefilter, "may_match", lambda *args: True)  # Python blocks in Markdown too
+        settings = Settings(root=path.parent.resolve())
+        options = RunOptions(settings, enabled_codes(settings, CODES), CODES)
+        surface = dataclasses.replace(_surface(path), may_match=lambda job: True)
+        result = lint_file(path, surface, options)
+    # a syntax error in a file no rule could match is not reported, by design
+    return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
+
+
+def _assert_nothing_hidden(path: Path, monkeypatch) -> None:
+    # Named from its own folder, as a user there lints it (under tests/, a Python file is a test file).
+    monkeypatch.chdir(path.parent)
+    path = Path(path.name)
+    everything = _findings_parsing_everything(path, monkeypatch)
+    assert _findings(path) == everything, "hidden with every rule enabled"
+    for code in sorted({finding[0] for finding in everything}):
+        alone = _findings(path, (code,))
+        assert alone == {f for f in everything if f[0] == code}, f"{code} alone"
+
+
+EXAMPLES = [
+    pytest.param(rule, index, id=f"{rule.code}-{example.kind}-{index}")
+    for rule in load_rules().values()
+    for index, example in enumerate(rule.examples)
+]
+
+
+@pytest.mark.parametrize(("rule", "index"), EXAMPLES)
+def test_rule_examples(tmp_path, monkeypatch, rule, index):
+    example = rule.examples[index]
+    for name, text in example.files:  # the other modules of the example's project
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / example.default_filename
+    path.write_text(example.code, encoding="utf-8")
+    _assert_nothing_hidden(path, monkeypatch)
+
+
+FILES = sorted([*SEEDS.iterdir(), *(REPO / "examples").iterdir()])
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_seeds_and_examples(monkeypatch, path):
+    _assert_nothing_hidden(path, monkeypatch)
+
+
+def test_the_comparison_sees_a_hidden_finding(tmp_path, monkeypatch):
+    # The check itself must be able to fail: with a pre-filter that lets nothing through, a finding is hidden.
+    path = tmp_path / "server.py"
+    path.write_text("from vllm import LLM\nllm = LLM(model='m')\n", encoding="utf-8")
+    monkeypatch.setattr(vllm_lint.python.prefilter, "_tests", lambda enabled: ())
+    with pytest.raises(AssertionError, match="hidden"):
+        _assert_nothing_hidden(path, monkeypatch)

@@ -1,0 +1,59 @@
+"""When VLL301 and VLL302 (sampling.py) can fire, read off a file's bytes (see vllm_lint.python.prefilter)."""
+
+from __future__ import annotations
+
+from vllm_lint.python.prefilter import SAMPLING_PARAMS, Condition, FileBytes, lazy_re, top_level_arguments
+
+_KEYWORD = lazy_re(rb"^\s*(\w+)\s*=(?!=)")
+_MAX_TOKENS = frozenset({"max_tokens", "max_new_tokens"})
+_last: list[object] = [None, None]
+
+
+def _calls(code: bytes) -> list[tuple[frozenset[str], bool]] | None:
+    """Each ``SamplingParams(...)`` call's keywords and whether it spreads ``*args``/``**kwargs``; None when the
+    cheap reader cannot tell (an alias, or arguments it does not understand). Kept for the file's other rule."""
+    if _last[0] is code:
+        return _last[1]  # type: ignore[return-value]
+    calls: list[tuple[frozenset[str], bool]] | None = []
+    if SAMPLING_PARAMS.aliased(code):
+        calls = None
+    else:
+        for match in SAMPLING_PARAMS.calls(code):
+            arguments = top_level_arguments(code, match.end() - 1)
+            if arguments is None:
+                calls = None
+                break
+            keywords, spread = set(), False
+            for argument in arguments:
+                if argument.strip().startswith(b"*"):
+                    spread = True
+                    continue
+                keyword = _KEYWORD.match(argument)
+                if keyword:
+                    keywords.add(keyword.group(1).decode("ascii"))
+            calls.append((frozenset(keywords), spread))
+    _last[:] = [code, calls]
+    return calls
+
+
+def _unknown_keyword(file: FileBytes) -> bool:
+    if b"SamplingParams" not in file.code or not SAMPLING_PARAMS.may_be_called(file.code):
+        return False
+    calls = _calls(file.code)
+    if calls is None:
+        return True
+    known = file.api().sampling_params
+    return any(keywords - known for keywords, _ in calls)
+
+
+def _max_tokens_missing(file: FileBytes) -> bool:
+    if b"SamplingParams" not in file.code or not SAMPLING_PARAMS.may_be_called(file.code):
+        return False
+    calls = _calls(file.code)
+    return calls is None or any(not spread and not keywords & _MAX_TOKENS for keywords, spread in calls)
+
+
+PREFILTER = {
+    "VLL301": (Condition("a SamplingParams keyword vLLM lacks", _unknown_keyword, cost=3),),
+    "VLL302": (Condition("a SamplingParams call without max_tokens", _max_tokens_missing, cost=3),),
+}
