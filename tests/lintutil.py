@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,102 @@ def lint_text(directory: Path, filename: str, text: str, select: tuple[str, ...]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return lint_file_paths([path], select, **settings)
+
+
+def write_example(directory: Path, example, text: str | None = None) -> Path:
+    """A rule example as files under ``directory`` (its other files first); its path. The example is written
+    as documentation shows it, without its ``# expect:`` markers (a Dockerfile's exec form takes no comment);
+    ``text``: what to write instead (its fixed form). A notebook example (``lang: ipynb``, cells in the
+    percent format) is written as the .ipynb it stands for, as nbformat lays one out."""
+    for name, content in example.files:
+        other = directory / name
+        other.parent.mkdir(parents=True, exist_ok=True)
+        other.write_text(content, encoding="utf-8")
+    path = directory / example.default_filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    code = example.clean_code if text is None else text
+    path.write_text(notebook_json(code) if example.lang == "ipynb" else code, encoding="utf-8")
+    return path
+
+
+def lint_example(directory: Path, example) -> list[Diagnostic]:
+    """The findings on a rule example, judged against the vLLM releases it names (its ``target``)."""
+    return lint_file_paths([write_example(directory, example)], target_vllm_version=example.target)
+
+
+def example_line(example, diagnostic: Diagnostic) -> int:
+    """The line of the example's text a finding is on (a notebook's: its cell's line in the percent form)."""
+    if diagnostic.cell is None:
+        return diagnostic.start.line
+    return _cell_starts(example.code)[diagnostic.cell.cell - 1] + diagnostic.cell.start.line
+
+
+def example_text(example, path: Path) -> str:
+    """The example's file read back in the example's own form (a notebook as its cells in the percent format)."""
+    text = path.read_text(encoding="utf-8")
+    if example.lang != "ipynb":
+        return text
+    import json
+
+    cells = json.loads(text)["cells"]
+    parts = []
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            parts.append("# %% [markdown]\n" + "".join(f"# {line}".rstrip() + "\n" for line in source.split("\n")))
+        else:
+            parts.append("# %%\n" + source + "\n")
+    return "".join(parts)
+
+
+_CELL_MARKER = re.compile(r"^# %%(?P<markdown> \[markdown\])?\s*$")
+
+
+def _cells(text: str) -> list[tuple[int, str, str]]:
+    """The percent form's cells: (line of the marker, "code" or "markdown", source)."""
+    cells: list[tuple[int, str, list[str]]] = []
+    for number, line in enumerate(text.rstrip("\n").split("\n"), start=1):
+        match = _CELL_MARKER.match(line)
+        if match:
+            cells.append((number, "markdown" if match.group("markdown") else "code", []))
+        elif not cells:
+            raise ValueError("a notebook example starts with a `# %%` cell marker")
+        else:
+            cells[-1][2].append(line)
+    result = []
+    for number, kind, lines in cells:
+        if kind == "markdown":
+            lines = [line[2:] if line.startswith("# ") else line.lstrip("#") for line in lines]
+        result.append((number, kind, "\n".join(lines)))
+    return result
+
+
+def _cell_starts(text: str) -> list[int]:
+    return [number for number, _, _ in _cells(text)]
+
+
+def notebook_json(text: str) -> str:
+    """The .ipynb of a percent-form notebook: nbformat 4.5's layout (indent 1, sorted keys, sources as lists
+    of lines), a Python 3 kernel, no outputs."""
+    import json
+
+    cells = []
+    for index, (_, kind, source) in enumerate(_cells(text)):
+        lines = source.splitlines(keepends=True)
+        cell = {"cell_type": kind, "id": f"cell-{index + 1}", "metadata": {}, "source": lines}
+        if kind == "code":
+            cell.update(execution_count=None, outputs=[])
+        cells.append(cell)
+    document = {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def lint_file_paths(paths: list[Path], select: tuple[str, ...] = (), **settings) -> list[Diagnostic]:

@@ -71,6 +71,7 @@ def test_rule_examples(tmp_path, monkeypatch, rule, index):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     path = tmp_path / example.default_filename
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(example.code, encoding="utf-8")
     _assert_nothing_hidden(path, monkeypatch)
 

@@ -14,7 +14,7 @@ import pytest
 from vllm_lint.rulebook import load_rules
 from vllm_lint.surfaces import all_surfaces
 
-from lintutil import lint_text
+from lintutil import example_line, example_text, lint_example, write_example
 
 RULES = load_rules()
 
@@ -22,7 +22,7 @@ RULES = load_rules()
 def _supported(lang: str) -> bool:
     from vllm_lint.rulebook import LANG_SUFFIX
 
-    name = LANG_SUFFIX.get(lang, "")
+    name = LANG_SUFFIX.get(lang, "").rsplit("/", 1)[-1]
     probe = name if not name.startswith(".") else f"example{name}"
     return any(surface.claims(probe, b"") for surface in all_surfaces())
 
@@ -50,23 +50,20 @@ def test_every_rule_has_docs_and_examples():
 def test_example(tmp_path, rule, example):
     if not _supported(example.lang):
         pytest.fail(f"{rule.code}: no surface lints {example.lang!r} examples")
-    for name, text in example.files:
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    diagnostics = lint_text(tmp_path, example.default_filename, example.code, target_vllm_version=example.target)
+    diagnostics = lint_example(tmp_path, example)
     if example.kind == "good":
         found = [d for d in diagnostics if d.code == rule.code]
         assert not found, f"{rule.code} fired on a good example: {found}"
         return
     expected = example.expected_lines(rule.code)
     assert expected, f"{rule.code}: bad example without an `# expect: {rule.code}` marker"
-    lines = sorted(d.start.line for d in diagnostics if d.code == rule.code)
+    lines = sorted(example_line(example, d) for d in diagnostics if d.code == rule.code)
     assert lines == expected, f"{rule.code} reported at {lines}, expected {expected}: {diagnostics}"
     # Other codes marked on the example hold too.
     for code in {c for c in RULES if c != rule.code}:
         marked = example.expected_lines(code)
         if marked:
-            assert sorted(d.start.line for d in diagnostics if d.code == code) == marked, code
+            assert sorted(example_line(example, d) for d in diagnostics if d.code == code) == marked, code
 
 
 FIX_CASES = [c for c in CASES if c.values[1].kind == "bad" and c.values[1].fixed is not None]
@@ -78,12 +75,11 @@ def test_fix(tmp_path, rule, example):
 
     from lintutil import run_cli
 
-    path = tmp_path / example.default_filename
-    path.write_text(example.code, encoding="utf-8")
+    path = write_example(tmp_path, example)
     target = ("--target-vllm-version", example.target) if example.target else ()
     result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, "--select", rule.code, str(path))
     assert result.returncode == 0, result.stderr
-    fixed = path.read_text(encoding="utf-8")
+    fixed = example_text(example, path)
     expected = "\n".join(EXPECT_RE.sub("", line) for line in example.fixed.splitlines()) + "\n"
     got = "\n".join(EXPECT_RE.sub("", line) for line in fixed.splitlines()) + "\n"
     assert got == expected

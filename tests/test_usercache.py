@@ -159,7 +159,7 @@ def test_check_runs_the_same_with_a_cold_and_a_warm_code_cache(tmp_path: Path) -
     command = [sys.executable, "-m", "vllm_lint", "check", "--no-cache", "--output-format", "json", SEED_WITH_FINDINGS]
     cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SEEDS)
     names = sorted(_store_name(p) for p in _cache_files(tmp_path))
-    assert names == ["check", "surface-python"]  # the command's modules, and the Python checkers'
+    assert names == ["check", "rules-python", "surface-python"]  # the command's, the Python rules', the surface's
     assert _cache_files(tmp_path, "rule-files")  # the rules of the findings: their severities
     warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SEEDS)
     assert cold.returncode == warm.returncode == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from vllm_lint.rulebook import PARSE_ERROR_CODE, Rule, load_rules
+from vllm_lint.rulebook import PARSE_ERROR_CODE, Example, Rule, load_rules
 
 _FIX_SAFETY = {
     "safe": "The fix is safe: it keeps behaviour, or replaces code that cannot run at all.",
@@ -84,8 +84,24 @@ def _by_release(rule: Rule) -> list[str]:
     for example in pinned:
         verdict = "reported" if example.kind == "bad" else "not reported"
         note = f": {example.note.strip()}" if example.note else ""
-        parts += [f"On vLLM {example.target} ({verdict}){note}", f"```{example.lang}", example.clean_code.rstrip("\n"), "```", ""]
+        parts += [f"On vLLM {example.target} ({verdict}){note}", *_files_of(example), f"```{example.fence}",
+                  example.clean_code.rstrip("\n"), "```", ""]
     return parts
+
+
+def _files_of(example: Example) -> list[str]:
+    """The other files an example's project holds (a chart's values.yaml), each before the example."""
+    lines = []
+    for name, text in example.files:
+        lines += [f"`{name}`:", f"```{_fence_for(name)}", text.rstrip("\n"), "```", ""]
+    if example.files:
+        lines.append(f"`{example.default_filename}`:")
+    return lines
+
+
+def _fence_for(name: str) -> str:
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return {"yaml": "yaml", "yml": "yaml", "sh": "bash", "py": "python", "env": "bash"}.get(suffix, "text")
 
 
 def _as_markdown(rule: Rule, where: list[str] | None) -> str:
@@ -96,13 +112,14 @@ def _as_markdown(rule: Rule, where: list[str] | None) -> str:
     bad = next((e for e in rule.bad_examples), None)
     good = next((e for e in rule.good_examples), None)
     if bad is not None:
-        parts += ["## Example", f"```{bad.lang}", bad.clean_code.rstrip("\n"), "```", ""]
+        parts += ["## Example", *_files_of(bad), f"```{bad.fence}", bad.clean_code.rstrip("\n"), "```", ""]
     instead = bad.fixed if bad is not None and bad.fixed else (good.clean_code if good is not None else None)
     if rule.use_instead:
         parts += ["## Use instead", rule.use_instead, ""]
     if instead:
-        lang = bad.lang if bad is not None else good.lang
-        parts += [("Use instead:" if rule.use_instead else "## Use instead"), f"```{lang}", instead.rstrip("\n"), "```", ""]
+        shown = bad if bad is not None and bad.fixed else good
+        parts += [("Use instead:" if rule.use_instead else "## Use instead"), *(_files_of(shown) if shown is not bad else ()),
+                  f"```{shown.fence}", instead.rstrip("\n"), "```", ""]
     parts += _by_release(rule)
     parts += ["## Fix safety", _FIX_SAFETY.get(rule.fix_safety, rule.fix_safety)]
     if rule.fix_title:
@@ -146,11 +163,16 @@ def rules_table(rules: Iterable[Rule]) -> str:
     return "\n".join(rows) + "\n"
 
 
+_SURFACE_NAMES = {"python": "Python", "notebook": "notebooks", "helm": "Helm", "skypilot": "SkyPilot"}
+
+
 def _where(surfaces: tuple[str, ...]) -> str:
-    commands = [surface for surface in surfaces if surface in _COMMAND_SURFACES]
-    if len(commands) == len(_COMMAND_SURFACES):
-        return "Python and command lines" if "python" in surfaces else "command lines"
-    return ", ".join("Python" if surface == "python" else surface for surface in surfaces)
+    shown = [_SURFACE_NAMES[s] for s in ("python", "notebook") if s in surfaces]
+    commands = [surface for surface in _COMMAND_SURFACES if surface in surfaces]
+    shown += ["command lines"] if len(commands) == len(_COMMAND_SURFACES) else commands
+    shown += [_SURFACE_NAMES[s] for s in ("helm", "skypilot") if s in surfaces]
+    shown += [s for s in surfaces if s not in _SURFACE_NAMES and s not in _COMMAND_SURFACES]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def with_rules_table(readme: str, table: str) -> str:

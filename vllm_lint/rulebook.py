@@ -28,8 +28,16 @@ LANG_SUFFIX = {
     "yaml": ".yaml",
     "compose": "docker-compose.yaml",
     "kubernetes": ".yaml",
+    "helm": "templates/deployment.yaml",  # a chart's template; the example's ``files`` hold Chart.yaml and values.yaml
+    "skypilot": "task.yaml",
     "markdown": ".md",
+    # A notebook example is written in the percent format (``# %%`` starts a code cell, ``# %% [markdown]``
+    # a Markdown cell whose lines are ``# ``-commented), the plain-text form of notebooks that jupytext and
+    # editors read; tests turn it into the .ipynb it stands for.
+    "ipynb": ".ipynb",
 }
+# The fence info string an example is shown under (``vllm-lint rule``, agent rule files).
+FENCE_LANG = {"shell": "bash", "compose": "yaml", "kubernetes": "yaml", "helm": "yaml", "skypilot": "yaml", "ipynb": "python"}
 
 
 class RuleFileError(ValueError):
@@ -44,8 +52,9 @@ class Example:
     fixed: str | None = None
     filename: str | None = None
     note: str | None = None
-    # Other files of the project the example lives in (name -> text), written next to it: what a
-    # handler reaches in another module (python/project.py).
+    # Other files of the example's project, by path relative to where the example's file is written from:
+    # what a handler reaches in another module (python/project.py), a chart's Chart.yaml and values.yaml,
+    # the entrypoint script a Dockerfile copies, compose's .env.
     files: tuple[tuple[str, str], ...] = ()
     # The vLLM releases the example is judged against (as the target-vllm-version setting takes them):
     # a name one release has and another lacks is right or wrong by the release.
@@ -64,6 +73,16 @@ class Example:
     def clean_code(self) -> str:
         """The snippet without its ``# expect:`` markers, for docs and agent files."""
         return "\n".join(EXPECT_RE.sub("", line) for line in self.code.splitlines()) + "\n"
+
+    @property
+    def fence(self) -> str:
+        return FENCE_LANG.get(self.lang, self.lang)
+
+    @property
+    def standalone(self) -> bool:
+        """Whether the snippet lints as shown, as one file of its fence's language (no other files, not a
+        notebook's cells)."""
+        return not self.files and self.lang != "ipynb"
 
     @property
     def default_filename(self) -> str:

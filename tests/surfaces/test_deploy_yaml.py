@@ -32,7 +32,7 @@ EXPECTED = {
     "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: any release, so which entrypoint it has is not known
     # the {% for %} services are repeated, unknown; the gateway is read with {{ dtype }} unknown; its image is
     # vLLM 0.6.3, where prefix caching is off unless switched on (VLL204)
-    "compose.yaml.j2": [(10, 14, "VLL202"), (10, 14, "VLL204"), (10, 14, "VLL403")],
+    "compose.yaml.j2": [(10, 14, "VLL204"), (10, 14, "VLL403"), (10, 100, "VLL202")],
     "llava-vllm.yml": [(4, 14, "VLL204"), (4, 72, "VLL202")],  # vllm/vllm-openai:v0.6.3: prefix caching off by default
     "lws.yaml": [(14, 211, "VLL404")],  # 8 + 8 GPUs for tp 8 x pp 2: no VLL205
     "isvc.yaml": [(10, 19, "VLL401")],  # the huggingface-runtime predictor runs KServe's server, not read

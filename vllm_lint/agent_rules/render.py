@@ -22,16 +22,6 @@ if TYPE_CHECKING:
     from vllm_lint.rulebook import Example, Rule
 
 SKIPPED_CODES = frozenset({"VLL000"})  # "unreadable file" is not advice
-FENCE_LANG = {
-    "python": "python",
-    "bash": "bash",
-    "shell": "bash",
-    "dockerfile": "dockerfile",
-    "yaml": "yaml",
-    "compose": "yaml",
-    "kubernetes": "yaml",
-    "markdown": "markdown",
-}
 GROUPS = {
     "1": "Serving: request handlers and engines",
     "2": "Engine arguments",
@@ -108,16 +98,17 @@ def _snippet(example: Example | None, code: str | None = None) -> Snippet | None
         return None
     text = code if code is not None else example.clean_code
     text = text.rstrip("\n") + "\n"
-    return Snippet(FENCE_LANG.get(example.lang, example.lang), text, _one_line(example.note) if example.note else None)
+    return Snippet(example.fence, text, _one_line(example.note) if example.note else None)
 
 
 def _pick(examples: list[Example]) -> Example | None:
-    """Python before other languages, plain examples before edge cases (those carry a note), shorter first."""
+    """Snippets that lint as shown first (not a notebook's cells, no values.yaml beside them), then Python
+    before other languages, plain examples before edge cases (those carry a note), shorter first."""
     if not examples:
         return None
     return min(
         enumerate(examples),
-        key=lambda pair: (pair[1].lang != "python", pair[1].note is not None, len(pair[1].clean_code.splitlines()), pair[0]),
+        key=lambda pair: (not pair[1].standalone, pair[1].lang != "python", pair[1].note is not None, len(pair[1].clean_code.splitlines()), pair[0]),
     )[1]
 
 

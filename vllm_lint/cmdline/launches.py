@@ -64,6 +64,36 @@ class Found:
     # the conditions of the launch's own first word (a launch inside an ``{{ if }}`` block).
     conditions: list[frozenset] | None = None
     head_condition: frozenset = frozenset()
+    joined: "Joined | None" = None  # read across two files: a wrapper script run with this file's words
+
+
+@dataclass(slots=True)
+class Joined:
+    """A launch in a script that another file runs with its own words as the script's arguments (a
+    Dockerfile's ENTRYPOINT script run with its CMD). Offsets from ``foreign`` on are the script's: a
+    finding there is reported at ``anchor`` (where this file names the script), and only when the script
+    read alone, which its own lint does, says nothing of that code; ``alone`` is that reading's launch."""
+
+    foreign: int
+    anchor: Span
+    alone: Found | None
+    note: str  # added to the messages of what is reported at ``anchor``
+
+    def placed(self, found: Found, findings: list, check) -> list:
+        """``findings`` of ``found`` as this file reports them; ``check``: a launch's findings."""
+        from dataclasses import replace
+
+        reported = {finding.code for finding in check(self.alone)} if self.alone is not None else set()
+        kept = []
+        for finding in findings:
+            span = finding.anchor if isinstance(finding.anchor, Span) else found.launch.anchor
+            if not isinstance(span, Span) or span.start < self.foreign:
+                kept.append(finding)
+            elif finding.code not in reported:
+                kept.append(replace(finding, anchor=self.anchor, fix=None, message=f"{finding.message} ({self.note})"))
+        if not isinstance(found.launch.anchor, Span) or found.launch.anchor.start >= self.foreign:
+            found.launch.anchor = self.anchor
+        return kept
 
 
 def parse_size(text: str | None) -> int | None:
@@ -102,6 +132,8 @@ def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base:
     word.parts = [("lit", prefix), ("unknown",)] if plain else [("unknown",)]
 
 
+# a script that changes its arguments or runs them in a function (where "$@" is the function's)
+_CHANGES_ARGUMENTS = re.compile(r"\bshift\b|\bset\s+--|\bgetopts\b|^\s*(?:function\s+\w|\w[\w-]*\s*\(\s*\))", re.MULTILINE)
 _ARRAY_REFERENCE = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
 _VARIABLE_REFERENCE = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
 
@@ -122,6 +154,16 @@ def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
             copy.condition = element.condition | word.condition
             result.append(copy)
     return result
+
+
+_ALL_ARGUMENTS = frozenset({'"$@"', "$@", '"${@}"', "${@}"})
+
+
+def _arguments_expanded(words: list[Word], env: Environment) -> list[Word]:
+    """``"$@"`` as the script's arguments, when they are known (the very words, where they were written)."""
+    if env.positional is None or not any(word.raw in _ALL_ARGUMENTS for word in words):
+        return words
+    return [item for word in words for item in (env.positional if word.raw in _ALL_ARGUMENTS else [word])]
 
 
 def _captured_heredoc(word: Word):
@@ -244,7 +286,7 @@ class Extractor:
             return
 
     def command(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
-        words = _arrays_expanded(_guarded(words, env), env)
+        words = _arguments_expanded(_arrays_expanded(_guarded(words, env), env), env)
         if words and words[0].raw == "eval" and len(words) > 1:
             self._eval(words[1:], env, container)
             return
@@ -292,6 +334,40 @@ class Extractor:
         for w in rest:
             local.expand(w)
         self.launch(rest, local, container, fixable, command_start=words[0].start if words else 0)
+
+    def wrapper_script(self, name: str, script: str, arguments: list[Word], env: Environment, anchor: Span) -> None:
+        """A script (``name``, text ``script``) run with ``arguments`` from this file as its ``"$@"``: the
+        launches that take them (``exec vllm serve "$@"``, ``exec "$@"`` of words naming vLLM), read with
+        them. A launch written whole in the script is its own lint's; a script that changes its arguments
+        (``shift``, ``set --``) or runs them in a function is not followed."""
+        if _CHANGES_ARGUMENTS.search(script):
+            return
+        base = len(self.source) + 1
+        combined = self.source + "\n" + script
+
+        def read(positional: list[Word] | None) -> list[Found] | None:
+            reader = Extractor(self.api, combined)
+            start = env.copy()
+            start.positional = positional
+            try:
+                reader.script(script, start, base, None, False)
+            except ShellSyntaxError:
+                return None
+            return reader.found
+
+        bound, alone = read(arguments), read(None) or []
+        alone_at = {f.launch.anchor.start: f for f in alone if isinstance(f.launch.anchor, Span)}
+        for found in bound or []:
+            from_arguments = isinstance(found.launch.anchor, Span) and found.launch.anchor.start < base
+            if not from_arguments and not any(w is a for w in found.words for a in arguments):
+                continue
+            counterpart = None if from_arguments else alone_at.get(found.launch.anchor.start)
+            found.joined = Joined(base, anchor, counterpart, f"in {name}, run with the CMD's arguments")
+            found.head, found.fixable = None, False
+            found.words = [w for w in found.words if w.start < base]
+            if found.command_start >= base:
+                found.command_start = anchor.start
+            self.found.append(found)
 
     def _eval(self, words: list[Word], env: Environment, container: Container | None) -> None:
         """``eval $cmd`` of a variable that holds a here-document, or ``eval "vllm serve ..."``."""

@@ -458,10 +458,12 @@ class Environment:
         self.arrays: dict[str, list[Word] | None] = {}  # name=(...): the elements (None: not known)
         # cmd=$(cat <<EOF ... EOF): the here-document a variable holds, for an ``eval $cmd`` later
         self.scripts: dict[str, Heredoc] = {}
+        # the script's arguments, ``"$@"`` (a wrapper script run with an image's CMD); None: not known
+        self.positional: list[Word] | None = None
 
     def copy(self) -> Environment:
         other = Environment(self.vars)
-        other.arrays, other.scripts = dict(self.arrays), dict(self.scripts)
+        other.arrays, other.scripts, other.positional = dict(self.arrays), dict(self.scripts), self.positional
         return other
 
     def expand_parts(self, parts: list) -> tuple[str | None, str | None]:

@@ -26,6 +26,7 @@ from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit,
 from vllm_lint.engine.runner import FileResult, RunOptions
 
 from vllm_lint.hashing import blake2b, content_hash
+from vllm_lint.surfaces import ABSENT
 
 CACHE_DIR_NAME = ".vllm_lint_cache"
 _FORMAT = 1
@@ -178,6 +179,10 @@ class ResultCache:
         for item in dependencies:
             try:
                 path, size, mtime_ns, digest = item
+                if [size, mtime_ns, digest] == list(ABSENT):
+                    if os.path.isfile(path):
+                        return False  # a file that was not there when the result was computed
+                    continue
                 stat = os.stat(path)
                 if stat.st_size == size and stat.st_mtime_ns == mtime_ns and stat.st_mtime_ns / 1e9 < written - _RACY_SECONDS:
                     continue
@@ -204,7 +209,7 @@ class ResultCache:
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
-        if not result.cacheable or result.source is None or _reads_other_files(path):
+        if not result.cacheable or result.source is None:
             return
         size, mtime_ns, digest = result.source
         self._entries[self.key(path)] = _Entry(size, mtime_ns, digest, self._started, _result_to_json(result))
@@ -228,16 +233,6 @@ class ResultCache:
             atomic_write(self.file, json.dumps(document, separators=(",", ":")).encode())
         except OSError:
             pass  # a read-only checkout still lints; it just does not remember
-
-
-def _reads_other_files(path: Path) -> bool:
-    """A Helm chart's template: its findings depend on the chart's values.yaml too, which the entry's
-    hash does not cover."""
-    if "templates" not in path.parts:
-        return False
-    from vllm_lint.surfaces.templates import chart_root
-
-    return chart_root(path.absolute()) is not None
 
 
 def _mark_directory(directory: Path) -> None:

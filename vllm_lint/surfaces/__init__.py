@@ -23,6 +23,10 @@ from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.rulebook import PARSE_ERROR_CODE
 
 
+# The stamp of a dependency that did not exist when the result was computed (engine/cache.py).
+ABSENT = (-1, -1, "")
+
+
 @dataclass
 class LintJob:
     path: Path
@@ -39,6 +43,44 @@ class LintJob:
     # the summaries it computed (for the cache).
     dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     summaries: dict[str, list] = field(default_factory=dict)
+    # The text is the file at ``path`` (not a block of a Markdown file or a notebook's cell), so the files
+    # beside it are its project's: a chart's values.yaml, a Dockerfile's build context, compose's .env.
+    standalone: bool = True
+
+    def read_beside(self, path: Path, limit: int = 1 << 20) -> str | None:
+        """The text of another file of the project (UTF-8, a regular file under ``limit`` bytes), recorded as
+        a dependency (an absent one too: the result holds while it stays absent); None when it is not one, or
+        this job's text is not a file of its own."""
+        if not self.standalone:
+            return None
+        from vllm_lint.hashing import content_hash
+        from vllm_lint.source import SourceError, read_bytes
+
+        key = str(path)
+        try:
+            stat = path.stat()
+        except OSError:
+            self.dependencies[key] = ABSENT
+            return None
+        try:
+            data = read_bytes(path) if stat.st_size <= limit else None
+        except (OSError, SourceError):
+            data = None
+        self.dependencies[key] = (stat.st_size, stat.st_mtime_ns, content_hash(data) if data is not None else "")
+        try:
+            return data.decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
+            return None
+
+    def is_file_beside(self, path: Path) -> bool:
+        """Whether another file of the project exists (recorded as a dependency as ``read_beside`` does)."""
+        if not self.standalone:
+            return False
+        if path.is_file():
+            self.read_beside(path)  # for its stamp
+            return True
+        self.dependencies.setdefault(str(path), ABSENT)
+        return False
 
     @cached_property
     def target(self):

@@ -80,6 +80,14 @@ def _lint_with(kind: str):
     return lint
 
 
+_EXEC_ENTRYPOINT = re.compile(rb"^[ \t]*ENTRYPOINT[ \t]*\[", re.MULTILINE | re.IGNORECASE)
+
+
+def _dockerfile_may_match(job: LintJob) -> bool:
+    # the script an exec-form ENTRYPOINT runs may launch vLLM with CMD's words, neither naming it
+    return _may_match(job) or (bool(job.enabled & launch_codes()) and bool(_EXEC_ENTRYPOINT.search(job.data)))
+
+
 def _kubernetes_may_match(job: LintJob) -> bool:
     # Ray Serve LLM configures vLLM by its engine arguments without naming it
     mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & launch_codes()))
@@ -98,7 +106,7 @@ def _markdown_may_match(job: LintJob) -> bool:
 
 
 SHELL = Surface(name="shell", claims=_claims_shell, may_match=_may_match, lint=_lint_with("shell"))
-DOCKERFILE = Surface(name="dockerfile", claims=lambda name, head: is_dockerfile_name(name), may_match=_may_match, lint=_lint_with("dockerfile"))
+DOCKERFILE = Surface(name="dockerfile", claims=lambda name, head: is_dockerfile_name(name), may_match=_dockerfile_may_match, lint=_lint_with("dockerfile"))
 COMPOSE = Surface(name="compose", claims=_claims_compose, may_match=_may_match, lint=_lint_with("compose"))
 KUBERNETES = Surface(name="kubernetes", claims=_claims_kubernetes, may_match=_kubernetes_may_match, lint=_lint_with("kubernetes"))
 MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_markdown_may_match, lint=_lint_with("markdown"))

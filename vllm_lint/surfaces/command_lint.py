@@ -28,12 +28,13 @@ def extract(
     api,
     env: Environment | None = None,
     opaque: tuple[tuple[int, int], ...] = (),
-    path=None,
+    job: LintJob | None = None,
     images_pin: bool = True,
 ) -> Extractor:
     """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
-    ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``images_pin``: whether
-    a vllm/vllm-openai image's tag picks the releases its container is judged against."""
+    ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``job``: the file's, for
+    the other files of its project a reading needs (a chart's values.yaml); ``images_pin``: whether a
+    vllm/vllm-openai image's tag picks the releases its container is judged against."""
     extractor = Extractor(api, text, opaque, images_pin)
     if kind == "shell":
         try:
@@ -43,11 +44,11 @@ def extract(
     elif kind == "dockerfile":
         from vllm_lint.surfaces.dockerfile import extract_dockerfile
 
-        extract_dockerfile(text, extractor)
+        extract_dockerfile(text, extractor, job if job is not None and job.standalone else None)
     elif kind in ("compose", "kubernetes", "yaml"):
         from vllm_lint.surfaces.yaml_files import extract_yaml
 
-        extract_yaml(text, extractor, kind, path)
+        extract_yaml(text, extractor, kind, job)
     else:
         raise ValueError(kind)
     return extractor
@@ -71,15 +72,22 @@ def lint_text(
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api, env, opaque, job.path, images_pin=job.launch_settings.target_vllm_version is None)
+        extractor = extract(kind, text, api, env, opaque, job, images_pin=job.launch_settings.target_vllm_version is None)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]
         position = index.position(exc.offset or 0)
         return [parse_error(display, exc.message, position.line, position.column)]
     diagnostics: list[Diagnostic] = []
+
+    def check(launch):
+        return check_launch(launch, job.launch_settings, job.enabled)
+
     for found in extractor.found:
-        for finding in findings_in_every_rendering(found, lambda launch: check_launch(launch, job.launch_settings, job.enabled)):
+        findings = findings_in_every_rendering(found, check)
+        if found.joined is not None:
+            findings = found.joined.placed(found, findings, lambda other: findings_in_every_rendering(other, check))
+        for finding in findings:
             if written_only and finding.anchor == found.launch.anchor:
                 continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))

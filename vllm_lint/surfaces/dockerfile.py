@@ -33,6 +33,8 @@ class Stage:
     env: Environment = field(default_factory=Environment)
     entrypoint: Instruction | None = None
     cmd: Instruction | None = None
+    workdir: str | None = None  # None: the base image's, not known
+    copies: list = field(default_factory=list)  # build_context.Copy of each COPY/ADD from the context
 
 
 def _instructions(text: str) -> list[Instruction]:
@@ -146,7 +148,8 @@ def _value(text: str, name: str):
     return Value(text, f"ENV {name}")
 
 
-def extract_dockerfile(text: str, extractor: Extractor) -> None:
+def extract_dockerfile(text: str, extractor: Extractor, job=None) -> None:
+    """``job``: the Dockerfile's, whose build context holds the scripts it copies (None: not read)."""
     stages: list[Stage] = []
     global_env = Environment()
     stage: Stage | None = None
@@ -162,11 +165,23 @@ def extract_dockerfile(text: str, extractor: Extractor) -> None:
             stage.env = (parent.env if parent else global_env).copy()
             if parent:
                 stage.entrypoint, stage.cmd = parent.entrypoint, parent.cmd
+                stage.workdir, stage.copies = parent.workdir, list(parent.copies)
             stages.append(stage)
             continue
         current = stage or Stage(env=global_env)
         if keyword in ("ENV", "ARG"):
             _assign_env(current, text, instruction, keyword)
+            continue
+        if keyword in ("WORKDIR", "COPY", "ADD"):
+            from vllm_lint.surfaces.build_context import parse_copy, workdir_after
+
+            args = text[instruction.args_start : instruction.end]
+            if keyword == "WORKDIR":
+                current.workdir = workdir_after(current.workdir, args)
+            else:
+                copied = parse_copy(args, current.workdir)
+                if copied is not None:
+                    current.copies.append(copied)
             continue
         if keyword == "RUN":
             if instruction.heredoc:
@@ -181,7 +196,7 @@ def extract_dockerfile(text: str, extractor: Extractor) -> None:
         elif keyword == "CMD":
             current.cmd = instruction
     if stages:
-        _final(extractor, text, stages[-1])
+        _final(extractor, text, stages[-1], job)
 
 
 def _run_shell(extractor: Extractor, script: str, env: Environment, base: int) -> None:
@@ -202,7 +217,7 @@ def _run(extractor: Extractor, text: str, instruction: Instruction, env: Environ
     _run_shell(extractor, text[instruction.args_start : instruction.end], env, instruction.args_start)
 
 
-def _final(extractor: Extractor, text: str, stage: Stage) -> None:
+def _final(extractor: Extractor, text: str, stage: Stage, job) -> None:
     entry, cmd = stage.entrypoint, stage.cmd
     env = stage.env.copy()
     if entry is not None:
@@ -210,7 +225,11 @@ def _final(extractor: Extractor, text: str, stage: Stage) -> None:
         if entry_words is None:
             _run(extractor, text, entry, env)  # shell-form ENTRYPOINT ignores CMD
             return
-        cmd_words = (_json_words(text, cmd.args_start, cmd.end) or []) if cmd is not None else []
+        exec_cmd = _json_words(text, cmd.args_start, cmd.end) if cmd is not None else None
+        cmd_words = exec_cmd or []
+        # without a CMD (docker run's arguments) or with a shell-form one, the script's "$@" is not known
+        if job is not None and exec_cmd is not None and _wrapper(extractor, stage, [*entry_words, *cmd_words], env, job):
+            return
         if entry_words or cmd_words:
             extractor.command([*entry_words, *cmd_words], env, None, fixable=False)
         return
@@ -223,3 +242,33 @@ def _final(extractor: Extractor, text: str, stage: Stage) -> None:
             extractor.image_default(cmd_words, env, None, False, stage.image, anchor, cmd.start, pin=False)
             return
     _run(extractor, text, cmd, env)
+
+
+_INIT_PROGRAMS = frozenset({"tini", "dumb-init"})
+_NOT_SCRIPTS = frozenset({"vllm", "env", "exec"})
+
+
+def _wrapper(extractor: Extractor, stage: Stage, words: list[Word], env: Environment, job) -> bool:
+    """ENTRYPOINT + CMD that run a shell script this image copied from the build context (``ENTRYPOINT
+    ["/entrypoint.sh"]``, behind ``tini --`` or ``bash`` too): the script read with the rest as its
+    arguments. False when the program is not such a script, or the script is not found."""
+    from vllm_lint.surfaces.build_context import copied_script, program_paths
+
+    i = 0
+    while i < len(words) and (words[i].value or "").rsplit("/", 1)[-1] in _INIT_PROGRAMS:
+        i += 1
+        while i < len(words) and (words[i].value or "").startswith("-"):
+            i += 1  # tini's options, and the `--` before the program
+    program = words[i] if i < len(words) else None
+    if program is not None and (program.value or "").rsplit("/", 1)[-1] in ("sh", "bash") and i + 1 < len(words):
+        i += 1
+        program = words[i]
+    name = program.value if program is not None else None
+    if not name or name.startswith("-") or name.rsplit("/", 1)[-1] in _NOT_SCRIPTS or name.rsplit("/", 1)[-1].startswith("python") or not stage.copies:
+        return False
+    script = copied_script(job, stage.copies, program_paths(name, stage.workdir))
+    if script is None:
+        return False
+    script_name, script_text = script
+    extractor.wrapper_script(script_name, script_text, words[i + 1 :], env, Span(program.start, program.end))
+    return True

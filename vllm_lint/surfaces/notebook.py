@@ -279,7 +279,7 @@ def lint(job: LintJob) -> list[Diagnostic]:
 
 def _sub_job(job: LintJob, text: str, name: str | None = None) -> LintJob:
     path = job.path.with_name(name) if name else job.path
-    return replace(job, data=text.encode("utf-8"), path=path)
+    return replace(job, data=text.encode("utf-8"), path=path, standalone=False)
 
 
 def _lint_python(notebook: Notebook, job: LintJob, located: _Locator) -> list[Diagnostic]:

@@ -179,12 +179,13 @@ def chart_root(path: Path) -> Path | None:
     return None
 
 
-def read_template(path: Path, text: str, flavour: str) -> Template:
+def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
+    """``read``: a path to its text or None (``LintJob.read_beside``), for the chart's values.yaml."""
     template = Template(text, text, flavour)
     if flavour == "envsubst":
         return template
     if flavour == "helm":
-        template.values = _chart_values(chart_root(path))
+        template.values = _chart_values(chart_root(path), read)
     actions = _lex(text, flavour)
     if len(actions) > MAX_ACTIONS:
         raise TemplateError(f"more than {MAX_ACTIONS} template actions", actions[MAX_ACTIONS].start)
@@ -194,14 +195,17 @@ def read_template(path: Path, text: str, flavour: str) -> Template:
     return template
 
 
-def _chart_values(root: Path | None) -> object:
-    if root is None:
+def _chart_values(root: Path | None, read) -> object:
+    if root is None or read is None:
+        return None
+    text = read(root / "values.yaml")
+    if text is None:
         return None
     try:
         import yaml
 
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load((root / "values.yaml").read_text(encoding="utf-8"), Loader=loader)
+        return yaml.load(text, Loader=loader)
     except Exception:  # noqa: BLE001 - no values (missing, unreadable, not YAML): every value is unknown
         return None
 

@@ -20,6 +20,8 @@ from vllm_lint.cmdline.shell import (
     _expand_inner,
     tokenize,
 )
+from vllm_lint.surfaces.compose_env import DotEnv, Interpolated, interpolate
+from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "Job", "CronJob", "DaemonSet", "ReplicaSet"})
@@ -71,65 +73,36 @@ def _items(node) -> list:
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
-def _char_map(source: str, node) -> list[int] | None:
-    """Offsets in ``source`` of each character of a scalar's value (plus its end), when they map 1:1."""
-    start, end = node.start_mark.index, node.end_mark.index
-    value = node.value
-    style = node.style
-    if style in (None, "", "'", '"'):
-        raw = source[start:end]
-        if style in (None, "") and raw == value:
-            return list(range(start, end + 1))
-        if style in ("'", '"') and raw[1:-1] == value and "\\" not in raw and "''" not in raw:
-            return list(range(start + 1, end))
-        return None
-    if style in ("|", ">"):
-        line_end = source.find("\n", start)
-        if line_end == -1:
-            return None
-        pos, indent = line_end + 1, None
-        chars: list[str] = []
-        offsets: list[int] = []
-        while pos < end:
-            src_end = source.find("\n", pos)
-            src_end = len(source) if src_end == -1 else src_end
-            src_line = source[pos:src_end]
-            if src_line.strip():
-                if indent is None:
-                    indent = len(src_line) - len(src_line.lstrip(" "))
-                elif style == ">" and len(src_line) - len(src_line.lstrip(" ")) != indent:
-                    return None  # more-indented lines keep their newlines: not worth mapping
-                if offsets:
-                    chars.append("\n" if style == "|" else " ")
-                    offsets.append(pos - 1)
-                chars.extend(src_line[indent:])
-                offsets.extend(range(pos + indent, src_end))
-            elif style == ">" and offsets:
-                return None
-            elif offsets:
-                chars.append("\n")
-                offsets.append(pos - 1)
-            pos = src_end + 1
-        joined = "".join(chars).rstrip("\n")
-        stripped = value.rstrip("\n")
-        if joined != stripped:
-            return None
-        offsets = offsets[: len(stripped)]
-        last = offsets[-1] + 1 if offsets else start
-        offsets.extend([last] * (len(value) + 1 - len(offsets)))
-        return offsets
-    return None
-
-
 class _YamlWords:
     def __init__(self, source: str, extractor: Extractor, kind: str, template=None) -> None:
         self.source = source
         self.extractor = extractor
         self.kind = kind
         self.template = template  # surfaces.templates.Template when the file is one
+        # what the YAML parse read (a template's actions masked, same length): what scalar values map onto
+        self.parsed = _yaml_1_2_lines(template.masked if template is not None else source)
+        self.interpolation: DotEnv | None = None  # a compose document's variables (see compose_env)
+
+    def interpolated(self, node) -> Interpolated | None:
+        """A compose scalar with compose's variables filled in; None when there is nothing to fill."""
+        text = _scalar(node)
+        if self.interpolation is None or self.template is not None or text is None or "$" not in text:
+            return None
+        offsets = self.offsets(node) or [node.start_mark.index] * (len(text) + 1)
+        return interpolate(text, offsets, self.interpolation)
+
+    def exact_offsets(self, node) -> list[int] | None:
+        return exact_offsets(self.parsed, node)
+
+    def offsets(self, node) -> list[int] | None:
+        """Where each character of ``node``'s value is in the file, for positions (see yaml_positions)."""
+        return value_offsets(self.parsed, node)
 
     def text(self, node) -> str | None:
         """A scalar's value, with a template's actions written out; None when not a scalar or not known."""
+        filled = self.interpolated(node)
+        if filled is not None:
+            return None if filled.unknown else filled.text
         text = _scalar(node)
         if text is None or self.template is None:
             return text
@@ -137,6 +110,9 @@ class _YamlWords:
 
     def image(self, node) -> str:
         """An image reference; in a template, what is known of it (its repository when only the tag is templated)."""
+        filled = self.interpolated(node)
+        if filled is not None:
+            return filled.text[: filled.unknown[0][0]] if filled.unknown else filled.text
         text = _scalar(node)
         if text is None:
             return ""
@@ -145,15 +121,16 @@ class _YamlWords:
     def _templated_word(self, item, text: str) -> Word:
         """A list element of a template: its value where the template's output is known."""
         start, end = item.start_mark.index, item.end_mark.index
-        mapping = _char_map(self.source, item) or [start] * (len(text) + 1)
+        mapping = self.offsets(item) or [start] * (len(text) + 1)
         rendered, offsets, unknown, origin = self.template.render(text, mapping)
         repeated = self.template.repeated_at(start)
         if unknown or repeated:
             prefix = rendered[: unknown[0][0]] if unknown else ""
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
-            word.script = (rendered, offsets + [end], unknown) if not repeated else None
         else:
             word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
+        # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
+        word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
         word.condition = self.template.condition_at(start)
         return word
 
@@ -183,6 +160,19 @@ class _YamlWords:
         value, origin = env.expand_parts(parts)
         return (value.replace("\0", "$") if value is not None else None), origin
 
+    def _interpolated_word(self, item, filled: Interpolated) -> Word:
+        """A list element of a compose file with its variables filled in: its value where known, and the
+        text a shell runs when it is a script (sh -c), placed but not edited."""
+        start, end = item.start_mark.index, item.end_mark.index
+        text = filled.text
+        if filled.unknown:
+            prefix = text[: filled.unknown[0][0]]
+            word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=True)
+        else:
+            word = Word(self.source[start:end], start, end, [("lit", text)], True, text, filled.origin, single=True)
+        word.script = (text, filled.offsets + [end], filled.unknown)
+        return word
+
     def sequence_words(self, node, env: Environment) -> list[Word]:
         words = []
         for item in _items(node):
@@ -192,21 +182,34 @@ class _YamlWords:
             if self.template is not None:
                 words.append(self._templated_word(item, text))
                 continue
+            filled = self.interpolated(item)
+            if filled is not None:
+                words.append(self._interpolated_word(item, filled))
+                continue
             value, origin = self.expand(text, env)
             start, end = item.start_mark.index, item.end_mark.index
             parts = [("lit", value)] if value is not None else [("lit", text.partition("$")[0]), ("unknown",)]
             word = Word(self.source[start:end], start, end, parts, True, value, origin, single=True)
             if value == text:
-                word.offsets = _char_map(self.source, item)
+                word.offsets = self.exact_offsets(item)
+                placed = self.offsets(item) if word.offsets is None else None
+                if placed is not None:
+                    word.script = (text, placed, ())  # folded or unescaped: placed, not edited
             words.append(word)
         return words
 
     def string_words(self, node, env: Environment) -> tuple[list[list[Word]], bool]:
         """A command written as one string: shell-split, offsets mapped back when possible."""
         text = node.value
-        mapping = _char_map(self.source, node)
+        exact = self.exact_offsets(node)
+        mapping = exact or self.offsets(node)
         unknown: tuple[tuple[int, int], ...] = ()
         template = self.template
+        filled = self.interpolated(node)
+        if filled is not None:
+            # compose fills in its variables before splitting the command; each word keeps its span
+            text, unknown = filled.text, filled.unknown
+            mapping = filled.offsets + [mapping[-1] if mapping is not None else node.end_mark.index] if mapping is not None else None
         if template is not None:
             fixable_map = mapping is not None
             mapping = mapping or [node.start_mark.index] * (len(text) + 1)
@@ -220,8 +223,10 @@ class _YamlWords:
         result = []
         for command in commands:
             for word in command.words:
-                if template is not None:
+                if template is not None or filled is not None:
                     make_opaque(word, unknown, text, 0)
+                if filled is not None and word.literal:
+                    word.origin = filled.origin_of(word.start, word.end)
                 if mapping is not None:
                     word.start, word.end = mapping[word.start], mapping[word.end - 1] + 1
                 else:
@@ -234,7 +239,7 @@ class _YamlWords:
                     if template.repeated_at(word.start):
                         word.parts, word.value = [("unknown",)], None
             result.append(command.words)
-        fixable = mapping is not None and node.style in (None, "", "'", '"', "|") and template is None
+        fixable = exact is not None and node.style in (None, "", "'", '"', "|") and template is None
         return result, fixable
 
     def launch(self, entry_node, cmd_node, image: str, env: Environment, container: Container, anchor: Span) -> None:
@@ -264,11 +269,17 @@ class _YamlWords:
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
         if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
-            extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, anchor, anchor.start)
+            extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, _first_word(words, anchor), anchor.start)
             return
         with extractor.in_image(image):
             for words in cmd:
                 extractor.command(words, env, container, fixable=cmd_fixable)
+
+
+def _first_word(words: list[Word], otherwise: Span) -> Span:
+    """Where a launch of the image's own entrypoint is: the first argument given to it (``command:`` and
+    ``args:`` hold no entrypoint to point at)."""
+    return Span(words[0].start, words[0].end) if words else otherwise
 
 
 def _without_blanked_lines(text: str, mapping: list[int], blanked: frozenset[int]) -> tuple[str, list[int]]:
@@ -322,7 +333,7 @@ def _yaml_1_2_lines(text: str) -> str:
     return text.translate(_YAML_1_1_BREAKS) if ("\u2028" in text or "\u2029" in text or "\x85" in text) else text
 
 
-def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
+def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
     """Launches in a YAML file: each document read by its content (compose ``services:``, a Kubernetes
     ``kind``, a SkyPilot task), a template (Helm, Jinja2, envsubst) read with its actions set aside."""
     import yaml
@@ -331,13 +342,14 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
 
     template = None
     source = text
+    path = job.path if job is not None else None
     if path is not None:
         from vllm_lint.surfaces.templates import TemplateError, flavour_of, read_template
 
         flavour = flavour_of(path, text)
         if flavour is not None:
             try:
-                template = read_template(path, text, flavour)
+                template = read_template(path, text, flavour, job.read_beside)
             except TemplateError as exc:
                 line = text.count("\n", 0, exc.offset) + 1
                 column = exc.offset - (text.rfind("\n", 0, exc.offset) + 1) + 1
@@ -365,9 +377,11 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
     for document in documents:
         if document is None:
             continue
+        words.interpolation = None
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
             words.kind = "compose"
-            _compose(document, words, budget)
+            words.interpolation = _project_env(job if "$" in text else None)
+            _compose(document, words, budget, job)
         elif _is_skypilot_task(document):
             words.kind = "compose"  # ${VAR} in envs and run are the shell's
             _skypilot(document, words, budget)
@@ -376,10 +390,20 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, path=None) -> None:
             _kubernetes(document, words, budget)
 
 
+def _project_env(job):
+    """The variables compose fills in from the project's .env (beside the compose file); a compose file
+    shown in documentation has none, and one without a ``$`` needs none (so its result is cached)."""
+    from vllm_lint.surfaces.compose_env import read_dotenv
+
+    if job is None or not job.standalone:
+        return read_dotenv(None)
+    return read_dotenv(job.read_beside(job.path.parent / ".env"))
+
+
 _TEMPLATE_NAMES = {"helm": "Helm template", "go": "Go template", "jinja": "Jinja2 template", "envsubst": "envsubst template"}
 
 
-def _compose(document, words: _YamlWords, budget: _Budget) -> None:
+def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
     import yaml
 
     services = _get(document, "services")
@@ -391,8 +415,10 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
             continue
         container = Container()
         container.env = _env_from(_get(service, "environment"), budget, words)
-        if _get(service, "env_file") is not None:
-            container.env.setdefault("VLLM_API_KEY", None)  # may be set there
+        env_file = _get(service, "env_file")
+        if env_file is not None:
+            for name, value in _env_file(env_file, words, job).items():
+                container.env.setdefault(name, Value(value, f"env_file {name}") if value is not None else None)
         devices = _get(_get(_get(_get(service, "deploy"), "resources"), "reservations"), "devices")
         for device in _items(devices):
             count, ids = _get(device, "count"), _get(device, "device_ids")
@@ -415,6 +441,32 @@ def _compose(document, words: _YamlWords, budget: _Budget) -> None:
         if isinstance(command, yaml.ScalarNode) and command.style in (None, ""):
             anchor = Span(command.start_mark.index, command.end_mark.index)
         words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+def _env_file(node, words: _YamlWords, job) -> dict[str, str | None]:
+    """What a service's ``env_file:`` sets in its container (``environment:`` wins over it); a file that
+    cannot be read exactly may set anything (its VLLM_API_KEY among it)."""
+    import yaml
+
+    from vllm_lint.surfaces.compose_env import read_dotenv
+
+    entries = _items(node) if isinstance(node, yaml.SequenceNode) else [node]
+    names: list[tuple[str | None, bool]] = []
+    for entry in entries:
+        path, required = words.text(entry), True
+        if isinstance(entry, yaml.MappingNode):  # {path: ..., required: false}
+            path, required = words.text(_get(entry, "path")), words.text(_get(entry, "required")) not in ("false", "False")
+        names.append((path, required))
+    result: dict[str, str | None] = {}
+    for path, required in names:
+        text = job.read_beside(job.path.parent / path) if path and job is not None and job.standalone else None
+        if text is None and (required or not path or job is None or not job.standalone):
+            return {"VLLM_API_KEY": None}  # not read: may set it
+        env = read_dotenv(text)
+        if not env.complete:
+            result.setdefault("VLLM_API_KEY", None)
+        result.update(env.values)  # a later file wins
+    return result
 
 
 WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
@@ -539,7 +591,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
     if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
-        words.extractor.image_default(joined, env, container, False, image, anchor, anchor.start)
+        words.extractor.image_default(joined, env, container, False, image, _first_word(joined, anchor), anchor.start)
         return
     words.extractor.command(joined, env, container, fixable=False)
 
@@ -668,14 +720,17 @@ def _script(words: _YamlWords, node, env: Environment, container: Container | No
         return
     start, end = node.start_mark.index, node.end_mark.index
     word = Word(words.source[start:end], start, end, [("lit", text)], True, text)
-    mapping = _char_map(words.source, node)
+    mapping = words.exact_offsets(node)
+    placed = mapping or words.offsets(node)
     if words.template is not None:
-        mapping = mapping or [start] * (len(text) + 1)
+        mapping = placed or [start] * (len(text) + 1)
         rendered, offsets, unknown, _ = words.template.render(*_without_blanked_lines(text, mapping, words.template.blanked_lines))
         word.script = (rendered, offsets + [end], unknown)
         word.value = None
-    else:
+    elif mapping is not None:
         word.offsets = mapping
+    elif placed is not None:
+        word.script = (text, placed, ())  # folded (a plain scalar over several lines): placed, not edited
     if word.offsets is None and word.script is None:
         word.script = (text, [start] * (len(text) + 1), ())  # offsets not mapped: every word points at the key
     words.extractor.inline_script(word, env, container)
@@ -694,7 +749,7 @@ def _ray_serve_config(document, words: _YamlWords) -> None:
     text = _scalar(node)
     if not text or "engine_kwargs" not in text:
         return
-    mapping = _char_map(words.source, node)
+    mapping = words.offsets(node)
     try:
         inner = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
