@@ -200,6 +200,26 @@ def test_the_setting_overrides_what_the_project_pins(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("config", "text"),
+    [
+        ("pyproject.toml", '[project]\nname = "app"\ndependencies = ["vllm==0.6.3"]\n[tool.vllm-lint]\ntarget-vllm-version = "0.33"\n'),
+        ("vllm-lint.toml", 'target-vllm-version = "0.33"\n'),
+    ],
+)
+def test_the_configuration_file_setting_overrides_what_the_project_pins(tmp_path: Path, config: str, text: str) -> None:
+    files = {"requirements.txt": "vllm==0.6.3\n", config: text, "serve.sh": SERVE_SH}
+    _lint(tmp_path, files)
+    result = run_cli("check", "--select", "VLL206", "--output-format", "json", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert [item["message"].split(": ")[0] for item in json.loads(result.stdout)] == [
+        "--disable-log-requests was removed in vLLM 0.17.0 (this file targets 0.33)",
+        "--swap-space was removed in vLLM 0.18.0 (this file targets 0.33)",
+    ]
+    shown = run_cli("check", "--show-settings", ".", cwd=tmp_path)
+    assert "serve.sh: vLLM 0.33 [0.33.0] (target-vllm-version setting)" in shown.stdout.splitlines()
+
+
 def test_a_pin_older_than_the_database_reports_no_names(tmp_path: Path) -> None:
     assert _lint(tmp_path, {"requirements.txt": "vllm==0.4.2\n", "serve.sh": SERVE_SH, "server.py": SERVER_PY}) == []
 
