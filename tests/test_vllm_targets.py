@@ -15,7 +15,7 @@ from vllm_lint.vllm_api.targets import (
     Target,
     dockerfile_target,
     file_target,
-    folder_target,
+    forget_project_files,
     image_target,
     project_target,
     requirement_specifier,
@@ -146,8 +146,7 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    folder_target.cache_clear()
-    project_target.cache_clear()
+    forget_project_files()
     return tmp_path
 
 

@@ -19,7 +19,7 @@ from vllm_lint.engine.runner import RunOptions
 from vllm_lint.rulebook import all_codes
 from vllm_lint.vllm_api import load_api
 from vllm_lint.vllm_api.history import flag_fate, keyword_fate, module_fate
-from vllm_lint.vllm_api.targets import folder_target, project_target
+from vllm_lint.vllm_api.targets import forget_project_files
 
 from vllm_lint.cli.check import lint_paths
 
@@ -109,8 +109,7 @@ def _lint(root: Path, files: dict[str, str], select: tuple[str, ...] = ("VLL206"
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    folder_target.cache_clear()
-    project_target.cache_clear()
+    forget_project_files()
     codes = all_codes()
     config = Settings(root=root.resolve(), **settings)
     options = RunOptions(config, enabled_codes(config, codes, select), codes)
@@ -277,3 +276,36 @@ def test_a_changed_pin_is_not_answered_from_the_result_cache(tmp_path: Path) -> 
     (tmp_path / "requirements.txt").write_text("vllm==0.33.0\n", encoding="utf-8")
     second = run_cli("check", "--select", "VLL206", "--output-format", "json", ".", cwd=tmp_path)
     assert len(json.loads(second.stdout)) == 2
+
+
+def test_a_dockerfile_that_does_not_name_vllm_is_relinted_when_the_pin_changes(tmp_path: Path) -> None:
+    # Only the ENTRYPOINT script names vLLM; CMD's --disable-log-requests is judged by requirements.txt's pin.
+    files = {
+        "requirements.txt": "vllm==0.6.3\n",
+        "Dockerfile": 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt serve.sh /app/\n'
+                      'RUN pip install -r /app/requirements.txt\nENTRYPOINT ["/app/serve.sh"]\n'
+                      'CMD ["m", "--disable-log-requests", "--max-model-len", "8192"]\n',
+        "serve.sh": '#!/bin/bash\nexec vllm serve "$@"\n',
+    }
+    _lint(tmp_path, files)
+    first = run_cli("check", "--select", "VLL206", "--output-format", "json", "Dockerfile", cwd=tmp_path)
+    assert json.loads(first.stdout) == []
+    (tmp_path / "requirements.txt").write_text("vllm==0.33.0\n", encoding="utf-8")
+    second = run_cli("check", "--select", "VLL206", "--output-format", "json", "Dockerfile", cwd=tmp_path)
+    assert [item["message"].split(" (")[0] for item in json.loads(second.stdout)] == [
+        "--disable-log-requests was removed in vLLM 0.17.0"
+    ]
+
+
+def test_the_mcp_server_reads_a_pin_changed_between_two_requests(tmp_path: Path) -> None:
+    from vllm_lint.mcp_server.tools import lint
+
+    _lint(tmp_path, {"requirements.txt": "vllm==0.6.3\n", "serve.sh": SERVE_SH})
+    assert [item["code"] for item in lint(tmp_path, path="serve.sh")[0]["findings"] if item["code"] == "VLL206"] == []
+    (tmp_path / "requirements.txt").write_text("vllm==0.33.0\n", encoding="utf-8")
+    found = lint(tmp_path, path="serve.sh")[0]["findings"]
+    assert [(item["code"], item["message"].split(" (")[0]) for item in found if item["code"] == "VLL206"] == [
+        ("VLL206", "--disable-log-requests was removed in vLLM 0.17.0"),
+        ("VLL206", "--swap-space was removed in vLLM 0.18.0"),
+    ]
+

@@ -38,8 +38,8 @@ class FileResult:
     # and the module summaries computed on the way, which the cache keeps.
     dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     summaries: dict[str, list] = field(default_factory=dict)
-    # (the vLLM target specifier,) the file was judged against, for a file that mentions vLLM: its
-    # findings change when the project's pin does, though the file does not.
+    # (the vLLM target specifier,) the file was judged against, for a file that mentions vLLM or whose
+    # reading asked for it: its findings change when the project's pin does, though the file does not.
     target: tuple[str | None] | None = None
 
 
@@ -117,10 +117,9 @@ def lint_bytes(
         project_root=settings.root,
         known_summaries=options.summaries,
     )
-    if b"vllm" in data.lower():
-        result.target = (job.api_version,)
     if not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)
+        result.target = _target_of(job)
         return result
     if before_parse is not None:
         before_parse()
@@ -129,8 +128,17 @@ def lint_bytes(
         diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
     finally:
         result.dependencies, result.summaries = job.dependencies, job.summaries
+        result.target = _target_of(job)
     if not diagnostics:
         return result
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)
     result.diagnostics = sorted(kept, key=Diagnostic.sort_key)
     return result
+
+
+def _target_of(job: LintJob) -> tuple[str | None] | None:
+    # A file that mentions vLLM, or one whose reading asked for its target without naming vLLM (a Dockerfile
+    # whose ENTRYPOINT script launches it): its findings may change when the project's pin does.
+    if b"vllm" in job.data.lower() or job.looked_up_target:
+        return (job.api_version,)
+    return None

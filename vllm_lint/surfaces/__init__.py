@@ -95,6 +95,11 @@ class LintJob:
     def api_version(self) -> str | None:
         return self.target.specifier
 
+    @property
+    def looked_up_target(self) -> bool:
+        """Whether this job asked for its target: what it found may then depend on the project's pin."""
+        return "target" in self.__dict__
+
     @cached_property
     def _api(self):
         from vllm_lint.vllm_api import load_api

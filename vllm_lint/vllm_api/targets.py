@@ -14,6 +14,7 @@ folder has a pyproject.toml or lock file that mentions vllm.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -105,14 +106,15 @@ def dockerfile_target(text: str, where: str) -> Target | None:
 # --- the project's pin ----------------------------------------------------
 
 
-def _requirements_files(folder: Path) -> list[Path]:
-    names = sorted(
-        path for path in folder.glob("*.txt") if path.name.lower().startswith(("requirements", "constraints"))
-    )
+def _requirements_files(folder: Path, names: frozenset[str]) -> list[Path]:
+    """``names``: what the folder holds."""
+    found = [
+        folder / name for name in sorted(names) if name.endswith(".txt") and name.lower().startswith(("requirements", "constraints"))
+    ]
     nested = folder / "requirements"
-    if nested.is_dir():
-        names += sorted(nested.glob("*.txt"))
-    return names
+    if "requirements" in names and nested.is_dir():
+        found += sorted(nested.glob("*.txt"))
+    return found
 
 
 def _from_requirements(path: Path, seen: set[Path] | None = None) -> str | None:
@@ -283,18 +285,23 @@ def _is_vllm(name: str) -> bool:
     return re.sub(r"[-_.]+", "-", name.strip().lower()) in _DISTRIBUTIONS
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def folder_target(folder: Path) -> Target | None:
     """The pin a folder's own project files give, or None."""
+    try:  # one listing of the folder, not a test per file name
+        with os.scandir(folder) as entries:
+            names = frozenset(entry.name for entry in entries)
+    except OSError:
+        return None
     for name, reader in _SOURCES:
         if reader is None:
-            for path in _requirements_files(folder):
+            for path in _requirements_files(folder, names):
                 specifier = _from_requirements(path)
                 if specifier is not None:
                     return _pinned(specifier, path, folder)
             continue
         path = folder / name
-        if path.is_file():
+        if name in names and path.is_file():
             specifier = reader(path)
             if specifier is not None:
                 return _pinned(specifier, path, folder)
@@ -309,24 +316,16 @@ def _pinned(specifier: str, path: Path, folder: Path) -> Target:
     return Target(specifier, f"{shown}: vllm{spelled}")
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=4096)
 def project_target(folder: Path, stop: Path | None = None) -> Target | None:
     """The pin of the nearest folder from ``folder`` up to ``stop`` (included) that has one."""
-    current = folder
-    while True:
-        found = folder_target(current)
-        if found is not None:
-            if current != folder:
-                return Target(found.specifier, f"{_relative(current, folder)}{found.reason}")
-            return found
-        if current == stop or current.parent == current:
-            return None
-        current = current.parent
-
-
-def _relative(found: Path, start: Path) -> str:
-    steps = len(start.parts) - len(found.parts)
-    return "../" * steps
+    found = folder_target(folder)
+    if found is not None:
+        return found
+    if folder == stop or folder.parent == folder:
+        return None
+    above = project_target(folder.parent, stop)  # cached: each folder of a tree is searched once
+    return None if above is None else Target(above.specifier, f"../{above.reason}")
 
 
 def file_target(path: Path, dockerfile: str | None, configured: str | None, root: Path | None = None) -> Target:
@@ -340,8 +339,25 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, root
         own = dockerfile_target(dockerfile, path.name)
         if own is not None:
             return own
-    folder = path.resolve().parent
-    return project_target(folder, _search_stop(folder, root)) or NEWEST
+    if path.is_symlink():  # the project of the file it points to
+        folder = path.resolve().parent
+        return project_target(folder, _search_stop(folder, root)) or NEWEST
+    return _folder_file_target(path.parent, root)
+
+
+@lru_cache(maxsize=1024)
+def _folder_file_target(folder: Path, root: Path | None) -> Target:
+    # Every file of a folder has the same project pin; resolving and searching once per folder keeps a warm
+    # run (the result cache asks this of each file it answers for) from paying it per file.
+    resolved = folder.resolve()
+    return project_target(resolved, _search_stop(resolved, root)) or NEWEST
+
+
+def forget_project_files() -> None:
+    """Read the project files again from the next lookup on: for a process that outlives one run (the MCP
+    server), in which a pin may change between two requests."""
+    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved):
+        cached.cache_clear()
 
 
 def _search_stop(folder: Path, root: Path | None) -> Path:
@@ -349,10 +365,15 @@ def _search_stop(folder: Path, root: Path | None) -> Path:
     if top is not None:
         return top
     if root is not None:
-        resolved = root.resolve()
+        resolved = _resolved(root)
         if folder.is_relative_to(resolved):
             return resolved
     return folder
+
+
+@lru_cache(maxsize=64)
+def _resolved(path: Path) -> Path:
+    return path.resolve()
 
 
 @lru_cache(maxsize=1024)
