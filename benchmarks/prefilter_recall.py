@@ -5,7 +5,8 @@
 Every file is linted with every surface forced to parse (Python blocks in Markdown too), and as vllm-lint does
 (pre-filter first): a finding that only the forced run reports is a pre-filter bug. Then each file with
 findings is linted again with each of its findings' rules alone enabled (``--select CODE``), where only that
-rule's own conditions let the file through. The script lists what was hidden and exits 1 if anything was; it
+rule's own conditions let the file through. A fact for the project rules (a vLLM server a file starts, a
+client request it sends) that only the forced run reports is hidden too (as a "fact" entry). The script lists what was hidden and exits 1 if anything was; it
 also prints how many files each run parsed and how long each took. tests/test_prefilter_recall.py does the
 same on the rules' examples, the seeds and examples/.
 """
@@ -64,6 +65,9 @@ def main(argv: list[str]) -> int:
                 parsed += result.parsed
                 # syntax errors in files no rule could match are not reported, by design
                 found[str(path)] = {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
+                if result.facts:
+                    found[str(path)] |= {("fact", s.line, 0) for s in result.facts.servers}
+                    found[str(path)] |= {("fact", r.start.line, r.start.column) for r in result.facts.requests}
         finally:
             vllm_lint.python.prefilter.may_match = bytes_may_match
         return found, parsed, time.perf_counter() - start
@@ -77,13 +81,13 @@ def main(argv: list[str]) -> int:
     ]
     if args.per_code:
         with_findings = [(path, surface) for path, surface in files if everything.get(str(path))]
-        for code in sorted({finding[0] for findings in everything.values() for finding in findings}):
+        for code in sorted({finding[0] for findings in everything.values() for finding in findings} - {"fact"}):
             having = [(path, surface) for path, surface in with_findings if any(f[0] == code for f in everything[str(path)])]
             alone, _, _ = run(force=False, run_options=options((code,)), paths=having)
             for path, _ in having:
                 wanted = {f for f in everything[str(path)] if f[0] == code}
                 missed += [(str(path), finding, f"{code} alone") for finding in sorted(wanted - alone[str(path)])]
-    total = sum(len(f) for f in everything.values())
+    total = sum(1 for f in everything.values() for entry in f if entry[0] != "fact")
     print(f"files: {len(files)}")
     print(f"with pre-filter:    parsed {filtered_parsed:5d} files in {filtered_seconds:7.2f} s")
     print(f"without pre-filter: parsed {all_parsed:5d} files in {all_seconds:7.2f} s, {total} findings")

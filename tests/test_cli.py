@@ -269,3 +269,19 @@ def test_missing_dependency_is_a_clear_error(tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "'pathspec' is not installed" in result.stderr
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
+    # `vllm-lint check --output-format json . | head -1`: the pipe closes before the findings are written.
+    import subprocess
+    import sys
+
+    write(tmp_path / "bad.py", BAD)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vllm_lint", "check", "--no-cache", "--output-format", "json", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 2
+    assert stderr == ""

@@ -43,9 +43,9 @@ def _new_rule(repo: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def added(copy) -> Path:
     for args in (
-        ("VLL106", "constant-request-id", "--family", "serving", "--needs", "request_id", "--needs", "generate"),
-        ("VLL207", "max-num-seqs-too-high", "--launch", "--family", "engine"),
-        ("VLL601", "streamlit-model-load", "--family", "streamlit", "--needs", "streamlit"),
+        ("VLL110", "repeated-request-id", "--family", "serving", "--needs", "request_id", "--needs", "generate"),
+        ("VLL209", "max-num-seqs-too-high", "--launch", "--family", "engine"),
+        ("VLL601", "streamlit-model-load", "--family", "dashboards", "--needs", "streamlit"),
     ):
         result = _new_rule(copy, *args)
         assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
@@ -65,17 +65,17 @@ def test_the_files_it_writes(added):
         "Files REPO/vllm_lint/launch/rules/engine_prefilter.py and COPY/vllm_lint/launch/rules/engine_prefilter.py differ",
         "Files REPO/vllm_lint/python/rules/serving.py and COPY/vllm_lint/python/rules/serving.py differ",
         "Files REPO/vllm_lint/python/rules/serving_prefilter.py and COPY/vllm_lint/python/rules/serving_prefilter.py differ",
-        "Only in COPY/examples: vll106_constant_request_id.py",
-        "Only in COPY/examples: vll207_max_num_seqs_too_high.sh",
+        "Only in COPY/examples: vll110_repeated_request_id.py",
+        "Only in COPY/examples: vll209_max_num_seqs_too_high.sh",
         "Only in COPY/examples: vll601_streamlit_model_load.py",
-        "Only in COPY/rules: VLL106.yaml",
-        "Only in COPY/rules: VLL207.yaml",
+        "Only in COPY/rules: VLL110.yaml",
+        "Only in COPY/rules: VLL209.yaml",
         "Only in COPY/rules: VLL601.yaml",
-        "Only in COPY/vllm_lint/python/rules: streamlit.py",
-        "Only in COPY/vllm_lint/python/rules: streamlit_prefilter.py",
+        "Only in COPY/vllm_lint/python/rules: dashboards.py",
+        "Only in COPY/vllm_lint/python/rules: dashboards_prefilter.py",
     ]
     declarations = (added / "vllm_lint/python/rules/serving_prefilter.py").read_text(encoding="utf-8")
-    assert declarations.endswith('    "VLL106": (contains(b"request_id", b"generate"),),\n}\n')
+    assert declarations.endswith('    "VLL110": (contains(b"request_id", b"generate"),),\n}\n')
 
 
 def test_the_registry_sees_the_new_rules(added):
@@ -83,17 +83,17 @@ def test_the_registry_sees_the_new_rules(added):
         "import json\n"
         "from vllm_lint import registry\n"
         "print(json.dumps([registry.consistency_problems(),"
-        " {c: [k.where for k in registry.implementations(c)] for c in ('VLL106', 'VLL207', 'VLL601')},"
+        " {c: [k.where for k in registry.implementations(c)] for c in ('VLL110', 'VLL209', 'VLL601')},"
         " sorted(registry.launch_codes())]))\n"
     )
     problems, implementations, launch_codes = json.loads(_run(added, "-c", code).stdout)
     assert problems == []
     assert implementations == {
-        "VLL106": ["vllm_lint.python.rules.serving:constant_request_id"],
-        "VLL207": ["vllm_lint.launch.rules.engine:max_num_seqs_too_high"],
-        "VLL601": ["vllm_lint.python.rules.streamlit:streamlit_model_load"],
+        "VLL110": ["vllm_lint.python.rules.serving:repeated_request_id"],
+        "VLL209": ["vllm_lint.launch.rules.engine:max_num_seqs_too_high"],
+        "VLL601": ["vllm_lint.python.rules.dashboards:streamlit_model_load"],
     }
-    assert "VLL207" in launch_codes and "VLL106" not in launch_codes
+    assert "VLL209" in launch_codes and "VLL110" not in launch_codes
 
 
 def test_the_copy_s_own_tests_see_them(added):
@@ -101,17 +101,17 @@ def test_the_copy_s_own_tests_see_them(added):
     # each new bad example, because the skeleton checker reports nothing yet: that is where the work starts.
     result = _run(added, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_registry.py",
                   "tests/test_generated_docs.py::test_the_generated_files_are_current", "tests/test_prefilter_recall.py",
-                  "-k", "VLL106 or VLL207 or VLL601 or agree or current or launch_code", check=False)
+                  "-k", "VLL110 or VLL209 or VLL601 or agree or current or launch_code", check=False)
     assert result.returncode == 0, result.stdout[-3000:]
     examples = _run(added, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_rule_examples.py", "-k",
-                    "VLL106 or VLL207 or VLL601", check=False)
+                    "VLL110 or VLL209 or VLL601", check=False)
     failed = sorted(line.split("::")[1].split(" ")[0] for line in examples.stdout.splitlines() if line.startswith("FAILED"))
-    assert failed == ["test_example[VLL106-bad-0]", "test_example[VLL207-bad-0]", "test_example[VLL601-bad-0]"]
+    assert failed == ["test_example[VLL110-bad-0]", "test_example[VLL209-bad-0]", "test_example[VLL601-bad-0]"]
 
 
 def test_vllm_lint_rule_names_the_new_checker(added):
     page = _run(added, "-m", "vllm_lint", "rule", "VLL601").stdout
-    assert "Implemented in: `vllm_lint.python.rules.streamlit:streamlit_model_load`" in page.splitlines()
+    assert "Implemented in: `vllm_lint.python.rules.dashboards:streamlit_model_load`" in page.splitlines()
 
 
 def test_what_it_refuses(copy):

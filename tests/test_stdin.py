@@ -40,7 +40,7 @@ def test_full_format_shows_the_piped_line_not_the_file_on_disk(tmp_path):
 
 def test_the_filename_decides_the_surface(tmp_path):
     as_dockerfile = run_cli("check", "--output-format", "json", "--stdin-filename", "deploy/Dockerfile", cwd=tmp_path, stdin=DOCKERFILE)
-    assert json_rows(as_dockerfile.stdout) == [("deploy/Dockerfile", "VLL403", 2), ("deploy/Dockerfile", "VLL202", 2)]
+    assert json_rows(as_dockerfile.stdout) == [("deploy/Dockerfile", "VLL405", 1), ("deploy/Dockerfile", "VLL403", 2), ("deploy/Dockerfile", "VLL202", 2)]
     # The same text named as Python is read as Python: no launch command there.
     as_python = run_cli("check", "--output-format", "json", "--stdin-filename", "notes.py", cwd=tmp_path, stdin=DOCKERFILE)
     assert as_python.returncode == 0 and json_rows(as_python.stdout) == []

@@ -1,7 +1,7 @@
 """The rule registry: which checker decides each code, and which byte conditions let a file through for it.
 
-A rule is its YAML (``rules/VLLnnn.yaml``) and one checker function, marked with ``python_rule`` or
-``launch_rule`` below, in a family module of a rule package (``RULE_PACKAGES``). Beside each family module
+A rule is its YAML (``rules/VLLnnn.yaml``) and one checker function, marked with ``python_rule``,
+``launch_rule`` or ``project_rule`` below, in a family module of a rule package (``RULE_PACKAGES``). Beside each family module
 ``<family>.py`` sits ``<family>_prefilter.py``: the family's pre-filter declarations, ``PREFILTER``, a dict from
 each code to the conditions of which one must hold for a file to reach the checker (``LAUNCH`` for a rule over
 the launch record: every surface's launch extractor has its own byte test for "this file launches vLLM").
@@ -20,8 +20,13 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
-# The rule packages, by the kind of input their checkers read: a parsed Python module, or a launch record.
-RULE_PACKAGES = {"python": "vllm_lint.python.rules", "launch": "vllm_lint.launch.rules"}
+# The rule packages, by the kind of input their checkers read: a parsed Python module, a launch record (or an
+# image reference), or the facts every file of a run reported (a rule decided across files).
+RULE_PACKAGES = {
+    "python": "vllm_lint.python.rules",
+    "launch": "vllm_lint.launch.rules",
+    "project": "vllm_lint.project.rules",
+}
 PREFILTER_SUFFIX = "_prefilter"
 _MARK = "__vllm_lint_rule__"
 
@@ -72,8 +77,15 @@ def python_rule(code: str) -> Callable[[Callable], Callable]:
 def launch_rule(code: str, launches: str = "engine") -> Callable[[Callable], Callable]:
     """Mark a checker of the launch record: ``(Launch, LaunchSettings) -> Iterator[LaunchFinding]``, run once per
     launch of kind ``launches`` ("engine": an engine configured on any surface; "module": ``python -m vllm.X`` for
-    a module vLLM does not have)."""
+    a module vLLM does not have; "image": ``(ImageReference, LaunchSettings)``, each container image a
+    command-line file names)."""
     return _marker(code, launches)
+
+
+def project_rule(code: str) -> Callable[[Callable], Callable]:
+    """Mark a checker decided across files: ``(dict[path, FileFacts]) -> Iterator[ProjectFinding]``, run once
+    after every file of a run has its result (vllm_lint.engine.project)."""
+    return _marker(code, None)
 
 
 def family_modules(kind: str, declarations: bool = False) -> list[str]:
@@ -108,7 +120,8 @@ def prefilter_table() -> dict[str, tuple[object, ...]]:
 
 @lru_cache(maxsize=None)
 def launch_codes() -> frozenset[str]:
-    """The codes a rule over the launch record decides: what a command-line file can report."""
+    """The codes that read launches: a launch rule's (what a command-line file can report), and a project rule's
+    that joins the servers files start (a command-line file reports its facts)."""
     return frozenset(code for code, conditions in prefilter_table().items() if LAUNCH in conditions)
 
 
@@ -147,6 +160,19 @@ def check_launch(launch, settings, enabled: frozenset[str]) -> Iterator:
     for checker in checkers("launch"):
         if checker.launches == launches and checker.code in enabled:
             yield from checker.function(launch, settings)
+
+
+def check_image(image, settings, enabled: frozenset[str]) -> Iterator:
+    """Every enabled image rule's findings on one container image reference."""
+    for checker in checkers("launch"):
+        if checker.launches == "image" and checker.code in enabled:
+            yield from checker.function(image, settings)
+
+
+@lru_cache(maxsize=None)
+def project_codes() -> frozenset[str]:
+    """The codes decided across files: a file's lint reports its facts only when one of them is enabled."""
+    return frozenset(checker.code for checker in checkers("project"))
 
 
 def implementations(code: str) -> list[Checker]:

@@ -156,20 +156,21 @@ def example_files(rules: Iterable[Rule]) -> dict[str, str]:
 
 def rules_table(rules: Iterable[Rule]) -> str:
     """The README's table of rules, one row per rule."""
-    rows = ["| code | name | what it finds | where | fix |", "|---|---|---|---|---|"]
+    rows = ["| code | name | severity | what it finds | where | fix |", "|---|---|---|---|---|---|"]
     for rule in rules:
         summary = rule.summary.replace("|", "\\|")
-        rows.append(f"| {rule.code} | {rule.name} | {summary} | {_where(rule.surfaces)} | {rule.fix_safety} |")
+        rows.append(f"| {rule.code} | {rule.name} | {rule.severity.value} | {summary} | {_where(rule.surfaces)} | {rule.fix_safety} |")
     return "\n".join(rows) + "\n"
 
 
 _SURFACE_NAMES = {"python": "Python", "notebook": "notebooks", "helm": "Helm", "skypilot": "SkyPilot"}
+_COMMAND_NAMES = {"dockerfile": "Dockerfiles", "compose": "compose files", "kubernetes": "Kubernetes", "markdown": "Markdown"}
 
 
 def _where(surfaces: tuple[str, ...]) -> str:
     shown = [_SURFACE_NAMES[s] for s in ("python", "notebook") if s in surfaces]
     commands = [surface for surface in _COMMAND_SURFACES if surface in surfaces]
-    shown += ["command lines"] if len(commands) == len(_COMMAND_SURFACES) else commands
+    shown += ["command lines"] if len(commands) == len(_COMMAND_SURFACES) else [_COMMAND_NAMES.get(c, c) for c in commands]
     shown += [_SURFACE_NAMES[s] for s in ("helm", "skypilot") if s in surfaces]
     shown += [s for s in surfaces if s not in _SURFACE_NAMES and s not in _COMMAND_SURFACES]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]

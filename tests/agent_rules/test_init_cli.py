@@ -65,6 +65,14 @@ def test_all_targets_then_second_run_changes_nothing(repo, run_init, tree_files)
     assert run_init(repo, "--check").exit_code == 0
 
 
+def test_all_targets_name_each_file_they_write_once(repo, run_init):
+    # agents and codex both read AGENTS.md: it is one file, written and reported once.
+    result = run_init(repo, "--target", "all")
+    assert result.exit_code == 0, result.output
+    written = sorted(line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith(("created ", "updated ")))
+    assert written == sorted(ALL_FILES)
+
+
 def test_existing_cursor_rules_dir_gets_the_mdc_file(repo, run_init):
     (repo / ".cursor" / "rules").mkdir(parents=True)
     assert run_init(repo).exit_code == 0

@@ -105,8 +105,8 @@ def test_noqa_on_command_first_line(tmp_path):
 
 
 def test_docker_run_fixture():
-    # no VLL403, VLL203, VLL201: -e VLLM_API_KEY, MAX_LEN, --gpu-memory
-    assert code_lines(lint_fixture("run_docker.sh")) == [("VLL401", 9), ("VLL205", 10), ("VLL404", 10), ("VLL204", 13)]
+    # no VLL403, VLL203, VLL201: -e VLLM_API_KEY, MAX_LEN, --gpu-memory; vllm/vllm-openai:latest floats (VLL405)
+    assert code_lines(lint_fixture("run_docker.sh")) == [("VLL405", 8), ("VLL401", 9), ("VLL205", 10), ("VLL404", 10), ("VLL204", 13)]
 
 
 def test_dockerfile_fixture():
@@ -137,7 +137,7 @@ def test_the_run_goes_on_after_a_parse_error(tmp_path):
     for name in ("broken.sh", "run_docker.sh"):
         shutil.copy(COMMAND_FIXTURES / name, tmp_path / name)
     got = [(Path(d.path).name, d.code) for d in lint_file_paths([tmp_path / "broken.sh", tmp_path / "run_docker.sh"])]
-    assert got == [("broken.sh", "VLL000"), *[("run_docker.sh", code) for code in ("VLL401", "VLL205", "VLL404", "VLL204")]]
+    assert got == [("broken.sh", "VLL000"), *[("run_docker.sh", code) for code in ("VLL405", "VLL401", "VLL205", "VLL404", "VLL204")]]
 
 
 def test_yaml_alias_bomb_is_bounded(tmp_path):
@@ -149,7 +149,7 @@ def test_yaml_alias_bomb_is_bounded(tmp_path):
     diagnostics = lint_text(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
     # aliases are never expanded: only the paths a workload defines are read (args here hold no strings)
     assert time.monotonic() - started < 10
-    assert code_lines(diagnostics) == [("VLL201", 10), ("VLL203", 10), ("VLL403", 10)]
+    assert code_lines(diagnostics) == [("VLL201", 10), ("VLL203", 10), ("VLL403", 10), ("VLL405", 11)]
 
 
 def test_yaml_with_python_tags_is_rejected_safely(tmp_path):
@@ -173,7 +173,8 @@ def test_markdown_yaml_and_dockerfile_blocks(tmp_path):
     )
     got = code_lines(lint_text(tmp_path, "docs.md", text))
     # the Dockerfile block shows what an image holds, so only what it writes is checked (nothing reported missing)
-    assert got == [("VLL206", 3), ("VLL203", 12), ("VLL403", 12), ("VLL202", 12)]
+    # (the images named are not pinned: VLL405 in both blocks)
+    assert got == [("VLL405", 2), ("VLL206", 3), ("VLL405", 11), ("VLL203", 12), ("VLL403", 12), ("VLL202", 12)]
 
 
 def test_other_yaml_files_are_not_parsed(tmp_path):
@@ -291,7 +292,7 @@ def test_flag_with_an_unknown_inline_value_is_still_set(tmp_path):
     script = 'vllm serve m --gpu-memory-utilization=$(cat util) --max-model-len="$LEN" --host 127.0.0.1\n'
     assert lint_text(tmp_path, "run.sh", script) == []
     pod = (
-        "kind: Pod\nspec:\n  containers:\n    - name: v\n      image: vllm/vllm-openai\n"
+        "kind: Pod\nspec:\n  containers:\n    - name: v\n      image: vllm/vllm-openai:v0.32.0\n"
         "      args: [m, --gpu-memory-utilization=$(UTIL), --max-model-len=8192, --host=127.0.0.1]\n"
     )
     assert lint_text(tmp_path, "pod.yaml", pod) == []
@@ -326,7 +327,7 @@ def test_noqa_on_any_line_of_the_command(tmp_path):
     # VLL205 (docker run, lines 1-4), VLL201 (lines 5-6 and 7) are noqa'd; a comment on another command does
     # not reach the last one
     assert code_lines(lint_text(tmp_path, "run.sh", script)) == [
-        ("VLL201", 2), ("VLL403", 2), ("VLL404", 3),
+        ("VLL201", 2), ("VLL403", 2), ("VLL405", 2), ("VLL404", 3),
         ("VLL403", 6),
         ("VLL203", 7), ("VLL403", 7),
         ("VLL201", 8), ("VLL203", 8), ("VLL403", 8),

@@ -157,6 +157,7 @@ def _run(request: CheckRequest, out: TextIO) -> int:
 
 def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
     from vllm_lint.engine.fixer import fix_bytes, fix_policy, write_atomically
+    from vllm_lint.engine.project import project_findings
     from vllm_lint.source import SourceError, read_bytes
 
     try:
@@ -183,6 +184,10 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
         if outcome is None:
             remaining.extend(result.diagnostics)
             continue
+        # Decided across files, they are not in what re-linting the fixed file alone gives (reported at
+        # their lines before the fix).
+        project = project_findings(result)
+        remaining.extend(project)
         if not outcome.changed:
             remaining.extend(outcome.remaining)
             continue
@@ -194,7 +199,7 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
         warning = write_atomically(path, outcome.original, outcome.fixed)
         if warning:
             print(f"vllm-lint: warning: {warning}", file=sys.stderr)
-            remaining.extend(result.diagnostics)  # not written: the file still has everything it had
+            remaining.extend(d for d in result.diagnostics if d not in project)  # not written: it still has all it had
             continue
         remaining.extend(outcome.remaining)
         applied[str(path)] = dict(outcome.applied)
@@ -275,7 +280,11 @@ def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptio
             cache.store(task.path, result)
     if cache is not None:
         cache.save()
-    return [r for r in results if r is not None]
+    done = [r for r in results if r is not None]
+    from vllm_lint.engine.project import add_project_findings
+
+    add_project_findings(done, options)
+    return done
 
 
 def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None = None) -> FileResult:

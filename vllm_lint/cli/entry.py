@@ -28,7 +28,13 @@ def main(argv: list[str] | None = None) -> None:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     try:
-        _run(sys.argv[1:] if argv is None else argv)
+        try:
+            _run(sys.argv[1:] if argv is None else argv)
+        finally:
+            _flush_stdout()
+    except BrokenPipeError:
+        _flush_stdout()
+        sys.exit(EXIT_ERROR)
     except (KeyboardInterrupt, _Interrupted):
         print("vllm-lint: interrupted", file=sys.stderr)
         sys.exit(130)
@@ -38,6 +44,18 @@ def main(argv: list[str] | None = None) -> None:
               f"({sys.executable}); reinstall vllm-lint with its dependencies (`pip install vllm-lint`)",
               file=sys.stderr)
         sys.exit(EXIT_ERROR)
+
+
+def _flush_stdout() -> None:
+    """Flush what is left for stdout; if its reader has gone (``vllm-lint check ... | head``), send the rest to
+    devnull, so that Python's own flush at exit has nothing to fail on and prints no traceback."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _run(args: list[str]) -> None:

@@ -120,11 +120,14 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
             for output in target.outputs:
                 rendered = render_output(output, views, globs, env)
                 change = plan_output(root, output, rendered.text, force=force)
-                first = seen.setdefault(change.path, change.rel)
-                if first != change.rel:  # e.g. CLAUDE.md -> AGENTS.md: one file, one block
-                    if not check_only:
+                first = seen.get(change.path)
+                if first is not None:
+                    # Two targets that read one file (agents and codex: AGENTS.md), or a link to it (CLAUDE.md ->
+                    # AGENTS.md): one file, one block, one line of output.
+                    if first != change.rel and not check_only:
                         click.echo(f"note: {change.rel} is the same file as {first}; written once, as {first}", err=True)
                     continue
+                seen[change.path] = change.rel
                 if rendered.without_examples and change.writes and not check_only:
                     click.echo(
                         f"note: {output.path}: examples for {', '.join(rendered.without_examples)} left out to fit its size budget",

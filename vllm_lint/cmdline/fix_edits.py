@@ -65,6 +65,8 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
         if written != setting.spelled:
             return None
         return [_edit(index, setting.anchor.start, setting.anchor.start + len(setting.spelled), intent.new_key)]
+    if isinstance(intent, RemoveSetting):
+        return _removal(text, index, found, intent.setting)
     if isinstance(intent, RewriteEntrypoint):
         model = intent.model
         edits = []
@@ -77,32 +79,29 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
             return None
         if model is not None and isinstance(model.value_anchor, Span):
             if found.launch.entrypoint == "api_server":
-                removal = _removal(index, found, model)
-                if removal is None:
-                    return None
-                edits.append(removal)
+                # delete `--model X` with the blank (and continuation) before it
+                start = model.anchor.start
+                previous = [w.end for w in found.words if w.end <= start]
+                cut = max(previous) if previous else found.head.end
+                edits.append(_edit(index, cut, model.anchor.end, ""))
             else:
                 value = text[model.value_anchor.start : model.value_anchor.end]
                 edits.append(_edit(index, model.anchor.start, model.anchor.end, value))
         return edits or None
-    if isinstance(intent, RemoveSetting):
-        removal = _removal(index, found, intent.setting)
-        return [removal] if removal is not None else None
     return None
 
 
-def _removal(index: TextIndex, found: Found, setting) -> Edit | None:
-    """Delete a setting (``--flag value``) with the blank, or the line continuation, before it."""
-    if not isinstance(setting.anchor, Span):
+def _removal(text: str, index: TextIndex, found: Found, setting) -> list[Edit] | None:
+    """Delete a setting's words with the blank (and line continuation) before them, so the lines around it
+    keep their layout; after the entrypoint or a first argument, the blank that follows goes instead."""
+    span = setting.anchor
+    if not isinstance(span, Span) or not text.startswith(setting.spelled, span.start):
         return None
-    previous = [w.end for w in found.words if w.end <= setting.anchor.start]
-    if previous:
-        cut = max(previous)
-    elif found.head is not None:
-        cut = found.head.end
-    else:
-        return None
-    return _edit(index, cut, setting.anchor.end, "")
+    before = [w.end for w in found.words if w.end <= span.start]
+    if before or found.head is not None:
+        return [_edit(index, max(before) if before else found.head.end, span.end, "")]
+    after = [w.start for w in found.words if w.start >= span.end]
+    return [_edit(index, span.start, min(after), "")] if after else None
 
 
 def option_for(table, key: str) -> str | None:

@@ -23,7 +23,7 @@ from vllm_lint.cmdline.shell import (
     is_assignment,
     tokenize,
 )
-from vllm_lint.launch.record import Launch
+from vllm_lint.launch.record import ImageReference, Launch, Reach
 from vllm_lint.values import Value
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
@@ -51,6 +51,28 @@ class Container:
     # A container runtime (docker, compose, Kubernetes), whose IPC and shared memory limits apply; False
     # for a machine that only declares its GPUs (a SkyPilot task).
     runtime: bool = True
+    image: str | None = None
+    # how clients reach it (Reach): names on the container network, published ports, the host's network
+    names: tuple[str, ...] = ()
+    published: tuple[tuple[int | None, int | None], ...] | None = ()
+    host_network: bool = False
+    # True where the file says how clients reach it (docker run, compose); elsewhere a runtime outside the
+    # file decides (a Kubernetes Service, a cloud task)
+    reach_known: bool = False
+
+    def publish(self, mapping: str | None) -> None:
+        """A ``-p``/``ports:`` entry: ``[ip:]host:container[/proto]`` or ``container``."""
+        pair = port_mapping(mapping)
+        if pair is None or self.published is None:
+            self.published = None
+            return
+        self.published = (*self.published, pair)
+
+    @property
+    def reach(self) -> Reach:
+        if not self.reach_known:
+            return Reach(known=False)
+        return Reach(local=self.host_network, names=self.names, published=self.published)
 
 
 @dataclass(slots=True)
@@ -104,6 +126,18 @@ def parse_size(text: str | None) -> int | None:
         return None
     factor = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[match.group(2).lower()]
     return int(float(match.group(1)) * factor)
+
+
+def port_mapping(text: str | None) -> tuple[int | None, int | None] | None:
+    """(host port, container port) of a published-port entry; None when it is not a single port pair."""
+    if text is None:
+        return None
+    parts = str(text).strip().strip("\"'").split("/", 1)[0].split(":")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[-2:] if p) or not parts[-1].isdigit():
+        return None
+    container = int(parts[-1])
+    host = parts[-2] if len(parts) >= 2 else ""
+    return (int(host) if host.isdigit() else None), container
 
 
 def gpus_from_devices(text: str | None) -> int | None:
@@ -208,11 +242,17 @@ class Extractor:
         self.images_pin = images_pin
         self.found: list[Found] = []
         self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
+        self.images: list[ImageReference] = []
 
     @property
     def table(self) -> FlagTable:
         """``vllm serve``'s flags in the releases the file targets."""
         return flag_table(self.api)
+
+    def image(self, reference: str | None, span: Span, exact: bool) -> None:
+        """A container image the file names (its value statically known), for the image rules."""
+        if reference:
+            self.images.append(ImageReference(reference, span, exact))
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
@@ -433,7 +473,7 @@ class Extractor:
             self.command(words, env, container, fixable=False)
 
     def _docker_run(self, words: list[Word], env: Environment, fixable: bool, command_start: int) -> None:
-        container = Container()
+        container = Container(reach_known=True)
         entrypoint: str | None = None
         i = 0
         while i < len(words):
@@ -466,12 +506,20 @@ class Extractor:
                     container.shm_bytes = parse_size(value)
                 elif name == "--entrypoint":
                     entrypoint = value
+                elif name in ("-p", "--publish"):
+                    container.publish(value)
+                elif name == "--name" and value:
+                    container.names = (*container.names, value)
+                elif name in ("--network", "--net"):
+                    container.host_network = value == "host"
                 continue
             i += 1
         if i >= len(words):
             return
         image = words[i]
         args = words[i + 1 :]
+        container.image = image.value
+        self.image(image.value, Span(image.start, image.end), image.raw == image.value)
         for w in args:
             env.expand(w)
         merged = env.copy()
@@ -532,7 +580,7 @@ class Extractor:
         api, image = self._image if self._image is not None else (self.api, None)
         if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
             span = Span(module_word.start, module_word.end)
-            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, image=image)
+            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, pinned_image=image)
             self.found.append(Found(launch, None, False, [], start))
 
     # -- containers of the vllm/vllm-openai image -------------------------------------------------
@@ -608,7 +656,9 @@ class Extractor:
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
             api=api,
-            image=image,
+            pinned_image=image,
+            image=container.image if container else None,
+            reach=container.reach if container else Reach(),
         )
         found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
         found.head_condition = head_condition

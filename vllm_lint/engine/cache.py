@@ -263,6 +263,7 @@ def _result_to_json(result: FileResult) -> dict:
     kept = {"target": list(result.target)} if result.target is not None else {}
     return {
         **kept,
+        "facts": result.facts.to_json() if result.facts else None,
         "suppressed": result.suppressed,
         "parsed": result.parsed,
         "dependencies": [[path, *stamp] for path, stamp in sorted(result.dependencies.items())],
@@ -309,4 +310,9 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
             )
         )
     target = (raw["target"][0],) if "target" in raw else None
-    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), target=target)
+    facts = None
+    if raw.get("facts"):
+        from vllm_lint.project.facts import FileFacts
+
+        facts = FileFacts.from_json(raw["facts"])
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), target=target, facts=facts)

@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vllm_lint.config import Settings
-from vllm_lint.diagnostics import Diagnostic
+from vllm_lint.diagnostics import Diagnostic, Severity
 from vllm_lint.engine.suppressions import skips_file, unsuppressed
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.source import SourceError, read_bytes
 from vllm_lint.surfaces import LintJob, Surface, parse_error
+
+if TYPE_CHECKING:
+    from vllm_lint.project.facts import FileFacts
 
 
 class NeedsParsing(Exception):
@@ -41,6 +45,7 @@ class FileResult:
     # (the vLLM target specifier,) the file was judged against, for a file that mentions vLLM or whose
     # reading asked for it: its findings change when the project's pin does, though the file does not.
     target: tuple[str | None] | None = None
+    facts: FileFacts | None = None  # for the project rules (vllm_lint.project)
 
 
 @dataclass
@@ -129,6 +134,8 @@ def lint_bytes(
     finally:
         result.dependencies, result.summaries = job.dependencies, job.summaries
         result.target = _target_of(job)
+    if job.facts:
+        result.facts = _unsuppressed_facts(job.facts, data, path, options)
     if not diagnostics:
         return result
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)
@@ -142,3 +149,21 @@ def _target_of(job: LintJob) -> tuple[str | None] | None:
     if b"vllm" in job.data.lower() or job.looked_up_target:
         return (job.api_version,)
     return None
+
+
+def _unsuppressed_facts(facts: FileFacts, data: bytes, path: Path, options: RunOptions) -> FileFacts:
+    """The facts without the requests whose project findings a ``# noqa`` or per-file-ignores switches off:
+    the project rules run after the file's text is gone (its result may come from the cache)."""
+    from vllm_lint.registry import project_codes
+
+    if not facts.requests:
+        return facts
+    probes = [
+        Diagnostic(code, "", "", request.start, request.end, Severity.ERROR, None, request.noqa_lines)
+        for request in facts.requests
+        for code in project_codes()
+    ]
+    kept, _ = unsuppressed(probes, data, path, options.settings, options.codes)
+    wanted = {(d.start, d.end) for d in kept}
+    facts.requests = [request for request in facts.requests if (request.start, request.end) in wanted]
+    return facts

@@ -25,6 +25,17 @@ class Setting:
     attribute: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Where clients can reach the server a launch starts, as far as its file declares it."""
+
+    known: bool = True  # False: decided elsewhere (the containers a Dockerfile's image runs in, a Kubernetes Service)
+    local: bool = True  # a process on this machine, or a container on the host's network
+    names: tuple[str, ...] = ()  # its names on a container network (compose service, container_name, docker --name)
+    # (host port, container port) pairs it publishes (None where a side is not known); None: not known at all
+    published: tuple[tuple[int | None, int | None], ...] | None = ()
+
+
 @dataclass(slots=True)
 class Launch:
     surface: str  # "python" or "command"
@@ -47,10 +58,13 @@ class Launch:
     host_ipc: bool = False  # docker --ipc=host, compose ipc: host, k8s hostIPC: true
     shm_bytes: int | None = None  # declared shared memory size (0: none declared)
     module: str | None = None  # kind "module": the dotted module path as written
+    image: str | None = None  # the container image it runs in, when declared next to it (docker run, compose, k8s)
+    testing: bool = False  # written in a test, CI or debugging file, not a production deployment
+    reach: Reach = field(default_factory=Reach)
     # The vLLM releases the launch is judged against (a vllm_api.VllmApi): the file's target, or the
     # release of the vllm/vllm-openai image a container runs; None: the newest release.
     api: object | None = None
-    image: str | None = None  # the image reference the target came from
+    pinned_image: str | None = None  # the vllm/vllm-openai image whose tag chose ``api``, if one did
 
     def target_api(self):
         """The ``vllm_api.VllmApi`` the launch is judged against (the newest release when none was set)."""
@@ -68,6 +82,16 @@ class Launch:
 
     def has(self, key: str) -> bool:
         return self.get(key) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ImageReference:
+    """A container image a deployment file names: Dockerfile ``FROM``, compose or Kubernetes ``image:``,
+    ``docker run IMAGE``."""
+
+    reference: str  # with variables expanded: ``vllm/vllm-openai:latest``
+    anchor: object  # where it is written (front-end specific)
+    exact: bool  # the text at ``anchor`` is ``reference`` character for character, so a fix can replace it
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +124,15 @@ class RewriteEntrypoint:
     model: Setting | None
 
 
-FixIntent = SetValue | AddSetting | Rename | RemoveSetting | RewriteEntrypoint
+@dataclass(frozen=True, slots=True)
+class PinImage:
+    """Replace an image reference with ``reference`` (the same image at a fixed version)."""
+
+    image: ImageReference
+    reference: str
+
+
+FixIntent = SetValue | AddSetting | Rename | RemoveSetting | RewriteEntrypoint | PinImage
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,12 +9,14 @@ import libcst as cst
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.launch.record import LaunchFinding, SetValue
 from vllm_lint.launch.settings import LaunchSettings
+from vllm_lint.project.facts import FileFacts
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
 from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.project import Project
+from vllm_lint.python.project_facts import python_facts
 from vllm_lint.python.semantics import Semantics
 from vllm_lint.registry import check_launch, launch_codes, python_checkers
 from vllm_lint.text import TextIndex, line_starts
@@ -197,25 +199,29 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char in "_."
 
 
-def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions) -> list[Diagnostic]:
+def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions, facts: FileFacts | None = None) -> list[Diagnostic]:
+    """The module's findings; with ``facts``, also what it tells the project rules (filled in)."""
     model = build_model(module)
     semantics = Semantics(model, path, options.project)
     ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version)
     findings: list[PyFinding] = []
     for checker in python_checkers(options.enabled):
         findings.extend(checker(ctx))
-    if options.enabled & launch_codes():
-        reported: set[tuple[str, int]] = set()
-        for launch, call, statement in python_launches(ctx):
-            for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
-                finding = _from_launch(ctx, call, statement, launch_finding)
-                # Two launches can share what a finding points at (one dict spread into both): say it once.
-                if (finding.code, id(finding.node)) not in reported:
-                    reported.add((finding.code, id(finding.node)))
-                    findings.append(finding)
+    launches = list(python_launches(ctx)) if options.enabled & launch_codes() or facts is not None else []
+    reported: set[tuple[str, int]] = set()
+    for launch, call, statement in launches:
+        for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
+            finding = _from_launch(ctx, call, statement, launch_finding)
+            # Two launches can share what a finding points at (one dict spread into both): say it once.
+            if (finding.code, id(finding.node)) not in reported:
+                reported.add((finding.code, id(finding.node)))
+                findings.append(finding)
+    locator = _Locator(module, text)
+    if facts is not None:
+        found = python_facts(ctx, launches, locator.span)
+        facts.servers, facts.requests = found.servers, found.requests
     if not findings:
         return []
-    locator = _Locator(module, text)
     index = TextIndex(text)
     from vllm_lint.rulebook import severity_of
 

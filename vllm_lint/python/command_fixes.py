@@ -16,6 +16,7 @@ from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.launch.record import (
     AddSetting,
     LaunchFinding,
+    RemoveSetting,
     Rename,
     RewriteEntrypoint,
     Setting,
@@ -45,7 +46,22 @@ def render_command_fix(line: CommandLine, finding: LaunchFinding) -> list[NodeEd
         return _add_setting(line, intent)
     if isinstance(intent, RewriteEntrypoint):
         return _rewrite_entrypoint(line, intent)
+    if isinstance(intent, RemoveSetting):
+        return _remove_setting(line, intent)
     return []
+
+
+def _remove_setting(line: CommandLine, intent: RemoveSetting) -> list[NodeEdit]:
+    """Drop the list elements a setting is written in (a flag, and its value when that is its own element)."""
+    setting = line.originals.get(id(intent.setting))
+    if setting is None or not isinstance(setting.anchor, Span):
+        return []
+    first, last = line.piece_at(setting.anchor.start), line.piece_at(setting.anchor.end - 1)
+    container = first.container
+    if container is None or last.container is not container or first.start != setting.anchor.start or last.end != setting.anchor.end:
+        return []  # part of an element, or across what the list holds: not a removal of whole elements
+    kept = [e for index, e in enumerate(container.elements) if not first.index <= index <= last.index]
+    return [NodeEdit(container, _rebuild(container, kept))] if kept else []
 
 
 def _renamer(intent: Rename):
@@ -192,7 +208,7 @@ def _render_in_string(line: CommandLine, piece: Piece, finding: LaunchFinding) -
         return []
     head, body, quote = simple
     intent = finding.fix
-    if isinstance(intent, (SetValue, Rename)):
+    if isinstance(intent, (SetValue, Rename, RemoveSetting)):
         original = line.originals.get(id(intent.setting))
         if original is None:
             return []

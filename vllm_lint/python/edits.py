@@ -70,6 +70,15 @@ def with_keyword(call: cst.Call, name: str, value_code: str) -> cst.Call:
     return call.with_changes(args=args)
 
 
+def without_argument(call: cst.Call, doomed: cst.Arg) -> cst.Call:
+    """``call`` without one argument; when it was the last, the new last one takes its comma and the
+    space before ``)``, so a trailing-comma or one-line layout stays as it was."""
+    args = [arg for arg in call.args if arg is not doomed]
+    if args and call.args[-1] is doomed:
+        args[-1] = args[-1].with_changes(comma=doomed.comma, whitespace_after_arg=doomed.whitespace_after_arg)
+    return call.with_changes(args=args)
+
+
 def _multiline(comma: cst.Comma) -> bool:
     return isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)
 

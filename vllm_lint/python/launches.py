@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_lint.cmdline.serve_args import flag_table, invalid_value
+from vllm_lint.file_roles import is_testing_path
 from vllm_lint.launch.record import (
     AddSetting,
     Launch,
@@ -20,7 +21,7 @@ from vllm_lint.launch.record import (
 from vllm_lint.python.command_fixes import render_command_fix
 from vllm_lint.python.command_lines import CommandLine, command_launches
 from vllm_lint.python.context import NodeEdit, PyContext
-from vllm_lint.python.edits import with_keyword
+from vllm_lint.python.edits import with_keyword, without_argument
 from vllm_lint.python.vocabulary import serves_requests
 
 ENGINE_CONSTRUCTORS = {"vllm.LLM": "LLM", "vllm.EngineArgs": "EngineArgs", "vllm.AsyncEngineArgs": "AsyncEngineArgs"}
@@ -41,6 +42,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
     A command line's findings are anchored at the nodes of its arguments; its ``CommandLine``
     stands where a construction has its call, for ``render_fix``.
     """
+    testing = is_testing_path(ctx.path)
     for site in ctx.model.calls:
         kind = ENGINE_CONSTRUCTORS.get(ctx.semantics.callee(site.node) or "")
         if kind is None:
@@ -83,10 +85,13 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
             opaque=opaque,
             serves_requests=serves_requests(ctx, site),
             api=ctx.api,
+            testing=testing,
         )
         yield launch, call, site.statement
     # vLLM started as a command line (subprocess, os.exec*, a shell string): the same launch rules
-    yield from command_launches(ctx)
+    for launch, line, statement in command_launches(ctx):
+        launch.testing = testing
+        yield launch, line, statement
 
 
 def _setting(ctx: PyContext, name: str, anchor: cst.CSTNode, value_node: cst.BaseExpression, function, known: frozenset[str], table) -> Setting:
@@ -137,9 +142,5 @@ def render_fix(ctx: PyContext, call: cst.Call | CommandLine, finding: LaunchFind
         arg = intent.setting.anchor
         if not isinstance(arg, cst.Arg) or arg.keyword is None or not any(a is arg for a in call.args):
             return []
-        kept = [a for a in call.args if a is not arg]
-        if kept and call.args[-1] is arg:
-            # the new last argument keeps no trailing comma of its own unless the call had one
-            kept[-1] = kept[-1].with_changes(comma=arg.comma)
-        return [NodeEdit(call, call.with_changes(args=kept))]
+        return [NodeEdit(call, without_argument(call, arg))]
     return []

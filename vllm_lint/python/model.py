@@ -43,6 +43,7 @@ class FunctionInfo:
     params: tuple[str, ...]
     global_names: set[str] = field(default_factory=set)
     called_names: set[str] = field(default_factory=set)  # plain names and self.method names called inside
+    bound_names: set[str] = field(default_factory=set)  # local names assigned inside (=, for, with ... as, :=)
     returns: list[cst.Return] = field(default_factory=list)
 
 
@@ -63,6 +64,7 @@ class CallSite:
     statement: cst.CSTNode  # the statement that holds the call (for noqa on its first line)
     in_main_guard: bool
     assigned_to: tuple[str, ...] = ()  # targets when the call is the value of an assignment
+    in_lambda: bool = False  # inside a lambda: run whenever that callable is (a thread pool, a callback)
 
 
 @dataclass(eq=False, slots=True)
@@ -120,6 +122,7 @@ class ModuleModel(cst.CSTVisitor):
         self._class_stack: list[ClassInfo] = []
         self._statement_stack: list[cst.CSTNode] = []
         self._main_guard_depth = 0
+        self._lambda_depth = 0
         self._assign_targets: list[tuple[cst.BaseExpression, tuple[str, ...]]] = []
         self._saved_functions: list[list[FunctionInfo]] = []
 
@@ -213,6 +216,24 @@ class ModuleModel(cst.CSTVisitor):
         if self.current_function is not None:
             self.current_function.global_names.update(item.name.value for item in node.names)
 
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._lambda_depth += 1
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._lambda_depth -= 1
+
+    def _bind(self, target: cst.BaseExpression | None) -> None:
+        """Record the plain names a target binds in the current function."""
+        if self.current_function is None or target is None:
+            return
+        if isinstance(target, cst.Name):
+            self.current_function.bound_names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
     def visit_Return(self, node: cst.Return) -> None:
         if self.current_function is not None:
             self.current_function.returns.append(node)
@@ -250,6 +271,7 @@ class ModuleModel(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._note_written(target.target)
+            self._bind(target.target)
         targets = tuple(t for t in (_target_name(target.target) for target in node.targets) if t)
         self._record_assignment(targets, node.value)
         for target in node.targets:
@@ -258,12 +280,14 @@ class ModuleModel(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._note_written(node.target)
+        self._bind(node.target)
         target = _target_name(node.target)
         if target and node.value is not None:
             self._record_assignment((target,), node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._note_written(node.target)
+        self._bind(node.target)
         target = _target_name(node.target)
         if target:
             self.mutated.add(target)
@@ -272,18 +296,21 @@ class ModuleModel(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._push_statement(node)
         self._record_unknown_stores(node.target)
+        self._bind(node.target)
 
     leave_For = _pop_statement  # type: ignore[assignment]
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._record_unknown_stores(node.asname.name)
+            self._bind(node.asname.name)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._record_unknown_stores(node.target)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._record_unknown_stores(node.target)
+        self._bind(node.target)
 
     def visit_Del(self, node: cst.Del) -> None:
         self._record_unknown_stores(node.target)
@@ -372,7 +399,7 @@ class ModuleModel(cst.CSTVisitor):
         if self._assign_targets and self._assign_targets[-1][0] is node:
             targets = self._assign_targets.pop()[1]
         function = self.current_function
-        self.calls.append(CallSite(node, function, self.current_statement, self._main_guard_depth > 0, targets))
+        self.calls.append(CallSite(node, function, self.current_statement, self._main_guard_depth > 0, targets, self._lambda_depth > 0))
         name = dotted_name(node.func)
         if function is not None and name:
             function.called_names.add(name)

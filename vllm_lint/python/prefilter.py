@@ -296,6 +296,18 @@ ENGINE_CONSTRUCTION = Condition("a vLLM engine (LLM, EngineArgs, AsyncEngineArgs
 COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2)
 
 
+# An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
+_CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
+_CLIENT_IMPORTS = (
+    lazy_re(rb"from[ \t]+" + _CLIENT_LIBRARY),
+    lazy_re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _CLIENT_LIBRARY),
+)
+
+
+def imports_client_library(code: bytes) -> bool:
+    return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)
+
+
 # -- calls and what their results are bound to ---------------------------------------------------
 OPEN, CLOSE = b"([{", b")]}"
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from vllm_lint.file_roles import is_test_path
 from vllm_lint.python import handler_table
 from vllm_lint.python.handlers import Handler, HandlerFinder
 from vllm_lint.python.model import (
@@ -429,14 +430,7 @@ class Semantics:
 
     @cached_property
     def is_test_file(self) -> bool:
-        path = PurePath(self.path)
-        name = path.name
-        return (
-            name.startswith("test_")
-            or name.endswith("_test.py")
-            or name == "conftest.py"
-            or any(part in ("tests", "test") for part in path.parts[:-1])
-        )
+        return is_test_path(self.path)
 
     @cached_property
     def app_objects(self) -> dict[str, str]:

@@ -17,10 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vllm_lint.diagnostics import Diagnostic, Position, Severity
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.rulebook import PARSE_ERROR_CODE
+
+if TYPE_CHECKING:
+    from vllm_lint.project.facts import FileFacts
 
 
 # The stamp of a dependency that did not exist when the result was computed (engine/cache.py).
@@ -35,6 +39,9 @@ class LintJob:
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     target_vllm_version: str | None = None  # the setting: it wins over what the project pins
+    # What the file tells the project rules (servers it starts, requests its clients send): set by a
+    # surface when one of them is enabled; the engine keeps it with the file's result.
+    facts: FileFacts | None = None
     # The project root (how far up the project's vLLM pin is looked for, vllm_api.targets), and the module
     # summaries the result cache holds (python/project.py), for what the project's other files do.
     project_root: Path | None = None

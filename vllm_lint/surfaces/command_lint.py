@@ -9,9 +9,10 @@ from vllm_lint.cmdline.fix_edits import render_edits
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import Extractor, Found
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
-from vllm_lint.diagnostics import Applicability, Diagnostic, Fix, Severity
-from vllm_lint.launch.record import LaunchFinding
-from vllm_lint.registry import check_launch
+from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
+from vllm_lint.file_roles import is_testing_path
+from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
+from vllm_lint.registry import check_image, check_launch
 from vllm_lint.surfaces import LintJob, parse_error
 from vllm_lint.text import TextIndex
 
@@ -83,7 +84,9 @@ def lint_text(
     def check(launch):
         return check_launch(launch, job.launch_settings, job.enabled)
 
+    testing = is_testing_path(job.path)
     for found in extractor.found:
+        found.launch.testing = testing
         findings = findings_in_every_rendering(found, check)
         if found.joined is not None:
             findings = found.joined.placed(found, findings, lambda other: findings_in_every_rendering(other, check))
@@ -91,7 +94,56 @@ def lint_text(
             if written_only and finding.anchor == found.launch.anchor:
                 continue
             diagnostics.append(_diagnostic(display, text, index, found, finding, api))
+    for image in extractor.images:
+        for finding in check_image(image, job.launch_settings, job.enabled):
+            diagnostics.append(_image_diagnostic(display, text, index, image, finding))
+    _report_servers(extractor, index, job)
     return diagnostics
+
+
+def _report_servers(extractor: Extractor, index: TextIndex, job: LintJob) -> None:
+    """The vLLM servers the file starts, for the project rules."""
+    from vllm_lint.registry import project_codes
+
+    if not job.enabled & project_codes():
+        return
+    from vllm_lint.project.facts import FileFacts
+    from vllm_lint.project.servers import server_fact
+
+    facts = FileFacts()
+    for found in extractor.found:
+        anchor = found.launch.anchor
+        server = server_fact(_unconditional(found), index.position(anchor.start if isinstance(anchor, Span) else 0).line)
+        if server is not None:
+            facts.servers.append(server)
+    job.facts = facts if facts else None
+
+
+def _unconditional(found: Found):
+    """The launch with the port, model and names it is started with in some renderings only (a flag under
+    an ``if`` or ``${VAR:+...}``) taken as not known."""
+    from vllm_lint.project.servers import ADDRESS_AND_NAMES
+
+    launch = found.launch
+    if not found.conditions:
+        return launch
+    conditional = {s.key for s, c in zip(launch.settings, found.conditions) if c - found.head_condition}
+    if not conditional & ADDRESS_AND_NAMES:
+        return launch
+    return replace(launch, settings=[replace(s, value=None) if s.key in conditional else s for s in launch.settings])
+
+
+def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageReference, finding: LaunchFinding) -> Diagnostic:
+    from vllm_lint.rulebook import severity_of
+
+    span = image.anchor
+    start, end = index.position(span.start), index.position(span.end)
+    fix = None
+    if isinstance(finding.fix, PinImage) and text[span.start : span.end] == image.reference:
+        edit = Edit(start, end, finding.fix.reference)
+        fix = Fix(finding.applicability, finding.fix_title or "Fix", (edit,))
+    severity = finding.severity or severity_of(finding.code, Severity.WARNING)
+    return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, (start.line,))
 
 
 def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api) -> Diagnostic:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import _OPENAI_IMAGE, Extractor
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError, Word, tokenize
+from vllm_lint.launch.record import Reach
 
 INSTRUCTIONS = frozenset(
     ["FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"]
@@ -159,6 +160,7 @@ def extract_dockerfile(text: str, extractor: Extractor, job=None) -> None:
             parts = text[instruction.args_start : instruction.end].split()
             parts = [p for p in parts if not p.startswith("--")]
             image = parts[0] if parts else ""
+            _from_image(extractor, text, instruction, global_env, {s.name for s in stages if s.name})
             name = parts[2] if len(parts) >= 3 and parts[1].lower() == "as" else None
             parent = next((s for s in stages if s.name and s.name == image), None)
             stage = Stage(image=parent.image if parent else image, name=name)
@@ -196,7 +198,27 @@ def extract_dockerfile(text: str, extractor: Extractor, job=None) -> None:
         elif keyword == "CMD":
             current.cmd = instruction
     if stages:
+        before = len(extractor.found)
         _final(extractor, text, stages[-1], job)
+        for found in extractor.found[before:]:
+            found.launch.image = stages[-1].image
+    for found in extractor.found:
+        found.launch.reach = Reach(known=False)  # the containers that run this image say how they are reached
+
+
+def _from_image(extractor: Extractor, text: str, instruction: Instruction, env: Environment, stage_names: set[str]) -> None:
+    """The image a ``FROM`` names (not an earlier stage), expanded with the ARGs declared before the first FROM."""
+    try:
+        commands = tokenize(text[instruction.args_start : instruction.end], instruction.args_start)
+    except ShellSyntaxError:
+        return
+    words = [w for command in commands for w in command.words if not w.raw.startswith("--")]
+    if not words:
+        return
+    word = env.expand(words[0])
+    if word.value is None or word.value.lower() in {name.lower() for name in stage_names} or word.value == "scratch":
+        return
+    extractor.image(word.value, Span(word.start, word.end), word.raw == word.value)
 
 
 def _run_shell(extractor: Extractor, script: str, env: Environment, base: int) -> None:

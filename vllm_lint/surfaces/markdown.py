@@ -138,12 +138,28 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
             found = lint_text(kind, display, body, sub_job, written_only=kind == "dockerfile")
         fence_line = first_line - 1
         extra = (fence_line - 1,) if fence_line > 1 else ()
+        if sub_job.facts:
+            _take_facts(job, sub_job.facts, first_line - 1, len(prefix), extra)
         for diagnostic in found:
             moved = shift(diagnostic, first_line - 1, display, extra)
             if prefix:
                 moved = _reindented(moved.moved(0, len(prefix)), prefix, doc_lines)
             diagnostics.append(moved)
     return diagnostics
+
+
+def _take_facts(job: LintJob, block, lines: int, columns: int, extra_noqa: tuple[int, ...]) -> None:
+    """A block's facts for the project rules, at the document's lines and columns (and suppressed, as its
+    findings are, by a noqa comment before the fence)."""
+    from vllm_lint.project.facts import FileFacts
+
+    job.facts = job.facts or FileFacts()
+    job.facts.servers += [replace(server, line=server.line + lines) for server in block.servers]
+    job.facts.requests += [
+        replace(r, start=r.start.moved(lines, columns), end=r.end.moved(lines, columns),
+                noqa_lines=tuple(sorted({*(n + lines for n in r.noqa_lines), *extra_noqa})))
+        for r in block.requests
+    ]
 
 
 def _reindented(diagnostic, pad: str, doc_lines: list[str]):

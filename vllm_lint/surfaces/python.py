@@ -100,8 +100,14 @@ def lint(job: LintJob) -> list[Diagnostic]:
     store.begin_file()
     project = Project(job.path, job.project_root, store)
     options = PythonOptions(job.enabled, job.launch_settings, job.api_version, project)
+    from vllm_lint.registry import project_codes
+
+    if job.enabled & project_codes():
+        from vllm_lint.project.facts import FileFacts
+
+        job.facts = FileFacts()
     try:
-        return lint_python(job.display, source.text, module, options)
+        return lint_python(job.display, source.text, module, options, job.facts)
     finally:
         job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
         job.summaries = store.take_computed()

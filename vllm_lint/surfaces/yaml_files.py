@@ -409,11 +409,12 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
     services = _get(document, "services")
     if not isinstance(services, yaml.MappingNode):
         return
-    for _, service in services.value:
+    for key, service in services.value:
         budget.spend()
         if not isinstance(service, yaml.MappingNode):
             continue
         container = Container()
+        _compose_network(container, _scalar(key), service)
         container.env = _env_from(_get(service, "environment"), budget, words)
         env_file = _get(service, "env_file")
         if env_file is not None:
@@ -434,13 +435,39 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
         container.host_ipc = words.text(_get(service, "ipc")) == "host"
         container.shm_bytes = parse_size(words.text(_get(service, "shm_size")))
         env = Environment(container.env)
-        image = words.image(_get(service, "image"))
+        image = _image(words, _get(service, "image"))
+        container.image = image or None
         command = _get(service, "command")
         anchor_node = command or _get(service, "image") or service
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         if isinstance(command, yaml.ScalarNode) and command.style in (None, ""):
             anchor = Span(command.start_mark.index, command.end_mark.index)
         words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+def _image(words: _YamlWords, node) -> str:
+    """An ``image:`` value as the launch rules read it (``_YamlWords.image``); recorded for the image rules
+    only when it is written out in full (no ``${TAG}`` interpolation, no template action)."""
+    known = words.image(node)
+    text = _scalar(node)
+    if text and known == text and "$" not in text and "{{" not in text:
+        start, end = node.start_mark.index, node.end_mark.index
+        words.extractor.image(text, Span(start, end), words.source[start:end] == text)
+    return known
+
+
+def _compose_network(container: Container, service_name: str | None, service) -> None:
+    """How other services and the host reach the service: its names, published ports, the host's network."""
+    names = [service_name, _scalar(_get(service, "container_name")), _scalar(_get(service, "hostname"))]
+    container.reach_known = True
+    container.names = tuple(name for name in names if name)
+    container.host_network = _scalar(_get(service, "network_mode")) == "host"
+    for entry in _items(_get(service, "ports")):
+        text = _scalar(entry)
+        if text is None:  # the long syntax: {target: 8000, published: "8001"}
+            target, published = _scalar(_get(entry, "target")), _scalar(_get(entry, "published"))
+            text = f"{published}:{target}" if published and target else target
+        container.publish(text)
 
 
 def _env_file(node, words: _YamlWords, job) -> dict[str, str | None]:
@@ -562,7 +589,8 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
         if "resources" in holes:
             container.gpu_count = None
         env = Environment(container.env)
-        image = words.image(_get(item, "image"))
+        image = _image(words, _get(item, "image"))
+        container.image = image or None
         anchor_node = command or args or item
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         before = len(words.extractor.found)

@@ -20,7 +20,7 @@ def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     fate = module_fate(api, prefix, name) if prefix else None
     failure = "the command fails with ModuleNotFoundError"
     if fate is not None and fate.known_elsewhere:
-        message = f"`python -m {module}`: {fate_phrase(fate, module, api, failure, launch.image)}"
+        message = f"`python -m {module}`: {fate_phrase(fate, module, api, failure, launch.pinned_image)}"
     else:
         hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
         message = f"`python -m {module}`: vLLM has no module {module}{hint}; {failure}"

@@ -1,4 +1,4 @@
-"""VLL401-VLL404: how the server is started and exposed, over the launch record of every surface."""
+"""VLL401-VLL405: how the server is started and exposed, over the launch record of every surface."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
-from vllm_lint.launch.record import Launch, LaunchFinding, RewriteEntrypoint
+from vllm_lint.launch.record import ImageReference, Launch, LaunchFinding, PinImage, RewriteEntrypoint
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_bool
@@ -121,4 +121,42 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
             "hostIPC: true, or --shm-size / an emptyDir Memory volume at /dev/shm)"
         ),
         anchor=parallel_anchor(launch),
+    )
+
+
+# ``[registry/]vllm/vllm-<variant>[:tag][@digest]``: vLLM's own images on Docker Hub and its mirrors.
+_VLLM_IMAGE = re.compile(r"^(?:[^@]*/)?vllm/vllm-[a-z0-9][a-z0-9._-]*$")
+_PINNABLE = "vllm/vllm-openai"  # the image whose release tags are known to be ``v<version>``
+
+
+def _floating_tag(tag: str | None) -> bool:
+    return tag is None or tag == "latest" or tag.startswith("latest-") or tag == "nightly"
+
+
+@launch_rule("VLL405", launches="image")
+def unpinned_vllm_image(image: ImageReference, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    if "@" in image.reference:
+        return  # a digest pins it, whatever the tag says
+    repository, tag = image.reference, None
+    last = repository.rsplit("/", 1)[-1]
+    if ":" in last:
+        repository, tag = repository.rsplit(":", 1)
+    if not _VLLM_IMAGE.match(repository) or not _floating_tag(tag):
+        return
+    fix = None
+    if repository.rsplit("/", 2)[-2:] == _PINNABLE.split("/") and tag in (None, "latest") and image.exact:
+        from vllm_lint.vllm_api import load_api
+
+        fix = PinImage(image, f"{repository}:v{load_api().version}")  # the newest release this linter knows
+    shown = f"{repository}:{tag}" if tag else f"{repository} (no tag)"
+    yield LaunchFinding(
+        code="VLL405",
+        message=(
+            f"{shown} is not pinned to a release: the next pull or a restart on another node brings a different "
+            "vLLM under the running deployment, and flags it renamed or removed stop the server from starting; "
+            "pin a version tag or a digest"
+        ),
+        anchor=image.anchor,
+        fix=fix,
+        fix_title=f"Pin the image to {fix.reference}" if fix else None,
     )

@@ -1,4 +1,5 @@
-"""VLL401-VLL404 (deployment.py) read the launch record only: a file can give them only where it launches vLLM."""
+"""VLL401-VLL405 (deployment.py) read the launch record only: a file can give them only where it launches vLLM
+(VLL405: where a command-line file names an image, which its launch extractor reads with its launches)."""
 
 from __future__ import annotations
 
@@ -9,4 +10,5 @@ PREFILTER = {
     "VLL402": (LAUNCH,),
     "VLL403": (LAUNCH,),
     "VLL404": (LAUNCH,),
+    "VLL405": (LAUNCH,),
 }

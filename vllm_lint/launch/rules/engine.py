@@ -1,4 +1,4 @@
-"""VLL201-VLL206: engine configuration, written once for every surface over the launch record."""
+"""VLL201-VLL208: engine configuration, written once for every surface over the launch record."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
-from vllm_lint.launch.defaults import MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.defaults import DEFAULT_MAX_LORA_RANK, MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
 from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
@@ -109,7 +109,7 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
             code="VLL204",
             message=(
                 f"prefix caching is off by default in vLLM {api.label} (the release "
-                f"{'its image runs' if launch.image else 'this file targets'}): every request "
+                f"{'its image runs' if launch.pinned_image else 'this file targets'}): every request "
                 "recomputes shared prompt prefixes; enable it explicitly"
             ),
             anchor=launch.anchor,
@@ -227,7 +227,7 @@ def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> Lau
     the rename vLLM's own code gives, safe when the old name was only another spelling of the new."""
     keyword = _is_keyword(launch, setting)
     failure = f"{launch.kind} raises TypeError" if keyword else "vLLM exits with 'unrecognized arguments'"
-    message = fate_phrase(fate, setting.spelled, api, failure, launch.image)
+    message = fate_phrase(fate, setting.spelled, api, failure, launch.pinned_image)
     fix: Rename | RemoveSetting | None = None
     title = None
     applicability = Applicability.SAFE
@@ -261,3 +261,47 @@ def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting)
     else:
         return ()
     return tuple(difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.8))
+
+
+def _runs_on_cpu(launch: Launch) -> bool:
+    """A launch on vLLM's CPU backend: a ``VLLM_CPU_*`` variable (read only there, vllm/envs.py:887-906) or a CPU image."""
+    if any(name.startswith("VLLM_CPU_") for name in launch.env):
+        return True
+    repository = (launch.image or "").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
+    return "cpu" in repository.split("-")
+
+
+@launch_rule("VLL207")
+def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    # vLLM's CPU platform captures no CUDA graphs whatever the setting (vllm/platforms/cpu.py:353, 0.32.0:
+    # ``cudagraph_capture_sizes = []``), so there the flag costs nothing it would not lose anyway.
+    if not launch.serves_requests or launch.testing or _runs_on_cpu(launch):
+        return
+    setting = launch.get("enforce_eager")
+    if setting is None or as_bool(setting.value) is not True:
+        return
+    yield LaunchFinding(
+        code="VLL207",
+        message=(
+            "enforce_eager on a serving launch: CUDA graphs and torch.compile are off, so every decode step "
+            "pays the kernel-launch overhead and generation runs several times slower; keep it for debugging"
+        ),
+        anchor=setting.anchor,
+        fix=RemoveSetting(setting),
+        fix_title="Remove enforce_eager",
+    )
+
+
+@launch_rule("VLL208")
+def lora_without_max_rank(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    setting = launch.get("enable_lora")
+    if setting is None or as_bool(setting.value) is not True or launch.opaque or launch.has("max_lora_rank"):
+        return
+    yield LaunchFinding(
+        code="VLL208",
+        message=(
+            f"LoRA enabled without max_lora_rank: vLLM's default of {DEFAULT_MAX_LORA_RANK} rejects every adapter "
+            "of a higher rank when it is loaded; set it to the highest rank you serve"
+        ),
+        anchor=setting.anchor,
+    )

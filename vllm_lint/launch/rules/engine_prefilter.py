@@ -1,4 +1,4 @@
-"""VLL201-VLL206 (engine.py) read the launch record only: a file can give them only where it launches vLLM."""
+"""VLL201-VLL208 (engine.py) read the launch record only: a file can give them only where it launches vLLM."""
 
 from __future__ import annotations
 
@@ -11,4 +11,6 @@ PREFILTER = {
     "VLL204": (LAUNCH,),
     "VLL205": (LAUNCH,),
     "VLL206": (LAUNCH,),
+    "VLL207": (LAUNCH,),
+    "VLL208": (LAUNCH,),
 }

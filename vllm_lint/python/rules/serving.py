@@ -1,11 +1,15 @@
-"""VLL101-VLL105: serving architecture."""
+"""VLL101-VLL106: serving architecture."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vllm_lint.python.context import PyContext, PyFinding
-from vllm_lint.python.model import CallSite
+import libcst as cst
+
+from vllm_lint.diagnostics import Applicability
+from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
+from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rewrite import server_rewrite
 from vllm_lint.python.handlers import Handler
 from vllm_lint.python.vocabulary import (
@@ -218,3 +222,84 @@ def multi_worker_model_server(ctx: PyContext) -> Iterator[PyFinding]:
             node=arg,
             statement=site.statement,
         )
+
+
+# What builds an async engine whose generate()/encode() take a request id (canonical names, semantics.VLLM_CANONICAL).
+_ASYNC_ENGINES = frozenset({"vllm.AsyncLLMEngine", "vllm.AsyncLLMEngine.from_engine_args", "vllm.AsyncLLMEngine.from_vllm_config"})
+_REQUEST_ID_POSITION = {"generate": 2, "encode": 2}  # (prompt, sampling/pooling params, request_id): vllm/v1/engine/async_llm.py:698 and :994
+
+
+def _request_id_arg(call: cst.Call, method: str, positional_ok: bool) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "request_id":
+            return arg
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if not positional_ok or any(arg.star for arg in positional) or len(positional) <= _REQUEST_ID_POSITION[method]:
+        return None
+    return positional[_REQUEST_ID_POSITION[method]]
+
+
+def _same_for_every_request(ctx: PyContext, value: cst.BaseExpression, function: FunctionInfo | None) -> str | None:
+    """How ``value`` is the same id on every call, or None when it may differ (or the reader cannot tell)."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
+        return "a literal"
+    if isinstance(value, cst.FormattedString) and not any(isinstance(p, cst.FormattedStringExpression) for p in value.parts):
+        return "a literal"
+    if not isinstance(value, cst.Name):
+        return None
+    name = value.value
+    scope = function
+    while scope is not None:
+        if name in scope.params or name in scope.bound_names or name in scope.global_names:
+            return None
+        scope = scope.parent
+    if ctx.model.constants.get(name) is None or any(name in f.global_names for f in ctx.model.functions):
+        return None  # not a module-level value, assigned more than once, or rebound by a function
+    return f"the module-level {name}, set once at import"
+
+
+# vLLM keeps the id it is given as the request's external id (vllm/v1/engine/input_processor.py:354, 0.32.0) and
+# abort(id) cancels every request under it (vllm/v1/engine/output_processor.py:552-582).
+@python_rule("VLL106")
+def constant_request_id(ctx: PyContext) -> Iterator[PyFinding]:
+    imports_vllm = ctx.semantics.imports_any(("vllm",))
+    for site in ctx.model.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _REQUEST_ID_POSITION:
+            continue
+        handler = _in_handler(ctx, site)
+        if handler is None:
+            continue
+        producers = ctx.semantics.produced_by(func.value, site.function)
+        engine = bool(producers & _ASYNC_ENGINES)
+        # An engine this module does not build (``request.app.state.engine``) counts when the module uses vLLM.
+        if not engine and (producers or not imports_vllm):
+            continue
+        arg = _request_id_arg(site.node, func.attr.value, positional_ok=engine)
+        what = _same_for_every_request(ctx, arg.value, site.function) if arg is not None else None
+        if what is None:
+            continue
+        yield PyFinding(
+            code="VLL106",
+            message=(
+                f"request_id is {what} in request handler {handler.function.name}: every request shares it, so "
+                "abort() for one disconnected client cancels all of them, and outputs, logs and metrics of "
+                "concurrent requests carry the same id; make a fresh id per request (uuid.uuid4().hex)"
+            ),
+            node=arg.value,
+            statement=site.statement,
+            fix=_fresh_id_fix(ctx.module, arg.value),
+        )
+
+
+def _fresh_id_fix(module: cst.Module, value: cst.BaseExpression) -> PyFix | None:
+    try:
+        with_import, uuid4 = ensure_imported(module, "uuid", "uuid4")
+    except NameTaken:
+        return None
+    replacement = cst.parse_expression(f"{uuid4}().hex")
+    return PyFix(
+        title=f"Use {uuid4}().hex, a fresh id per request",
+        applicability=Applicability.UNSAFE,
+        build=lambda: [NodeEdit(value, replacement), NodeEdit(module, with_import)],
+    )

@@ -1,8 +1,19 @@
-"""When VLL101-VLL105 (serving.py) can fire, read off a file's bytes (see vllm_lint.python.prefilter)."""
+"""When VLL101-VLL106 (serving.py) can fire, read off a file's bytes (see vllm_lint.python.prefilter)."""
 
 from __future__ import annotations
 
-from vllm_lint.python.prefilter import Condition, FileBytes, may_be_web_app, handler_clue, mentions_vllm_engine
+import re
+
+from vllm_lint.python.prefilter import (
+    Condition,
+    FileBytes,
+    handler_clue,
+    lazy_re,
+    may_be_web_app,
+    may_have_handlers,
+    mentions_vllm_engine,
+    word_matches,
+)
 
 
 def _model_used_in_handler(file: FileBytes) -> bool:
@@ -20,6 +31,29 @@ def _multi_worker_server(file: FileBytes) -> bool:
     return b"workers" in code and (b"uvicorn" in code or b"hypercorn" in code)
 
 
+_REQUEST_ID_KEYWORD = lazy_re(rb"request_id[ \t]*=(?!=)[ \t]*(?:[\"'0-9]|[fFrRuUbB]{1,2}[\"']|(\w+))")
+
+
+# What a string is on the pass over code alone (prefilter.code_only), prefix and all.
+_STRING_PLACEHOLDER = re.compile(rb"[fFrRuUbB]{0,2}S")
+
+
+def _request_id_in_handler(file: FileBytes) -> bool:
+    """``request_id=`` a literal or a module-level name, or an id passed positionally to an engine this module
+    builds; in a module with request handlers."""
+    code = file.code
+    engine = b"from_engine_args" in code or b"AsyncLLM" in code
+    if not (engine or b"request_id" in code) or not may_have_handlers(code, file.path):
+        return False
+    if engine:
+        return True
+    for match in word_matches(_REQUEST_ID_KEYWORD, code, allow_dot=False):
+        name = match.group(1)
+        if name is None or _STRING_PLACEHOLDER.fullmatch(name) or re.search(rb"^" + re.escape(name) + rb"[ \t]*(?::[^=\n]*)?=(?!=)", code, re.MULTILINE):
+            return True  # a literal, or a name assigned at the top level (the checker decides whether it stays one)
+    return False
+
+
 MODEL_IN_HANDLER = Condition("a model loaded or called in a request handler", _model_used_in_handler)
 
 PREFILTER = {
@@ -28,4 +62,5 @@ PREFILTER = {
     "VLL103": (MODEL_IN_HANDLER, Condition("a vLLM LLM in a module with a web app", _offline_llm_in_web_app)),
     "VLL104": (MODEL_IN_HANDLER,),
     "VLL105": (Condition("uvicorn or hypercorn with workers", _multi_worker_server),),
+    "VLL106": (Condition("a request id or an async engine in a module with request handlers", _request_id_in_handler),),
 }
