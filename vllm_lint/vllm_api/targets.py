@@ -3,7 +3,8 @@
 In order: the ``target-vllm-version`` setting (configuration or ``--target-vllm-version``); the
 file's own pin (a Dockerfile's ``FROM vllm/vllm-openai:v0.6.3`` or ``pip install vllm==0.6.3``; a
 compose service's or Kubernetes container's ``image:`` tag, per launch, is read by the surface);
-the project's pin, from the nearest folder above the file with one (lock files first, then
+the project's pin, from the nearest folder above the file with one (vLLM's own package, whose
+``_version.py`` says the release its modules run on; lock files first, then
 requirements and constraints files, pyproject.toml, Pipfile, setup.cfg, setup.py,
 environment.yml); else the newest release known. A range judges against every release in it.
 
@@ -293,6 +294,9 @@ def folder_target(folder: Path) -> Target | None:
             names = frozenset(entry.name for entry in entries)
     except OSError:
         return None
+    own = _vllm_package_target(folder, names)
+    if own is not None:
+        return own
     for name, reader in _SOURCES:
         if reader is None:
             for path in _requirements_files(folder, names):
@@ -306,6 +310,24 @@ def folder_target(folder: Path) -> Target | None:
             if specifier is not None:
                 return _pinned(specifier, path, folder)
     return None
+
+
+# vLLM's own package writes its version at build time: ``__version__ = version = '0.32.0'`` (vllm/_version.py).
+_OWN_VERSION = re.compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?["'](\d+(?:\.\d+)+)""", re.MULTILINE)
+
+
+def _vllm_package_target(folder: Path, names: frozenset[str]) -> Target | None:
+    """A module of vLLM itself runs on the release it is part of (its own source, a site-packages copy)."""
+    if folder.name != "vllm" or "__init__.py" not in names or "_version.py" not in names:
+        return None
+    try:
+        text = (folder / "_version.py").read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return None
+    match = _OWN_VERSION.search(text)
+    if match is None:
+        return None
+    return Target(f"=={match.group(1)}", f"vllm/_version.py: the vLLM package itself, {match.group(1)}")
 
 
 def _pinned(specifier: str, path: Path, folder: Path) -> Target:
