@@ -42,11 +42,11 @@ def write_example(directory: Path, example, text: str | None = None) -> Path:
 
 
 def lint_example(directory: Path, example) -> list[Diagnostic]:
-    """The findings in the example's own file, from a run over all its files: a rule decided across files
-    (VLL304) reads what the others say."""
+    """The findings in the example's own file, from a run over all its files (a rule decided across files,
+    VLL304, reads what the others say), judged against the vLLM releases the example names (its ``target``)."""
     path = write_example(directory, example)
     others = [directory / name for name, _ in example.files]
-    return [d for d in lint_file_paths([path, *others]) if d.path == str(path)]
+    return [d for d in lint_file_paths([path, *others], target_vllm_version=example.target) if d.path == str(path)]
 
 
 def example_line(example, diagnostic: Diagnostic) -> int:

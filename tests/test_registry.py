@@ -14,7 +14,7 @@ from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.prefilter import conditions_of
 from vllm_lint.rulebook import PARSE_ERROR_CODE, load_rules
 
-from lintutil import lint_text
+from lintutil import lint_example
 
 RULES = load_rules()
 CODES = sorted(set(RULES) - {PARSE_ERROR_CODE})
@@ -70,10 +70,7 @@ def test_fix_safety_is_what_the_checker_emits(tmp_path, code):
     rule = RULES[code]
     emitted = set()
     for index, example in enumerate(rule.bad_examples):
-        for name, text in example.files:  # the other modules of the example's project
-            (tmp_path / str(index) / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / str(index) / name).write_text(text, encoding="utf-8")
-        diagnostics = lint_text(tmp_path / str(index), example.default_filename, example.code)
+        diagnostics = lint_example(tmp_path / str(index), example)
         emitted |= {d.fix.applicability for d in diagnostics if d.code == code and d.fix is not None}
     assert rule.fix_safety in _SAFETY, f"{code}: fix.safety {rule.fix_safety!r}"
     assert emitted == _SAFETY[rule.fix_safety], f"{code}: the YAML says {rule.fix_safety}, its bad examples' fixes are {emitted}"

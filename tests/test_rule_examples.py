@@ -41,6 +41,9 @@ def test_every_rule_has_docs_and_examples():
             continue
         if "python" in rule.surfaces and rule.code not in ("VLL401", "VLL402"):
             assert rule.bad_examples and rule.good_examples, f"{rule.code} needs bad and good examples"
+        for example in rule.examples:
+            # `vllm-lint rule` and the agent files show a version example by its note
+            assert example.note or not example.target, f"{rule.code}: an example with a target needs a note"
 
 
 @pytest.mark.parametrize(("rule", "example"), CASES)
@@ -73,7 +76,8 @@ def test_fix(tmp_path, rule, example):
     from lintutil import run_cli
 
     path = write_example(tmp_path, example)
-    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", "--select", rule.code, str(path))
+    target = ("--target-vllm-version", example.target) if example.target else ()
+    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, "--select", rule.code, str(path))
     assert result.returncode == 0, result.stderr
     fixed = example_text(example, path)
     expected = "\n".join(EXPECT_RE.sub("", line) for line in example.fixed.splitlines()) + "\n"

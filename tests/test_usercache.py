@@ -205,28 +205,34 @@ def test_an_edited_rule_file_is_read_again(cache_home: Path, monkeypatch: pytest
     assert rulebook.rule_for("VLL301").severity.value == other
 
 
-def test_the_vllm_api_snapshot_read_through_the_store_answers_as_the_json_file(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_vllm_api_database_read_through_the_store_answers_as_the_json_file(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    from vllm_lint import vllm_api
+    from vllm_lint.vllm_api import VllmApi, database
+    from vllm_lint.vllm_api.versionsets import from_ranges
 
-    path = vllm_api._snapshot_path(vllm_api.DEFAULT_VERSION)
+    path = database.vllm_api_dir() / database.FILE_NAME
     raw = json.loads(path.read_text(encoding="utf-8"))
-    first = vllm_api.VllmApi(vllm_api._snapshot(path))  # parses the JSON, writes the store
+    newest = 1 << (len(raw["versions"]) - 1)
+    first = VllmApi(database.Database(database._read(path)), newest)  # parses the JSON, writes the store
     assert _cache_files(cache_home, "vllm-api-")
     _fresh_process()
     monkeypatch.setattr(json, "load", lambda *a, **k: pytest.fail("parsed the JSON again"))
-    second = vllm_api.VllmApi(vllm_api._snapshot(path))
+    second = VllmApi(database.Database(database._read(path)), newest)
+    in_newest = sorted(module for module, entry in raw["modules"].items() if from_ranges(entry["in"]) & newest)
     for api in (first, second):
-        assert api.modules == frozenset(raw["modules"])
-        for module in ("vllm", "vllm.engine.async_llm_engine", raw["modules"][-1]):
-            entry = raw["module_attributes"][module]
+        assert api.modules == frozenset(in_newest)
+        for module in ("vllm", "vllm.engine.async_llm_engine", in_newest[-1]):
+            entry = raw["modules"][module]
             names, is_open = api.module_names(module)
-            assert names == frozenset(entry["names"]) | frozenset(raw["implicit_module_names"])
-            assert is_open == bool(entry.get("open"))
+            expected = {n for ranges, group in entry["names"].items() if from_ranges(ranges) & newest for n in group.split()}
+            assert names == frozenset(expected) | frozenset(raw["implicit_module_names"])
+            assert is_open == bool(from_ranges(entry.get("open", "")) & newest)
         assert api.module_names("vllm.no_such_module") is None
-        assert api.sampling_params == frozenset(raw["sampling_params"])
-        assert [flag.dest for flag in api.serve_flags] == [flag["dest"] for flag in raw["serve"]["flags"]]
+        sampling = raw["keywords"]["sampling_params"]
+        assert api.sampling_params == {n for ranges, group in sampling.items() if from_ranges(ranges) & newest for n in group.split()}
+        in_serve = [flag["dest"] for flag in raw["flags"] if from_ranges(flag.get("serve", "")) & newest]
+        assert sorted(flag.dest for flag in api.serve_flags) == sorted(in_serve)
 
 
 def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -68,6 +68,27 @@ def rule_dict(rule: Rule, where: list[str] | None = None) -> dict:
     return fields
 
 
+def _by_release(rule: Rule) -> list[str]:
+    """The examples judged against a given vLLM release: the same line is right on one release and
+    wrong on another, and the rule follows the release each file targets."""
+    pinned = [example for example in rule.examples if example.target]
+    if not pinned:
+        return []
+    parts = [
+        "## By vLLM release",
+        "Each file is judged against the vLLM release it targets: `target-vllm-version` (or "
+        "`--target-vllm-version`), else what the project pins (requirements, pyproject, lock files, a "
+        "`vllm/vllm-openai` image tag).",
+        "",
+    ]
+    for example in pinned:
+        verdict = "reported" if example.kind == "bad" else "not reported"
+        note = f": {example.note.strip()}" if example.note else ""
+        parts += [f"On vLLM {example.target} ({verdict}){note}", *_files_of(example), f"```{example.fence}",
+                  example.clean_code.rstrip("\n"), "```", ""]
+    return parts
+
+
 def _files_of(example: Example) -> list[str]:
     """The other files an example's project holds (a chart's values.yaml), each before the example."""
     lines = []
@@ -99,6 +120,7 @@ def _as_markdown(rule: Rule, where: list[str] | None) -> str:
         shown = bad if bad is not None and bad.fixed else good
         parts += [("Use instead:" if rule.use_instead else "## Use instead"), *(_files_of(shown) if shown is not bad else ()),
                   f"```{shown.fence}", instead.rstrip("\n"), "```", ""]
+    parts += _by_release(rule)
     parts += ["## Fix safety", _FIX_SAFETY.get(rule.fix_safety, rule.fix_safety)]
     if rule.fix_title:
         parts[-1] += f" ({rule.fix_title})"

@@ -56,6 +56,9 @@ class Example:
     # what a handler reaches in another module (python/project.py), a chart's Chart.yaml and values.yaml,
     # the entrypoint script a Dockerfile copies, compose's .env.
     files: tuple[tuple[str, str], ...] = ()
+    # The vLLM releases the example is judged against (as the target-vllm-version setting takes them):
+    # a name one release has and another lacks is right or wrong by the release.
+    target: str | None = None
 
     def expected_lines(self, rule_code: str) -> list[int]:
         """Lines marked ``# expect: CODE`` for this rule (1-based)."""
@@ -142,6 +145,7 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
                 filename=item.get("filename"),
                 note=item.get("note"),
                 files=tuple(sorted(files.items())),
+                target=str(item["target"]) if item.get("target") is not None else None,
             )
         )
     return tuple(examples)

@@ -29,10 +29,11 @@ EXPECTED = {
     "chart-llm/templates/worker.yaml": [],
     # vLLM's own chart: the command is {{ toYaml . }} of values.yaml's image.command
     "chart-vllm-command/templates/deployment.yaml": [(15, 13, "VLL201"), (15, 13, "VLL203")],
-    "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: which entrypoint the image has is not known
-    # the {% for %} services are repeated, unknown; the gateway is read with {{ dtype }} unknown
-    "compose.yaml.j2": [(10, 14, "VLL403"), (10, 100, "VLL202")],
-    "llava-vllm.yml": [(4, 72, "VLL202")],
+    "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: any release, so which entrypoint it has is not known
+    # the {% for %} services are repeated, unknown; the gateway is read with {{ dtype }} unknown; its image is
+    # vLLM 0.6.3, where prefix caching is off unless switched on (VLL204)
+    "compose.yaml.j2": [(10, 14, "VLL204"), (10, 14, "VLL403"), (10, 100, "VLL202")],
+    "llava-vllm.yml": [(4, 14, "VLL204"), (4, 72, "VLL202")],  # vllm/vllm-openai:v0.6.3: prefix caching off by default
     "lws.yaml": [(14, 211, "VLL404")],  # 8 + 8 GPUs for tp 8 x pp 2: no VLL205
     "isvc.yaml": [(10, 19, "VLL401")],  # the huggingface-runtime predictor runs KServe's server, not read
     "rayservice.yaml": [(16, 37, "VLL202"), (17, 13, "VLL206"), (18, 20, "VLL206")],
@@ -99,7 +100,7 @@ def test_flags_in_if_branches_are_conditional(tmp_path):
     # max-model-len is written in both branches and gpu_memory_utilization in one: neither "missing" rule
     # may fire, and the 0.99 is checked
     got = sorted((d.start.line, d.code) for d in lint_text(tmp_path, "deploy.yaml", _CONDITIONAL))
-    assert got == [(18, "VLL202")]
+    assert got == [(10, "VLL204"), (18, "VLL202")]  # VLL204: prefix caching is off by default in the v0.6.3 image
 
 
 @pytest.mark.parametrize(
@@ -121,7 +122,8 @@ def test_unreadable_templates_are_vll000(tmp_path, body, message, line):
 
 def test_plain_manifest_with_envsubst_variables_stays_silent(tmp_path):
     text = (
-        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.6.3\n"
+        # v0.9.2: still the api_server image, and prefix caching on by default (V1)
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.9.2\n"
         '    args: ["m", "--quantization", "${QUANT}", "--max-model-len", "4096", "--gpu-memory-utilization", '
         '"0.9", "--api-key", "${KEY}"]\n'
     )

@@ -86,16 +86,22 @@ def test_exec_of_cmd_runs_under_the_scripts_environment(tmp_path):
     assert _findings(root) == [("docker/Dockerfile", 5, 121, "VLL403")]
 
 
-def test_a_dockerfile_that_does_not_name_vllm_is_read_for_its_script(tmp_path):
+@pytest.mark.parametrize("pin, script_findings", [
+    ("0.8.5", []),  # the api_server module is vLLM's own way to serve then
+    # vllm 0.32.0, vllm/entrypoints/openai/api_server.py: "The `python -m vllm.entrypoints.openai.api_server`
+    # command is deprecated"
+    ("0.32.0", [("serve.sh", 2, 6, "VLL401")]),
+])
+def test_a_dockerfile_that_does_not_name_vllm_is_read_for_its_script(tmp_path, pin, script_findings):
     # a CUDA base image with vLLM installed from requirements.txt: only the script names vLLM
     files = {
         "Dockerfile": 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt serve.sh /app/\n'
                       'RUN pip install -r /app/requirements.txt\nENTRYPOINT ["/app/serve.sh"]\n'
                       'CMD ["--model", "m", "--gpu-memory-utilization", "0.99", "--max-model-len", "8192"]\n',
         "serve.sh": '#!/bin/bash\nexec python3 -m vllm.entrypoints.openai.api_server --host 127.0.0.1 "$@"\n',
-        "requirements.txt": "vllm==0.8.5\n",
+        "requirements.txt": f"vllm=={pin}\n",
     }
-    assert _findings(_project(tmp_path, files)) == [("Dockerfile", 5, 50, "VLL202"), ("serve.sh", 2, 6, "VLL401")]
+    assert _findings(_project(tmp_path, files)) == [("Dockerfile", 5, 50, "VLL202"), *script_findings]
 
 
 def test_a_key_the_script_exports_holds_for_cmd(tmp_path):

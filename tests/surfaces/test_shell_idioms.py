@@ -20,7 +20,8 @@ EXPECTED = {
     "optional_flags.sh": [(7, 27, "VLL206")],
     # cmd=$(cat <<EOF ...) + eval $cmd; cat > run_worker.sh <<'EOF'; ssh host bash <<EOF; `source .env`
     "heredoc.sh": [(7, 18, "VLL206"), (13, 27, "VLL206"), (16, 71, "VLL202")],
-    "Dockerfile.entrypoint": [(6, 61, "VLL202")],  # ENTRYPOINT + CMD are one launch
+    # ENTRYPOINT + CMD are one launch; `pip install vllm==0.6.3` pins it, where prefix caching is off by default
+    "Dockerfile.entrypoint": [(5, 13, "VLL204"), (6, 61, "VLL202")],
     # vLLM's v0.5.5 image runs api_server, which needs --model: no VLL401 --model advice
     "Dockerfile.old-image": [(3, 1, "VLL403")],
     "sglang_llamacpp.sh": [],
@@ -35,8 +36,10 @@ def test_shell_files(name):
 @pytest.mark.parametrize(
     "tag, codes",
     [
-        ("v0.6.3", ["VLL403"]),  # api_server entrypoint: `--model` is how it takes the model
-        ("v0.12.0", ["VLL403"]),  # which entrypoint the tag has is not pinned down: no --model advice
+        # api_server entrypoint: `--model` is how it takes the model; prefix caching is off by default in 0.6.3
+        ("v0.6.3", ["VLL204", "VLL403"]),
+        # `vllm serve` from 0.11.1 on (docker/Dockerfile of the 0.11.1 source distribution, line 500)
+        ("v0.12.0", ["VLL401", "VLL403"]),
         ("v0.32.0", ["VLL401", "VLL403"]),  # `vllm serve`: pass the model positionally
         ("latest", ["VLL401", "VLL403", "VLL405"]),  # and the tag floats
     ],

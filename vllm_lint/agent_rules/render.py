@@ -70,6 +70,8 @@ class RuleView:
     bad: Snippet | None
     good: Snippet | None
     show_examples: bool = True
+    # What the rule says on given vLLM releases, from the examples that carry a target.
+    by_release: str | None = None
 
     @property
     def example_lines(self) -> int:
@@ -131,7 +133,13 @@ def rule_view(rule: Rule) -> RuleView:
         group=GROUPS.get(rule.code[3], "Other"),
         bad=_snippet(bad_example),
         good=good,
+        by_release=_by_release(rule),
     )
+
+
+def _by_release(rule: Rule) -> str | None:
+    notes = [f"on vLLM {e.target}, {_one_line(e.note).rstrip('.')}" for e in rule.examples if e.target and e.note]
+    return "; ".join(notes) + "." if notes else None
 
 
 def rule_views() -> list[RuleView]:

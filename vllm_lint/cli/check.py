@@ -50,6 +50,9 @@ class CheckRequest:
     stdin_filename: str | None = None
     no_cache: bool = False
     cache_dir: Path | None = None
+    # Overrides the target-vllm-version setting (the upgrade check: `--target-vllm-version 0.33`).
+    target_vllm_version: str | None = None
+    show_settings: bool = False
 
     @classmethod
     def from_params(cls, params: dict[str, Any], stdin: bool) -> "CheckRequest":
@@ -77,7 +80,18 @@ def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
     settings = _load_settings(request, codes)
     if request.respect_gitignore is not None:
         settings = dataclasses.replace(settings, respect_gitignore=request.respect_gitignore)
+    if request.target_vllm_version is not None:
+        settings = dataclasses.replace(settings, target_vllm_version=_target_option(request.target_vllm_version))
     return settings
+
+
+def _target_option(text: str) -> str:
+    from vllm_lint.vllm_api import as_specifier
+    from vllm_lint.vllm_api.specifiers import parse
+
+    if not text.strip() or parse(as_specifier(text)) is None:
+        raise ConfigError(f"--target-vllm-version: {text!r} is not a vLLM version or specifier (\"0.33\", \"0.8.5\", \">=0.6,<0.9\")")
+    return text.strip()
 
 
 def _load_settings(request: CheckRequest, codes: list[str]) -> Settings:
@@ -124,6 +138,8 @@ def _run(request: CheckRequest, out: TextIO) -> int:
     except ConfigError as exc:
         return _error(str(exc))
     options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude)
+    if request.show_settings:
+        return _show_settings(request, options, out)
     if request.stdin:
         return _check_stdin(request, options, out)
     if request.fix or request.diff:
@@ -358,3 +374,39 @@ def _print_statistics(diagnostics: list[Diagnostic], output_format: str, out: Te
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         name = rules[code].name if code in rules else ""
         out.write(f"{count:5d}\t{code}\t{name}\n")
+
+
+def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
+    """The settings in effect, then each file that would be linted with the vLLM releases it is judged
+    against and why (ruff's ``--show-settings`` prints its resolved settings the same way)."""
+    from vllm_lint.surfaces.command_files import is_dockerfile_name
+    from vllm_lint.vllm_api import load_api
+    from vllm_lint.vllm_api.targets import file_target
+
+    settings = options.settings
+    print(f"Settings path: {settings.source or '(none)'}", file=out)
+    for field in dataclasses.fields(settings):
+        if field.name != "source":
+            print(f"{field.name} = {getattr(settings, field.name)!r}", file=out)
+    print(f"enabled = {', '.join(sorted(options.enabled))}", file=out)
+    try:
+        files = list(discover(request.paths, settings, all_surfaces(), request.force_exclude))
+    except PathError as exc:
+        return _error(str(exc))
+    print("\nvLLM releases each file is judged against:", file=out)
+    for path, _surface in files:
+        text = None
+        if is_dockerfile_name(path.name):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = None
+        target = file_target(path, text, settings.target_vllm_version, settings.root)
+        api = load_api(target.specifier)
+        print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
+    return EXIT_CLEAN
+
+
+def _entries(api) -> str:
+    versions = [version for index, version in enumerate(api.database.versions) if api.mask >> index & 1]
+    return versions[0] if len(versions) == 1 else f"{versions[0]} .. {versions[-1]}, {len(versions)} releases"

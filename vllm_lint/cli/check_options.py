@@ -50,6 +50,11 @@ def _options() -> tuple[CheckOption, ...]:
                     "Print the number of findings per code instead of each finding."),
         CheckOption("exit_zero", ("--exit-zero",), "flag", "Exit 0 even when there are findings."),
         CheckOption("config_path", ("--config",), "file", "Use this configuration file."),
+        CheckOption("target_vllm_version", ("--target-vllm-version",), "text",
+                    "Judge every file against these vLLM releases (\"0.33\", \"0.8.5\", \">=0.6,<0.9\") instead of the "
+                    "ones the project pins (the target-vllm-version setting)."),
+        CheckOption("show_settings", ("--show-settings",), "flag",
+                    "Print the settings in effect and the vLLM releases each file is judged against, and why; lint nothing."),
         CheckOption("isolated", ("--isolated",), "flag", "Ignore every configuration file."),
         CheckOption("force_exclude", ("--force-exclude",), "flag",
                     "Apply excludes to files named on the command line too (for pre-commit)."),
@@ -115,8 +120,8 @@ def parse_common(args: list[str]) -> dict[str, Any] | None:
                 return None
             values[option.param] = meaning
             continue
-        if option.kind == "text":
-            return None  # --stdin-filename: reading stdin has its own rules, in cli.py
+        if option.param == "stdin_filename":
+            return None  # reading stdin has its own rules, in cli.py
         if not has_value:
             if index == len(args) or args[index].startswith("-"):
                 return None
@@ -130,6 +135,8 @@ def parse_common(args: list[str]) -> dict[str, Any] | None:
             if not value or _wrong_kind(Path(value), option.kind):
                 return None  # click says what is wrong with it
             values[option.param] = Path(value)
+        elif option.kind == "text":
+            values[option.param] = value
         else:
             values[option.param] += (value,)
     values["paths"] = tuple(paths)

@@ -24,7 +24,8 @@ def _edit(index: TextIndex, start: int, end: int, content: str) -> Edit:
 
 def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFinding, api) -> list[Edit] | None:
     intent = finding.fix
-    table = flag_table(api)
+    launch = found.launch
+    table = flag_table(launch.api or api, "api_server" if launch.kind == "api_server" else "serve")
     if isinstance(intent, SetValue):
         setting = intent.setting
         if isinstance(intent.value, bool):

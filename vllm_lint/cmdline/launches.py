@@ -10,9 +10,11 @@ module missing from the API snapshot becomes a "module" launch (VLL303).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from vllm_lint.cmdline.serve_args import Span, flag_table, parse_serve_args
+from vllm_lint.cmdline.serve_args import FlagTable, Span, flag_table, parse_serve_args
 from vllm_lint.cmdline.shell import (
     Command,
     Environment,
@@ -35,20 +37,6 @@ _DOCKER_VALUE_OPTIONS = frozenset(
     ["-e", "--env", "--env-file", "-p", "--publish", "-v", "--volume", "--name", "--ipc", "--shm-size", "--runtime", "--gpus", "-w", "--workdir", "--network", "--net", "--entrypoint", "-u", "--user", "--mount", "--device", "--restart", "-m", "--memory", "-l", "--label", "--ulimit", "--cpus", "--cpuset-cpus", "--platform", "--pull", "-h", "--hostname", "--add-host", "--log-driver", "--log-opt", "--security-opt", "--cap-add", "--cap-drop", "--tmpfs", "--health-cmd", "--stop-signal", "--group-add", "--pid", "--uts", "--expose", "--dns", "--memory-swap", "--device-cgroup-rule", "--cgroupns", "--label-file", "--mac-address", "--ip", "--network-alias"]
 )
 _OPENAI_IMAGE = re.compile(r"(^|/)vllm-openai(:|@|$)|(^|/)vllm/vllm(-[a-z]+)?(:|@|$)")
-_IMAGE_VERSION = re.compile(r":v?(\d+)\.(\d+)(?:\.\d+)?(?:[-.+][\w.-]*)?$")
-
-
-def image_entrypoint(image: str) -> str:
-    """What vLLM's own image runs before the arguments it is given: "serve" (``vllm serve``), "api_server"
-    (``python3 -m vllm.entrypoints.openai.api_server``, which takes the model only as ``--model``), or
-    "image" when the tag does not say. vLLM's Dockerfiles up to the 0.9 releases end the vllm-openai
-    stage with the api_server ENTRYPOINT; the current docker/Dockerfile with ``vllm serve``; the release
-    in between that switched is not pinned down here, so tags from 0.10 to 0.19 are "image"."""
-    match = _IMAGE_VERSION.search(image)
-    if match is None:
-        return "serve" if re.search(r":(latest|nightly)$", image) or ":" not in image.rsplit("/", 1)[-1] else "image"
-    version = (int(match.group(1)), int(match.group(2)))
-    return "api_server" if version < (0, 10) else "image" if version < (0, 20) else "serve"
 
 
 @dataclass(slots=True)
@@ -242,15 +230,24 @@ def _guarded(words: list[Word], env: Environment) -> list[Word]:
 
 
 class Extractor:
-    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = ()) -> None:
+    """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
+    tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
+
+    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True) -> None:
         self.api = api
-        self.table = flag_table(api)
         self.source = source
         # Spans of the source whose text something else fills in before the shell sees it (a notebook's
         # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
         self.opaque = opaque
+        self.images_pin = images_pin
         self.found: list[Found] = []
+        self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
+
+    @property
+    def table(self) -> FlagTable:
+        """``vllm serve``'s flags in the releases the file targets."""
+        return flag_table(self.api)
 
     def image(self, reference: str | None, span: Span, exact: bool) -> None:
         """A container image the file names (its value statically known), for the image rules."""
@@ -536,7 +533,9 @@ class Extractor:
             return
         if entrypoint is not None:
             args = [Word(entrypoint, image.start, image.end, [("lit", entrypoint)], value=entrypoint), *args]
-        self.command(args, merged, container, fixable) if args else None
+        if args:
+            with self.in_image(image_name):
+                self.command(args, merged, container, fixable)
 
     # -- launch heads --------------------------------------------------------------------------
     def launch(self, words: list[Word], env: Environment, container: Container | None, fixable: bool, command_start: int | None = None) -> None:
@@ -578,22 +577,60 @@ class Extractor:
             head = Span(first.start, rest[0].end)
             self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start, head_condition=first.condition)
             return
-        if (module == "vllm" or module.startswith("vllm.")) and module not in self.api.modules:
+        api, image = self._image if self._image is not None else (self.api, None)
+        if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
             span = Span(module_word.start, module_word.end)
-            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module)
+            launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, pinned_image=image)
             self.found.append(Found(launch, None, False, [], start))
 
-    def image_default(self, args, env, container, fixable, image: str, anchor, command_start) -> None:
-        """Arguments given to vLLM's own image, which its ENTRYPOINT runs (see ``image_entrypoint``)."""
-        entrypoint = image_entrypoint(image)
-        kind = "serve" if entrypoint == "serve" else "image" if entrypoint == "image" else "image-api_server"
-        self._serve(args, env, container, fixable, head=None, kind=kind, anchor=anchor, command_start=command_start)
+    # -- containers of the vllm/vllm-openai image -------------------------------------------------
+    def image_api(self, image: str) -> tuple[object, str | None]:
+        """The releases a container of ``image`` runs, and the image when its tag chose them."""
+        if not self.images_pin or not _OPENAI_IMAGE.search(image):
+            return self.api, None
+        from vllm_lint.vllm_api import load_api
+        from vllm_lint.vllm_api.targets import image_target
+
+        target = image_target(image, "image")
+        if target is None:
+            return self.api, None
+        return load_api(target.specifier), image
+
+    @contextmanager
+    def in_image(self, image: str) -> Iterator[None]:
+        """Launches read inside run in a container of ``image`` (its own entrypoint or command)."""
+        outer = self._image
+        self._image = self.image_api(image)
+        try:
+            yield
+        finally:
+            self._image = outer
+
+    def image_default(self, args, env, container, fixable, image: str, anchor, command_start, pin: bool = True) -> None:
+        """Arguments given to vLLM's own image, which its ENTRYPOINT runs: ``vllm serve`` from 0.11.1 on,
+        ``python3 -m vllm.entrypoints.openai.api_server`` before (it takes the model only as ``--model``),
+        as the database read it off each release's Dockerfile. ``pin``: whether the image's tag picks the
+        releases (a Dockerfile's own pin, ``pip install vllm==X`` included, is the file's target already)."""
+        api, pinned = self.image_api(image) if pin else (self.api, None)
+        entrypoints = api.image_entrypoints
+        if len(entrypoints) > 1:
+            kind = "image"  # a tag that is not known here (a template variable): either entrypoint may run
+        else:
+            kind = "image-api_server" if any(API_SERVER_MODULE in argv for argv in entrypoints) else "serve"
+        outer = self._image
+        self._image = (api, pinned)
+        try:
+            self._serve(args, env, container, fixable, head=None, kind=kind, anchor=anchor, command_start=command_start)
+        finally:
+            self._image = outer
 
     def _serve(self, args, env, container, fixable, head, kind, anchor, command_start, head_condition: frozenset = frozenset()) -> None:
-        parsed = parse_serve_args(args, self.table, positional_model=kind in ("serve", "image"))
+        api, image = self._image if self._image is not None else (self.api, None)
+        table = flag_table(api, "api_server" if kind in ("api_server", "image-api_server") else "serve")
+        parsed = parse_serve_args(args, table, positional_model=kind in ("serve", "image"))
         entrypoint = kind
         if kind.startswith("image"):
-            # the image's entrypoint: nothing written here to rewrite, and which one runs depends on the tag
+            # the image's own entrypoint: nothing written here to rewrite; an old image's needs --model
             kind, entrypoint = ("serve" if kind == "image" else "api_server"), "image"
         container_env = container.env if container else {}
         launch_env = {k: v for k, v in env.vars.items()}
@@ -618,6 +655,8 @@ class Extractor:
             container=container is not None and container.runtime,
             host_ipc=bool(container and container.host_ipc),
             shm_bytes=container.shm_bytes if container else None,
+            api=api,
+            pinned_image=image,
             image=container.image if container else None,
             reach=container.reach if container else Reach(),
         )

@@ -31,13 +31,17 @@ class Span:
 
 
 class FlagTable:
-    def __init__(self, api) -> None:
+    """The flags of ``vllm serve`` (``surface="serve"``) or of ``python -m vllm.entrypoints.openai.api_server``
+    in the releases ``api`` covers; before 0.10 the module's parser lacked the serve-only ones."""
+
+    def __init__(self, api, surface: str = "serve") -> None:
+        flags = api.api_server_flags if surface == "api_server" else api.serve_flags
         self.exact: dict = {}
-        for flag in api.serve_flags:
+        for flag in flags:
             for option in flag.option_strings:
                 self.exact[option] = flag
         self.long_options = sorted(o for o in self.exact if o.startswith("--"))
-        self.by_dest = {flag.dest: flag for flag in api.serve_flags if flag.kind != "help"}
+        self.by_dest = {flag.dest: flag for flag in flags if flag.kind != "help"}
 
     def lookup(self, name: str):
         """The flag ``name`` (already normalised) selects, with its candidates when ambiguous."""
@@ -57,9 +61,9 @@ class FlagTable:
         return tuple(difflib.get_close_matches(name, self.long_options, n=3, cutoff=0.8))
 
 
-@lru_cache(maxsize=4)
-def flag_table(api) -> FlagTable:
-    return FlagTable(api)
+@lru_cache(maxsize=16)
+def flag_table(api, surface: str = "serve") -> FlagTable:
+    return FlagTable(api, surface)
 
 
 def normalise(option: str) -> str:

@@ -89,6 +89,7 @@ class ResultCache:
     def __init__(self, directory: Path, options: RunOptions) -> None:
         self.directory = directory
         self.file = directory / f"v{_FORMAT}-{_build_fingerprint()[:16]}-{_settings_fingerprint(options)[:16]}.json"
+        self._settings = options.settings
         # Entries as read (JSON lists), turned into _Entry only when looked up: a warm run over a big tree
         # should not build thousands of objects before it needs the first.
         self._raw: dict[str, object] = {}
@@ -163,6 +164,8 @@ class ResultCache:
             self._dirty = True
         if not self._unchanged(entry.result.get("dependencies", []), entry.written):
             return None
+        if "target" in entry.result and entry.result["target"] != [self._current_target(path)]:
+            return None  # the project now pins another vLLM: the file's findings may differ
         try:
             return _result_from_json(entry.result, shown)
         except (KeyError, TypeError, ValueError):
@@ -191,6 +194,18 @@ class ResultCache:
         return True
 
     # -- writing -----------------------------------------------------------------------------------
+
+    def _current_target(self, path: Path) -> str | None:
+        from vllm_lint.surfaces.command_files import is_dockerfile_name
+        from vllm_lint.vllm_api.targets import file_target
+
+        dockerfile = None
+        if is_dockerfile_name(path.name):
+            try:
+                dockerfile = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+        return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.root).specifier
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
@@ -245,7 +260,9 @@ def _cell(value: list | None) -> CellLocation | None:
 
 
 def _result_to_json(result: FileResult) -> dict:
+    kept = {"target": list(result.target)} if result.target is not None else {}
     return {
+        **kept,
         "facts": result.facts.to_json() if result.facts else None,
         "suppressed": result.suppressed,
         "parsed": result.parsed,
@@ -292,9 +309,10 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 cell=_cell(item.get("cell")),
             )
         )
+    target = (raw["target"][0],) if "target" in raw else None
     facts = None
     if raw.get("facts"):
         from vllm_lint.project.facts import FileFacts
 
         facts = FileFacts.from_json(raw["facts"])
-    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), facts=facts)
+    return FileResult(shown, diagnostics, int(raw["suppressed"]), bool(raw["parsed"]), target=target, facts=facts)

@@ -42,6 +42,9 @@ class FileResult:
     # and the module summaries computed on the way, which the cache keeps.
     dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     summaries: dict[str, list] = field(default_factory=dict)
+    # (the vLLM target specifier,) the file was judged against, for a file that mentions vLLM or whose
+    # reading asked for it: its findings change when the project's pin does, though the file does not.
+    target: tuple[str | None] | None = None
     facts: FileFacts | None = None  # for the project rules (vllm_lint.project)
 
 
@@ -115,12 +118,13 @@ def lint_bytes(
         data=data,
         enabled=options.enabled,
         launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
-        api_version=settings.target_vllm_version,
+        target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
         known_summaries=options.summaries,
     )
     if not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)
+        result.target = _target_of(job)
         return result
     if before_parse is not None:
         before_parse()
@@ -129,6 +133,7 @@ def lint_bytes(
         diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
     finally:
         result.dependencies, result.summaries = job.dependencies, job.summaries
+        result.target = _target_of(job)
     if job.facts:
         result.facts = _unsuppressed_facts(job.facts, data, path, options)
     if not diagnostics:
@@ -136,6 +141,14 @@ def lint_bytes(
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)
     result.diagnostics = sorted(kept, key=Diagnostic.sort_key)
     return result
+
+
+def _target_of(job: LintJob) -> tuple[str | None] | None:
+    # A file that mentions vLLM, or one whose reading asked for its target without naming vLLM (a Dockerfile
+    # whose ENTRYPOINT script launches it): its findings may change when the project's pin does.
+    if b"vllm" in job.data.lower() or job.looked_up_target:
+        return (job.api_version,)
+    return None
 
 
 def _unsuppressed_facts(facts: FileFacts, data: bytes, path: Path, options: RunOptions) -> FileFacts:

@@ -20,7 +20,6 @@ class Setting:
     value_anchor: object | None = None
     suggestions: tuple[str, ...] = ()  # did-you-mean candidates, spelled for this surface
     bad_choice: tuple[str, ...] | None = None  # the valid choices when the value is not one of them
-    removed: bool = False  # a setting vLLM used to have and dropped
     # Set on the args object after it is built (``engine_args.x = ...``): an unknown name there raises
     # nothing, it is simply never read.
     attribute: bool = False
@@ -62,6 +61,18 @@ class Launch:
     image: str | None = None  # the container image it runs in, when declared next to it (docker run, compose, k8s)
     testing: bool = False  # written in a test, CI or debugging file, not a production deployment
     reach: Reach = field(default_factory=Reach)
+    # The vLLM releases the launch is judged against (a vllm_api.VllmApi): the file's target, or the
+    # release of the vllm/vllm-openai image a container runs; None: the newest release.
+    api: object | None = None
+    pinned_image: str | None = None  # the vllm/vllm-openai image whose tag chose ``api``, if one did
+
+    def target_api(self):
+        """The ``vllm_api.VllmApi`` the launch is judged against (the newest release when none was set)."""
+        if self.api is not None:
+            return self.api
+        from vllm_lint.vllm_api import load_api
+
+        return load_api()
 
     def get(self, key: str) -> Setting | None:
         for setting in self.settings:

@@ -8,4 +8,5 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class LaunchSettings:
     fix_max_model_len: int = 8192
+    # The setting, when given: it wins over every pin, a container image's tag included.
     target_vllm_version: str | None = None

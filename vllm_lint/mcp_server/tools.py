@@ -62,6 +62,9 @@ def _context(root: Path, where: Path):
     from vllm_lint.engine.runner import RunOptions
     from vllm_lint.rulebook import all_codes
 
+    from vllm_lint.vllm_api.targets import forget_project_files
+
+    forget_project_files()  # the server outlives a run: a pin edited since the last request counts
     codes = all_codes()
     start = where.parent if where.parent.exists() else root
     settings = load_settings(find_config(start), codes)

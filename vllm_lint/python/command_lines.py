@@ -123,7 +123,7 @@ def _extract(ctx: PyContext, site: CallSite, callee: str, args: ArgumentReader) 
     if env_expr is None and callee in _ENV_POSITION:
         env_expr = _positional(call, _ENV_POSITION[callee])
     env = Environment(environment(ctx, env_expr, args, site.function))
-    extractor = Extractor(ctx.api, "")
+    extractor = Extractor(ctx.api, "", images_pin=ctx.settings.target_vllm_version is None)
     if callee in _VARARG_CALLS:
         words: list[Word] | None = []
         for arg in [a for a in call.args if a.keyword is None][_VARARG_CALLS[callee] :]:

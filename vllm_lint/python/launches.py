@@ -84,6 +84,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
             anchor=call,
             opaque=opaque,
             serves_requests=serves_requests(ctx, site),
+            api=ctx.api,
             testing=testing,
         )
         yield launch, call, site.statement
@@ -139,7 +140,7 @@ def render_fix(ctx: PyContext, call: cst.Call | CommandLine, finding: LaunchFind
         return [NodeEdit(arg.keyword, cst.Name(intent.new_key))]
     if isinstance(intent, RemoveSetting):
         arg = intent.setting.anchor
-        if not isinstance(arg, cst.Arg) or arg.keyword is None:
+        if not isinstance(arg, cst.Arg) or arg.keyword is None or not any(a is arg for a in call.args):
             return []
         return [NodeEdit(call, without_argument(call, arg))]
     return []

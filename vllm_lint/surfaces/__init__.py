@@ -38,12 +38,12 @@ class LintJob:
     data: bytes
     enabled: frozenset[str]
     launch_settings: LaunchSettings
-    api_version: str | None = None
+    target_vllm_version: str | None = None  # the setting: it wins over what the project pins
     # What the file tells the project rules (servers it starts, requests its clients send): set by a
     # surface when one of them is enabled; the engine keeps it with the file's result.
     facts: FileFacts | None = None
-    # The project root, and the module summaries the result cache holds (python/project.py), for what the
-    # project's other files do.
+    # The project root (how far up the project's vLLM pin is looked for, vllm_api.targets), and the module
+    # summaries the result cache holds (python/project.py), for what the project's other files do.
     project_root: Path | None = None
     known_summaries: Mapping[str, object] | None = None
     # Filled by the surface: the other files the result depends on (path -> (size, mtime_ns, hash)), and
@@ -88,6 +88,24 @@ class LintJob:
             return True
         self.dependencies.setdefault(str(path), ABSENT)
         return False
+
+    @cached_property
+    def target(self):
+        """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
+        from vllm_lint.surfaces.command_files import is_dockerfile_name
+        from vllm_lint.vllm_api.targets import file_target
+
+        dockerfile = self.data.decode("utf-8", errors="replace") if is_dockerfile_name(self.path.name) else None
+        return file_target(self.path, dockerfile, self.target_vllm_version, self.project_root)
+
+    @property
+    def api_version(self) -> str | None:
+        return self.target.specifier
+
+    @property
+    def looked_up_target(self) -> bool:
+        """Whether this job asked for its target: what it found may then depend on the project's pin."""
+        return "target" in self.__dict__
 
     @cached_property
     def _api(self):

@@ -32,7 +32,7 @@ def _may_match(job: LintJob) -> bool:
     return b"vllm" in job.data.lower() and bool(job.enabled & launch_codes() or PARSE_ERROR_CODE in job.enabled)
 
 
-def _is_dockerfile(name: str) -> bool:
+def is_dockerfile_name(name: str) -> bool:
     # Containerfile is Podman's name for it (pre-commit tags both "dockerfile").
     return name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")) or name.endswith(
         (".dockerfile", ".Dockerfile", ".containerfile", ".Containerfile")
@@ -43,7 +43,7 @@ def _claims_shell(name: str, head: bytes) -> bool:
     suffix = suffix_of(name)
     if suffix in (".sh", ".bash", ".zsh", ".ksh", ".dash"):
         return True
-    return suffix == "" and bool(_SHELL_SHEBANG.match(head)) and not _is_dockerfile(name)
+    return suffix == "" and bool(_SHELL_SHEBANG.match(head)) and not is_dockerfile_name(name)
 
 
 def _claims_compose(name: str, head: bytes) -> bool:
@@ -106,7 +106,7 @@ def _markdown_may_match(job: LintJob) -> bool:
 
 
 SHELL = Surface(name="shell", claims=_claims_shell, may_match=_may_match, lint=_lint_with("shell"))
-DOCKERFILE = Surface(name="dockerfile", claims=lambda name, head: _is_dockerfile(name), may_match=_dockerfile_may_match, lint=_lint_with("dockerfile"))
+DOCKERFILE = Surface(name="dockerfile", claims=lambda name, head: is_dockerfile_name(name), may_match=_dockerfile_may_match, lint=_lint_with("dockerfile"))
 COMPOSE = Surface(name="compose", claims=_claims_compose, may_match=_may_match, lint=_lint_with("compose"))
 KUBERNETES = Surface(name="kubernetes", claims=_claims_kubernetes, may_match=_kubernetes_may_match, lint=_lint_with("kubernetes"))
 MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_markdown_may_match, lint=_lint_with("markdown"))

@@ -23,11 +23,20 @@ class CommandParseError(Exception):
         self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
-def extract(kind: str, text: str, api, env: Environment | None = None, opaque: tuple[tuple[int, int], ...] = (), job: LintJob | None = None) -> Extractor:
+def extract(
+    kind: str,
+    text: str,
+    api,
+    env: Environment | None = None,
+    opaque: tuple[tuple[int, int], ...] = (),
+    job: LintJob | None = None,
+    images_pin: bool = True,
+) -> Extractor:
     """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
     ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``job``: the file's, for
-    the other files of its project a reading needs (a chart's values.yaml)."""
-    extractor = Extractor(api, text, opaque)
+    the other files of its project a reading needs (a chart's values.yaml); ``images_pin``: whether a
+    vllm/vllm-openai image's tag picks the releases its container is judged against."""
+    extractor = Extractor(api, text, opaque, images_pin)
     if kind == "shell":
         try:
             extractor.script(text, env or Environment())
@@ -64,7 +73,7 @@ def lint_text(
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api, env, opaque, job)
+        extractor = extract(kind, text, api, env, opaque, job, images_pin=job.launch_settings.target_vllm_version is None)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]

@@ -261,7 +261,7 @@ def _final(extractor: Extractor, text: str, stage: Stage, job) -> None:
         cmd_words = _json_words(text, cmd.args_start, cmd.end)
         if cmd_words is not None and not (cmd_words and (cmd_words[0].value or "").rsplit("/", 1)[-1] in ("vllm", "python", "python3", "sh", "bash")):
             anchor = Span(cmd.start, cmd.start + 3)
-            extractor.image_default(cmd_words, env, None, False, stage.image, anchor, cmd.start)
+            extractor.image_default(cmd_words, env, None, False, stage.image, anchor, cmd.start, pin=False)
             return
     _run(extractor, text, cmd, env)
 

@@ -260,7 +260,8 @@ class _YamlWords:
         cmd, cmd_fixable = words_of(cmd_node)
         if entry:
             joined = [w for c in entry for w in c] + [w for c in cmd for w in c]
-            extractor.command(joined, env, container, fixable=False)
+            with extractor.in_image(image):
+                extractor.command(joined, env, container, fixable=False)
             return
         if not cmd:
             return
@@ -270,8 +271,9 @@ class _YamlWords:
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
             extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, _first_word(words, anchor), anchor.start)
             return
-        for words in cmd:
-            extractor.command(words, env, container, fixable=cmd_fixable)
+        with extractor.in_image(image):
+            for words in cmd:
+                extractor.command(words, env, container, fixable=cmd_fixable)
 
 
 def _first_word(words: list[Word], otherwise: Span) -> Span:

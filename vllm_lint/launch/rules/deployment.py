@@ -16,10 +16,13 @@ from vllm_lint.values import as_bool
 @launch_rule("VLL401")
 def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.entrypoint not in ("serve", "api_server"):
-        return
+        return  # "image": an old image's own api_server entrypoint, whose arguments must use --model
     model = launch.get("model")
     flag_model = model if model is not None and model.spelled.startswith("-") else None
     if launch.entrypoint == "api_server":
+        api = launch.target_api()
+        if not api.database.api_server_deprecated & api.mask:
+            return  # not deprecated yet in the releases this file targets (it warns from 0.29.0 on)
         message = (
             "`python -m vllm.entrypoints.openai.api_server` is deprecated in favour of `vllm serve MODEL`: "
             "a later vLLM release removes it and this server stops starting"
@@ -140,11 +143,11 @@ def unpinned_vllm_image(image: ImageReference, settings: LaunchSettings) -> Iter
         repository, tag = repository.rsplit(":", 1)
     if not _VLLM_IMAGE.match(repository) or not _floating_tag(tag):
         return
-    from vllm_lint.vllm_api import DEFAULT_VERSION  # the newest release this linter knows
-
     fix = None
     if repository.rsplit("/", 2)[-2:] == _PINNABLE.split("/") and tag in (None, "latest") and image.exact:
-        fix = PinImage(image, f"{repository}:v{DEFAULT_VERSION}")
+        from vllm_lint.vllm_api import load_api
+
+        fix = PinImage(image, f"{repository}:v{load_api().version}")  # the newest release this linter knows
     shown = f"{repository}:{tag}" if tag else f"{repository} (no tag)"
     yield LaunchFinding(
         code="VLL405",

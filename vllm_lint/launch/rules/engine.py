@@ -8,10 +8,19 @@ from collections.abc import Iterator
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.launch.defaults import DEFAULT_MAX_LORA_RANK, MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
-from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, SetValue
+from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_bool, as_float
+from vllm_lint.vllm_api import VllmApi
+from vllm_lint.vllm_api.history import (
+    Fate,
+    fate_phrase,
+    flag_fate,
+    keyword_fate,
+    names_in_any_release,
+    options_in_any_release,
+)
 
 
 def _origin(value_origin: str | None) -> str:
@@ -75,12 +84,6 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
     )
 
 
-def _older_than(version: str, reference: tuple[int, int]) -> bool:
-    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
-    parts += [0] * (2 - len(parts))
-    return tuple(parts) < reference
-
-
 @launch_rule("VLL204")
 def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.has("kv_transfer_config"):
@@ -99,12 +102,14 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
                 fix_title="Enable prefix caching",
             )
         return
-    target = settings.target_vllm_version
-    if target and _older_than(target, (0, 8)) and not launch.opaque:
+    api = launch.target_api()
+    # Off by default where every release in range resolves it to False (the V0 engine, before 0.8).
+    if not launch.opaque and not api.predates and api.effective_defaults("enable_prefix_caching") == {False}:
         yield LaunchFinding(
             code="VLL204",
             message=(
-                f"prefix caching is off by default in vLLM {target} (target-vllm-version): every request "
+                f"prefix caching is off by default in vLLM {api.label} (the release "
+                f"{'its image runs' if launch.pinned_image else 'this file targets'}): every request "
                 "recomputes shared prompt prefixes; enable it explicitly"
             ),
             anchor=launch.anchor,
@@ -154,6 +159,9 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             continue
         if setting.known:
             continue
+        api = launch.target_api()
+        if api.predates:
+            continue  # the target's releases are older than any vLLM the linter knows: so are their names
         if setting.attribute:
             hint = f"; did you mean {setting.suggestions[0]}?" if len(setting.suggestions) == 1 else ""
             yield LaunchFinding(
@@ -165,17 +173,21 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
                 anchor=setting.anchor,
             )
             continue
-        if setting.removed:
-            detail = "it was removed from vLLM and now fails with a TypeError / unrecognized argument"
-        else:
-            detail = "vLLM does not have it; the engine fails at start-up"
+        fate = _setting_fate(api, launch, setting)
+        if fate is not None and fate.known_elsewhere:
+            yield _moved_on(launch, setting, fate, api)
+            continue
+        detail = "vLLM does not have it; the engine fails at start-up"
         hint = ""
         fix = None
+        suggestions = setting.suggestions or _suggestions_across_releases(api, launch, setting)
         if len(setting.suggestions) == 1:
             hint = f"; did you mean {setting.suggestions[0]}?"
             fix = Rename(setting, setting.suggestions[0])
-        elif setting.suggestions:
-            hint = "; did you mean one of " + ", ".join(setting.suggestions) + "?"
+        elif len(suggestions) == 1:
+            hint = f"; did you mean {suggestions[0]} (not in the release this launch targets)?"
+        elif suggestions:
+            hint = "; did you mean one of " + ", ".join(suggestions) + "?"
         yield LaunchFinding(
             code="VLL206",
             message=f"unknown engine argument {setting.spelled}: {detail}{hint}",
@@ -184,6 +196,71 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             fix_title=f"Rename to {setting.suggestions[0]}" if fix else None,
             applicability=Applicability.SAFE,
         )
+
+
+_PYTHON_KINDS = {"LLM": "llm_init_params", "EngineArgs": "engine_args", "AsyncEngineArgs": "async_engine_args"}
+
+
+def _flag_surface(launch: Launch) -> str:
+    return "api_server" if launch.kind == "api_server" else "serve"
+
+
+def _option(spelled: str) -> str:
+    return "--" + spelled[2:].replace("_", "-") if spelled.startswith("--") else spelled
+
+
+def _is_keyword(launch: Launch, setting: Setting) -> bool:
+    """A keyword of an engine class (Python, or a RayService's engine_kwargs), not a command-line flag."""
+    return launch.kind in _PYTHON_KINDS and not setting.spelled.startswith("-")
+
+
+def _setting_fate(api: VllmApi, launch: Launch, setting: Setting) -> Fate | None:
+    if _is_keyword(launch, setting):
+        return keyword_fate(api, _PYTHON_KINDS[launch.kind], setting.key)
+    if setting.spelled.startswith("-"):
+        return flag_fate(api, _option(setting.spelled), _flag_surface(launch))
+    return None
+
+
+def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> LaunchFinding:
+    """A setting the target's releases lack but another release has: when it went (or came), and
+    the rename vLLM's own code gives, safe when the old name was only another spelling of the new."""
+    keyword = _is_keyword(launch, setting)
+    failure = f"{launch.kind} raises TypeError" if keyword else "vLLM exits with 'unrecognized arguments'"
+    message = fate_phrase(fate, setting.spelled, api, failure, launch.pinned_image)
+    fix: Rename | RemoveSetting | None = None
+    title = None
+    applicability = Applicability.SAFE
+    if fate.status == "removed" and fate.replaced_by and (fate.how == "alias" or fate.how == "said" and fate.one_to_one):
+        new = fate.replaced_by
+        if keyword:
+            new = new.lstrip("-").replace("-", "_")
+        if not keyword or new.isidentifier():
+            fix, title = Rename(setting, new), f"Rename to {new}"
+            applicability = Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE
+    elif fate.status == "removed" and fate.how == "no_effect":
+        fix, title = RemoveSetting(setting), f"Remove {setting.spelled}"
+    return LaunchFinding(
+        code="VLL206",
+        message=message,
+        anchor=setting.anchor,
+        fix=fix,
+        fix_title=title,
+        applicability=applicability,
+    )
+
+
+def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting) -> tuple[str, ...]:
+    """Did-you-mean over every release's names, for a name no release had."""
+    if _is_keyword(launch, setting):
+        candidates = names_in_any_release(api, _PYTHON_KINDS[launch.kind]) | names_in_any_release(api, "engine_args")
+        name = setting.key
+    elif setting.spelled.startswith("--"):
+        candidates = frozenset(o for o in options_in_any_release(api, _flag_surface(launch)) if o.startswith("--"))
+        name = _option(setting.spelled)
+    else:
+        return ()
+    return tuple(difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.8))
 
 
 def _runs_on_cpu(launch: Launch) -> bool:

@@ -13,6 +13,7 @@ from vllm_lint.python.model import dotted_name
 from vllm_lint.python.vllm_names import missing_in_path
 from vllm_lint.registry import python_rule
 from vllm_lint.vllm_api import VllmApi
+from vllm_lint.vllm_api.history import Fate, class_attribute_fate, fate_phrase, module_fate, unknown_range
 
 # Names people reach for that belong to other libraries or older vLLM, and where to go instead.
 _HINTS = {
@@ -41,22 +42,60 @@ def _suggest(name: str, candidates: frozenset[str]) -> str:
     return f"; did you mean {matches[0]}?" if matches else ""
 
 
-def _report(prefix: str, name: str, api: VllmApi, node: cst.CSTNode, statement: cst.CSTNode) -> PyFinding:
+def _report(
+    prefix: str, name: str, api: VllmApi, node: cst.CSTNode, statement: cst.CSTNode, import_from: cst.ImportFrom | None = None
+) -> PyFinding | None:
+    """``import_from``: the ``from prefix import name`` statement, when it imports that one name."""
     full = f"{prefix}.{name}"
+    if api.predates:
+        return None  # the file's vLLM is older than any the linter knows, and had names these do not
+    is_class = api.class_attributes(prefix) is not None
+    fate = class_attribute_fate(api, prefix, name) if is_class else module_fate(api, prefix, name)
+    failure = "it fails with ImportError/AttributeError at run time"
+    if fate is not None and fate.known_elsewhere:
+        return PyFinding(
+            code="VLL303",
+            message=f"{fate_phrase(fate, full, api, failure)}{_hint(full)}",
+            node=node,
+            statement=statement,
+            fix=_moved_import(import_from, name, fate),
+        )
     candidates = api.class_attributes(prefix)
     if candidates is None:
         names = api.module_names(prefix)
         candidates = names[0] if names else frozenset()
     return PyFinding(
         code="VLL303",
-        message=f"vLLM {api.version} has no {full}: it fails with ImportError/AttributeError at run time{_hint(full)}{_suggest(name, candidates)}",
+        message=f"no vLLM release from {unknown_range(api)} has {full}: {failure}{_hint(full)}{_suggest(name, candidates)}",
         node=node,
         statement=statement,
     )
 
 
+def _moved_import(import_from: cst.ImportFrom | None, name: str, fate: Fate) -> PyFix | None:
+    """``from vllm.utils import FlexibleArgumentParser`` -> ``from vllm.utils.argparse_utils import ...``:
+    the same class, imported from where it lives now."""
+    if import_from is None or fate.how != "moved" or not fate.replaced_by:
+        return None
+    module, _, moved_name = fate.replaced_by.rpartition(".")
+    if moved_name != name or import_from.module is None:
+        return None
+    target = import_from.module
+    return PyFix(
+        title=f"Import {name} from {module}",
+        applicability=Applicability.SAFE,
+        build=lambda: [NodeEdit(target, cst.parse_expression(module))],
+    )
+
+
 @python_rule("VLL303")
 def nonexistent_vllm_api(ctx: PyContext) -> Iterator[PyFinding]:
+    for finding in _nonexistent_names(ctx):
+        if finding is not None:
+            yield finding
+
+
+def _nonexistent_names(ctx: PyContext) -> Iterator[PyFinding | None]:
     api = ctx.api
     reported: set[tuple[int, str]] = set()
     for info in ctx.model.imports:
@@ -72,10 +111,11 @@ def nonexistent_vllm_api(ctx: PyContext) -> Iterator[PyFinding]:
         if missing:
             yield _report(*missing, api, info.node.module or info.node, info.statement)
             continue
+        single = info.node if len(info.names) == 1 else None
         for name, _, alias in info.names:
             missing = missing_in_path(api, f"{info.module}.{name}")
             if missing:
-                yield _report(*missing, api, alias, info.statement)
+                yield _report(*missing, api, alias, info.statement, single if missing == (info.module, name) else None)
     for read in ctx.model.attribute_reads:
         if id(read.node) in ctx.model.attribute_writes:
             continue  # an assignment: VLL206 says what setting an engine-args field that does not exist does
@@ -112,6 +152,8 @@ def _instance_attribute(ctx: PyContext, node: cst.Attribute, function) -> tuple[
 
 @python_rule("VLL501")
 def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
+    if not ctx.api.same_class("vllm.AsyncLLMEngine", "vllm.v1.engine.async_llm.AsyncLLM"):
+        return  # the file's vLLM still has the V0 engine: these modules are the engine itself
     top_level = ctx.api.module_names("vllm")
     exported = top_level[0] if top_level else frozenset()
     for info in ctx.model.imports:

@@ -13,6 +13,7 @@ from vllm_lint.python.edits import add_keyword, keyword_arg
 from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, serves_requests
 from vllm_lint.registry import python_rule
+from vllm_lint.vllm_api.history import Fate, fate_phrase, keyword_fate
 
 # Transformers' generate() keywords people carry over, and what vLLM calls them.
 # Only a rename with one meaning is offered as a (safe) fix.
@@ -22,7 +23,7 @@ _CARRIED_OVER = {
     "do_sample": (None, "vLLM samples unless temperature=0; drop it (temperature=0 for greedy)", False),
     "num_beams": (None, "beam search is a separate API in vLLM (LLM.beam_search)", False),
     "use_beam_search": (None, "beam search is a separate API in vLLM (LLM.beam_search)", False),
-    "best_of": (None, "vLLM removed best_of; use n and rank the outputs yourself", False),
+    "best_of": (None, "use n and rank the outputs yourself", False),
 }
 _REQUEST_FIELDS = ("max_tokens", "max_new_tokens", "max_length", "max_completion_tokens")
 
@@ -39,13 +40,20 @@ def _has_spread(call: cst.Call) -> bool:
 
 @python_rule("VLL301")
 def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
-    known = ctx.api.sampling_params
+    api = ctx.api
+    known = api.sampling_params
+    if api.predates:
+        return  # the file's vLLM is older than any the linter knows: its keywords were others
     for site in sampling_calls(ctx):
         present = {arg.keyword.value for arg in site.node.args if arg.keyword}
         for arg in site.node.args:
             if arg.keyword is None or arg.keyword.value in known:
                 continue
             name = arg.keyword.value
+            fate = keyword_fate(api, "sampling_params", name)
+            if fate is not None and fate.known_elsewhere and name not in _CARRIED_OVER:
+                yield _moved_on(arg, site, fate, api, present)
+                continue
             target, advice, one_meaning = _CARRIED_OVER.get(name, (None, "", False))
             if target is not None and target not in known:
                 target, one_meaning = None, False
@@ -63,16 +71,38 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
                     applicability=Applicability.SAFE,
                     build=lambda kw=arg.keyword, t=target: [NodeEdit(kw, cst.Name(t))],
                 )
+            failure = "it raises TypeError on every request"
+            what = f"SamplingParams has no keyword {name}: {failure}"
+            if fate is not None and fate.known_elsewhere:
+                what = fate_phrase(fate, f"SamplingParams keyword {name}", api, failure)
             yield PyFinding(
                 code="VLL301",
-                message=(
-                    f"SamplingParams has no keyword {name}: it raises TypeError on every request"
-                    + (f"; {advice}" if advice else "")
-                ),
+                message=what + (f"; {advice}" if advice else ""),
                 node=arg,
                 statement=site.statement,
                 fix=fix,
             )
+
+
+def _moved_on(arg: cst.Arg, site: CallSite, fate: Fate, api, present: set[str]) -> PyFinding:
+    """A keyword another release has: when it went (or came), and vLLM's own rename when the old name
+    was only another spelling of the new one."""
+    fix = None
+    new = fate.replaced_by
+    one_to_one = fate.how == "alias" or fate.how == "said" and fate.one_to_one
+    if fate.status == "removed" and one_to_one and new and new.isidentifier() and new not in present:
+        fix = PyFix(
+            title=f"Rename {arg.keyword.value} to {new}",
+            applicability=Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE,
+            build=lambda kw=arg.keyword, t=new: [NodeEdit(kw, cst.Name(t))],
+        )
+    return PyFinding(
+        code="VLL301",
+        message=fate_phrase(fate, f"SamplingParams keyword {arg.keyword.value}", api, "it raises TypeError on every request"),
+        node=arg,
+        statement=site.statement,
+        fix=fix,
+    )
 
 
 def _request_max_tokens(ctx: PyContext, function: FunctionInfo | None) -> str | None:
