@@ -14,8 +14,6 @@ from vllm_lint.rulebook import all_codes
 from vllm_lint.engine.runner import RunOptions
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-SEEDS = SHARED / "seeds" / "code"
 
 
 def lint_text(directory: Path, filename: str, text: str, select: tuple[str, ...] = (), **settings) -> list[Diagnostic]:

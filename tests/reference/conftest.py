@@ -29,8 +29,6 @@ from vllm_lint.reference.processes import free_port, kill_process_tree
 
 REQUIRE_ENV = "VLLM_LINT_REQUIRE_SERVER_TESTS"
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SEED_BAD_SERVER = REPO.parent / "shared" / "seeds" / "code" / "000_bad_pipeline_server.py"
 API_KEY = "sk-reference-test"
 MAX_IN_FLIGHT = 8
 MAX_MODEL_LEN = 1024
