@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -27,6 +28,9 @@ from vllm_lint.python.vocabulary import (
     through,
 )
 from vllm_lint.registry import python_rule
+
+if TYPE_CHECKING:
+    from vllm_lint.python.project import Reached
 
 
 def _blocking_consequence(handler: Handler, site: CallSite | None = None, ctx: PyContext | None = None) -> str:
@@ -72,16 +76,11 @@ def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             statement=site.statement,
             fix=outcome.fix,
         )
-    for site, handler, reached in handler_calls_into_project(ctx, PIPELINE_CALL):
-        yield PyFinding(
-            code="VLL101",
-            message=(
-                f"transformers pipeline called inside a request handler ({handler.shown}), {through(ctx, reached)}: "
-                f"it {_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead"
-            ),
-            node=site.node,
-            statement=site.statement,
-        )
+    yield from _through_project(
+        ctx, "VLL101", PIPELINE_CALL,
+        lambda handler, reached, chain: f"transformers pipeline called inside a request handler ({handler.shown}), "
+        f"{chain}: it {_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine instead",
+    )
 
 
 def _effects_in_handlers(ctx: PyContext, kind: str) -> Iterator[tuple[CallSite, Handler, CallEffect]]:
@@ -93,6 +92,15 @@ def _effects_in_handlers(ctx: PyContext, kind: str) -> Iterator[tuple[CallSite, 
         effect = call_effect(ctx.semantics, site)
         if effect is not None and effect.kind == kind:
             yield site, handler, effect
+
+
+def _through_project(
+    ctx: PyContext, code: str, kind: str, describe: Callable[[Handler, Reached, str], str]
+) -> Iterator[PyFinding]:
+    """``code`` at each call of a handler into another module of the project that does ``kind``; ``describe``
+    says it from the handler, what it reaches and the chain of calls (``through model.generate_text -> ...``)."""
+    for site, handler, reached in handler_calls_into_project(ctx, kind):
+        yield PyFinding(code=code, message=describe(handler, reached, through(ctx, reached)), node=site.node, statement=site.statement)
 
 
 @python_rule("VLL102")
@@ -107,16 +115,11 @@ def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             node=site.node,
             statement=site.statement,
         )
-    for site, handler, reached in handler_calls_into_project(ctx, HF_GENERATE):
-        yield PyFinding(
-            code="VLL102",
-            message=(
-                f"transformers model.generate() called inside a request handler ({handler.shown}), "
-                f"{through(ctx, reached)}: it {_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine"
-            ),
-            node=site.node,
-            statement=site.statement,
-        )
+    yield from _through_project(
+        ctx, "VLL102", HF_GENERATE,
+        lambda handler, reached, chain: f"transformers model.generate() called inside a request handler "
+        f"({handler.shown}), {chain}: it {_blocking_consequence(handler)}; serve with vLLM's AsyncLLMEngine",
+    )
 
 
 @python_rule("VLL103")
@@ -155,16 +158,11 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
             statement=site.statement,
             fix=outcome.fix,
         )
-    for site, handler, reached in handler_calls_into_project(ctx, LLM_GENERATE):
-        yield PyFinding(
-            code="VLL103",
-            message=(
-                f"{reached.effect.what} inside a request handler ({handler.shown}), {through(ctx, reached)}: "
-                f"it {_blocking_consequence(handler)}; use AsyncLLMEngine"
-            ),
-            node=site.node,
-            statement=site.statement,
-        )
+    yield from _through_project(
+        ctx, "VLL103", LLM_GENERATE,
+        lambda handler, reached, chain: f"{reached.effect.what} inside a request handler ({handler.shown}), {chain}: "
+        f"it {_blocking_consequence(handler)}; use AsyncLLMEngine",
+    )
 
 
 @python_rule("VLL104")
@@ -181,16 +179,11 @@ def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             node=site.node,
             statement=site.statement,
         )
-    for site, handler, reached in handler_calls_into_project(ctx, MODEL_LOAD):
-        yield PyFinding(
-            code="VLL104",
-            message=(
-                f"{reached.effect.what} loads a model inside a request handler ({handler.shown}), "
-                f"{through(ctx, reached)}: every request pays the full load time and memory; load once at start-up"
-            ),
-            node=site.node,
-            statement=site.statement,
-        )
+    yield from _through_project(
+        ctx, "VLL104", MODEL_LOAD,
+        lambda handler, reached, chain: f"{reached.effect.what} loads a model inside a request handler "
+        f"({handler.shown}), {chain}: every request pays the full load time and memory; load once at start-up",
+    )
 
 
 def _loads_model_at_startup(ctx: PyContext) -> bool:
