@@ -80,7 +80,6 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
     unservable = {"VLL101 example 8": "a gRPC server", "VLL101 example 9": "no POST route",
                   "VLL101 example 10": "a Ray Serve deployment", "VLL101 example 11": "a Gradio app",
                   "VLL101 example 12": "a BentoML service", "VLL101 example 13": "a LitServe API",
-                  "VLL103 example 7": "Django views",
                   "VLL103 example 8": "a gRPC server",
                   "VLL103 example 14": "a BentoML service", "VLL103 example 15": "a LitServe API"}
     expected = [case.name for case in rule_cases() if case.name not in unservable]

@@ -121,7 +121,6 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
         "VLL101 example 11": "a Gradio app",
         "VLL101 example 12": "a BentoML service",
         "VLL101 example 13": "a LitServe API",
-        "VLL103 example 7": "Django views: validate starts a FastAPI or Flask app",
         "VLL103 example 8": "a gRPC server",
         "VLL103 example 14": "a BentoML service",
         "VLL103 example 15": "a LitServe API",
@@ -308,7 +307,8 @@ def test_unservable_servers_are_named():
     from vllm_lint.reference.validate.prepare import unservable
 
     assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC server")
-    assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n").startswith("Django views")
+    assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n") is None  # a views module
+    assert unservable("from django.apps import AppConfig\nclass C(AppConfig):\n    pass\n").startswith("Django code with no view")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
         .startswith("no POST route")
     assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") \
@@ -525,3 +525,67 @@ def test_loadgen_usage_tokens():
     events = [{"choices": [{"text": "a"}]}, {"choices": [], "usage": {"completion_tokens": 3}}, "[DONE]"]
     assert _usage_tokens(_rec(0, events, "text/event-stream", streamed=True)) == 3
     assert _usage_tokens(_rec(0, "plain")) == 0
+
+
+DJANGO_VIEWS = '''\
+import json
+
+from django.http import JsonResponse
+from django.views.decorators.http import require_POST
+
+
+@require_POST
+def generate(request):
+    data = json.loads(request.body)
+    return JsonResponse({"text": data["prompt"].upper()})
+
+
+def search(request):
+    return JsonResponse({"hits": [request.GET.get("q", "")]})
+
+
+def _helper(request):
+    return None
+'''
+
+
+def test_the_launcher_serves_a_django_views_module_with_its_views_routed(tmp_path):
+    """A views.py with no project: each public view at /<name>, its OpenAPI document read off the views."""
+    require_modules("django", "werkzeug", "httpx", what="the Django launcher test")
+    import subprocess
+    import sys
+
+    import httpx
+    from serverutil import wait_serving
+
+    from vllm_lint.reference.processes import free_port, kill_process_tree
+
+    from .conftest import server_env
+
+    (tmp_path / "views.py").write_text(DJANGO_VIEWS)
+    port = free_port()
+    log = tmp_path / "launch.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "vllm_lint.reference.launch", "--app-file", "views.py",
+                                 "--model", str(tmp_path), "--port", str(port)],
+                                cwd=tmp_path, env=server_env(), stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_serving(base + "/openapi.json", proc, lambda: log.read_text(errors="replace"),
+                     what="the launcher", timeout=60)
+        document = httpx.get(base + "/openapi.json", trust_env=False).json()
+        assert document == {"openapi": "3.0.0", "info": {"title": "vllm_lint_validated_server", "version": "0"},
+                            "paths": {
+                                "/generate": {"post": {"parameters": [], "requestBody": {"content": {
+                                    "application/json": {"schema": {"type": "object", "properties": {
+                                        "prompt": {"type": "string"}}}}}}}},
+                                "/search": {"post": {"parameters": [{"name": "q", "in": "query"}]}}}}
+        assert discover_endpoint(document).describe() == "POST /generate with 'prompt' in the JSON body"
+        answer = httpx.post(base + "/generate", json={"prompt": "hi"}, trust_env=False)
+        assert (answer.status_code, answer.json()) == (200, {"text": "HI"})
+        assert httpx.get(base + "/generate", trust_env=False).status_code == 405  # its own @require_POST
+        assert httpx.get(base + "/__vllm_lint__/generated_tokens", trust_env=False).json() == {"generated_tokens": 0}
+        assert httpx.get(base + "/_helper", trust_env=False).status_code == 404
+    finally:
+        kill_process_tree(proc)

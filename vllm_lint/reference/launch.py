@@ -28,7 +28,9 @@ The app is served as its file serves it:
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
 * a Flask ``app`` on werkzeug's threaded server (what ``app.run()`` uses: a thread per request), with an
   OpenAPI document made from its POST routes and the request fields their views read (``request.form[...]``,
-  ``request.args[...]``, ``request.get_json()[...]``), so that the harness finds the endpoint as for FastAPI.
+  ``request.args[...]``, ``request.get_json()[...]``), so that the harness finds the endpoint as for FastAPI;
+* a Django views module (no ``app``) on the same threaded server, with the least settings and URLs it
+  needs (:mod:`vllm_lint.reference.django_views`).
 
 Nothing else in the file changes: its routes, request parsing, response shape, threading and batching
 behaviour are what gets measured.
@@ -44,9 +46,11 @@ import json
 import os
 import runpy
 import sys
-import textwrap
 import threading
 from pathlib import Path
+
+from vllm_lint.reference.django_views import configure_django, django_wsgi_app, serves_django_views
+from vllm_lint.reference.request_fields import fields_read, post_routes_document
 
 STATS_PATH = "/__vllm_lint__/generated_tokens"
 
@@ -225,7 +229,7 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     LLM.generate = llm_generate
 
 
-def load_app(path: Path):
+def import_file(path: Path):
     spec = importlib.util.spec_from_file_location("vllm_lint_validated_server", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot import {path}")
@@ -233,7 +237,11 @@ def load_app(path: Path):
     sys.modules[spec.name] = module
     sys.path.insert(0, str(path.parent))
     spec.loader.exec_module(module)
-    app = getattr(module, "app", None)
+    return module
+
+
+def load_app(path: Path):
+    app = getattr(import_file(path), "app", None)
     if app is None:
         raise SystemExit(f"{path} defines no module-level `app`")
     return app
@@ -257,35 +265,8 @@ def add_stats_route(app) -> None:
     add(STATS_PATH, generated_tokens, methods=["GET"], include_in_schema=False)
 
 
-# Flask's request fields a view reads a value from, and where an OpenAPI document puts them.
+# Flask's request attributes a view reads a value from, and where an OpenAPI document puts them.
 _FLASK_FIELDS = {"form": "form", "args": "query", "values": "query", "json": "json", "get_json": "json"}
-
-
-def _flask_fields(view) -> dict[str, str]:
-    """The request fields a Flask view reads (``request.form["prompt"]`` -> {"prompt": "form"})."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(view)))
-    except (OSError, TypeError, SyntaxError):
-        return {}
-    json_names = set()  # ``data = request.get_json()``
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if _flask_source(node.value) == "json":
-                json_names.add(node.targets[0].id)
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        owner, key = None, None
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            owner, key = node.value, node.slice.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                and node.args and isinstance(node.args[0], ast.Constant):
-            owner, key = node.func.value, node.args[0].value
-        if owner is None or not isinstance(key, str):
-            continue
-        where = "json" if isinstance(owner, ast.Name) and owner.id in json_names else _flask_source(owner)
-        if where is not None:
-            found.setdefault(key, where)
-    return found
 
 
 def _flask_source(expr: ast.expr) -> str | None:
@@ -299,35 +280,34 @@ def _flask_source(expr: ast.expr) -> str | None:
 
 def flask_openapi(app) -> dict:
     """An OpenAPI document of a Flask app's POST routes, with the fields each view reads."""
-    paths: dict[str, dict] = {}
-    for rule in app.url_map.iter_rules():
-        if "POST" not in (rule.methods or ()) or rule.arguments:
-            continue
-        fields = _flask_fields(app.view_functions[rule.endpoint])
-        operation: dict = {"parameters": [{"name": k, "in": "query"} for k, w in fields.items() if w == "query"]}
-        content = {}
-        for where, media in (("json", "application/json"), ("form", "application/x-www-form-urlencoded")):
-            props = {k: {"type": "string"} for k, w in fields.items() if w == where}
-            if props:
-                content[media] = {"schema": {"type": "object", "properties": props}}
-        if content:
-            operation["requestBody"] = {"content": content}
-        paths[rule.rule] = {"post": operation}
-    return {"openapi": "3.0.0", "info": {"title": app.name, "version": "0"}, "paths": paths}
+    routes = [(rule.rule, fields_read(app.view_functions[rule.endpoint], _flask_source))
+              for rule in app.url_map.iter_rules() if "POST" in (rule.methods or ()) and not rule.arguments]
+    return post_routes_document(app.name, routes)
 
 
 def serve(app, host: str, port: int) -> None:
     add_stats_route(app)
     if _is_flask(app):
-        from werkzeug.serving import make_server
-
         document = flask_openapi(app)
         app.add_url_rule("/openapi.json", "vllm_lint_openapi", lambda: document)
-        make_server(host, port, app, threaded=True).serve_forever()
+        serve_wsgi(app, host, port)
         return
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+def serve_wsgi(app, host: str, port: int) -> None:
+    """Werkzeug's threaded server: a thread per request, as ``app.run()`` and Django's runserver serve."""
+    from werkzeug.serving import make_server
+
+    make_server(host, port, app, threaded=True).serve_forever()
+
+
+def serve_django_views(path: Path, source: str, host: str, port: int) -> None:
+    urls = configure_django()
+    app = django_wsgi_app(import_file(path), source, urls, STATS_PATH, lambda: {"generated_tokens": COUNTER.total})
+    serve_wsgi(app, host, port)
 
 
 def serves_under_main(source: str) -> bool:
@@ -392,6 +372,8 @@ def main(argv: list[str] | None = None) -> None:
     path = args.app_file.resolve()
     if serves_under_main(source):
         run_as_main(path, args.host, args.port)
+    elif serves_django_views(source):
+        serve_django_views(path, source, args.host, args.port)
     else:
         serve(load_app(path), args.host, args.port)
 

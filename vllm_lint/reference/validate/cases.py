@@ -17,6 +17,7 @@ class Case:
     source: str
     origin: str  # where it comes from: a path, or "rules/VLL101.yaml, example 1"
     explicit: bool = True  # named by the user (any fix will do) or discovered (only server rewrites)
+    filename: str = "server.py"  # what the bad and the fixed copy are called: a Django `views.py` is one by its name
 
 
 
@@ -38,7 +39,8 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
             if example.kind == "bad" and example.lang == "python" and example.fixed \
                     and builds_async_engine(example.fixed) > builds_async_engine(example.code):
                 cases.append(Case(f"{code} example {number}", example.clean_code,
-                                  f"rules/{code}.yaml, example {number}", explicit=False))
+                                  f"rules/{code}.yaml, example {number}", explicit=False,
+                                  filename=Path(example.filename or "server.py").name))
     if wanted and not cases:
         raise ValidationError(f"no example of {', '.join(sorted(wanted))} is a server its fix rewrites")
     return cases
@@ -49,9 +51,10 @@ def file_cases(paths: list[Path]) -> list[Case]:
     cases = []
     for path in paths:
         if path.is_dir():
-            cases += [Case(p.name, p.read_text(), str(p), explicit=False) for p in sorted(path.glob("*.py"))]
+            cases += [Case(p.name, p.read_text(), str(p), explicit=False, filename=p.name)
+                      for p in sorted(path.glob("*.py"))]
         else:
-            cases.append(Case(path.name, path.read_text(), str(path)))
+            cases.append(Case(path.name, path.read_text(), str(path), filename=path.name))
     return cases
 
 

@@ -12,5 +12,5 @@ class NotARewrite(ValidationError):
 
 
 class NotServable(NotARewrite):
-    """The server is not one the harness can start and load over HTTP (a gRPC servicer, Django views
-    without their project, a websocket-only app); skipped when it was discovered."""
+    """The server is not one the harness can start and load over HTTP (a gRPC servicer, a websocket-only
+    app); skipped when it was discovered."""

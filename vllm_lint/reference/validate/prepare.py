@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 
@@ -120,8 +121,8 @@ def unservable(source: str) -> str | None:
         return "a Gradio app: validate loads a FastAPI or Flask route, not Gradio's event queue"
     if "grpc" in modules:
         return "a gRPC server: validate loads HTTP servers (FastAPI, Flask)"
-    if "django" in modules:
-        return "Django views: validate starts a FastAPI or Flask app, not a Django project"
+    if "django" in modules and not serves_django_views(source):
+        return "Django code with no view function (a first parameter `request`): validate routes a views module's views"
     if modules & {"fastapi", "flask", "starlette"}:
         return "no POST route: validate loads a route that takes a prompt in a request"
     return None
@@ -138,7 +139,7 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    if "app" not in bound:
+    if "app" not in bound and not serves_django_views(source):  # Django views are routed by the launcher
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")
@@ -213,7 +214,10 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
     reason = unservable(bad_text)
     if reason is not None:
         raise NotServable(reason)
-    bad_copy, fixed_copy = directory / "bad_server.py", directory / "fixed_server.py"
+    # Each copy keeps the file's name, in a folder of its own: a name can make a file what it is (Django's views.py).
+    bad_copy, fixed_copy = directory / "bad" / case.filename, directory / "fixed" / case.filename
+    for copy in (bad_copy, fixed_copy):
+        copy.parent.mkdir(exist_ok=True)
     bad_copy.write_text(bad_text)
     applied: dict[str, int] = {}
     diff = None

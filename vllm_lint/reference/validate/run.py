@@ -110,10 +110,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
             startup[role] = round(server.startup_s or 0.0, 1)
             progress(f"{name}: {role}: up in {startup[role]:.1f}s at {server.base_url}")
             if endpoint is None:
-                import httpx
-
-                schema = httpx.get(server.base_url + "/openapi.json", timeout=10, trust_env=False).json()
-                endpoint = discover_endpoint(schema)
+                endpoint = discover_endpoint(_openapi(server))
                 progress(f"{name}: endpoint: {endpoint.describe()}")
             warm = _load(server.base_url, endpoint, requests=1, concurrency=1, options=options,
                          counter=counter, progress=lambda _: None, offset=10_000)
@@ -185,3 +182,18 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                                     shapes_of=bad_streams if bad_streams is not None and bad_streams.ok else None)
     return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load,
                   streamed, stream_comparison, bad_fails)
+
+
+def _openapi(server: ServerProcess) -> dict:
+    """The server's OpenAPI document, or a ValidationError that shows what it answered instead."""
+    import httpx
+
+    response = httpx.get(server.base_url + "/openapi.json", timeout=10, trust_env=False)
+    try:
+        document = response.json()
+    except ValueError:
+        document = None
+    if response.status_code != 200 or not isinstance(document, dict):
+        raise ValidationError(f"the {server.source.role} server answered GET /openapi.json with HTTP "
+                              f"{response.status_code}, not an OpenAPI document:\n{server.log_tail()}")
+    return document

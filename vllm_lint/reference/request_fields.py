@@ -1,0 +1,61 @@
+"""The request fields a WSGI view reads, as an OpenAPI document, so that ``vllm-lint validate`` finds the
+route that takes the prompt in a Flask app or a Django views module as it does in FastAPI's own schema.
+
+Flask and Django keep no schema: what a view reads is read off its source (``request.form["prompt"]``,
+``json.loads(request.body)["prompt"]``, ``data = request.get_json(); data.get("prompt")``).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable, Iterable
+
+# Where a request value comes from ("query", "form" or "json"), for an expression of the view's source.
+SourceOf = Callable[[ast.expr], "str | None"]
+
+_MEDIA = (("json", "application/json"), ("form", "application/x-www-form-urlencoded"))
+
+
+def fields_read(view: Callable, source_of: SourceOf) -> dict[str, str]:
+    """The request fields ``view`` reads, by where they come from (``{"prompt": "form"}``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(view)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    json_names = set()  # ``data = request.get_json()``
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if source_of(node.value) == "json":
+                json_names.add(node.targets[0].id)
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        owner, key = None, None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            owner, key = node.value, node.slice.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            owner, key = node.func.value, node.args[0].value
+        if owner is None or not isinstance(key, str):
+            continue
+        where = "json" if isinstance(owner, ast.Name) and owner.id in json_names else source_of(owner)
+        if where is not None:
+            found.setdefault(key, where)
+    return found
+
+
+def post_routes_document(title: str, routes: Iterable[tuple[str, dict[str, str]]]) -> dict:
+    """An OpenAPI document of POST routes, each given as its path and the fields its view reads."""
+    paths: dict[str, dict] = {}
+    for path, fields in routes:
+        operation: dict = {"parameters": [{"name": k, "in": "query"} for k, w in fields.items() if w == "query"]}
+        content = {}
+        for where, media in _MEDIA:
+            props = {k: {"type": "string"} for k, w in fields.items() if w == where}
+            if props:
+                content[media] = {"schema": {"type": "object", "properties": props}}
+        if content:
+            operation["requestBody"] = {"content": content}
+        paths[path] = {"post": operation}
+    return {"openapi": "3.0.0", "info": {"title": title, "version": "0"}, "paths": paths}
