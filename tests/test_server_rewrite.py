@@ -133,16 +133,111 @@ def g(prompt: str):
 """,
         "uses the pipeline object other than by calling it",
     ),
-    "helper": (
+    "helper also called outside a handler": (
         APP + """
 def run(prompt):
+    return pipe(prompt)
+
+def warm_up():
+    run("hello")
+
+@app.post("/g")
+def g(prompt: str):
+    return run(prompt)
+""",
+        "run() is also called from warm_up() (`run(\"hello\")`), which is not a request handler",
+    ),
+    "helper called at import": (
+        APP + """
+def run(prompt):
+    return pipe(prompt)
+
+run("warm-up")
+
+@app.post("/g")
+def g(prompt: str):
+    return run(prompt)
+""",
+        "run() is also called at module level (`run(\"warm-up\")`), outside a request handler",
+    ),
+    "helper handed to a thread pool": (
+        APP + """
+from concurrent.futures import ThreadPoolExecutor
+pool = ThreadPoolExecutor()
+
+def run(prompt: str):
+    return pipe(prompt)
+
+@app.post("/g")
+def g(prompt: str):
+    return run(prompt)
+
+@app.post("/later")
+def later(prompt: str):
+    return {"queued": bool(pool.submit(run, prompt))}
+""",
+        "uses run() other than by calling it",
+    ),
+    "decorated helper": (
+        APP + """
+import functools
+
+@functools.lru_cache
+def run(prompt: str):
     return pipe(prompt)
 
 @app.post("/g")
 def g(prompt: str):
     return run(prompt)
 """,
-        "called in helper run()",
+        "run() is decorated with @functools.lru_cache",
+    ),
+    "helper of an untyped prompt": (
+        APP + """
+from fastapi import Request
+
+def run(prompt):
+    return pipe(prompt)
+
+@app.post("/g")
+async def g(request: Request):
+    return run((await request.json())["prompt"])
+""",
+        "cannot tell that the pipeline input `prompt` is one string",
+    ),
+    "class built twice": (
+        APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "") + """
+class Generator:
+    def __init__(self, name):
+        self.pipe = pipeline("text-generation", model=name)
+    def generate(self, prompt: str):
+        return self.pipe(prompt)
+
+small = Generator("gpt2")
+large = Generator("gpt2-large")
+
+@app.post("/g")
+def g(prompt: str):
+    return small.generate(prompt) + large.generate(prompt)
+""",
+        "Generator is built 2 times",
+    ),
+    "object handed elsewhere": (
+        APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "") + """
+class Generator:
+    def __init__(self):
+        self.pipe = pipeline("text-generation", model="gpt2")
+    def generate(self, prompt: str):
+        return self.pipe(prompt)
+
+generator = Generator()
+registry = {"default": generator}
+
+@app.post("/g")
+def g(prompt: str):
+    return generator.generate(prompt)
+""",
+        "uses the Generator object other than by its attributes",
     ),
     "handler called directly": (
         APP + """
@@ -518,6 +613,21 @@ LLM_REFUSED = {
             return llm.generate(request.form["prompt"], lora_request=None)[0].outputs[0].text
         """,
         "lora_request=...) is not carried through the engine's thread",
+    ),
+    "bridged helper called at import": (
+        """\
+        from flask import Flask, request
+        from vllm import LLM
+        app = Flask(__name__)
+        llm = LLM(model="m")
+        def complete(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        complete("warm-up")
+        @app.post("/g")
+        def g():
+            return complete(request.form["prompt"])
+        """,
+        "complete() is also called at module level (`complete(\"warm-up\")`), as the module is imported",
     ),
     "a load option that changes before the app runs": (
         """\
