@@ -205,6 +205,22 @@ async def g(request: Request):
 """,
         "cannot tell that the pipeline input `prompt` is one string",
     ),
+    "constructor argument of unknown type": (
+        APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "import sys\n") + """
+class Generator:
+    def __init__(self, name):
+        self.pipe = pipeline("text-generation", model=name)
+    def generate(self, prompt: str):
+        return self.pipe(prompt)
+
+generator = Generator(sys.argv[1])
+
+@app.post("/g")
+def g(prompt: str):
+    return generator.generate(prompt)
+""",
+        "cannot tell that model=`name` is a model name or path",
+    ),
     "class built twice": (
         APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "") + """
 class Generator:
@@ -677,6 +693,147 @@ def test_every_rewritten_server_compiles_lints_clean_and_is_fixed_once(tmp_path,
     assert [d for d in lint_text(tmp_path, name, example.fixed) if d.code.startswith("VLL1")] == []
     again, applied = fixed(tmp_path, example.fixed, name)
     assert (again, applied) == (example.fixed, {})
+
+
+HELPER_SERVERS = {
+    'object built in the app\'s own lifespan handler': '''\
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from vllm import LLM, SamplingParams
+
+completer = None
+
+
+class Completer:
+    def __init__(self):
+        self.llm = LLM(model="facebook/opt-125m")
+
+    def complete(self, prompt: str):
+        return self.llm.generate([prompt], SamplingParams(max_tokens=32))[0].outputs[0].text
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI):
+    global completer
+    completer = Completer()
+    yield
+
+
+app = FastAPI(lifespan=lifespan)
+
+
+@app.get("/g")
+def g(prompt: str):
+    return completer.complete(prompt)
+''',
+    'method chain of an object a startup hook builds': '''\
+from fastapi import FastAPI
+from transformers import pipeline
+
+app = FastAPI()
+generator = None
+
+
+class Generator:
+    def __init__(self):
+        self.pipe = pipeline("text-generation", model="gpt2")
+
+    def _run(self, prompt):
+        return self.pipe(prompt)[0]["generated_text"]
+
+    def generate(self, prompt: str):
+        return self._run(prompt).strip()
+
+
+@app.on_event("startup")
+def load():
+    global generator
+    generator = Generator()
+
+
+@app.get("/g")
+async def g(prompt: str):
+    return {"text": generator.generate(prompt)}
+''',
+    'object built under __main__': '''\
+import uvicorn
+from fastapi import FastAPI
+from vllm import LLM
+
+app = FastAPI()
+
+
+class Completer:
+    def __init__(self, model):
+        self.llm = LLM(model=model)
+
+    def complete(self, prompt: str):
+        return self.llm.generate(prompt)[0].outputs[0].text
+
+
+@app.get("/g")
+def g(prompt: str):
+    return completer.complete(prompt)
+
+
+if __name__ == "__main__":
+    completer = Completer("facebook/opt-125m")
+    uvicorn.run(app)
+''',
+    'helper method of a Ray Serve deployment': '''\
+from ray import serve
+from transformers import pipeline
+
+
+@serve.deployment
+class Generator:
+    def __init__(self):
+        self.pipe = pipeline("text-generation", model="gpt2")
+
+    def _generate(self, prompt: str):
+        return self.pipe(prompt)[0]["generated_text"]
+
+    async def __call__(self, request):
+        return self._generate(str(request.query_params["prompt"]))
+
+
+app = Generator.bind()
+''',
+    "Flask view through an object's method": '''\
+from flask import Flask, request
+from vllm import LLM, SamplingParams
+
+app = Flask(__name__)
+
+
+class Completer:
+    def __init__(self):
+        self.llm = LLM(model="facebook/opt-125m")
+
+    def complete(self, prompt):
+        return self.llm.generate(prompt, SamplingParams(max_tokens=32))[0].outputs[0].text
+
+
+completer = Completer()
+
+
+@app.post("/g")
+def g():
+    return {"text": completer.complete(request.form["prompt"])}
+''',
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELPER_SERVERS))
+def test_rewrite_through_helpers(tmp_path, case, snapshots):
+    """Helpers and an owned object's methods: awaited up to the handlers (parenthesised where the call's value is
+    used further), the object's construction moved into the lifespan handler; on the bridge, left sync."""
+    text, applied = fixed(tmp_path, HELPER_SERVERS[case])
+    assert sum(applied.values()) == 1, applied
+    compile(text, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", text) if d.code.startswith("VLL1")] == []
+    snapshots.assert_match(f"rewrites/helpers {case}", text)
 
 
 def test_untouched_code_and_crlf_survive_byte_for_byte(tmp_path, snapshots):

@@ -180,6 +180,9 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     ('MODEL = "org/m"\nargs = AsyncEngineArgs(model=MODEL, tokenizer="org/tok")\n', ["org/m", "org/tok"]),
     ('tok = AutoTokenizer.from_pretrained("gpt2")  # é\nm = "é"; x = LLM(model="m")\n', ["gpt2", "m"]),
     ('llm = LLM(model=os.environ["MODEL"])\n', []),
+    # a class's constructor names the model: its one construction, or the parameter's default
+    ('M = "org/m"\nclass G:\n    def __init__(self, name):\n        self.p = pipeline("t", model=name)\ng = G(name=M)\n', ["org/m"]),
+    ('class G:\n    def __init__(self, name="gpt2"):\n        self.llm = LLM(name)\ng = G()\n', ["gpt2"]),
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"

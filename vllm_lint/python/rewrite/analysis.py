@@ -4,9 +4,10 @@ The rewrite is offered only when every use of the model object is understood:
 it is built once (at module level, under ``if __name__ == "__main__":`` before
 the app is served, in a start-up hook, or on ``self`` in a deployment's or
 servicer's ``__init__``: see ``placement``), its arguments map onto
-AsyncEngineArgs (``construction``), and every use is a call in a handler that
-becomes one engine request, or a use that works the same on the engine
-(``calls``). Anything else raises Refusal with the reason, which the finding's
+AsyncEngineArgs (``construction``), and every use is a call in a handler (or
+in a helper the handlers call, made async up to them: ``helpers``) that becomes
+one engine request, or a use that works the same on the engine (``calls``). A
+model on ``self`` of a plain class is built where the class's one object is. Anything else raises Refusal with the reason, which the finding's
 message then carries.
 """
 
@@ -75,8 +76,8 @@ class _Analysis(ModuleFacts):
         ):
             raise Refusal(
                 f"the {what} is held on an object (`{held_on}`); the rewrite handles a model held in a module "
-                "variable, on `self` in the __init__ of a Ray Serve deployment, BentoML service or gRPC servicer, "
-                "or in a LitServe API's setup()"
+                "variable, on `self` in the __init__ of a plain class the module builds once, a Ray Serve deployment, "
+                "BentoML service or gRPC servicer, or in a LitServe API's setup()"
             )
         if not directly_in(function.node, statement):
             raise Refusal(f"the {what} is built inside a block of {builder}(); build it at the top of {builder}()")

@@ -1,8 +1,8 @@
 """Each use of the model in a handler, and the engine request it becomes (a HandlerCall): where the call is,
 whether its statement lets it move, what its one prompt is, and what its result stands for.
 
-A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method) is awaited; one in a plain ``def`` view of
-a sync framework goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
+A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method), or in a helper one calls, is awaited;
+one in a plain ``def`` view of a sync framework, or in its helper, goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
 ``async for`` becomes the engine's stream in its place.
 """
 
@@ -137,7 +137,7 @@ class ModelCalls(ModuleFacts):
         """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's; in a
         helper, the parameters every call passes one string (as its caller's typing tells)."""
         handler = self.semantics.handlers.get(function)
-        if handler is not None and not handler.direct:
+        if handler is not None and not handler.direct and function.parent is None:  # (a nested function sees its handler's scope)
             return StringTyping(self.model, function, text_params=self._helper_text_params(function, mode, depth))
         framework = handler.framework if handler is not None else None
         text = frozenset()
