@@ -7,8 +7,9 @@ servicer's ``__init__``: see ``placement``), its arguments map onto
 AsyncEngineArgs (``construction``), and every use is a call in a handler (or
 in a helper the handlers call, made async up to them: ``helpers``) that becomes
 one engine request, or a use that works the same on the engine (``calls``). A
-model on ``self`` of a plain class is built where the class's one object is. Anything else raises Refusal with the reason, which the finding's
-message then carries.
+model on ``self`` of a plain class is built where the class's one object is.
+Anything else raises Refusal with the reason, which the finding's message then
+carries.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls
-from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
+from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
 from vllm_lint.python.vocabulary import is_pipeline_factory

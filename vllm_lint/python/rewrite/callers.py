@@ -45,6 +45,11 @@ class Instance:
     statement: cst.SimpleStatementLine
     uses: tuple[Occurrence, ...]  # every use of the variable, the binding included
 
+    @property
+    def construction(self) -> HelperCall:
+        """``Generator(...)`` as a call of ``Generator.__init__`` (``self`` comes first)."""
+        return HelperCall(self.call, self.site, self.statement.body[0], in_nested_scope=False, is_method=True)
+
 
 class Callers(ModuleFacts):
     def __init__(self, ctx) -> None:

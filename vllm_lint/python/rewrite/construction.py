@@ -7,7 +7,7 @@ import libcst as cst
 
 from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.model import FunctionInfo, dotted_name
-from vllm_lint.python.rewrite.callers import Callers, HelperCall, argument_for
+from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
 from vllm_lint.python.rewrite.names import names_in
@@ -128,7 +128,7 @@ class EngineConstruction(ModuleFacts):
         if param is None or callers.framework_owned(klass):
             return None
         instance = callers.instance(klass)
-        known, value = argument_for(HelperCall(instance.call, instance.site, instance.statement.body[0], False, True), init, param)
+        known, value = argument_for(instance.construction, init, param)
         if not known:
             return None
         scope = instance.site.function

@@ -8,12 +8,12 @@ import libcst as cst
 from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
-from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
 from vllm_lint.python.rewrite.prompts import bound_names
+from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, only_call, positional_args, snippet, top_level_index_of
 
 _SERVE_CALLS = frozenset({"uvicorn.run"})
@@ -27,14 +27,14 @@ class EnginePlacement(ModuleFacts):
     """Chooses where the engine is built, from where the model was built and the handlers that use it."""
 
     def placement(
-        self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], callers: tuple[FunctionInfo, ...] = ()
+        self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], through_helpers: tuple[FunctionInfo, ...] = ()
     ) -> Lifespan | BuiltInPlace | Bridge:
-        """``callers``: the handlers that reach the model through helpers made async."""
+        """``through_helpers``: the handlers that reach the model through helpers made async."""
         what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
         function = site.function
         statement = site.statement
         assert isinstance(statement, cst.SimpleStatementLine)
-        entries = [*map(self.handler_node_of, calls), *(f.node for f in callers)]
+        entries = [*map(self.handler_node_of, calls), *(f.node for f in through_helpers)]
         handlers = list({id(node): node for node in entries}.values())
         held = "." in name
         if held:
@@ -48,12 +48,12 @@ class EnginePlacement(ModuleFacts):
         if held:
             if served_class_kind(self.semantics, function) == LITSERVE_API:
                 return BuiltInPlace(enable_async_calls=self.litserve_instantiations(function.class_info))
-            callers_ = Callers(self.ctx)
-            if callers_.framework_owned(function.class_info):
+            callers = Callers(self.ctx)
+            if callers.framework_owned(function.class_info):
                 return BuiltInPlace()
             # A plain class: its __init__ builds the engine wherever its one object is built, which moves
             # into the lifespan handler as a module-level model would.
-            instance = callers_.instance(function.class_info)
+            instance = callers.instance(function.class_info)
             return self.start_up_placement(instance.site, instance.name, handlers, f"{function.class_info.name} object")
         return self.start_up_placement(site, name, handlers, what)
 
