@@ -133,16 +133,127 @@ def g(prompt: str):
 """,
         "uses the pipeline object other than by calling it",
     ),
-    "helper": (
+    "helper also called outside a handler": (
         APP + """
 def run(prompt):
+    return pipe(prompt)
+
+def warm_up():
+    run("hello")
+
+@app.post("/g")
+def g(prompt: str):
+    return run(prompt)
+""",
+        "run() is also called from warm_up() (`run(\"hello\")`), which is not a request handler",
+    ),
+    "helper called at import": (
+        APP + """
+def run(prompt):
+    return pipe(prompt)
+
+run("warm-up")
+
+@app.post("/g")
+def g(prompt: str):
+    return run(prompt)
+""",
+        "run() is also called at module level (`run(\"warm-up\")`), outside a request handler",
+    ),
+    "helper handed to a thread pool": (
+        APP + """
+from concurrent.futures import ThreadPoolExecutor
+pool = ThreadPoolExecutor()
+
+def run(prompt: str):
+    return pipe(prompt)
+
+@app.post("/g")
+def g(prompt: str):
+    return run(prompt)
+
+@app.post("/later")
+def later(prompt: str):
+    return {"queued": bool(pool.submit(run, prompt))}
+""",
+        "uses run() other than by calling it",
+    ),
+    "decorated helper": (
+        APP + """
+import functools
+
+@functools.lru_cache
+def run(prompt: str):
     return pipe(prompt)
 
 @app.post("/g")
 def g(prompt: str):
     return run(prompt)
 """,
-        "called in helper run()",
+        "run() is decorated with @functools.lru_cache",
+    ),
+    "helper of an untyped prompt": (
+        APP + """
+from fastapi import Request
+
+def run(prompt):
+    return pipe(prompt)
+
+@app.post("/g")
+async def g(request: Request):
+    return run((await request.json())["prompt"])
+""",
+        "cannot tell that the pipeline input `prompt` is one string",
+    ),
+    "constructor argument of unknown type": (
+        APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "import sys\n") + """
+class Generator:
+    def __init__(self, name):
+        self.pipe = pipeline("text-generation", model=name)
+    def generate(self, prompt: str):
+        return self.pipe(prompt)
+
+generator = Generator(sys.argv[1])
+
+@app.post("/g")
+def g(prompt: str):
+    return generator.generate(prompt)
+""",
+        "cannot tell that model=`name` is a model name or path",
+    ),
+    "class built twice": (
+        APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "") + """
+class Generator:
+    def __init__(self, name):
+        self.pipe = pipeline("text-generation", model=name)
+    def generate(self, prompt: str):
+        return self.pipe(prompt)
+
+small = Generator("gpt2")
+large = Generator("gpt2-large")
+
+@app.post("/g")
+def g(prompt: str):
+    return small.generate(prompt) + large.generate(prompt)
+""",
+        "Generator is built 2 times",
+    ),
+    "object handed elsewhere": (
+        APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "") + """
+class Generator:
+    def __init__(self):
+        self.pipe = pipeline("text-generation", model="gpt2")
+    def generate(self, prompt: str):
+        return self.pipe(prompt)
+
+generator = Generator()
+registry = {"default": generator}
+
+@app.post("/g")
+def g(prompt: str):
+    return generator.generate(prompt)
+""",
+        "uses the Generator object other than by its attributes",
     ),
     "handler called directly": (
         APP + """
@@ -519,6 +630,21 @@ LLM_REFUSED = {
         """,
         "lora_request=...) is not carried through the engine's thread",
     ),
+    "bridged helper called at import": (
+        """\
+        from flask import Flask, request
+        from vllm import LLM
+        app = Flask(__name__)
+        llm = LLM(model="m")
+        def complete(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        complete("warm-up")
+        @app.post("/g")
+        def g():
+            return complete(request.form["prompt"])
+        """,
+        "complete() is also called at module level (`complete(\"warm-up\")`), as the module is imported",
+    ),
     "a load option that changes before the app runs": (
         """\
         import uvicorn
@@ -567,6 +693,147 @@ def test_every_rewritten_server_compiles_lints_clean_and_is_fixed_once(tmp_path,
     assert [d for d in lint_text(tmp_path, name, example.fixed) if d.code.startswith("VLL1")] == []
     again, applied = fixed(tmp_path, example.fixed, name)
     assert (again, applied) == (example.fixed, {})
+
+
+HELPER_SERVERS = {
+    'object built in the app\'s own lifespan handler': '''\
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from vllm import LLM, SamplingParams
+
+completer = None
+
+
+class Completer:
+    def __init__(self):
+        self.llm = LLM(model="facebook/opt-125m")
+
+    def complete(self, prompt: str):
+        return self.llm.generate([prompt], SamplingParams(max_tokens=32))[0].outputs[0].text
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI):
+    global completer
+    completer = Completer()
+    yield
+
+
+app = FastAPI(lifespan=lifespan)
+
+
+@app.get("/g")
+def g(prompt: str):
+    return completer.complete(prompt)
+''',
+    'method chain of an object a startup hook builds': '''\
+from fastapi import FastAPI
+from transformers import pipeline
+
+app = FastAPI()
+generator = None
+
+
+class Generator:
+    def __init__(self):
+        self.pipe = pipeline("text-generation", model="gpt2")
+
+    def _run(self, prompt):
+        return self.pipe(prompt)[0]["generated_text"]
+
+    def generate(self, prompt: str):
+        return self._run(prompt).strip()
+
+
+@app.on_event("startup")
+def load():
+    global generator
+    generator = Generator()
+
+
+@app.get("/g")
+async def g(prompt: str):
+    return {"text": generator.generate(prompt)}
+''',
+    'object built under __main__': '''\
+import uvicorn
+from fastapi import FastAPI
+from vllm import LLM
+
+app = FastAPI()
+
+
+class Completer:
+    def __init__(self, model):
+        self.llm = LLM(model=model)
+
+    def complete(self, prompt: str):
+        return self.llm.generate(prompt)[0].outputs[0].text
+
+
+@app.get("/g")
+def g(prompt: str):
+    return completer.complete(prompt)
+
+
+if __name__ == "__main__":
+    completer = Completer("facebook/opt-125m")
+    uvicorn.run(app)
+''',
+    'helper method of a Ray Serve deployment': '''\
+from ray import serve
+from transformers import pipeline
+
+
+@serve.deployment
+class Generator:
+    def __init__(self):
+        self.pipe = pipeline("text-generation", model="gpt2")
+
+    def _generate(self, prompt: str):
+        return self.pipe(prompt)[0]["generated_text"]
+
+    async def __call__(self, request):
+        return self._generate(str(request.query_params["prompt"]))
+
+
+app = Generator.bind()
+''',
+    "Flask view through an object's method": '''\
+from flask import Flask, request
+from vllm import LLM, SamplingParams
+
+app = Flask(__name__)
+
+
+class Completer:
+    def __init__(self):
+        self.llm = LLM(model="facebook/opt-125m")
+
+    def complete(self, prompt):
+        return self.llm.generate(prompt, SamplingParams(max_tokens=32))[0].outputs[0].text
+
+
+completer = Completer()
+
+
+@app.post("/g")
+def g():
+    return {"text": completer.complete(request.form["prompt"])}
+''',
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELPER_SERVERS))
+def test_rewrite_through_helpers(tmp_path, case, snapshots):
+    """Helpers and an owned object's methods: awaited up to the handlers (parenthesised where the call's value is
+    used further), the object's construction moved into the lifespan handler; on the bridge, left sync."""
+    text, applied = fixed(tmp_path, HELPER_SERVERS[case])
+    assert sum(applied.values()) == 1, applied
+    compile(text, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", text) if d.code.startswith("VLL1")] == []
+    snapshots.assert_match(f"rewrites/helpers {case}", text)
 
 
 def test_untouched_code_and_crlf_survive_byte_for_byte(tmp_path, snapshots):

@@ -110,8 +110,8 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 15)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15))]
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 19)),
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     unservable = {
@@ -179,6 +179,9 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     ('MODEL = "org/m"\nargs = AsyncEngineArgs(model=MODEL, tokenizer="org/tok")\n', ["org/m", "org/tok"]),
     ('tok = AutoTokenizer.from_pretrained("gpt2")  # é\nm = "é"; x = LLM(model="m")\n', ["gpt2", "m"]),
     ('llm = LLM(model=os.environ["MODEL"])\n', []),
+    # a class's constructor names the model: its one construction, or the parameter's default
+    ('M = "org/m"\nclass G:\n    def __init__(self, name):\n        self.p = pipeline("t", model=name)\ng = G(name=M)\n', ["org/m"]),
+    ('class G:\n    def __init__(self, name="gpt2"):\n        self.llm = LLM(name)\ng = G()\n', ["gpt2"]),
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"

@@ -2,8 +2,10 @@
 
 ``analysis`` decides whether the whole module is understood (else a Refusal
 says why), from ``construction`` (the engine's arguments), ``calls`` (each use
-of the model; ``prompts``: is an input one string?) and ``placement`` (where the
-engine is built: ``lifespan`` for FastAPI, the sync frameworks' ``bridge``);
+of the model; ``prompts``: is an input one string?), ``helpers`` (the helpers
+between a handler and the model that become async, from ``callers``: every call
+of each) and ``placement`` (where the engine is built: ``lifespan`` for FastAPI,
+the sync frameworks' ``bridge``, the classes of ``served``);
 ``plan`` holds what it decided, ``shapes`` and ``facts`` what the parts share; ``transform``
 applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both
 share with other fixes. The result is offered as one whole-module edit; the fix

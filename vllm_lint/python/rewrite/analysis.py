@@ -4,10 +4,12 @@ The rewrite is offered only when every use of the model object is understood:
 it is built once (at module level, under ``if __name__ == "__main__":`` before
 the app is served, in a start-up hook, or on ``self`` in a deployment's or
 servicer's ``__init__``: see ``placement``), its arguments map onto
-AsyncEngineArgs (``construction``), and every use is a call in a handler that
-becomes one engine request, or a use that works the same on the engine
-(``calls``). Anything else raises Refusal with the reason, which the finding's
-message then carries.
+AsyncEngineArgs (``construction``), and every use is a call in a handler (or
+in a helper the handlers call, made async up to them: ``helpers``) that becomes
+one engine request, or a use that works the same on the engine (``calls``). A
+model on ``self`` of a plain class is built where the class's one object is.
+Anything else raises Refusal with the reason, which the finding's message then
+carries.
 """
 
 from __future__ import annotations
@@ -16,24 +18,26 @@ import libcst as cst
 
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, dotted_name
-from vllm_lint.python.rewrite.calls import LITSERVE_API, ModelCalls, served_class_kind
+from vllm_lint.python.rewrite.callers import Callers
+from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.helpers import AsyncHelpers
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
-from vllm_lint.python.rewrite.shapes import directly_in, snippet, yields
+from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
+from vllm_lint.python.rewrite.shapes import directly_in, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
 from vllm_lint.python.vocabulary import is_pipeline_factory
 
-# What a plain ``def`` handler may do in its worker thread but an ``async def`` one must not.
-_BLOCKING_CALLS = frozenset({"time.sleep", "os.system", "os.popen", "socket.create_connection"})
-_BLOCKING_MODULES = ("requests.", "urllib.request.", "subprocess.", "httpx.Client", "sqlite3.", "psycopg2.", "pymysql.", "smtplib.")
-_BLOCKING_BUILTINS = frozenset({"open", "input"})
-
-
 class _Analysis(ModuleFacts):
     """The model object: where it is built, what holds it, and the handlers that become async."""
+
+    def registered(self, function: cst.FunctionDef) -> bool:
+        """A function the framework calls for a request, not a helper of one."""
+        handler = next((h for f, h in self.semantics.handlers.items() if f.node is function), None)
+        return handler is not None and handler.direct
 
     def model_site(self) -> tuple[ModelKind, CallSite]:
         pipelines = [s for s in self.model.calls if is_pipeline_factory(self.semantics.callee(s.node))]
@@ -73,8 +77,8 @@ class _Analysis(ModuleFacts):
         ):
             raise Refusal(
                 f"the {what} is held on an object (`{held_on}`); the rewrite handles a model held in a module "
-                "variable, on `self` in the __init__ of a Ray Serve deployment, BentoML service or gRPC servicer, "
-                "or in a LitServe API's setup()"
+                "variable, on `self` in the __init__ of a plain class the module builds once, a Ray Serve deployment, "
+                "BentoML service or gRPC servicer, or in a LitServe API's setup()"
             )
         if not directly_in(function.node, statement):
             raise Refusal(f"the {what} is built inside a block of {builder}(); build it at the top of {builder}()")
@@ -93,38 +97,19 @@ class _Analysis(ModuleFacts):
                 raise Refusal(f"`{snippet(self.module, read.node)}` reads the model's attribute from outside {klass.name}")
         return uses
 
-    def handlers_made_async(self, calls: list[HandlerCall]) -> tuple[cst.FunctionDef, ...]:
-        sync = {id(c.function): c.function for c in calls if c.function.asynchronous is None}
+    def handlers_made_async(self, handlers: list[cst.FunctionDef]) -> tuple[cst.FunctionDef, ...]:
+        sync = {id(h): h for h in handlers if h.asynchronous is None}
         if not sync:
             return ()
         uses = occurrences(self.module, {h.name.value for h in sync.values()})
+        checks = AsyncHelpers(self.ctx)
         for handler in sync.values():
             name = handler.name.value
             for o in uses[name]:
                 if not _registers_route(o):
                     raise Refusal(f"{name}() is also used as `{snippet(self.module, o.parent)}`; as an async def it would hand that caller a coroutine")
-            if yields(handler):
-                raise Refusal(f"{name}() is a generator; making it async would change what it returns")
-            blocking = self._blocking_call_in(handler)
-            if blocking is not None:
-                raise Refusal(
-                    f"{name}() also calls `{snippet(self.module, blocking)}`, which would block the event loop "
-                    "once the handler is async (FastAPI runs a plain def handler in a thread)"
-                )
+            checks.check_made_async(handler, f"{name}()", "handler")
         return tuple(sync.values())
-
-    def _blocking_call_in(self, handler: cst.FunctionDef) -> cst.Call | None:
-        """A call written in ``handler`` that blocks its thread (sleep, file, network or process I/O)."""
-        for site in self.model.calls:
-            if site.function is None or site.function.node is not handler:
-                continue
-            callee = self.semantics.callee(site.node) or ""
-            plain = dotted_name(site.node.func)
-            if callee in _BLOCKING_CALLS or callee.startswith(_BLOCKING_MODULES) or (
-                plain in _BLOCKING_BUILTINS and plain not in self.model.aliases and plain not in self.model.module_functions
-            ):
-                return site.node
-        return None
 
 
 def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
@@ -165,7 +150,12 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         if id(c.statement) in seen:
             raise Refusal(f"one statement calls the model twice (`{snippet(ctx.module, c.statement)}`)")
         seen.add(id(c.statement))
-    placement = EnginePlacement(ctx).placement(kind, site, name, calls)
+    awaiting = list({id(c.function): c.function for c in calls if c.mode in (CallMode.AWAITED, CallMode.THREAD_STREAMED)}.values())
+    helpers = AsyncHelpers(ctx)
+    chain = helpers.chain(awaiting, what)
+    helpers.check_bridged([c.function for c in calls if c.mode is CallMode.BRIDGED])
+    registered = [f for f in awaiting if analysis.registered(f)]
+    placement = EnginePlacement(ctx).placement(kind, site, name, calls, chain.handlers)
     if kind is ModelKind.PIPELINE and kept and site.function is None:
         shown = snippet(ctx.module, kept[0].parent)
         raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
@@ -177,8 +167,11 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         engine_arguments=engine_arguments,
         placement=placement,
         calls=tuple(calls),
-        handlers_made_async=analysis.handlers_made_async([c for c in calls if c.mode in (CallMode.AWAITED, CallMode.THREAD_STREAMED)]),
+        handlers_made_async=analysis.handlers_made_async([*registered, *(h.node for h in chain.handlers)]),
+        helpers_made_async=chain.helpers,
+        awaited_calls=chain.awaited,
         renames_model=kind is ModelKind.PIPELINE and site.function is None,
+        instance=_instance_name(ctx, site, name),
     )
 
 
@@ -191,3 +184,12 @@ def _registers_route(o: Occurrence) -> bool:
         and isinstance(call.func, cst.Attribute)
         and call.func.attr.value in ("add_api_route", "add_api_websocket_route")
     )
+
+
+def _instance_name(ctx: PyContext, site: CallSite, name: str) -> str | None:
+    """The variable of the one object of a plain class whose __init__ builds the model on ``self``."""
+    if "." not in name:
+        return None
+    callers = Callers(ctx)
+    klass = site.function.class_info
+    return None if callers.framework_owned(klass) else callers.instance(klass).name

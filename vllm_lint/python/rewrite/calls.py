@@ -1,8 +1,8 @@
 """Each use of the model in a handler, and the engine request it becomes (a HandlerCall): where the call is,
 whether its statement lets it move, what its one prompt is, and what its result stands for.
 
-A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method) is awaited; one in a plain ``def`` view of
-a sync framework goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
+A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method), or in a helper one calls, is awaited;
+one in a plain ``def`` view of a sync framework, or in its helper, goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
 ``async for`` becomes the engine's stream in its place.
 """
 
@@ -11,12 +11,14 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.python.model import FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
 from vllm_lint.python.rewrite.prompts import StringTyping
+from vllm_lint.python.rewrite.served import in_served_class
 from vllm_lint.python.rewrite.shapes import (
     compares_with_none,
     evaluations,
@@ -40,42 +42,11 @@ _ASYNC_VIEW_REASON = (
     "{framework} runs each async view in an event loop of its own, which one AsyncLLMEngine cannot serve; "
     "make it a plain def view (the rewrite then bridges it to the engine), or port the app to FastAPI"
 )
+_STRING_LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+_HELPER_DEPTH = 4  # helpers between a handler and the model call whose parameters are followed
 _LLM_GENERATE_DROPPED = frozenset({"use_tqdm"})  # a progress bar: nothing to carry
 _LLM_GENERATE_CARRIED = frozenset({"lora_request"})  # AsyncLLMEngine.generate takes it too
 _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
-
-
-# Class decorators whose class is instantiated once per replica or worker and whose request methods may be
-# ``async def`` (Ray Serve deployments; BentoML services, whose async APIs run on the worker's event loop):
-# the engine is built in the class's ``__init__`` and the methods await it.
-_SERVED_CLASS_DECORATORS = {"ray.serve.deployment": "Ray Serve deployment", "bentoml.service": "BentoML service"}
-# A LitAPI subclass: LitServe runs ``setup`` once per worker and, with ``enable_async=True``, each request's
-# ``predict`` as a task on the worker's event loop (see ``placement.litserve_instantiations``).
-LITSERVE_API_BASES = frozenset({"litserve.LitAPI", "litserve.api.LitAPI"})
-LITSERVE_API = "LitServe API"
-
-
-def served_class_kind(semantics, function: FunctionInfo) -> str | None:
-    """What serves the class of a method ("Ray Serve deployment", "BentoML service"), None for other methods."""
-    klass = function.class_info
-    if klass is None or not function.is_method:
-        return None
-    for decorator in klass.node.decorators:
-        expr = decorator.decorator
-        expr = expr.func if isinstance(expr, cst.Call) else expr
-        qualified = semantics.qualify(expr) or ""
-        if qualified not in _SERVED_CLASS_DECORATORS and (dotted_name(expr) or "").endswith("serve.deployment"):
-            qualified = "ray.serve.deployment"
-        if qualified in _SERVED_CLASS_DECORATORS:
-            return _SERVED_CLASS_DECORATORS[qualified]
-    if any(semantics.qualify(base.value) in LITSERVE_API_BASES for base in klass.node.bases):
-        return LITSERVE_API
-    return None
-
-
-def in_served_class(semantics, function: FunctionInfo) -> bool:
-    """A request method of a Ray Serve deployment, a BentoML service or a LitServe API."""
-    return served_class_kind(semantics, function) is not None
 
 
 class ModelCalls(ModuleFacts):
@@ -93,16 +64,26 @@ class ModelCalls(ModuleFacts):
             if enclosing is not None:
                 raise Refusal(f"`{shown}` is in a function nested in {enclosing.function.name}(); only calls written in the handler itself are rewritten")
             raise Refusal(f"`{shown}` runs in {site.function.name}(), which is not a request handler")
-        if not handler.direct:
-            raise Refusal(f"the {what} is called in helper {site.function.name}(), not in the handler itself; only handlers are rewritten")
         function = site.function
         if function.parent is not None:
-            raise Refusal(f"{function.name}() is a nested function; only handlers defined at module or class level are rewritten")
+            raise Refusal(f"{function.name}() is a nested function; only handlers and helpers defined at module or class level are rewritten")
+        if not handler.direct:
+            # A helper the handlers call: the handler the request enters decides how it reaches the engine
+            # (``helpers`` checks every other caller).
+            mode = self.mode_of(handler.entry, what)
+            if mode is CallMode.BRIDGED and function.is_async:
+                self.check_framework(handler.framework)
+            return function, mode
+        return function, self.mode_of(function, what)
+
+    def mode_of(self, function: FunctionInfo, what: str) -> CallMode:
+        """How a call in (or under) the handler ``function`` reaches the engine; Refusal for handlers that are not rewritten."""
+        handler = self.semantics.handlers[function]
         sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
         if sync_framework is not None:
             if function.is_async:
                 self.check_framework(handler.framework)  # says why, per framework
-            return function, CallMode.BRIDGED
+            return CallMode.BRIDGED
         self.check_framework(handler.framework)
         if handler.framework == "bentoml":
             if not self._is_bentoml_api(function):
@@ -112,7 +93,7 @@ class ModelCalls(ModuleFacts):
             raise Refusal(f"the {what} is called in {function.name}(); only a LitServe API's predict() is rewritten")
         if function.is_method and not in_served_class(self.semantics, function):
             raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services and LitServe APIs are rewritten")
-        return function, CallMode.AWAITED
+        return CallMode.AWAITED
 
     def _is_bentoml_api(self, function: FunctionInfo) -> bool:
         """Decorated ``@bentoml.api`` (BentoML documents async API methods; a ``@bentoml.task`` is queued instead)."""
@@ -152,9 +133,12 @@ class ModelCalls(ModuleFacts):
             raise Refusal(f"{handler.function.name}() is a method or nested function; only module-level handlers are rewritten")
         return function
 
-    def string_typing(self, function: FunctionInfo, mode: CallMode) -> StringTyping:
-        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's."""
+    def string_typing(self, function: FunctionInfo, mode: CallMode, depth: int = 0) -> StringTyping:
+        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's; in a
+        helper, the parameters every call passes one string (as its caller's typing tells)."""
         handler = self.semantics.handlers.get(function)
+        if handler is not None and not handler.direct and function.parent is None:  # (a nested function sees its handler's scope)
+            return StringTyping(self.model, function, text_params=self._helper_text_params(function, mode, depth))
         framework = handler.framework if handler is not None else None
         text = frozenset()
         if framework == "gradio":
@@ -164,6 +148,31 @@ class ModelCalls(ModuleFacts):
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
         fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve")
         return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text)
+
+    def _helper_text_params(self, helper: FunctionInfo, mode: CallMode, depth: int) -> frozenset[str]:
+        """The helper's parameters that each of its calls fills with one string (a default counts when it is one)."""
+        if depth > _HELPER_DEPTH:
+            return frozenset()
+        calls = Callers(self.ctx).calls_of(helper)
+        own = StringTyping(self.model, helper)
+        text = set()
+        for param in (*helper.node.params.posonly_params, *helper.node.params.params, *helper.node.params.kwonly_params):
+            one_string = bool(calls)
+            for c in calls:
+                known, value = argument_for(c, helper, param)
+                if value is None:
+                    value = param.default if known else None
+                if value is None or c.site.function is None or value is param.default:
+                    # evaluated at module level (a default, a call made at import): a string literal only
+                    typing = own if isinstance(value, _STRING_LITERALS) else None
+                else:
+                    typing = self.string_typing(c.site.function, mode, depth + 1)
+                if value is None or typing is None or not typing.is_one_string(value):
+                    one_string = False
+                    break
+            if one_string:
+                text.add(param.name.value)
+        return frozenset(text)
 
     def _litserve_text_params(self, predict: FunctionInfo) -> frozenset[str]:
         """predict()'s input when the class's decode_request returns one string on every path."""

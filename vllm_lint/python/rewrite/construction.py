@@ -6,10 +6,13 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
-from vllm_lint.python.model import dotted_name
+from vllm_lint.python.model import FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
+from vllm_lint.python.rewrite.names import names_in
 from vllm_lint.python.rewrite.plan import Refusal
+from vllm_lint.python.rewrite.prompts import rebound_names
 from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
 
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
@@ -40,7 +43,7 @@ class EngineConstruction(ModuleFacts):
             raise Refusal("pipeline(...) gets more positional arguments than task and model")
         if model_expr is None:
             raise Refusal("the pipeline names no model (it would load the task's default model)")
-        if not self.is_model_name(model_expr):
+        if not self.is_model_name(model_expr, function=self.sites[id(call)].function):
             raise Refusal(f"cannot tell that model=`{snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
         code = self.module.code_for_node
         engine: list[tuple[str, str]] = [("model", code(model_expr))]
@@ -51,7 +54,7 @@ class EngineConstruction(ModuleFacts):
                 continue
             value = arg.value
             if name == "tokenizer":
-                if not self.is_model_name(value):
+                if not self.is_model_name(value, function=self.sites[id(call)].function):
                     raise Refusal("the pipeline's tokenizer= is an object, not a name or path")
                 engine.append((name, code(value)))
             elif name in _PIPELINE_ENGINE_KEYWORDS:
@@ -86,11 +89,16 @@ class EngineConstruction(ModuleFacts):
             if name not in known:
                 raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
 
-    def is_model_name(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """A string: a constant, an environment variable, a module variable bound once to one, or a
-        command-line option parsed by argparse."""
+    def is_model_name(self, expr: cst.BaseExpression, depth: int = 0, function: FunctionInfo | None = None) -> bool:
+        """A string: a constant, an environment variable, a module variable bound once to one, a
+        command-line option parsed by argparse, or a parameter of the ``__init__`` of a plain class (that
+        ``function`` is) that the module's one construction of it passes one of those."""
         if depth > 8:
             return False
+        if isinstance(expr, cst.Name) and function is not None:
+            passed = self._constructor_argument(function, expr.value)
+            if passed is not None:
+                return self.is_model_name(passed, depth + 1)
         value = self.semantics.fold(expr)
         if value is not None:
             return isinstance(value.value, str)
@@ -107,6 +115,26 @@ class EngineConstruction(ModuleFacts):
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             return self._is_string_option(expr.value.value, expr.attr.value)
         return False
+
+    def _constructor_argument(self, init: FunctionInfo, name: str) -> cst.BaseExpression | None:
+        """What ``Generator(...)`` passes for parameter ``name`` of ``Generator.__init__`` (its default when it
+        passes none); None when ``name`` is no such parameter, is rebound, or the value cannot be told."""
+        klass = init.class_info
+        if not (init.is_method and init.name == "__init__" and klass is not None) or name in rebound_names(init.node):
+            return None
+        params = [*init.node.params.posonly_params, *init.node.params.params, *init.node.params.kwonly_params]
+        param = next((p for p in params[1:] if p.name.value == name), None)
+        callers = Callers(self.ctx)
+        if param is None or callers.framework_owned(klass):
+            return None
+        instance = callers.instance(klass)
+        known, value = argument_for(instance.construction, init, param)
+        if not known:
+            return None
+        scope = instance.site.function
+        if value is not None and scope is not None and set(names_in(value)) & rebound_names(scope.node):
+            return None  # the function building the object computes it
+        return value if value is not None else param.default
 
     def _is_string_option(self, namespace: str, option: str) -> bool:
         """``args.model`` where ``args = parser.parse_args()`` and ``parser.add_argument("--model")`` takes one string."""

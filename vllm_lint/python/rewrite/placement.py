@@ -6,12 +6,14 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_name
-from vllm_lint.python.rewrite.calls import LITSERVE_API, SYNC_FRAMEWORKS, served_class_kind
+from vllm_lint.python.rewrite.callers import Callers
+from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
 from vllm_lint.python.rewrite.prompts import bound_names
+from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, only_call, positional_args, snippet, top_level_index_of
 
 _SERVE_CALLS = frozenset({"uvicorn.run"})
@@ -24,12 +26,16 @@ _LITSERVERS = frozenset({"litserve.LitServer", "litserve.server.LitServer"})
 class EnginePlacement(ModuleFacts):
     """Chooses where the engine is built, from where the model was built and the handlers that use it."""
 
-    def placement(self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall]) -> Lifespan | BuiltInPlace:
+    def placement(
+        self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], through_helpers: tuple[FunctionInfo, ...] = ()
+    ) -> Lifespan | BuiltInPlace | Bridge:
+        """``through_helpers``: the handlers that reach the model through helpers made async."""
         what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
         function = site.function
         statement = site.statement
         assert isinstance(statement, cst.SimpleStatementLine)
-        handlers = list({id(node): node for node in map(self.handler_node_of, calls)}.values())
+        entries = [*map(self.handler_node_of, calls), *(f.node for f in through_helpers)]
+        handlers = list({id(node): node for node in entries}.values())
         held = "." in name
         if held:
             owner = function.class_info
@@ -42,7 +48,20 @@ class EnginePlacement(ModuleFacts):
         if held:
             if served_class_kind(self.semantics, function) == LITSERVE_API:
                 return BuiltInPlace(enable_async_calls=self.litserve_instantiations(function.class_info))
-            return BuiltInPlace()
+            callers = Callers(self.ctx)
+            if callers.framework_owned(function.class_info):
+                return BuiltInPlace()
+            # A plain class: its __init__ builds the engine wherever its one object is built, which moves
+            # into the lifespan handler as a module-level model would.
+            instance = callers.instance(function.class_info)
+            return self.start_up_placement(instance.site, instance.name, handlers, f"{function.class_info.name} object")
+        return self.start_up_placement(site, name, handlers, what)
+
+    def start_up_placement(self, site: CallSite, name: str, handlers: list[cst.FunctionDef], what: str) -> Lifespan | BuiltInPlace:
+        """Where the statement ``name = ...`` at ``site`` runs once the app has a lifespan handler."""
+        function = site.function
+        statement = site.statement
+        assert isinstance(statement, cst.SimpleStatementLine)
         if function is None:
             if site.in_main_guard:
                 self.check_main_guard_load(statement, handlers, what)

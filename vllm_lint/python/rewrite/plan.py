@@ -58,6 +58,15 @@ class HandlerCall:
 
 
 @dataclass(frozen=True, slots=True)
+class AwaitedCall:
+    """A call of a helper made ``async def``: it gets ``await`` (in parentheses where its value is indexed,
+    called or an attribute read, which ``await`` would otherwise take in)."""
+
+    call: cst.Call
+    parenthesized: bool
+
+
+@dataclass(frozen=True, slots=True)
 class EventHook:
     """``@app.on_event("startup")`` on a module-level function: the lifespan handler calls it instead."""
 
@@ -107,6 +116,12 @@ class ServerPlan:
     placement: Lifespan | BuiltInPlace | Bridge
     calls: tuple[HandlerCall, ...]
     handlers_made_async: tuple[cst.FunctionDef, ...]
+    helpers_made_async: tuple[cst.FunctionDef, ...] = ()  # helpers the handlers call, each call of them awaited
+    awaited_calls: tuple[AwaitedCall, ...] = ()
+    # A plain class's __init__ builds the model on ``self``: the variable of its one object, whose statement
+    # (``generator = Generator()``) is what the lifespan handler runs; None when the model is not on an object
+    # the module builds.
+    instance: str | None = None
     # A pipeline loaded at module scope leaves its variable behind and the engine gets a name of its own;
     # an engine built in a function (a start-up hook) keeps the variable its ``global`` statement names.
     renames_model: bool = False

@@ -150,8 +150,10 @@ class ServerRewrite:
             replacements[id(call.statement)] = lambda node, stream_statement=stream_statement: cst.FlattenSentinel(
                 [stream_statement.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])]
             )
-        for handler in self.plan.handlers_made_async:
-            replacements[id(handler)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+        for function in (*self.plan.handlers_made_async, *self.plan.helpers_made_async):
+            replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+        for awaited in self.plan.awaited_calls:
+            replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
         if self.new_text:
             self._insert_new_text_helper(replacements)
         engine_statement = self._engine_statement(self.plan.model_statement)
@@ -160,10 +162,10 @@ class ServerRewrite:
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
         top_level = list(self.module.body)
-        if isinstance(placement, Lifespan) and placement.moved_model is not None:
-            if not any(s is placement.moved_model for s in top_level):
-                replacements[id(placement.moved_model)] = lambda node: cst.RemovalSentinel.REMOVE
-        else:
+        moved = isinstance(placement, Lifespan) and placement.moved_model is not None
+        if moved and not any(s is placement.moved_model for s in top_level):
+            replacements[id(placement.moved_model)] = lambda node: cst.RemovalSentinel.REMOVE
+        if not moved or self.plan.instance is not None:
             replacements[id(self.plan.model_statement)] = lambda node: engine_statement.with_changes(leading_lines=node.leading_lines)
         if isinstance(placement, Lifespan):
             for hook in placement.hooks:
@@ -258,6 +260,9 @@ class ServerRewrite:
     def _lifespan_block(self, placement: Lifespan, engine_statement: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         """[``engine = None``,] the lifespan handler [, ``app = FastAPI(lifespan=...)``]."""
         moved = placement.moved_model is not None
+        # What the lifespan handler starts: the engine, or the one object whose __init__ builds it.
+        started = self.plan.instance or self.engine
+        engine = f"{self.plan.instance}.{self.engine.split('.', 1)[1]}" if self.plan.instance else self.engine
         annotation = f": {self.names.fastapi}" if self.names.fastapi else ""
         startup = [h for h in placement.hooks if h.event == "startup"]
         shutdown = [h for h in placement.hooks if h.event == "shutdown"]
@@ -268,11 +273,11 @@ class ServerRewrite:
         source = (
             f"@{self.names.asynccontextmanager}\n"
             f"async def {self.lifespan}(app{annotation}):\n"
-            + (f"    global {self.engine}\n    {self.engine} = None\n" if moved else "")
+            + (f"    global {started}\n    {started} = None\n" if moved else "")
             + "".join(hook_call(h.function) for h in startup)
             + "    yield\n"
             + "".join(hook_call(h.function) for h in shutdown)
-            + f"    {self.engine}.shutdown()\n"
+            + f"    {engine}.shutdown()\n"
         )
         lifespan = cst.parse_statement(source)
         assert isinstance(lifespan, cst.FunctionDef) and isinstance(lifespan.body, cst.IndentedBlock)
@@ -280,10 +285,11 @@ class ServerRewrite:
         if moved:
             assert placement.moved_model is not None
             lifespan_body = list(lifespan.body.body)
-            lifespan_body[1] = engine_statement.with_changes(leading_lines=comment_lines(placement.moved_model.leading_lines))
+            started_statement = placement.moved_model if self.plan.instance else engine_statement
+            lifespan_body[1] = started_statement.with_changes(leading_lines=comment_lines(placement.moved_model.leading_lines))
             lifespan = lifespan.with_changes(body=lifespan.body.with_changes(body=lifespan_body))
-            if not self._module_sets_none(self.engine):
-                block.append(cst.parse_statement(f"{self.engine} = None\n"))
+            if not self._module_sets_none(started):
+                block.append(cst.parse_statement(f"{started} = None\n"))
         block.append(with_blank_lines(lifespan, 2) if block else lifespan)
         if placement.app_call is None:
             app = cst.parse_statement(f"{placement.app_name} = {self.names.fastapi}(lifespan={self.lifespan})\n")
@@ -346,6 +352,13 @@ class ServerRewrite:
             elif not isinstance(new, cst.RemovalSentinel):
                 body.append(new)
         return updated.with_changes(body=body)
+
+
+def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
+    await_ = cst.Await(expression=call.with_changes(lpar=[], rpar=[]), lpar=call.lpar, rpar=call.rpar)
+    if parenthesized and not call.lpar:
+        await_ = await_.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return await_
 
 
 def _comments_of(lines: tuple[cst.SimpleStatementLine, ...]) -> list[cst.EmptyLine]:

@@ -72,6 +72,11 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                 value = constants[value.id]
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 literals[(value.lineno, value.col_offset)] = value
+    for value in _constructor_models(tree):
+        if isinstance(value, ast.Name) and value.id in constants:
+            value = constants[value.id]
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            literals[(value.lineno, value.col_offset)] = value
     if not literals:
         return source, []
     text = str(model)
@@ -87,6 +92,39 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                                   + line[node.end_col_offset:]).decode()
         names.append(node.value)
     return "".join(lines), sorted(set(names))
+
+
+def _constructor_models(tree: ast.Module) -> list[ast.expr]:
+    """What ``Generator("gpt2")`` passes (or its default) for the ``__init__`` parameter that a model call in it
+    names the model by: ``def __init__(self, model_name): self.pipe = pipeline(..., model=model_name)``."""
+    found: list[ast.expr] = []
+    for klass in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        init = next((n for n in klass.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        if init is None:
+            continue
+        params = [*init.args.posonlyargs, *init.args.args][1:]
+        defaults = dict(zip([p.arg for p in params][len(params) - len(init.args.defaults):], init.args.defaults))
+        names = {p.arg for p in params}
+        used = set()
+        for node in ast.walk(init):
+            where = MODEL_ARGUMENTS.get(_called_name(node.func) or "") if isinstance(node, ast.Call) else None
+            if where is None:
+                continue
+            keyword, position = where
+            values = [k.value for k in node.keywords if k.arg in (keyword, "tokenizer")]
+            if not any(k.arg == keyword for k in node.keywords) and len(node.args) > position:
+                values.append(node.args[position])
+            used |= {v.id for v in values if isinstance(v, ast.Name) and v.id in names}
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == klass.name]
+        for param in used:
+            index = [p.arg for p in params].index(param)
+            for call in calls:
+                given = [k.value for k in call.keywords if k.arg == param] or call.args[index:index + 1]
+                if given:
+                    found.extend(given)
+                elif param in defaults:
+                    found.append(defaults[param])
+    return found
 
 
 def _module_bindings(tree: ast.Module) -> set[str]:

@@ -1,0 +1,133 @@
+"""Helpers between a FastAPI handler and the model: which become ``async def``, and which calls get ``await``.
+
+A model call awaited in a helper makes the helper a coroutine function, so each of its calls must await it,
+and the function holding each call becomes async in turn, up to the handlers. That is safe only when every
+caller is a request handler the rewrite makes async, or another such helper: a coroutine handed to any other
+code (a start-up hook, a worker, a script under ``__main__``) would never run. A sync framework's helpers
+stay as they are: they submit to the bridge's thread like its handlers do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from vllm_lint.python.model import FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.callers import Callers
+from vllm_lint.python.rewrite.calls import ModelCalls
+from vllm_lint.python.rewrite.plan import AwaitedCall, CallMode, Refusal
+from vllm_lint.python.rewrite.shapes import snippet, yields
+
+# What a plain ``def`` may do in a worker thread but an ``async def`` must not.
+_BLOCKING_CALLS = frozenset({"time.sleep", "os.system", "os.popen", "socket.create_connection"})
+_BLOCKING_MODULES = ("requests.", "urllib.request.", "subprocess.", "httpx.Client", "sqlite3.", "psycopg2.", "pymysql.", "smtplib.")
+_BLOCKING_BUILTINS = frozenset({"open", "input"})
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncChain:
+    helpers: tuple[cst.FunctionDef, ...]  # made async
+    awaited: tuple[AwaitedCall, ...]
+    handlers: tuple[FunctionInfo, ...]  # the registered handlers whose calls of a helper are awaited
+
+
+class AsyncHelpers(ModelCalls):
+    def chain(self, functions: list[cst.FunctionDef], what: str) -> AsyncChain:
+        """From the functions that await the engine: the helpers among them, their callers up to the handlers."""
+        by_node = {id(f.node): f for f in self.model.functions}
+        callers = Callers(self.ctx)
+        pending = [f for node in functions if not self._registered(f := by_node[id(node)])]
+        helpers: dict[int, FunctionInfo] = {}
+        awaited: list[AwaitedCall] = []
+        handlers: dict[int, FunctionInfo] = {}
+        while pending:
+            helper = pending.pop()
+            if id(helper.node) in helpers:
+                continue
+            helpers[id(helper.node)] = helper
+            if helper.is_async:
+                continue  # its callers await it already
+            self.check_made_async(helper.node, f"{helper.name}()", "helper")
+            if helper.node.decorators:
+                shown = snippet(self.module, helper.node.decorators[0].decorator)
+                raise Refusal(f"{helper.name}() is decorated with @{shown}, which would wrap the coroutine it becomes once async; remove the decorator or make {helper.name}() async by hand")
+            for c in callers.calls_of(helper):
+                caller = c.site.function
+                shown = f"`{snippet(self.module, c.call)}`"
+                if caller is None or c.site.in_main_guard:
+                    where = "under `if __name__ == \"__main__\":`" if c.site.in_main_guard else "at module level"
+                    raise Refusal(
+                        f"{helper.name}() is also called {where} ({shown}), outside a request handler; as an async def it "
+                        f"would hand that call a coroutine; call the model there another way, or await {helper.name}() in an async function"
+                    )
+                handler = self.semantics.handlers.get(caller)
+                if handler is None:
+                    raise Refusal(
+                        f"{helper.name}() is also called from {caller.name}() ({shown}), which is not a request handler; as "
+                        f"an async def {helper.name}() would hand it a coroutine; make {caller.name}() async and await it, or "
+                        "give it a sync copy of the helper"
+                    )
+                if c.in_nested_scope:
+                    raise Refusal(f"{shown} is inside a lambda or comprehension of {caller.name}(), where it could not be awaited in place")
+                if isinstance(c.parent, cst.Await):
+                    raise Refusal(f"{shown} is awaited, but {helper.name}() returns no awaitable")
+                awaited.append(AwaitedCall(c.call, _is_taken_in(c.parent, c.call)))
+                if self._registered(caller):
+                    if self.mode_of(caller, what) is not CallMode.AWAITED:
+                        raise Refusal(f"{caller.name}() calls {helper.name}() from a framework that cannot await it")
+                    handlers[id(caller.node)] = caller
+                else:
+                    pending.append(caller)
+        made_async = tuple(h.node for h in helpers.values() if not h.is_async)
+        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()))
+
+    def check_bridged(self, functions: list[cst.FunctionDef]) -> None:
+        """A sync helper that submits to the bridge must not run while the module is imported: vLLM's engine
+        process imports the script again, and the bridge starts no engine in there."""
+        by_node = {id(f.node): f for f in self.model.functions}
+        callers = Callers(self.ctx)
+        for helper in (f for node in functions if not self._registered(f := by_node[id(node)])):
+            for c in callers.calls_of(helper):
+                if c.site.function is None and not c.site.in_main_guard:
+                    raise Refusal(
+                        f"{helper.name}() is also called at module level (`{snippet(self.module, c.call)}`), as the module is "
+                        "imported, where the engine's thread may have no engine (vLLM's engine process imports the script "
+                        f"again); call {helper.name}() from a handler or under `if __name__ == \"__main__\":`"
+                    )
+
+    def _registered(self, function: FunctionInfo) -> bool:
+        handler = self.semantics.handlers.get(function)
+        return handler is not None and handler.direct
+
+    def check_made_async(self, function: cst.FunctionDef, name: str, kind: str) -> None:
+        """What an ``async def`` must not be: a generator, or code that blocks its thread."""
+        if yields(function):
+            raise Refusal(f"{name} is a generator; making it async would change what it returns")
+        blocking = self.blocking_call_in(function)
+        if blocking is not None:
+            raise Refusal(
+                f"{name} also calls `{snippet(self.module, blocking)}`, which would block the event loop once the "
+                f"{kind} is async (FastAPI runs a plain def handler in a thread)"
+            )
+
+    def blocking_call_in(self, function: cst.FunctionDef) -> cst.Call | None:
+        """A call written in ``function`` that blocks its thread (sleep, file, network or process I/O)."""
+        for site in self.model.calls:
+            if site.function is None or site.function.node is not function:
+                continue
+            callee = self.semantics.callee(site.node) or ""
+            plain = dotted_name(site.node.func)
+            if callee in _BLOCKING_CALLS or callee.startswith(_BLOCKING_MODULES) or (
+                plain in _BLOCKING_BUILTINS and plain not in self.model.aliases and plain not in self.model.module_functions
+            ):
+                return site.node
+        return None
+
+
+def _is_taken_in(parent: cst.CSTNode, call: cst.Call) -> bool:
+    """Whether ``call`` is the object of ``parent`` (``f(x)[0]``, ``f(x).text``, ``f(x)()``), which ``await f(x)``
+    would take in: ``await f(x)[0]`` awaits the item."""
+    if isinstance(parent, cst.Attribute | cst.Subscript):
+        return parent.value is call
+    return isinstance(parent, cst.Call) and parent.func is call
