@@ -13,6 +13,7 @@ import libcst as cst
 from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
+from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
@@ -153,7 +154,8 @@ class ModelCalls(ModuleFacts):
         return function
 
     def string_typing(self, function: FunctionInfo, mode: CallMode) -> StringTyping:
-        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's."""
+        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's, a gRPC
+        request's string fields."""
         handler = self.semantics.handlers.get(function)
         framework = handler.framework if handler is not None else None
         text = frozenset()
@@ -161,9 +163,10 @@ class ModelCalls(ModuleFacts):
             text = GradioInputs(self.ctx).text_params(function)
         elif framework == "litserve":
             text = self._litserve_text_params(function)
+        fields = GrpcInputs(self.ctx).text_fields(function) if framework == "grpc" else None
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
         fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve")
-        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text)
+        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields)
 
     def _litserve_text_params(self, predict: FunctionInfo) -> frozenset[str]:
         """predict()'s input when the class's decode_request returns one string on every path."""
