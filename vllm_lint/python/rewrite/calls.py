@@ -1,7 +1,7 @@
 """Each use of the model in a handler, and the engine request it becomes (a HandlerCall): where the call is,
 whether its statement lets it move, what its one prompt is, and what its result stands for.
 
-A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method) is awaited; one in a plain ``def`` view of
+A call in a FastAPI handler (or a Ray Serve deployment's, BentoML service's or grpc.aio servicer's method) is awaited; one in a plain ``def`` view of
 a sync framework goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
 ``async for`` becomes the engine's stream in its place.
 """
@@ -100,6 +100,9 @@ class ModelCalls(ModuleFacts):
         if function.parent is not None:
             raise Refusal(f"{function.name}() is a nested function; only handlers defined at module or class level are rewritten")
         sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
+        if handler.framework == "grpc" and function.is_async:
+            self.check_grpc_aio(function)
+            return function, CallMode.AWAITED
         if sync_framework is not None:
             if function.is_async:
                 self.check_framework(handler.framework)  # says why, per framework
@@ -114,6 +117,18 @@ class ModelCalls(ModuleFacts):
         if function.is_method and not in_served_class(self.semantics, function):
             raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services and LitServe APIs are rewritten")
         return function, CallMode.AWAITED
+
+    def check_grpc_aio(self, function: FunctionInfo) -> None:
+        """An ``async def`` method of a servicer class, in a module that serves it with ``grpc.aio.server()``
+        only: grpc.aio awaits it on the server's event loop, where the engine's requests then batch."""
+        servers = {self.semantics.callee(site.node) for site in self.model.calls} & {"grpc.server", "grpc.aio.server"}
+        if servers != {"grpc.aio.server"}:
+            raise Refusal(
+                f"{function.name}() is an async servicer method, but the module does not serve it with grpc.aio.server() "
+                "alone; grpc.aio awaits async methods, grpc.server() does not"
+            )
+        if not function.is_method or function.parent is not None or function.class_info is None:
+            raise Refusal(f"{function.name}() is not a method of the servicer class; only its methods are rewritten")
 
     def _is_bentoml_api(self, function: FunctionInfo) -> bool:
         """Decorated ``@bentoml.api`` (BentoML documents async API methods; a ``@bentoml.task`` is queued instead)."""
@@ -165,7 +180,7 @@ class ModelCalls(ModuleFacts):
             text = self._litserve_text_params(function)
         fields = GrpcInputs(self.ctx).text_fields(function) if framework == "grpc" else None
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
-        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve")
+        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc")
         return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields)
 
     def _litserve_text_params(self, predict: FunctionInfo) -> frozenset[str]:
@@ -183,8 +198,8 @@ class ModelCalls(ModuleFacts):
     def check_framework(self, framework: str | None) -> None:
         if framework == "grpc":
             raise Refusal(
-                "an async gRPC servicer (grpc.aio) is not rewritten: build AsyncLLMEngine in the coroutine that "
-                "starts grpc.aio.server() and `async for` over engine.generate(...) in the method"
+                "a stream in a gRPC servicer is not rewritten; `async for` over engine.generate(...) in the "
+                "grpc.aio servicer's method"
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
