@@ -110,19 +110,17 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 15)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15))]
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 17)),
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     unservable = {
-        "VLL101 example 8": "a gRPC server: validate loads HTTP servers",
         "VLL101 example 9": "no POST route",
         "VLL101 example 10": "a Ray Serve deployment",
         "VLL101 example 11": "a Gradio app",
         "VLL101 example 12": "a BentoML service",
         "VLL101 example 13": "a LitServe API",
         "VLL103 example 7": "Django views: validate starts a FastAPI or Flask app",
-        "VLL103 example 8": "a gRPC server",
         "VLL103 example 14": "a BentoML service",
         "VLL103 example 15": "a LitServe API",
     }
@@ -307,7 +305,8 @@ def test_compare_texts_only_against_a_reference_without_shapes():
 def test_unservable_servers_are_named():
     from vllm_lint.reference.validate.prepare import unservable
 
-    assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC server")
+    assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC module that starts no server")
+    assert unservable("import grpc\nserver = grpc.aio.server()\nserver.add_insecure_port('[::]:50051')\n") is None
     assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n").startswith("Django views")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
         .startswith("no POST route")

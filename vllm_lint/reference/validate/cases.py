@@ -17,6 +17,9 @@ class Case:
     source: str
     origin: str  # where it comes from: a path, or "rules/VLL101.yaml, example 1"
     explicit: bool = True  # named by the user (any fix will do) or discovered (only server rewrites)
+    # Other files of its project, written beside it: an example's ``files``; for a file, the gRPC modules
+    # generated beside it (``*_pb2.py``, ``*_pb2_grpc.py``) and the .proto files they come from.
+    files: tuple[tuple[str, str], ...] = ()
 
 
 
@@ -38,7 +41,7 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
             if example.kind == "bad" and example.lang == "python" and example.fixed \
                     and builds_async_engine(example.fixed) > builds_async_engine(example.code):
                 cases.append(Case(f"{code} example {number}", example.clean_code,
-                                  f"rules/{code}.yaml, example {number}", explicit=False))
+                                  f"rules/{code}.yaml, example {number}", explicit=False, files=example.files))
     if wanted and not cases:
         raise ValidationError(f"no example of {', '.join(sorted(wanted))} is a server its fix rewrites")
     return cases
@@ -49,10 +52,20 @@ def file_cases(paths: list[Path]) -> list[Case]:
     cases = []
     for path in paths:
         if path.is_dir():
-            cases += [Case(p.name, p.read_text(), str(p), explicit=False) for p in sorted(path.glob("*.py"))]
+            cases += [Case(p.name, p.read_text(), str(p), explicit=False, files=_generated_beside(p))
+                      for p in sorted(path.glob("*.py")) if not p.stem.endswith(_GENERATED_SUFFIXES)]
         else:
-            cases.append(Case(path.name, path.read_text(), str(path)))
+            cases.append(Case(path.name, path.read_text(), str(path), files=_generated_beside(path)))
     return cases
+
+
+_GENERATED_SUFFIXES = ("_pb2", "_pb2_grpc")
+
+
+def _generated_beside(path: Path) -> tuple[tuple[str, str], ...]:
+    folder = path.parent
+    found = [p for p in sorted(folder.glob("*.py")) if p.stem.endswith(_GENERATED_SUFFIXES)] + sorted(folder.glob("*.proto"))
+    return tuple((p.name, p.read_text()) for p in found)
 
 
 def builds_async_engine(source: str) -> int:

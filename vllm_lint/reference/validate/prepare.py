@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 
@@ -102,7 +103,8 @@ def _module_bindings(tree: ast.Module) -> set[str]:
 
 
 def unservable(source: str) -> str | None:
-    """Why the harness cannot start this server and send it HTTP requests, or None when it can."""
+    """Why the harness cannot start this server and send it requests (HTTP, or gRPC through the project's
+    generated stub), or None when it can."""
     tree = ast.parse(source)
     modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     modules |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
@@ -119,7 +121,8 @@ def unservable(source: str) -> str | None:
     if "gradio" in modules:
         return "a Gradio app: validate loads a FastAPI or Flask route, not Gradio's event queue"
     if "grpc" in modules:
-        return "a gRPC server: validate loads HTTP servers (FastAPI, Flask)"
+        # Called through its generated stub (grpc_endpoint), started as its __main__ starts it.
+        return None if is_grpc_server(source) else "a gRPC module that starts no server: validate starts one that adds a port"
     if "django" in modules:
         return "Django views: validate starts a FastAPI or Flask app, not a Django project"
     if modules & {"fastapi", "flask", "starlette"}:
@@ -213,6 +216,10 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
     reason = unservable(bad_text)
     if reason is not None:
         raise NotServable(reason)
+    for name, text in case.files:  # the modules the server imports (a gRPC server's generated ones)
+        other = directory / name
+        other.parent.mkdir(parents=True, exist_ok=True)
+        other.write_text(text)
     bad_copy, fixed_copy = directory / "bad_server.py", directory / "fixed_server.py"
     bad_copy.write_text(bad_text)
     applied: dict[str, int] = {}
