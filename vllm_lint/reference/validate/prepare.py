@@ -141,7 +141,7 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    if "app" not in bound:
+    if "app" not in bound and not is_grpc_server(source):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")
