@@ -524,3 +524,40 @@ def test_loadgen_usage_tokens():
     events = [{"choices": [{"text": "a"}]}, {"choices": [], "usage": {"completion_tokens": 3}}, "[DONE]"]
     assert _usage_tokens(_rec(0, events, "text/event-stream", streamed=True)) == 3
     assert _usage_tokens(_rec(0, "plain")) == 0
+
+
+def _grpc_project(tmp_path, code="VLL101", index=15):
+    from vllm_lint.rulebook import load_rules
+
+    example = load_rules()[code].examples[index]
+    for name, text in example.files:
+        (tmp_path / name).write_text(text)
+    (tmp_path / "server.py").write_text(example.clean_code)
+    return example
+
+
+def test_grpc_endpoint_is_found_from_the_servicer_and_the_generated_descriptors(tmp_path):
+    require_modules("grpc", "google.protobuf", what="the generated gRPC modules")
+    from vllm_lint.reference.launch import is_grpc_server
+    from vllm_lint.reference.validate.grpc_endpoint import discover_grpc_endpoint
+
+    example = _grpc_project(tmp_path)
+    assert is_grpc_server(example.clean_code) and not is_grpc_server("import grpc\n")
+    endpoint = discover_grpc_endpoint(example.clean_code, tmp_path)
+    assert endpoint.describe() == "gRPC generate.Generator/Generate with 'prompt' in generate.GenerateRequest, the text from 'text'"
+    assert (endpoint.grpc_module, endpoint.stream_field) == ("generate_pb2_grpc", None)
+    assert endpoint._request(prompt="hi").prompt == "hi"
+    # a servicer that reads no string field: the request's prompt-like one; a method that is no rpc: nothing to call
+    assert discover_grpc_endpoint(example.clean_code.replace("request.prompt", "str(request)"), tmp_path).field == "prompt"
+    with pytest.raises(ValidationError, match="no unary method of the servicer reads one string field"):
+        discover_grpc_endpoint(example.clean_code.replace("def Generate(", "def Produce("), tmp_path)
+    with pytest.raises(ValidationError, match="no servicer subclassing a generated"):
+        discover_grpc_endpoint("import grpc\nclass S:\n    def Generate(self, request, context):\n        pass\n", tmp_path)
+
+
+def test_file_cases_carry_the_generated_modules_beside_them(tmp_path):
+    _grpc_project(tmp_path, "VLL103", 15)
+    [case] = file_cases([tmp_path / "server.py"])
+    assert [name for name, _ in case.files] == ["generate_pb2.py", "generate_pb2_grpc.py", "generate.proto"]
+    [from_folder] = file_cases([tmp_path])
+    assert from_folder.name == "server.py" and from_folder.files == case.files

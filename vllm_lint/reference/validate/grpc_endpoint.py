@@ -112,6 +112,9 @@ def discover_grpc_endpoint(source: str, folder: Path) -> GrpcEndpoint:
     if not methods:
         raise ValidationError("no servicer subclassing a generated *_pb2_grpc.*Servicer in the gRPC server")
     sys.path.insert(0, str(folder))
+    for module, *_ in methods:  # this server's own modules, not those of a server validated before it
+        for name in (module, module.removesuffix("_grpc")):
+            sys.modules.pop(name, None)
     try:
         candidates = []
         for module, service, method, reads in methods:
