@@ -77,7 +77,9 @@ def test_fix(tmp_path, rule, example):
 
     path = write_example(tmp_path, example)
     target = ("--target-vllm-version", example.target) if example.target else ()
-    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, "--select", rule.code, str(path))
+    # An example with other files is a project: linted from its folder, as the project's root.
+    cwd = tmp_path if example.files else None
+    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, "--select", rule.code, str(path), cwd=cwd)
     assert result.returncode == 0, result.stderr
     fixed = example_text(example, path)
     expected = "\n".join(EXPECT_RE.sub("", line) for line in example.fixed.splitlines()) + "\n"

@@ -532,7 +532,21 @@ def g(prompt: str):
         """,
         "reads the model's attribute from outside D",
     ),
-    "grpc.aio servicer": (
+    "grpc async method without grpc.aio": (
+        """\
+        import grpc
+        from transformers import pipeline
+        import gen_pb2_grpc
+        class S(gen_pb2_grpc.GenServicer):
+            def __init__(self):
+                self.pipe = pipeline("text-generation", model="gpt2")
+            async def Generate(self, request, context):
+                return self.pipe(str(request.prompt))
+        server = grpc.server(None)
+        """,
+        "Generate() is an async servicer method, but the module does not serve it with grpc.aio.server() alone",
+    ),
+    "grpc.aio servicer of a module-level pipeline": (
         """\
         import grpc
         from transformers import pipeline
@@ -541,8 +555,10 @@ def g(prompt: str):
         class S(gen_pb2_grpc.GenServicer):
             async def Generate(self, request, context):
                 return pipe(str(request.prompt))
+        async def serve():
+            server = grpc.aio.server()
         """,
-        "an async gRPC servicer (grpc.aio) is not rewritten",
+        "the pipeline is built at module level, outside the grpc.aio servicer that uses it; build it in the servicer's __init__",
     ),
 }
 

@@ -76,11 +76,11 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
     require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "psutil", what="the validation harness")
     from vllm_lint.reference.validate.cases import rule_cases
 
-    # Servers validate cannot start and load over HTTP: listed as skipped, with the reason.
-    unservable = {"VLL101 example 8": "a gRPC server", "VLL101 example 9": "no POST route",
+    # Servers validate cannot start and load (over HTTP, or gRPC through the generated stub): listed as
+    # skipped, with the reason.
+    unservable = {"VLL101 example 9": "no POST route",
                   "VLL101 example 10": "a Ray Serve deployment", "VLL101 example 11": "a Gradio app",
                   "VLL101 example 12": "a BentoML service", "VLL101 example 13": "a LitServe API",
-                  "VLL103 example 8": "a gRPC server",
                   "VLL103 example 14": "a BentoML service", "VLL103 example 15": "a LitServe API"}
     expected = [case.name for case in rule_cases() if case.name not in unservable]
     out_json = tmp_path / "numbers.json"
@@ -159,3 +159,30 @@ def test_a_terminated_validate_stops_its_servers(tiny_model_dir, tmp_path):
         process.kill()
     _, alive = psutil.wait_procs(server, timeout=20)
     assert not alive, [p.info["cmdline"] for p in alive]
+
+
+# Every gRPC example is validated as a rule case above; this one is a user's file with its generated modules
+# beside it (a file case), and a grpc.aio servicer.
+@pytest.mark.parametrize(("code", "index", "fixes"), [("VLL103", 16, {"VLL103": 1})], ids=["grpc.aio LLM"])
+def test_validate_a_grpc_server_through_its_generated_stub(tiny_model_dir, tmp_path, code, index, fixes):
+    """A gRPC server file beside its generated modules: both servers run as their __main__ on a free port,
+    called through generate_pb2_grpc.GeneratorStub; the fixed one answers the bad one's greedy text."""
+    require_modules("vllm", "grpc", "google.protobuf", "transformers", "psutil", what="the validation harness")
+    from vllm_lint.rulebook import load_rules
+
+    example = load_rules()[code].examples[index]
+    project = tmp_path / "project"
+    project.mkdir()
+    for name, text in example.files:
+        (project / name).write_text(text)
+    (project / "server.py").write_text(example.clean_code)
+    out_json = tmp_path / "numbers.json"
+    result, logs = _validate([str(project / "server.py"), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)],
+                             tmp_path)
+    assert result.exit_code == 0, result.output + logs
+    [run] = json.loads(out_json.read_text())["runs"]
+    assert run["fixes_applied"] == fixes and run["injected"] == {"bad": [], "fixed": []}
+    assert run["endpoint"] == "gRPC generate.Generator/Generate with 'prompt' in generate.GenerateRequest, the text from 'text'"
+    assert run["bad"]["ok"] == run["fixed"]["ok"] == 8
+    assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 8 and run["comparison"]["passed"]
+    assert "responses: 8/8 same JSON shape, 8/8 same completion text as the bad server's -> PASS" in result.output

@@ -110,18 +110,16 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in range(1, 19)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16))]
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21)),
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     unservable = {
-        "VLL101 example 8": "a gRPC server: validate loads HTTP servers",
         "VLL101 example 9": "no POST route",
         "VLL101 example 10": "a Ray Serve deployment",
         "VLL101 example 11": "a Gradio app",
         "VLL101 example 12": "a BentoML service",
         "VLL101 example 13": "a LitServe API",
-        "VLL103 example 8": "a gRPC server",
         "VLL103 example 14": "a BentoML service",
         "VLL103 example 15": "a LitServe API",
     }
@@ -309,7 +307,8 @@ def test_compare_texts_only_against_a_reference_without_shapes():
 def test_unservable_servers_are_named():
     from vllm_lint.reference.validate.prepare import unservable
 
-    assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC server")
+    assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC module that starts no server")
+    assert unservable("import grpc\nserver = grpc.aio.server()\nserver.add_insecure_port('[::]:50051')\n") is None
     assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n") is None  # a views module
     assert unservable("from django.apps import AppConfig\nclass C(AppConfig):\n    pass\n").startswith("Django code with no view")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
@@ -592,3 +591,40 @@ def test_the_launcher_serves_a_django_views_module_with_its_views_routed(tmp_pat
         assert httpx.get(base + "/_helper", trust_env=False).status_code == 404
     finally:
         kill_process_tree(proc)
+
+
+def _grpc_project(tmp_path, code="VLL101", index=20):
+    from vllm_lint.rulebook import load_rules
+
+    example = load_rules()[code].examples[index]
+    for name, text in example.files:
+        (tmp_path / name).write_text(text)
+    (tmp_path / "server.py").write_text(example.clean_code)
+    return example
+
+
+def test_grpc_endpoint_is_found_from_the_servicer_and_the_generated_descriptors(tmp_path):
+    require_modules("grpc", "google.protobuf", what="the generated gRPC modules")
+    from vllm_lint.reference.launch import is_grpc_server
+    from vllm_lint.reference.validate.grpc_endpoint import discover_grpc_endpoint
+
+    example = _grpc_project(tmp_path)
+    assert is_grpc_server(example.clean_code) and not is_grpc_server("import grpc\n")
+    endpoint = discover_grpc_endpoint(example.clean_code, tmp_path)
+    assert endpoint.describe() == "gRPC generate.Generator/Generate with 'prompt' in generate.GenerateRequest, the text from 'text'"
+    assert (endpoint.grpc_module, endpoint.stream_field) == ("generate_pb2_grpc", None)
+    assert endpoint._request(prompt="hi").prompt == "hi"
+    # a servicer that reads no string field: the request's prompt-like one; a method that is no rpc: nothing to call
+    assert discover_grpc_endpoint(example.clean_code.replace("request.prompt", "str(request)"), tmp_path).field == "prompt"
+    with pytest.raises(ValidationError, match="no unary method of the servicer reads one string field"):
+        discover_grpc_endpoint(example.clean_code.replace("def Generate(", "def Produce("), tmp_path)
+    with pytest.raises(ValidationError, match="no servicer subclassing a generated"):
+        discover_grpc_endpoint("import grpc\nclass S:\n    def Generate(self, request, context):\n        pass\n", tmp_path)
+
+
+def test_file_cases_carry_the_generated_modules_beside_them(tmp_path):
+    _grpc_project(tmp_path, "VLL103", 16)
+    [case] = file_cases([tmp_path / "server.py"])
+    assert [name for name, _ in case.files] == ["generate_pb2.py", "generate_pb2_grpc.py", "generate.proto"]
+    [from_folder] = file_cases([tmp_path])
+    assert from_folder.name == "server.py" and from_folder.files == case.files

@@ -289,6 +289,29 @@ class Project:
                     found.append(target)
         return found
 
+    def proto_source(self, grpc_module: str) -> bytes | None:
+        """The ``.proto`` file a generated ``<stem>_pb2_grpc`` module was made from: ``<stem>.proto`` next to
+        that module, the importer or the project root, or in a ``protos/``/``proto/`` folder of one of them.
+        None when there is none, or several that differ. Each one read is a dependency of the lint."""
+        stem = grpc_module.rpartition(".")[2].removesuffix("_pb2_grpc")
+        if not stem or stem == grpc_module.rpartition(".")[2]:
+            return None
+        folders = []
+        generated = self.module_file(self.importer, grpc_module, 0)
+        if generated is not None:
+            folders.append(str(generated.parent))
+        folders.append(str(self.importer.parent))
+        if self.root is not None:
+            folders.append(str(self.root))
+        found: set[bytes] = set()
+        for folder in dict.fromkeys(folders):
+            for sub in ("", "protos", "proto"):
+                candidate = os.path.join(folder, sub, f"{stem}.proto")
+                read = self.store._read(Path(candidate)) if self._inside(candidate) else None
+                if read is not None:
+                    found.add(read[1])
+        return found.pop() if len(found) == 1 else None
+
     # -- what functions do ---------------------------------------------------------------------------------
 
     def function(self, importer: Path, module: str, level: int, name: str, depth: int = 0

@@ -1,4 +1,4 @@
-"""Run a user's FastAPI server file under uvicorn, pointed at a local model, for ``vllm-lint validate``.
+"""Run a user's server file (FastAPI, Flask, gRPC), pointed at a local model, for ``vllm-lint validate``.
 
 ``python -m vllm_lint.reference.launch --app-file server.py --model DIR --port 8101 [--max-tokens 64]``
 
@@ -22,6 +22,10 @@ Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__
 (left out of the OpenAPI schema) so that tokens/s is measured exactly.
 
 The app is served as its file serves it:
+
+* a gRPC server (``grpc.server`` or ``grpc.aio.server``) runs as ``__main__`` with no command-line arguments,
+  every ``add_insecure_port(...)`` moved to the launcher's host and port; the harness calls it through the
+  project's generated stub (``validate.grpc_endpoint``). Its tokens are counted from the answers;
 
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
@@ -350,6 +354,39 @@ def run_as_main(path: Path, host: str, port: int) -> None:
     runpy.run_path(str(path), run_name="__main__")
 
 
+def is_grpc_server(source: str) -> bool:
+    """A file that starts a gRPC server: it imports grpc and adds a port to a server."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    imports_grpc = any(
+        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "grpc" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "grpc")
+        for n in ast.walk(tree)
+    )
+    adds_port = any(isinstance(n, ast.Attribute) and n.attr in ("add_insecure_port", "add_secure_port") for n in ast.walk(tree))
+    return imports_grpc and adds_port
+
+
+def run_grpc_main(path: Path, host: str, port: int) -> None:
+    """Run a gRPC server file as ``__main__`` (no arguments), every port it adds moved to ``host:port``."""
+    from grpc import _server
+    from grpc.aio import _server as aio_server
+
+    address = f"{host}:{port}"
+    for server_class in (_server._Server, aio_server.Server):
+        original = server_class.add_insecure_port
+
+        def add_insecure_port(self, _address, _original=original):
+            return _original(self, address)
+
+        server_class.add_insecure_port = add_insecure_port
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent))
+    runpy.run_path(str(path), run_name="__main__")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m vllm_lint.reference.launch")
     parser.add_argument("--app-file", required=True, type=Path)
@@ -370,7 +407,9 @@ def main(argv: list[str] | None = None) -> None:
     if "vllm" in source:
         patch_vllm(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
     path = args.app_file.resolve()
-    if serves_under_main(source):
+    if is_grpc_server(source):
+        run_grpc_main(path, args.host, args.port)
+    elif serves_under_main(source):
         run_as_main(path, args.host, args.port)
     elif serves_django_views(source):
         serve_django_views(path, source, args.host, args.port)

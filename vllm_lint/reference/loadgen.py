@@ -14,6 +14,7 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
+from collections.abc import Awaitable
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -166,13 +167,6 @@ async def run_load(
     check_loopback(base_url)
     if requests < 1 or concurrency < 1:
         raise ValueError("requests and concurrency must be at least 1")
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(requests):
-        queue.put_nowait(i)
-    records: list[Record] = []
-    start = time.perf_counter()
-    deadline = start + max_seconds
-    step = max(1, requests // 10)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
     async with httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=limits, headers=headers,
@@ -204,24 +198,39 @@ async def run_load(
                 record.tokens = count_tokens(record)
             return record
 
-        async def worker() -> None:
-            while time.perf_counter() < deadline:
-                try:
-                    i = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                remaining = deadline - time.perf_counter()
-                try:
-                    record = await asyncio.wait_for(one(i), timeout=max(remaining, 0.001))
-                except asyncio.TimeoutError:
-                    record = Record(i, None, time.perf_counter() - start, None, error="load time limit reached")
-                records.append(record)
-                if progress and (len(records) % step == 0 or len(records) == requests):
-                    done_ok = sum(1 for r in records if r.ok)
-                    progress(f"  {len(records)}/{requests} done ({done_ok} ok, "
-                             f"{time.perf_counter() - start:.1f}s)")
+        return await drive(one, requests=requests, concurrency=concurrency, max_seconds=max_seconds, progress=progress)
 
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, requests))))
+
+async def drive(one: Callable[[int], Awaitable[Record]], *, requests: int, concurrency: int, max_seconds: float,
+                progress: Callable[[str], None] | None = None) -> LoadResult:
+    """Request ``i`` for each ``i`` in ``range(requests)``, sent by ``one(i)`` from ``concurrency`` workers
+    until ``max_seconds`` have passed; the records in request order."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(requests):
+        queue.put_nowait(i)
+    records: list[Record] = []
+    start = time.perf_counter()
+    deadline = start + max_seconds
+    step = max(1, requests // 10)
+
+    async def worker() -> None:
+        while time.perf_counter() < deadline:
+            try:
+                i = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            remaining = deadline - time.perf_counter()
+            try:
+                record = await asyncio.wait_for(one(i), timeout=max(remaining, 0.001))
+            except asyncio.TimeoutError:
+                record = Record(i, None, time.perf_counter() - start, None, error="load time limit reached")
+            records.append(record)
+            if progress and (len(records) % step == 0 or len(records) == requests):
+                done_ok = sum(1 for r in records if r.ok)
+                progress(f"  {len(records)}/{requests} done ({done_ok} ok, "
+                         f"{time.perf_counter() - start:.1f}s)")
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, requests))))
     wall = time.perf_counter() - start
     records.sort(key=lambda r: r.index)
     return LoadResult(concurrency=concurrency, requested=requests, wall=wall, records=records)

@@ -61,6 +61,20 @@ def wait_ready(url: str, proc: subprocess.Popen, *, timeout: float, status: int 
     raise ServerNotReady(timeout)
 
 
+def wait_listening(port: int, proc: subprocess.Popen, *, timeout: float, interval: float = 0.5) -> None:
+    """Return once 127.0.0.1:``port`` accepts a TCP connection (a gRPC server has started); raises as wait_ready."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ServerExited(proc.returncode)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2.0):
+                return
+        except OSError:
+            time.sleep(interval)
+    raise ServerNotReady(timeout)
+
+
 def kill_process_tree(proc: subprocess.Popen, grace: float = 10.0) -> None:
     """Stop ``proc`` and every process it started (vLLM's EngineCore workers included)."""
     try:

@@ -1,8 +1,9 @@
 """Each use of the model in a handler, and the engine request it becomes (a HandlerCall): where the call is,
 whether its statement lets it move, what its one prompt is, and what its result stands for.
 
-A call in a FastAPI handler (or a Ray Serve deployment's or BentoML service's method), or in a helper one calls, is awaited;
-one in a plain ``def`` view of a sync framework, or in its helper, goes through the bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
+A call in a FastAPI handler (or a Ray Serve deployment's, BentoML service's or grpc.aio servicer's method), or in
+a helper one calls, is awaited; one in a plain ``def`` view of a sync framework, or in its helper, goes through the
+bridge's thread; ``llm.generate_async(..., stream=True)`` iterated by an
 ``async for`` becomes the engine's stream in its place.
 """
 
@@ -14,6 +15,7 @@ from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
+from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
@@ -80,6 +82,9 @@ class ModelCalls(ModuleFacts):
         """How a call in (or under) the handler ``function`` reaches the engine; Refusal for handlers that are not rewritten."""
         handler = self.semantics.handlers[function]
         sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
+        if handler.framework == "grpc" and function.is_async:
+            self.check_grpc_aio(function)
+            return CallMode.AWAITED
         if sync_framework is not None:
             if function.is_async:
                 self.check_framework(handler.framework)  # says why, per framework
@@ -94,6 +99,18 @@ class ModelCalls(ModuleFacts):
         if function.is_method and not in_served_class(self.semantics, function):
             raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services and LitServe APIs are rewritten")
         return CallMode.AWAITED
+
+    def check_grpc_aio(self, function: FunctionInfo) -> None:
+        """An ``async def`` method of a servicer class, in a module that serves it with ``grpc.aio.server()``
+        only: grpc.aio awaits it on the server's event loop, where the engine's requests then batch."""
+        servers = {self.semantics.callee(site.node) for site in self.model.calls} & {"grpc.server", "grpc.aio.server"}
+        if servers != {"grpc.aio.server"}:
+            raise Refusal(
+                f"{function.name}() is an async servicer method, but the module does not serve it with grpc.aio.server() "
+                "alone; grpc.aio awaits async methods, grpc.server() does not"
+            )
+        if not function.is_method or function.parent is not None or function.class_info is None:
+            raise Refusal(f"{function.name}() is not a method of the servicer class; only its methods are rewritten")
 
     def _is_bentoml_api(self, function: FunctionInfo) -> bool:
         """Decorated ``@bentoml.api`` (BentoML documents async API methods; a ``@bentoml.task`` is queued instead)."""
@@ -134,8 +151,9 @@ class ModelCalls(ModuleFacts):
         return function
 
     def string_typing(self, function: FunctionInfo, mode: CallMode, depth: int = 0) -> StringTyping:
-        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's; in a
-        helper, the parameters every call passes one string (as its caller's typing tells)."""
+        """What is known to be one string in the handler: FastAPI's text parameters, a Gradio text box's, a gRPC
+        request's string fields; in a helper, the parameters every call passes one string (as its caller's typing
+        tells)."""
         handler = self.semantics.handlers.get(function)
         if handler is not None and not handler.direct and function.parent is None:  # (a nested function sees its handler's scope)
             return StringTyping(self.model, function, text_params=self._helper_text_params(function, mode, depth))
@@ -145,9 +163,10 @@ class ModelCalls(ModuleFacts):
             text = GradioInputs(self.ctx).text_params(function)
         elif framework == "litserve":
             text = self._litserve_text_params(function)
+        fields = GrpcInputs(self.ctx).text_fields(function) if framework == "grpc" else None
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
-        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve")
-        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text)
+        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc")
+        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields)
 
     def _helper_text_params(self, helper: FunctionInfo, mode: CallMode, depth: int) -> frozenset[str]:
         """The helper's parameters that each of its calls fills with one string (a default counts when it is one)."""
@@ -189,8 +208,8 @@ class ModelCalls(ModuleFacts):
     def check_framework(self, framework: str | None) -> None:
         if framework == "grpc":
             raise Refusal(
-                "an async gRPC servicer (grpc.aio) is not rewritten: build AsyncLLMEngine in the coroutine that "
-                "starts grpc.aio.server() and `async for` over engine.generate(...) in the method"
+                "a stream in a gRPC servicer is not rewritten; `async for` over engine.generate(...) in the "
+                "grpc.aio servicer's method"
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))

@@ -41,6 +41,11 @@ class EnginePlacement(ModuleFacts):
             owner = function.class_info
             if any(self.sites[id(c.call)].function.class_info is not owner for c in calls):
                 raise Refusal(f"`{name}` is used by handlers outside {owner.name}")
+        elif any(self.semantics.enclosing_handler(self.sites[id(c.call)].function).framework == "grpc" and c.mode is CallMode.AWAITED for c in calls):
+            raise Refusal(
+                f"the {what} is built at module level, outside the grpc.aio servicer that uses it; build it in the "
+                "servicer's __init__ (the rewrite builds the engine there, once, as the server starts)"
+            )
         elif served := next(filter(None, (served_class_kind(self.semantics, self.sites[id(c.call)].function) for c in calls)), None):
             raise Refusal(f"the {what} is built at module level, outside the {served} that uses it; build it in the class's __init__ (one per replica)")
         if any(c.mode is CallMode.BRIDGED for c in calls):

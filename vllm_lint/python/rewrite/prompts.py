@@ -6,13 +6,15 @@ one engine request, so it must know the prompt is a single string: a literal, an
 f-string, a handler parameter annotated ``str`` (or a ``str`` field of a model
 class it is annotated with, inherited fields included), a local variable bound
 once to one of those, a form or query field of Flask's ``request``, a Gradio
-callback's parameter that its listeners fill from a text box, or string
+callback's parameter that its listeners fill from a text box, a gRPC request's string field (from the
+project's ``.proto``), or string
 operations on those. A one-item list of such a string (``[prompt]``, or a local
 bound once to it and never changed) is a batch of one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -149,11 +151,14 @@ class StringTyping:
     """Answers "is this one string?" for expressions inside one function (and the functions it is nested in)."""
 
     def __init__(self, model: ModuleModel, function: FunctionInfo, fastapi_route: bool = False,
-                 text_params: frozenset[str] = frozenset()) -> None:
+                 text_params: frozenset[str] = frozenset(), text_fields: Mapping[str, frozenset[str]] | None = None) -> None:
         """``fastapi_route``: ``function`` is a FastAPI route, whose parameters FastAPI fills from the request;
-        ``text_params``: parameters of ``function`` its framework fills with a str (a Gradio text box's)."""
+        ``text_params``: parameters of ``function`` its framework fills with a str (a Gradio text box's);
+        ``text_fields``: parameters of ``function`` whose named attributes are each a str (a gRPC request's
+        string fields)."""
         self.model = model
         self.function = function
+        self._text_fields = text_fields or {}
         self._scopes: list[tuple[dict[str, cst.BaseExpression | None], dict[str, list[cst.BaseExpression | None]], cst.FunctionDef]] = []
         scope: FunctionInfo | None = function
         while scope is not None:
@@ -216,7 +221,9 @@ class StringTyping:
                 return isinstance(folded, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) and self.is_one_string(folded, depth + 1)
             return False
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            kind, annotation, _ = self._lookup(expr.value.value)
+            kind, annotation, scope = self._lookup(expr.value.value)
+            if kind == "param" and scope is self.function.node and expr.attr.value in self._text_fields.get(expr.value.value, ()):
+                return True
             if kind == "param" and isinstance(annotation, cst.Name):
                 klass = self._module_class(annotation.value)
                 return klass is not None and _is_str_annotation(self._field_annotation(klass, expr.attr.value))

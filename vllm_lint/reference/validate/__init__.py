@@ -13,7 +13,9 @@ VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each o
 3. starts each server in turn with uvicorn on 127.0.0.1 through :mod:`vllm_lint.reference.launch`, which
    makes decoding greedy with a fixed number of new tokens on both sides (transformers' pipeline or vLLM's
    ``LLM`` for the bad one, AsyncLLMEngine for the fixed one) and fits vLLM to the CPU when there is no GPU;
-4. finds the endpoint from the app's OpenAPI schema (the POST route taking a prompt-like field), asks the
+   (a gRPC server runs as its ``__main__``, its ports moved to the launcher's);
+4. finds the endpoint from the app's OpenAPI schema (the POST route taking a prompt-like field), or for a gRPC
+   server from its servicer and the generated descriptors (:mod:`.grpc_endpoint`), asks the
    bad server every prompt once, one at a time (its reference answers), then sends both servers the same
    load (fixed prompts, ``--concurrency`` in flight, ``--requests`` in all);
 5. checks that each fixed response under load has the bad server's JSON shape and the same completion text
@@ -22,6 +24,6 @@ VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each o
    (optionally sweeping concurrency 1, 4, 16, 64 for a plot).
 
 One module per step: :mod:`.cases` (which bad servers), :mod:`.prepare` (1 and 2), :mod:`.servers` (3),
-:mod:`.endpoint` and :mod:`.compare` (4 and 5), :mod:`.run` (the loop over cases and servers),
+:mod:`.endpoint`, :mod:`.grpc_endpoint` and :mod:`.compare` (4 and 5), :mod:`.run` (the loop over cases and servers),
 :mod:`.results` (what a run finds, and its JSON), :mod:`.summary` (the text printed) and :mod:`.plot`.
 """

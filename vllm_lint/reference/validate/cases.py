@@ -17,7 +17,10 @@ class Case:
     source: str
     origin: str  # where it comes from: a path, or "rules/VLL101.yaml, example 1"
     explicit: bool = True  # named by the user (any fix will do) or discovered (only server rewrites)
-    filename: str = "server.py"  # what the bad and the fixed copy are called: a Django `views.py` is one by its name
+    filename: str = "server.py"  # the copies' path in their project: a Django `views.py` is one by its name
+    # Other files of its project, written beside it: an example's ``files``; for a file, the gRPC modules
+    # generated beside it (``*_pb2.py``, ``*_pb2_grpc.py``) and the .proto files they come from.
+    files: tuple[tuple[str, str], ...] = ()
 
 
 
@@ -40,7 +43,7 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
                     and builds_async_engine(example.fixed) > builds_async_engine(example.code):
                 cases.append(Case(f"{code} example {number}", example.clean_code,
                                   f"rules/{code}.yaml, example {number}", explicit=False,
-                                  filename=Path(example.filename or "server.py").name))
+                                  filename=example.filename or "server.py", files=example.files))
     if wanted and not cases:
         raise ValidationError(f"no example of {', '.join(sorted(wanted))} is a server its fix rewrites")
     return cases
@@ -51,11 +54,20 @@ def file_cases(paths: list[Path]) -> list[Case]:
     cases = []
     for path in paths:
         if path.is_dir():
-            cases += [Case(p.name, p.read_text(), str(p), explicit=False, filename=p.name)
-                      for p in sorted(path.glob("*.py"))]
+            cases += [Case(p.name, p.read_text(), str(p), explicit=False, filename=p.name, files=_generated_beside(p))
+                      for p in sorted(path.glob("*.py")) if not p.stem.endswith(_GENERATED_SUFFIXES)]
         else:
-            cases.append(Case(path.name, path.read_text(), str(path), filename=path.name))
+            cases.append(Case(path.name, path.read_text(), str(path), filename=path.name, files=_generated_beside(path)))
     return cases
+
+
+_GENERATED_SUFFIXES = ("_pb2", "_pb2_grpc")
+
+
+def _generated_beside(path: Path) -> tuple[tuple[str, str], ...]:
+    folder = path.parent
+    found = [p for p in sorted(folder.glob("*.py")) if p.stem.endswith(_GENERATED_SUFFIXES)] + sorted(folder.glob("*.proto"))
+    return tuple((p.name, p.read_text()) for p in found)
 
 
 def builds_async_engine(source: str) -> int:

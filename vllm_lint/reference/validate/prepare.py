@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from vllm_lint.reference.django_views import serves_django_views
+from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 
@@ -141,7 +142,8 @@ def _module_bindings(tree: ast.Module) -> set[str]:
 
 
 def unservable(source: str) -> str | None:
-    """Why the harness cannot start this server and send it HTTP requests, or None when it can."""
+    """Why the harness cannot start this server and send it requests (HTTP, or gRPC through the project's
+    generated stub), or None when it can."""
     tree = ast.parse(source)
     modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     modules |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
@@ -158,7 +160,8 @@ def unservable(source: str) -> str | None:
     if "gradio" in modules:
         return "a Gradio app: validate loads a FastAPI or Flask route, not Gradio's event queue"
     if "grpc" in modules:
-        return "a gRPC server: validate loads HTTP servers (FastAPI, Flask)"
+        # Called through its generated stub (grpc_endpoint), started as its __main__ starts it.
+        return None if is_grpc_server(source) else "a gRPC module that starts no server: validate starts one that adds a port"
     if "django" in modules and not serves_django_views(source):
         return "Django code with no view function (a first parameter `request`): validate routes a views module's views"
     if modules & {"fastapi", "flask", "starlette"}:
@@ -177,7 +180,8 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    if "app" not in bound and not serves_django_views(source):  # Django views are routed by the launcher
+    # Django views are routed by the launcher, a gRPC server serves no app.
+    if "app" not in bound and not serves_django_views(source) and not is_grpc_server(source):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")
@@ -252,10 +256,14 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
     reason = unservable(bad_text)
     if reason is not None:
         raise NotServable(reason)
-    # Each copy keeps the file's name, in a folder of its own: a name can make a file what it is (Django's views.py).
+    # Each copy keeps the file's name, in a folder of its own with the other files of its project (a gRPC
+    # server's generated modules): a name can make a file what it is (Django's views.py).
     bad_copy, fixed_copy = directory / "bad" / case.filename, directory / "fixed" / case.filename
-    for copy in (bad_copy, fixed_copy):
-        copy.parent.mkdir(exist_ok=True)
+    for root in (directory / "bad", directory / "fixed"):
+        for name, text in ((case.filename, ""), *case.files):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            if name != case.filename:
+                (root / name).write_text(text)
     bad_copy.write_text(bad_text)
     applied: dict[str, int] = {}
     diff = None

@@ -11,6 +11,7 @@ from vllm_lint.reference.loadgen import LoadResult
 from vllm_lint.reference.validate.cases import Case
 from vllm_lint.reference.validate.compare import Comparison
 from vllm_lint.reference.validate.endpoint import Endpoint
+from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint
 from vllm_lint.reference.validate.prepare import PreparedCase
 
 SWEEP_LEVELS = (1, 4, 16, 64)  # the concurrency levels of the sweep that --plot draws
@@ -40,7 +41,7 @@ class Report:
 
     options: Options
     prepared: PreparedCase
-    endpoint: Endpoint
+    endpoint: Endpoint | GrpcEndpoint
     main: dict[str, LoadResult]
     sweep: dict[str, dict[int, LoadResult]]
     comparison: Comparison  # the fixed server under load against the bad server's one-at-a-time answers

@@ -12,6 +12,7 @@ from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint, discover_grpc_endpoint
 from vllm_lint.reference.validate.prepare import PreparedCase, Progress, prepare_case
 from vllm_lint.reference.validate.results import Options, Report, Validation
 from vllm_lint.reference.validate.servers import ServerProcess
@@ -43,8 +44,16 @@ def generated_tokens(base_url: str) -> int | None:
         return None
 
 
-def _load(base_url: str, endpoint: Endpoint, *, requests: int, concurrency: int, options: Options,
+def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint, *, requests: int, concurrency: int, options: Options,
           counter, progress: Progress, offset: int = 0, stream: bool = False) -> LoadResult:
+    if isinstance(endpoint, GrpcEndpoint):
+        # base_url is the server's host:port; its tokens are counted from the answers.
+        return asyncio.run(endpoint.run_load(
+            base_url, lambda i: prompt_for(i + offset), requests=requests, concurrency=concurrency,
+            timeout=options.timeout, max_seconds=options.max_seconds,
+            count_tokens=(lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
+                                                   r.content_type, r.streamed))),
+            progress=progress))
     before = generated_tokens(base_url)
     result = asyncio.run(run_load(
         base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
@@ -108,11 +117,15 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                            kv_cache_bytes=options.kv_cache_bytes, max_num_seqs=options.max_num_seqs,
                            start_timeout=options.start_timeout) as server:
             startup[role] = round(server.startup_s or 0.0, 1)
-            progress(f"{name}: {role}: up in {startup[role]:.1f}s at {server.base_url}")
-            if endpoint is None:
+            base_url = server.address if server.grpc else server.base_url
+            progress(f"{name}: {role}: up in {startup[role]:.1f}s at {base_url}")
+            if server.grpc and not isinstance(endpoint, GrpcEndpoint):
+                endpoint = discover_grpc_endpoint(source.path.read_text(), source.path.parent)
+                progress(f"{name}: endpoint: {endpoint.describe()}")
+            elif endpoint is None:
                 endpoint = discover_endpoint(_openapi(server))
                 progress(f"{name}: endpoint: {endpoint.describe()}")
-            warm = _load(server.base_url, endpoint, requests=1, concurrency=1, options=options,
+            warm = _load(base_url, endpoint, requests=1, concurrency=1, options=options,
                          counter=counter, progress=lambda _: None, offset=10_000)
             first = warm.records[0] if warm.records else None
             if not warm.ok and role == "bad" and first is not None and (first.status or 0) >= 500:
@@ -132,14 +145,14 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 # One wave at the measured concurrency first: vLLM on CPU is slow on the first batches of each
                 # new shape, and that is start-up, not throughput. (The bad server is warmed by the reference
                 # pass below.) Its answers are not used.
-                _load(server.base_url, endpoint, requests=options.concurrency, concurrency=options.concurrency,
+                _load(base_url, endpoint, requests=options.concurrency, concurrency=options.concurrency,
                       options=options, counter=counter, progress=lambda _: None, offset=20_000)
             if role == "bad" and bad_fails is None:
                 # The answers to compare with: every prompt once, one at a time, before any load. A server
                 # that is wrong under concurrency (vLLM's LLM called from several threads) still gives its
                 # intended answers here; what it does under load is compared with them separately.
                 progress(f"{name}: bad: reference answers, {options.requests} requests one at a time")
-                reference = _load(server.base_url, endpoint, requests=options.requests, concurrency=1,
+                reference = _load(base_url, endpoint, requests=options.requests, concurrency=1,
                                   options=options, counter=counter, progress=progress)
                 progress(f"{name}: bad: one at a time: {load_line(reference)}")
                 if len(reference.ok) != options.requests:
@@ -149,7 +162,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                                           + server.log_tail())
             progress(f"{name}: {role}: {options.requests} requests, concurrency {options.concurrency}, "
                      f"max_tokens {options.max_tokens}")
-            main[role] = _load(server.base_url, endpoint, requests=options.requests,
+            main[role] = _load(base_url, endpoint, requests=options.requests,
                                concurrency=options.concurrency, options=options, counter=counter,
                                progress=progress)
             progress(f"{name}: {role}: {load_line(main[role])}")
@@ -159,7 +172,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 stream_requests, stream_concurrency = ((min(options.requests, options.concurrency), 1)
                                                       if role == "bad" else (options.requests, options.concurrency))
                 progress(f"{name}: {role}: {stream_requests} streamed requests, concurrency {stream_concurrency}")
-                streamed[role] = _load(server.base_url, endpoint, requests=stream_requests,
+                streamed[role] = _load(base_url, endpoint, requests=stream_requests,
                                        concurrency=stream_concurrency, options=options, counter=counter,
                                        progress=progress, stream=True)
                 progress(f"{name}: {role}: streamed: {load_line(streamed[role])}")
@@ -169,7 +182,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                     continue
                 n = max(level, min(options.requests, 4 * level))
                 progress(f"{name}: {role}: sweep concurrency {level} ({n} requests)")
-                sweep[role][level] = _load(server.base_url, endpoint, requests=n, concurrency=level,
+                sweep[role][level] = _load(base_url, endpoint, requests=n, concurrency=level,
                                            options=options, counter=counter, progress=lambda _: None)
                 progress(f"{name}: {role}: sweep {level}: {load_line(sweep[role][level])}")
     assert reference is not None

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import vllm_lint
-from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_ready
+from vllm_lint.reference.launch import is_grpc_server
+from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.validate.errors import ValidationError
 from vllm_lint.reference.validate.prepare import PreparedSource
 
@@ -26,6 +27,8 @@ class ServerProcess:
         self.log_path = log_dir / f"{source.role}.log"
         self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
         self.start_timeout = start_timeout
+        self.grpc = is_grpc_server(source.path.read_text())
+        self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
 
@@ -54,8 +57,12 @@ class ServerProcess:
 
     def _wait_ready(self) -> None:
         try:
-            # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
-            wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)
+            if self.grpc:
+                # The port accepts once server.start() has run, after the servicer (and its model) is built.
+                wait_listening(self.port, self.proc, timeout=self.start_timeout)
+            else:
+                # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
+                wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)
         except ServerExited as exc:
             raise ValidationError(f"the {self.source.role} server exited with {exc.returncode}:\n"
                                   + self.log_tail()) from None
