@@ -58,22 +58,8 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                 if isinstance(target, ast.Name):
                     constants[target.id] = node.value
     literals: dict[tuple[int, int], ast.Constant] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        where = MODEL_ARGUMENTS.get(_called_name(node.func) or "")
-        if where is None:
-            continue
-        keyword, position = where
-        values = [k.value for k in node.keywords if k.arg in (keyword, "tokenizer")]
-        if not any(k.arg == keyword for k in node.keywords) and len(node.args) > position:
-            values.append(node.args[position])
-        for value in values:
-            if isinstance(value, ast.Name) and value.id in constants:
-                value = constants[value.id]
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                literals[(value.lineno, value.col_offset)] = value
-    for value in _constructor_models(tree):
+    called = [value for node in ast.walk(tree) if isinstance(node, ast.Call) for value in _model_values(node)]
+    for value in (*called, *_constructor_models(tree)):
         if isinstance(value, ast.Name) and value.id in constants:
             value = constants[value.id]
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -95,6 +81,18 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
     return "".join(lines), sorted(set(names))
 
 
+def _model_values(call: ast.Call) -> list[ast.expr]:
+    """What a model-loading call (MODEL_ARGUMENTS) is given as its model, and as its tokenizer."""
+    where = MODEL_ARGUMENTS.get(_called_name(call.func) or "")
+    if where is None:
+        return []
+    keyword, position = where
+    values = [k.value for k in call.keywords if k.arg in (keyword, "tokenizer")]
+    if not any(k.arg == keyword for k in call.keywords) and len(call.args) > position:
+        values.append(call.args[position])
+    return values
+
+
 def _constructor_models(tree: ast.Module) -> list[ast.expr]:
     """What ``Generator("gpt2")`` passes (or its default) for the ``__init__`` parameter that a model call in it
     names the model by: ``def __init__(self, model_name): self.pipe = pipeline(..., model=model_name)``."""
@@ -108,14 +106,8 @@ def _constructor_models(tree: ast.Module) -> list[ast.expr]:
         names = {p.arg for p in params}
         used = set()
         for node in ast.walk(init):
-            where = MODEL_ARGUMENTS.get(_called_name(node.func) or "") if isinstance(node, ast.Call) else None
-            if where is None:
-                continue
-            keyword, position = where
-            values = [k.value for k in node.keywords if k.arg in (keyword, "tokenizer")]
-            if not any(k.arg == keyword for k in node.keywords) and len(node.args) > position:
-                values.append(node.args[position])
-            used |= {v.id for v in values if isinstance(v, ast.Name) and v.id in names}
+            if isinstance(node, ast.Call):
+                used |= {v.id for v in _model_values(node) if isinstance(v, ast.Name) and v.id in names}
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == klass.name]
         for param in used:
             index = [p.arg for p in params].index(param)
