@@ -12,7 +12,7 @@ setup(
     + ["vllm_lint._rules", "vllm_lint._templates"],
     package_dir={"vllm_lint._rules": "rules", "vllm_lint._templates": "templates"},
     package_data={
-        "vllm_lint": ["vllm_api/data/*.json", "agent_rules/*.yaml", "py.typed"],
+        "vllm_lint": ["vllm_api/data/*.json", "agent_rules/*.yaml", "py.typed", "reference/spawned_site/*.py"],
         "vllm_lint._rules": ["*.yaml"],
         "vllm_lint._templates": ["*.j2", "**/*.j2"],
     },

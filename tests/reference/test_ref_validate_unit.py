@@ -116,12 +116,9 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     unservable = {
         "VLL101 example 9": "no POST route",
-        "VLL101 example 10": "a Ray Serve deployment",
         "VLL101 example 11": "a Gradio app",
         "VLL101 example 12": "a BentoML service",
-        "VLL101 example 13": "a LitServe API",
         "VLL103 example 14": "a BentoML service",
-        "VLL103 example 15": "a LitServe API",
     }
     for case in cases:
         code, _, number = case.name.split()
@@ -313,12 +310,13 @@ def test_unservable_servers_are_named():
     assert unservable("from django.apps import AppConfig\nclass C(AppConfig):\n    pass\n").startswith("Django code with no view")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
         .startswith("no POST route")
-    assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") \
-        .startswith("a Ray Serve deployment")
+    assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") is None
+    assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
     assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") \
         .startswith("a Gradio app")
     assert unservable("import bentoml\n@bentoml.service\nclass S:\n    pass\n").startswith("a BentoML service")
-    assert unservable("import litserve as ls\nclass A(ls.LitAPI):\n    pass\n").startswith("a LitServe API")
+    assert unservable("import litserve as ls\nclass A(ls.LitAPI):\n    pass\n").startswith("a LitServe API the file never serves")
+    assert unservable("import litserve as ls\nclass A(ls.LitAPI):\n    pass\nls.LitServer(A()).run()\n") is None
     assert unservable("import openai\nprint(openai.OpenAI())\n") is None
     assert unservable("from flask import Flask\napp = Flask(__name__)\n@app.route('/g', methods=['POST'])\ndef g():\n    pass\n") is None
 

@@ -27,6 +27,12 @@ The app is served as its file serves it:
   every ``add_insecure_port(...)`` moved to the launcher's host and port; the harness calls it through the
   project's generated stub (``validate.grpc_endpoint``). Its tokens are counted from the answers;
 
+* a LitServe API file as its ``__main__``, its ``LitServer.run(...)`` moved to the launcher's host and port,
+  the patches handed down to the inference workers LitServe spawns (:mod:`vllm_lint.reference.litserve_apps`,
+  :mod:`vllm_lint.reference.spawned`); its tokens are counted from the answers;
+* a Ray Serve application file as its ``__main__``, on a local Ray cluster, the application it binds served
+  by Serve's proxy on the launcher's host and port, one replica per deployment, the patches handed down to
+  Ray's workers (:mod:`vllm_lint.reference.ray_serve_apps`); its tokens are counted from the answers;
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
@@ -54,7 +60,10 @@ import threading
 from pathlib import Path
 
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app, serves_django_views
+from vllm_lint.reference.litserve_apps import is_litserve_server, run_litserve_main
+from vllm_lint.reference.ray_serve_apps import is_ray_serve_app, run_ray_serve_main
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
+from vllm_lint.reference.spawned import hand_down
 
 STATS_PATH = "/__vllm_lint__/generated_tokens"
 
@@ -409,6 +418,14 @@ def main(argv: list[str] | None = None) -> None:
     path = args.app_file.resolve()
     if is_grpc_server(source):
         run_grpc_main(path, args.host, args.port)
+    elif is_litserve_server(source):
+        # Its model is built in the inference workers LitServe spawns.
+        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
+        run_litserve_main(path, args.host, args.port)
+    elif is_ray_serve_app(source):
+        # Its model is built in the replicas Ray's workers run.
+        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
+        run_ray_serve_main(path, args.host, args.port, _cuda_available())
     elif serves_under_main(source):
         run_as_main(path, args.host, args.port)
     elif serves_django_views(source):

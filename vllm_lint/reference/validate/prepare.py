@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import ast
 import difflib
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.launch import is_grpc_server
+from vllm_lint.reference.litserve_apps import is_litserve_server
+from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 
@@ -133,6 +136,18 @@ def _module_bindings(tree: ast.Module) -> set[str]:
     return bound
 
 
+def _framework_missing(module: str, what: str) -> str | None:
+    """Why a file of a framework that is not installed cannot be served, or None when it is installed."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package missing
+        found = False
+    if found:
+        return None
+    return (f"{what}, and {module.split('.')[0]} is not installed here: "
+            "pip install 'vllm-lint[frameworks]' (or the framework the file uses) to validate it")
+
+
 def unservable(source: str) -> str | None:
     """Why the harness cannot start this server and send it requests (HTTP, or gRPC through the project's
     generated stub), or None when it can."""
@@ -142,11 +157,15 @@ def unservable(source: str) -> str | None:
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
     if "ray" in modules:
-        return "a Ray Serve deployment: validate starts an app from its file, not a Ray cluster"
+        if not is_ray_serve_app(source):
+            return "Ray code with no Serve deployment: validate serves a Ray Serve application"
+        return _framework_missing("ray.serve", "a Ray Serve application")
     if "bentoml" in modules:
         return "a BentoML service: validate starts an app from its file, not `bentoml serve`"
     if "litserve" in modules:
-        return "a LitServe API: validate starts a FastAPI or Flask app from its file, not a LitServer"
+        if not is_litserve_server(source):
+            return "a LitServe API the file never serves: validate runs the LitServer its file builds"
+        return _framework_missing("litserve", "a LitServe API")
     if routes:
         return None
     if "gradio" in modules:
@@ -172,8 +191,10 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    # Django views are routed by the launcher, a gRPC server serves no app.
-    if "app" not in bound and not serves_django_views(source) and not is_grpc_server(source):
+    # Django views are routed by the launcher; a gRPC server, a LitServer and Ray Serve
+    # serve no app of the file's.
+    if "app" not in bound and not (serves_django_views(source) or is_grpc_server(source)
+                                   or is_litserve_server(source) or is_ray_serve_app(source)):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")

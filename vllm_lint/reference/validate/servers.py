@@ -10,6 +10,8 @@ from pathlib import Path
 
 import vllm_lint
 from vllm_lint.reference.launch import is_grpc_server
+from vllm_lint.reference.litserve_apps import HEALTH_PATH, is_litserve_server
+from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.validate.errors import ValidationError
 from vllm_lint.reference.validate.prepare import PreparedSource
@@ -27,7 +29,10 @@ class ServerProcess:
         self.log_path = log_dir / f"{source.role}.log"
         self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
         self.start_timeout = start_timeout
-        self.grpc = is_grpc_server(source.path.read_text())
+        text = source.path.read_text()
+        self.grpc = is_grpc_server(text)
+        self.litserve = is_litserve_server(text)
+        self.ray_serve = is_ray_serve_app(text)
         self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
@@ -60,6 +65,12 @@ class ServerProcess:
             if self.grpc:
                 # The port accepts once server.start() has run, after the servicer (and its model) is built.
                 wait_listening(self.port, self.proc, timeout=self.start_timeout)
+            elif self.litserve:
+                # LitServe answers before its inference workers are set up; its health check waits for them.
+                wait_ready(self.base_url + HEALTH_PATH, self.proc, timeout=self.start_timeout, status=200)
+            elif self.ray_serve:
+                # Serve's proxy answers (404, 503) before the application's replicas are up.
+                wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout, status=200)
             else:
                 # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
                 wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)

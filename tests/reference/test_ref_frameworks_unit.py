@@ -1,0 +1,107 @@
+"""The launcher's serving of LitServe and Ray Serve files, and its patches in the processes they start
+(no model server started)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from vllm_lint.reference.litserve_apps import is_litserve_server
+from vllm_lint.reference.ray_serve_apps import _on_this_machine, is_ray_serve_app
+from vllm_lint.reference.spawned import ENVIRONMENT_VARIABLE, SITE_DIRECTORY, hand_down
+
+from .conftest import REPO, require_modules
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import litserve as ls\nif __name__ == '__main__':\n    ls.LitServer(A(), devices=1).run(port=8000)\n", True),
+    ("from litserve import LitServer\nserver = LitServer(A())\n", True),
+    ("import litserve as ls\nclass A(ls.LitAPI):\n    pass\n", False),  # an API, served elsewhere
+    ("LitServer(A())\n", False),  # no LitServe import
+    ("import litserve as ls\nls.LitServer(\n", False),  # does not parse
+])
+def test_a_litserve_server_is_a_file_that_builds_a_litserver(source, expected):
+    assert is_litserve_server(source) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from ray import serve\n@serve.deployment(num_replicas=2)\nclass D:\n    pass\n", True),
+    ("from ray.serve import deployment\n@deployment\nclass D:\n    pass\n", True),
+    ("import ray.serve as serve\n@serve.deployment\nasync def f(request):\n    pass\n", True),
+    ("import ray\n@ray.remote\nclass A:\n    pass\n", False),  # a Ray actor, not Serve
+    ("from ray import serve\nhandle = serve.get_app_handle('x')\n", False),  # a client of a deployment
+])
+def test_a_ray_serve_app_is_a_file_that_declares_a_deployment(source, expected):
+    assert is_ray_serve_app(source) is expected
+
+
+def test_ray_deployments_run_one_replica_without_the_gpus_the_machine_lacks(capsys):
+    asked = {"num_replicas": 2, "ray_actor_options": {"num_gpus": 1, "num_cpus": 2, "resources": {"a100": 1}},
+             "max_ongoing_requests": 64}
+    assert _on_this_machine(asked, has_gpu=False) == {
+        "num_replicas": 1, "ray_actor_options": {"num_cpus": 2}, "max_ongoing_requests": 64}
+    assert capsys.readouterr().err == (
+        "[vllm-lint launch] Ray Serve deployment: num_replicas 2 -> 1; ray_actor_options {'num_gpus': 1, "
+        "'num_cpus': 2, 'resources': {'a100': 1}} -> {'num_cpus': 2} (no GPU here)\n")
+    assert _on_this_machine({"autoscaling_config": {"max_replicas": 4}}, has_gpu=False) == {"num_replicas": 1}
+    with_gpu = {"ray_actor_options": {"num_gpus": 1}}
+    assert _on_this_machine(with_gpu, has_gpu=True) == with_gpu
+    assert _on_this_machine({}, has_gpu=False) == {}
+    assert capsys.readouterr().err == ("[vllm-lint launch] Ray Serve deployment: autoscaling_config dropped\n")
+
+
+def test_a_process_started_under_hand_down_patches_transformers_when_it_imports_it(tmp_path, monkeypatch):
+    """A fresh interpreter (as multiprocessing's spawn and Ray's workers start) gets the launcher's patches."""
+    require_modules("transformers", what="the hand-down of the launcher's patches")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    hand_down(str(tmp_path / "model"), 7, 2**20, None)
+    assert os.environ["PYTHONPATH"].split(os.pathsep) == [str(SITE_DIRECTORY), str(REPO)]
+    assert json.loads(os.environ[ENVIRONMENT_VARIABLE]) == {
+        "model_dir": str(tmp_path / "model"), "max_tokens": 7, "kv_cache_bytes": 2**20, "max_num_seqs": None}
+    probe = textwrap.dedent("""
+        import sys
+        print("transformers" in sys.modules)
+        from transformers import pipeline
+        print(pipeline.__qualname__)
+    """)
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    # Not imported at start-up (a process that never imports it pays nothing); patched once imported.
+    assert result.stdout.splitlines() == ["False", "patch_transformers.<locals>.pipeline"]
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE)
+    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ))
+    assert plain.stdout.splitlines() == ["False", "pipeline"]
+
+
+def test_a_litserve_apis_raw_request_fields_are_documented():
+    """decode_request(request) reads request["prompt"]: FastAPI's document has no body for it, the
+    launcher's has the field, so that the harness finds the route."""
+    require_modules("litserve", what="LitServe's document")
+    import litserve as ls
+
+    from vllm_lint.reference.litserve_apps import _document_raw_requests
+
+    class TextAPI(ls.LitAPI):
+        def setup(self, device):
+            pass
+
+        def decode_request(self, request):
+            return str(request["prompt"])
+
+        def predict(self, prompt):
+            return prompt
+
+    server = ls.LitServer(TextAPI(), accelerator="cpu", devices=1)
+    before = server.app.openapi()["paths"]["/predict"]["post"]
+    assert "requestBody" not in before
+    _document_raw_requests(server)
+    assert server.app.openapi()["paths"]["/predict"] == {"post": {"parameters": [], "requestBody": {
+        "content": {"application/json": {"schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}}}}}
+    assert "/health" in server.app.openapi()["paths"]  # the rest of FastAPI's document is kept

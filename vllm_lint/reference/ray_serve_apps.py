@@ -1,0 +1,123 @@
+"""A Ray Serve application file served for ``vllm-lint validate``, on a local Ray cluster of its own.
+
+The file runs as ``__main__`` (no command-line arguments), so that Ray pickles its deployment classes by
+value, as ``serve run`` ships a script's. The application it binds at module level (``app =
+Generator.bind()``), or the one its own ``serve.run(...)`` runs, is served on the launcher's host and port
+by Serve's HTTP proxy. Each deployment runs one replica, with the GPUs and custom resources it asks for
+dropped when the machine has no GPU: the comparison is one engine against one pipeline, on what the machine
+has. The replicas build their models in Ray's worker processes, which get the launcher's patches through
+:mod:`vllm_lint.reference.spawned`; their tokens are counted from the answers.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import runpy
+import sys
+import threading
+from pathlib import Path
+
+# Logical CPUs the local cluster declares: a replica that asks for a few still fits on a small machine.
+_CLUSTER_CPUS = 16
+_OBJECT_STORE_BYTES = 128 * 2**20
+
+
+def is_ray_serve_app(source: str) -> bool:
+    """A file that imports Ray Serve and declares a deployment (``@serve.deployment``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    imports = any(
+        (isinstance(n, ast.ImportFrom) and ((n.module or "") == "ray" and any(a.name == "serve" for a in n.names)
+                                            or (n.module or "").startswith("ray.serve")))
+        or (isinstance(n, ast.Import) and any(a.name.startswith("ray.serve") for a in n.names))
+        for n in ast.walk(tree))
+    declares = any(ast.unparse(d).split("(")[0].split(".")[-1] == "deployment"
+                   for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                   for d in n.decorator_list)
+    return imports and declares
+
+
+def _on_this_machine(options: dict, has_gpu: bool) -> dict:
+    """Deployment options for one replica on this machine; what changed is logged."""
+    local = dict(options)
+    changed = []
+    if local.pop("autoscaling_config", None) is not None:
+        changed.append("autoscaling_config dropped")
+    if local.get("num_replicas", 1) != 1:
+        changed.append(f"num_replicas {local['num_replicas']} -> 1")
+    if "num_replicas" in local or changed:
+        local["num_replicas"] = 1
+    actor = local.get("ray_actor_options")
+    if isinstance(actor, dict) and not has_gpu:
+        kept = {k: v for k, v in actor.items() if k not in ("num_gpus", "resources", "accelerator_type")}
+        if kept != actor:
+            changed.append(f"ray_actor_options {actor} -> {kept} (no GPU here)")
+            local["ray_actor_options"] = kept
+    if local.get("placement_group_bundles") is not None and not has_gpu:
+        local.pop("placement_group_bundles")
+        local.pop("placement_group_strategy", None)
+        changed.append("placement group dropped (no GPU here)")
+    if changed:
+        print(f"[vllm-lint launch] Ray Serve deployment: {'; '.join(changed)}", file=sys.stderr, flush=True)
+    return local
+
+
+def _patch_deployments(has_gpu: bool) -> None:
+    from ray import serve
+    from ray.serve.deployment import Deployment
+
+    original_decorator, original_options = serve.deployment, Deployment.options
+
+    def deployment(_func_or_class=None, **options):
+        options = _on_this_machine(options, has_gpu)
+        if _func_or_class is not None:
+            return original_decorator(_func_or_class, **options)
+        return original_decorator(**options)
+
+    def options(self, *args, **kwargs):
+        return original_options(self, *args, **_on_this_machine(kwargs, has_gpu))
+
+    serve.deployment = deployment
+    Deployment.options = options
+
+
+def run_ray_serve_main(path: Path, host: str, port: int, has_gpu: bool) -> None:
+    import ray
+    from ray import serve
+    from ray.serve.deployment import Application
+
+    _patch_deployments(has_gpu)
+    ray.init(num_cpus=max(_CLUSTER_CPUS, os.cpu_count() or 1), include_dashboard=False,
+             object_store_memory=_OBJECT_STORE_BYTES)
+    http_options = {"host": host, "port": port}
+    serve.start(http_options=http_options)
+    original_run = serve.run
+    ran = []
+
+    def init(*args, **kwargs):  # the file's own ray.init(): the cluster is up already
+        return ray.get_runtime_context()
+
+    def start(*args, **kwargs):  # the file's own serve.start(): Serve is up already, on the launcher's port
+        return None
+
+    def run(target, *args, **kwargs):
+        kwargs["blocking"] = False  # the launcher keeps the process alive
+        ran.append(target)
+        return original_run(target, *args, **kwargs)
+
+    ray.init, serve.start, serve.run = init, start, run
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent))
+    namespace = runpy.run_path(str(path), run_name="__main__")
+    if not ran:
+        applications = {name: value for name, value in namespace.items() if isinstance(value, Application)}
+        if len(applications) != 1:
+            raise SystemExit(f"{path.name} binds {len(applications)} Ray Serve applications at module level "
+                             f"({', '.join(applications) or 'none'}) and runs none: validate serves the one it binds")
+        (name, application), = applications.items()
+        print(f"[vllm-lint launch] serve.run({name}) on {host}:{port}", file=sys.stderr, flush=True)
+        original_run(application, blocking=False)
+    threading.Event().wait()
