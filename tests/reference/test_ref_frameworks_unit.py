@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from vllm_lint.reference.bentoml_services import entry_service, is_bentoml_service
 from vllm_lint.reference.litserve_apps import is_litserve_server
 from vllm_lint.reference.ray_serve_apps import _on_this_machine, is_ray_serve_app
 from vllm_lint.reference.spawned import ENVIRONMENT_VARIABLE, SITE_DIRECTORY, hand_down
@@ -38,6 +39,35 @@ def test_a_litserve_server_is_a_file_that_builds_a_litserver(source, expected):
 ])
 def test_a_ray_serve_app_is_a_file_that_declares_a_deployment(source, expected):
     assert is_ray_serve_app(source) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import bentoml\n@bentoml.service(resources={'gpu': 1})\nclass Gen:\n    pass\n", True),
+    ("from bentoml import service\n@service\nclass Gen:\n    pass\n", True),
+    ("import bentoml\nclient = bentoml.SyncHTTPClient('http://localhost:3000')\n", False),  # a client
+    ("@service\nclass Gen:\n    pass\n", False),  # no BentoML import
+])
+def test_a_bentoml_service_is_a_file_that_declares_a_service_class(source, expected):
+    assert is_bentoml_service(source) is expected
+
+
+def test_bentoml_serves_the_service_no_other_depends_on():
+    composed = textwrap.dedent("""
+        import bentoml
+
+        @bentoml.service
+        class Model:
+            pass
+
+        @bentoml.service
+        class Api:
+            model = bentoml.depends(Model)
+    """)
+    assert entry_service(composed) == "Api"
+    assert entry_service("import bentoml\n@bentoml.service\nclass Only:\n    pass\n") == "Only"
+    two = "import bentoml\n@bentoml.service\nclass A:\n    pass\n@bentoml.service\nclass B:\n    pass\n"
+    with pytest.raises(SystemExit, match="the BentoML services A, B, and 2 of them no other depends on"):
+        entry_service(two)
 
 
 def test_ray_deployments_run_one_replica_without_the_gpus_the_machine_lacks(capsys):

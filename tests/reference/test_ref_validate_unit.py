@@ -117,8 +117,6 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     unservable = {
         "VLL101 example 9": "no POST route",
         "VLL101 example 11": "a Gradio app",
-        "VLL101 example 12": "a BentoML service",
-        "VLL103 example 14": "a BentoML service",
     }
     for case in cases:
         code, _, number = case.name.split()
@@ -314,7 +312,9 @@ def test_unservable_servers_are_named():
     assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
     assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") \
         .startswith("a Gradio app")
-    assert unservable("import bentoml\n@bentoml.service\nclass S:\n    pass\n").startswith("a BentoML service")
+    assert unservable("import bentoml\n@bentoml.service\nclass S:\n    pass\n") is None
+    assert unservable("import bentoml\nclient = bentoml.SyncHTTPClient('http://localhost:3000')\n") \
+        .startswith("BentoML code with no @bentoml.service class")
     assert unservable("import litserve as ls\nclass A(ls.LitAPI):\n    pass\n").startswith("a LitServe API the file never serves")
     assert unservable("import litserve as ls\nclass A(ls.LitAPI):\n    pass\nls.LitServer(A()).run()\n") is None
     assert unservable("import openai\nprint(openai.OpenAI())\n") is None

@@ -33,6 +33,8 @@ The app is served as its file serves it:
 * a Ray Serve application file as its ``__main__``, on a local Ray cluster, the application it binds served
   by Serve's proxy on the launcher's host and port, one replica per deployment, the patches handed down to
   Ray's workers (:mod:`vllm_lint.reference.ray_serve_apps`); its tokens are counted from the answers;
+* a BentoML service file under ``bentoml serve`` (:mod:`vllm_lint.reference.bentoml_services`), the patches
+  handed down to its workers; its tokens are counted from the answers;
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
@@ -59,6 +61,7 @@ import sys
 import threading
 from pathlib import Path
 
+from vllm_lint.reference.bentoml_services import exec_bentoml_serve, is_bentoml_service
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app, serves_django_views
 from vllm_lint.reference.litserve_apps import is_litserve_server, run_litserve_main
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app, run_ray_serve_main
@@ -411,11 +414,15 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
     source = args.app_file.read_text()
+    path = args.app_file.resolve()
+    if is_bentoml_service(source):
+        # BentoML builds the service in its own worker processes; nothing to patch in this one.
+        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
+        exec_bentoml_serve(path, source, args.host, args.port)
     if "transformers" in source:
         patch_transformers(args.model, args.max_tokens)
     if "vllm" in source:
         patch_vllm(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
-    path = args.app_file.resolve()
     if is_grpc_server(source):
         run_grpc_main(path, args.host, args.port)
     elif is_litserve_server(source):

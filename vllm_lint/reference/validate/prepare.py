@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from vllm_lint.reference.bentoml_services import is_bentoml_service
 from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.litserve_apps import is_litserve_server
@@ -161,7 +162,9 @@ def unservable(source: str) -> str | None:
             return "Ray code with no Serve deployment: validate serves a Ray Serve application"
         return _framework_missing("ray.serve", "a Ray Serve application")
     if "bentoml" in modules:
-        return "a BentoML service: validate starts an app from its file, not `bentoml serve`"
+        if not is_bentoml_service(source):
+            return "BentoML code with no @bentoml.service class: validate serves a service with `bentoml serve`"
+        return _framework_missing("bentoml", "a BentoML service")
     if "litserve" in modules:
         if not is_litserve_server(source):
             return "a LitServe API the file never serves: validate runs the LitServer its file builds"
@@ -191,10 +194,11 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    # Django views are routed by the launcher; a gRPC server, a LitServer and Ray Serve
-    # serve no app of the file's.
+    # Django views are routed by the launcher; a gRPC server, a LitServer, Ray Serve and
+    # BentoML serve no app of the file's.
     if "app" not in bound and not (serves_django_views(source) or is_grpc_server(source)
-                                   or is_litserve_server(source) or is_ray_serve_app(source)):
+                                   or is_litserve_server(source) or is_ray_serve_app(source)
+                                   or is_bentoml_service(source)):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")

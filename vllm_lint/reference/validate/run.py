@@ -201,12 +201,12 @@ def _openapi(server: ServerProcess) -> dict:
     """The server's OpenAPI document, or a ValidationError that shows what it answered instead."""
     import httpx
 
-    response = httpx.get(server.base_url + "/openapi.json", timeout=10, trust_env=False)
+    response = httpx.get(server.base_url + server.openapi_path, timeout=10, trust_env=False)
     try:
         document = response.json()
     except ValueError:
         document = None
     if response.status_code != 200 or not isinstance(document, dict):
-        raise ValidationError(f"the {server.source.role} server answered GET /openapi.json with HTTP "
+        raise ValidationError(f"the {server.source.role} server answered GET {server.openapi_path} with HTTP "
                               f"{response.status_code}, not an OpenAPI document:\n{server.log_tail()}")
     return document

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import vllm_lint
+from vllm_lint.reference import bentoml_services
 from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.litserve_apps import HEALTH_PATH, is_litserve_server
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
@@ -33,6 +34,8 @@ class ServerProcess:
         self.grpc = is_grpc_server(text)
         self.litserve = is_litserve_server(text)
         self.ray_serve = is_ray_serve_app(text)
+        self.bentoml = bentoml_services.is_bentoml_service(text)
+        self.openapi_path = bentoml_services.OPENAPI_PATH if self.bentoml else "/openapi.json"
         self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
@@ -68,6 +71,9 @@ class ServerProcess:
             elif self.litserve:
                 # LitServe answers before its inference workers are set up; its health check waits for them.
                 wait_ready(self.base_url + HEALTH_PATH, self.proc, timeout=self.start_timeout, status=200)
+            elif self.bentoml:
+                wait_ready(self.base_url + bentoml_services.READY_PATH, self.proc, timeout=self.start_timeout,
+                           status=200)
             elif self.ray_serve:
                 # Serve's proxy answers (404, 503) before the application's replicas are up.
                 wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout, status=200)
