@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from vllm_lint.reference.django_views import serves_django_views
+from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
@@ -150,7 +151,8 @@ def unservable(source: str) -> str | None:
     if routes:
         return None
     if "gradio" in modules:
-        return "a Gradio app: validate loads a FastAPI or Flask route, not Gradio's event queue"
+        # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
+        return None if is_gradio_app(source) else "a Gradio app mounted in another app with no POST route: validate loads a route that takes a prompt"
     if "grpc" in modules:
         # Called through its generated stub (grpc_endpoint), started as its __main__ starts it.
         return None if is_grpc_server(source) else "a gRPC module that starts no server: validate starts one that adds a port"
@@ -172,8 +174,8 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    # Django views are routed by the launcher, a gRPC server serves no app.
-    if "app" not in bound and not serves_django_views(source) and not is_grpc_server(source):
+    # Django views are routed by the launcher, a gRPC server and a Gradio app serve no FastAPI app.
+    if "app" not in bound and not serves_django_views(source) and not is_grpc_server(source) and not is_gradio_app(source):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import vllm_lint
+from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.validate.errors import ValidationError
@@ -28,6 +29,7 @@ class ServerProcess:
         self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
         self.start_timeout = start_timeout
         self.grpc = is_grpc_server(source.path.read_text())
+        self.gradio = not self.grpc and is_gradio_app(source.path.read_text())
         self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
@@ -60,6 +62,9 @@ class ServerProcess:
             if self.grpc:
                 # The port accepts once server.start() has run, after the servicer (and its model) is built.
                 wait_listening(self.port, self.proc, timeout=self.start_timeout)
+            elif self.gradio:
+                # Its API description: launch() has started Gradio's server, after the file built its model.
+                wait_ready(self.base_url + "/gradio_api/info", self.proc, timeout=self.start_timeout, status=200)
             else:
                 # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
                 wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)
