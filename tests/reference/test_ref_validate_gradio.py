@@ -102,8 +102,9 @@ MOUNTED = ("import gradio as gr\nfrom fastapi import FastAPI\napp = FastAPI()\n"
 def test_gradio_apps_are_served_and_mounted_ones_are_not():
     assert is_gradio_app(INTERFACE) and is_gradio_app("from gradio import Blocks\ndemo = Blocks()\n")
     assert not is_gradio_app(MOUNTED) and not is_gradio_app("import fastapi\n") and not is_gradio_app("def (")
+    assert not is_gradio_app("import gradio as gr\nprint(gr.__version__)\n")  # builds no app
     assert unservable(INTERFACE) is None
-    assert unservable(MOUNTED).startswith("a Gradio app mounted in another app with no POST route")
+    assert unservable(MOUNTED).startswith("Gradio code that mounts its app into another app (or builds none) and no POST route")
     assert make_runnable(INTERFACE) == (INTERFACE, [])  # Gradio serves it: no FastAPI app injected
 
 

@@ -32,16 +32,21 @@ def _imports_gradio(tree: ast.Module) -> bool:
     )
 
 
+# What builds a Gradio app, and what mounts one into another app (then served by that app's server).
+APP_CLASSES = {"Blocks", "Interface", "ChatInterface", "TabbedInterface"}
+MOUNT = "mount_gradio_app"
+
+
 def is_gradio_app(source: str) -> bool:
-    """A file whose server is Gradio's own: it imports gradio and does not mount its app into another one
-    (``gr.mount_gradio_app(app, demo, ...)``, then served by that app's server)."""
+    """A file whose server is Gradio's own: it imports gradio, builds an app and does not mount it into
+    another one (``gr.mount_gradio_app(app, demo, ...)``)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    mounts = any((isinstance(n, ast.Attribute) and n.attr == "mount_gradio_app")
-                 or (isinstance(n, ast.Name) and n.id == "mount_gradio_app") for n in ast.walk(tree))
-    return _imports_gradio(tree) and not mounts
+    names = {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(tree)
+             if isinstance(n, (ast.Attribute, ast.Name))}
+    return _imports_gradio(tree) and bool(names & APP_CLASSES) and MOUNT not in names
 
 
 def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], None]) -> None:

@@ -152,7 +152,10 @@ def unservable(source: str) -> str | None:
         return None
     if "gradio" in modules:
         # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
-        return None if is_gradio_app(source) else "a Gradio app mounted in another app with no POST route: validate loads a route that takes a prompt"
+        if is_gradio_app(source):
+            return None
+        return ("Gradio code that mounts its app into another app (or builds none) and no POST route: validate "
+                "launches a Gradio app, or loads a route that takes a prompt")
     if "grpc" in modules:
         # Called through its generated stub (grpc_endpoint), started as its __main__ starts it.
         return None if is_grpc_server(source) else "a gRPC module that starts no server: validate starts one that adds a port"
