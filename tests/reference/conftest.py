@@ -12,6 +12,7 @@ orphaned EngineCore included): any that is gets killed and the session fails.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import secrets
@@ -58,6 +59,27 @@ def server_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("VLLM_API_KEY", None)
     return env
+
+
+@contextlib.contextmanager
+def launched(folder: Path, app_file: str, ready_path: str, *, timeout: float = 60):
+    """The launcher (``python -m vllm_lint.reference.launch``) serving ``folder/app_file`` on a free port,
+    with ``folder`` as its model; yields its base URL once ``ready_path`` answers 200; killed, with all it
+    started, on exit."""
+    port = free_port()
+    log = folder / "launch.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "vllm_lint.reference.launch", "--app-file", app_file,
+                                 "--model", str(folder), "--port", str(port)],
+                                cwd=folder, env=server_env(), stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_serving(base + ready_path, proc, lambda: log.read_text(errors="replace"), what="the launcher",
+                     timeout=timeout)
+        yield base
+    finally:
+        kill_process_tree(proc)
 
 
 def tagged_processes(tag: str = SESSION_TAG) -> list[tuple[int, str]]:

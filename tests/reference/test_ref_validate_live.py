@@ -79,8 +79,7 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
 
     # Servers validate cannot start and load (over HTTP, or gRPC through the generated stub): listed as
     # skipped, with the reason.
-    unservable = {"VLL101 example 9": "no POST route",
-                  "VLL101 example 11": "a Gradio app"}
+    unservable = {"VLL101 example 9": "no POST route"}
     expected = [case.name for case in rule_cases() if case.name not in unservable]
     out_json = tmp_path / "numbers.json"
     result, logs = _validate(["--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)], tmp_path)
@@ -183,5 +182,30 @@ def test_validate_a_grpc_server_through_its_generated_stub(tiny_model_dir, tmp_p
     assert run["fixes_applied"] == fixes and run["injected"] == {"bad": [], "fixed": []}
     assert run["endpoint"] == "gRPC generate.Generator/Generate with 'prompt' in generate.GenerateRequest, the text from 'text'"
     assert run["bad"]["ok"] == run["fixed"]["ok"] == 8
+    assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 8 and run["comparison"]["passed"]
+    assert "responses: 8/8 same JSON shape, 8/8 same completion text as the bad server's -> PASS" in result.output
+
+
+def test_validate_a_gradio_app_launched_as_its_file_launches_it(tiny_model_dir, tmp_path):
+    """VLL101's Gradio Blocks app and its fix (one engine on an event-loop thread behind the same Blocks), each
+    launched by its own `demo.launch()` on a free port, called through Gradio's HTTP API. Gradio runs one call
+    of the event at a time (its default concurrency_limit), as both files leave it."""
+    require_modules("vllm", "gradio", "gradio_client", "httpx", "transformers", "psutil", what="the validation harness")
+    from vllm_lint.rulebook import load_rules
+
+    example = next(e for e in load_rules()["VLL101"].examples
+                   if e.kind == "bad" and e.fixed and "import gradio" in e.code)
+    (tmp_path / "app.py").write_text(example.clean_code)
+    out_json = tmp_path / "numbers.json"
+    result, logs = _validate([str(tmp_path / "app.py"), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)],
+                             tmp_path)
+    assert result.exit_code == 0, result.output + logs
+    [run] = json.loads(out_json.read_text())["runs"]
+    assert run["fixes_applied"] == {"VLL101": 1} and run["injected"] == {"bad": [], "fixed": []}
+    assert run["endpoint"] == ("Gradio event /respond with the prompt in its Textbox 'prompt'; "
+                               "max_new_tokens=128 as the page starts")
+    assert run["bad"]["ok"] == run["fixed"]["ok"] == 8
+    assert run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server"
+    assert 0 < run["bad"]["tokens"] == run["fixed"]["tokens"] <= 8 * 16
     assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 8 and run["comparison"]["passed"]
     assert "responses: 8/8 same JSON shape, 8/8 same completion text as the bad server's -> PASS" in result.output

@@ -116,7 +116,6 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     unservable = {
         "VLL101 example 9": "no POST route",
-        "VLL101 example 11": "a Gradio app",
     }
     for case in cases:
         code, _, number = case.name.split()
@@ -310,8 +309,7 @@ def test_unservable_servers_are_named():
         .startswith("no POST route")
     assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") is None
     assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
-    assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") \
-        .startswith("a Gradio app")
+    assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") is None
     assert unservable("import bentoml\n@bentoml.service\nclass S:\n    pass\n") is None
     assert unservable("import bentoml\nclient = bentoml.SyncHTTPClient('http://localhost:3000')\n") \
         .startswith("BentoML code with no @bentoml.service class")
@@ -552,28 +550,12 @@ def _helper(request):
 def test_the_launcher_serves_a_django_views_module_with_its_views_routed(tmp_path):
     """A views.py with no project: each public view at /<name>, its OpenAPI document read off the views."""
     require_modules("django", "werkzeug", "httpx", what="the Django launcher test")
-    import subprocess
-    import sys
-
     import httpx
-    from serverutil import wait_serving
 
-    from vllm_lint.reference.processes import free_port, kill_process_tree
-
-    from .conftest import server_env
+    from .conftest import launched
 
     (tmp_path / "views.py").write_text(DJANGO_VIEWS)
-    port = free_port()
-    log = tmp_path / "launch.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "vllm_lint.reference.launch", "--app-file", "views.py",
-                                 "--model", str(tmp_path), "--port", str(port)],
-                                cwd=tmp_path, env=server_env(), stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_serving(base + "/openapi.json", proc, lambda: log.read_text(errors="replace"),
-                     what="the launcher", timeout=60)
+    with launched(tmp_path, "views.py", "/openapi.json") as base:
         document = httpx.get(base + "/openapi.json", trust_env=False).json()
         assert document == {"openapi": "3.0.0", "info": {"title": "vllm_lint_validated_server", "version": "0"},
                             "paths": {
@@ -587,8 +569,6 @@ def test_the_launcher_serves_a_django_views_module_with_its_views_routed(tmp_pat
         assert httpx.get(base + "/generate", trust_env=False).status_code == 405  # its own @require_POST
         assert httpx.get(base + "/__vllm_lint__/generated_tokens", trust_env=False).json() == {"generated_tokens": 0}
         assert httpx.get(base + "/_helper", trust_env=False).status_code == 404
-    finally:
-        kill_process_tree(proc)
 
 
 def _grpc_project(tmp_path, code="VLL101", index=20):

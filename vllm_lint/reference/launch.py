@@ -23,6 +23,10 @@ Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__
 
 The app is served as its file serves it:
 
+* a Gradio app runs as ``__main__`` with no command-line arguments, its ``launch()`` serving on the launcher's
+  host and port (:mod:`vllm_lint.reference.gradio_apps`); the harness calls its event through Gradio's HTTP
+  API (``validate.gradio_endpoint``);
+
 * a gRPC server (``grpc.server`` or ``grpc.aio.server``) runs as ``__main__`` with no command-line arguments,
   every ``add_insecure_port(...)`` moved to the launcher's host and port; the harness calls it through the
   project's generated stub (``validate.grpc_endpoint``). Its tokens are counted from the answers;
@@ -63,6 +67,7 @@ from pathlib import Path
 
 from vllm_lint.reference.bentoml_services import exec_bentoml_serve, is_bentoml_service
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app, serves_django_views
+from vllm_lint.reference.gradio_apps import is_gradio_app, run_gradio_main
 from vllm_lint.reference.litserve_apps import is_litserve_server, run_litserve_main
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app, run_ray_serve_main
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
@@ -433,6 +438,8 @@ def main(argv: list[str] | None = None) -> None:
         # Its model is built in the replicas Ray's workers run.
         hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
         run_ray_serve_main(path, args.host, args.port, _cuda_available())
+    elif is_gradio_app(source):
+        run_gradio_main(path, args.host, args.port, add_stats_route)
     elif serves_under_main(source):
         run_as_main(path, args.host, args.port)
     elif serves_django_views(source):

@@ -12,6 +12,7 @@ from typing import Callable
 
 from vllm_lint.reference.bentoml_services import is_bentoml_service
 from vllm_lint.reference.django_views import serves_django_views
+from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.litserve_apps import is_litserve_server
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
@@ -172,7 +173,11 @@ def unservable(source: str) -> str | None:
     if routes:
         return None
     if "gradio" in modules:
-        return "a Gradio app: validate loads a FastAPI or Flask route, not Gradio's event queue"
+        # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
+        if is_gradio_app(source):
+            return None
+        return ("Gradio code that mounts its app into another app (or builds none) and no POST route: validate "
+                "launches a Gradio app, or loads a route that takes a prompt")
     if "grpc" in modules:
         # Called through its generated stub (grpc_endpoint), started as its __main__ starts it.
         return None if is_grpc_server(source) else "a gRPC module that starts no server: validate starts one that adds a port"
@@ -194,9 +199,9 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    # Django views are routed by the launcher; a gRPC server, a LitServer, Ray Serve and
+    # Django views are routed by the launcher; a gRPC server, a Gradio app, a LitServer, Ray Serve and
     # BentoML serve no app of the file's.
-    if "app" not in bound and not (serves_django_views(source) or is_grpc_server(source)
+    if "app" not in bound and not (serves_django_views(source) or is_grpc_server(source) or is_gradio_app(source)
                                    or is_litserve_server(source) or is_ray_serve_app(source)
                                    or is_bentoml_service(source)):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")

@@ -12,6 +12,7 @@ from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
+from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint, discover_gradio_endpoint
 from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint, discover_grpc_endpoint
 from vllm_lint.reference.validate.prepare import PreparedCase, Progress, prepare_case
 from vllm_lint.reference.validate.results import Options, Report, Validation
@@ -44,23 +45,26 @@ def generated_tokens(base_url: str) -> int | None:
         return None
 
 
-def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint, *, requests: int, concurrency: int, options: Options,
+def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint | GradioEndpoint, *, requests: int, concurrency: int, options: Options,
           counter, progress: Progress, offset: int = 0, stream: bool = False) -> LoadResult:
+    count_tokens = (lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
+                                             r.content_type, r.streamed)))
     if isinstance(endpoint, GrpcEndpoint):
         # base_url is the server's host:port; its tokens are counted from the answers.
         return asyncio.run(endpoint.run_load(
             base_url, lambda i: prompt_for(i + offset), requests=requests, concurrency=concurrency,
-            timeout=options.timeout, max_seconds=options.max_seconds,
-            count_tokens=(lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
-                                                   r.content_type, r.streamed))),
+            timeout=options.timeout, max_seconds=options.max_seconds, count_tokens=count_tokens,
             progress=progress))
     before = generated_tokens(base_url)
-    result = asyncio.run(run_load(
-        base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
-        concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
-        count_tokens=(lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
-                                               r.content_type, r.streamed))),
-        progress=progress))
+    if isinstance(endpoint, GradioEndpoint):
+        load = endpoint.run_load(base_url, lambda i: prompt_for(i + offset), requests=requests,
+                                 concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
+                                 count_tokens=count_tokens, progress=progress)
+    else:
+        load = run_load(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
+                        concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
+                        count_tokens=count_tokens, progress=progress)
+    result = asyncio.run(load)
     after = generated_tokens(base_url)
     if before is not None and after is not None:
         result.server_tokens = after - before
@@ -121,6 +125,9 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
             progress(f"{name}: {role}: up in {startup[role]:.1f}s at {base_url}")
             if server.grpc and not isinstance(endpoint, GrpcEndpoint):
                 endpoint = discover_grpc_endpoint(source.path.read_text(), source.path.parent)
+                progress(f"{name}: endpoint: {endpoint.describe()}")
+            elif server.gradio and not isinstance(endpoint, GradioEndpoint):
+                endpoint = discover_gradio_endpoint(server.base_url)
                 progress(f"{name}: endpoint: {endpoint.describe()}")
             elif endpoint is None:
                 endpoint = discover_endpoint(_openapi(server))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import vllm_lint
 from vllm_lint.reference import bentoml_services
+from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.litserve_apps import HEALTH_PATH, is_litserve_server
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
@@ -36,6 +37,7 @@ class ServerProcess:
         self.ray_serve = is_ray_serve_app(text)
         self.bentoml = bentoml_services.is_bentoml_service(text)
         self.openapi_path = bentoml_services.OPENAPI_PATH if self.bentoml else "/openapi.json"
+        self.gradio = not self.grpc and is_gradio_app(text)
         self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
@@ -68,6 +70,9 @@ class ServerProcess:
             if self.grpc:
                 # The port accepts once server.start() has run, after the servicer (and its model) is built.
                 wait_listening(self.port, self.proc, timeout=self.start_timeout)
+            elif self.gradio:
+                # Its API description: launch() has started Gradio's server, after the file built its model.
+                wait_ready(self.base_url + "/gradio_api/info", self.proc, timeout=self.start_timeout, status=200)
             elif self.litserve:
                 # LitServe answers before its inference workers are set up; its health check waits for them.
                 wait_ready(self.base_url + HEALTH_PATH, self.proc, timeout=self.start_timeout, status=200)
