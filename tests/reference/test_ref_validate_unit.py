@@ -320,7 +320,7 @@ def test_unservable_servers_are_named():
 
 
 def test_launcher_runs_a_file_as_main_when_its_main_block_serves_it():
-    from vllm_lint.reference.launch import serves_under_main
+    from vllm_lint.reference.server_kinds import serves_under_main
 
     served = "import uvicorn\napp = 1\nif __name__ == '__main__':\n    llm = 2\n    uvicorn.run(app, port=1)\n"
     through_main = "import uvicorn\ndef main():\n    uvicorn.run(app)\nif __name__ == '__main__':\n    main()\n"
@@ -583,7 +583,7 @@ def _grpc_project(tmp_path, code="VLL101", index=20):
 
 def test_grpc_endpoint_is_found_from_the_servicer_and_the_generated_descriptors(tmp_path):
     require_modules("grpc", "google.protobuf", what="the generated gRPC modules")
-    from vllm_lint.reference.launch import is_grpc_server
+    from vllm_lint.reference.server_kinds import is_grpc_server
     from vllm_lint.reference.validate.grpc_endpoint import discover_grpc_endpoint
 
     example = _grpc_project(tmp_path)

@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from vllm_lint.reference.python_source import imported_packages
+
 READY_PATH = "/readyz"
 OPENAPI_PATH = "/docs.json"
 
@@ -32,11 +34,7 @@ def is_bentoml_service(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    imports = any(
-        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "bentoml" for a in n.names))
-        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "bentoml")
-        for n in ast.walk(tree))
-    return imports and bool(_service_classes(tree))
+    return "bentoml" in imported_packages(tree) and bool(_service_classes(tree))
 
 
 def entry_service(source: str) -> str:

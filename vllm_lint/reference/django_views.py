@@ -18,6 +18,7 @@ import inspect
 import types
 from collections.abc import Callable
 
+from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
 
 _DJANGO_FIELDS = {"POST": "form", "GET": "query"}
@@ -29,10 +30,7 @@ def serves_django_views(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    imports_django = any(
-        (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "django")
-        or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "django" for a in node.names))
-        for node in ast.walk(tree))
+    imports_django = "django" in imported_packages(tree)
     binds_app = any(isinstance(t, ast.Name) and t.id == "app"
                     for node in tree.body if isinstance(node, ast.Assign) for t in node.targets)
     return imports_django and not binds_app and bool(_view_names(tree))

@@ -19,17 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from vllm_lint.reference.python_source import imported_packages
+
 # What launch() is made to do whatever the file passes; anything else it passes is kept.
 LAUNCH_OVERRIDES = {"share": False, "inbrowser": False, "inline": False, "prevent_thread_lock": False,
                     "ssr_mode": False}
-
-
-def _imports_gradio(tree: ast.Module) -> bool:
-    return any(
-        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "gradio" for a in n.names))
-        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "gradio" and not n.level)
-        for n in ast.walk(tree)
-    )
 
 
 # What builds a Gradio app, and what mounts one into another app (then served by that app's server).
@@ -46,7 +40,7 @@ def is_gradio_app(source: str) -> bool:
         return False
     names = {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(tree)
              if isinstance(n, (ast.Attribute, ast.Name))}
-    return _imports_gradio(tree) and bool(names & APP_CLASSES) and MOUNT not in names
+    return "gradio" in imported_packages(tree) and bool(names & APP_CLASSES) and MOUNT not in names
 
 
 def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], None]) -> None:

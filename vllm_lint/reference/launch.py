@@ -65,12 +65,13 @@ import sys
 import threading
 from pathlib import Path
 
-from vllm_lint.reference.bentoml_services import exec_bentoml_serve, is_bentoml_service
-from vllm_lint.reference.django_views import configure_django, django_wsgi_app, serves_django_views
-from vllm_lint.reference.gradio_apps import is_gradio_app, run_gradio_main
-from vllm_lint.reference.litserve_apps import is_litserve_server, run_litserve_main
-from vllm_lint.reference.ray_serve_apps import is_ray_serve_app, run_ray_serve_main
+from vllm_lint.reference.bentoml_services import exec_bentoml_serve
+from vllm_lint.reference.django_views import configure_django, django_wsgi_app
+from vllm_lint.reference.gradio_apps import run_gradio_main
+from vllm_lint.reference.litserve_apps import run_litserve_main
+from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
+from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.spawned import hand_down
 
 STATS_PATH = "/__vllm_lint__/generated_tokens"
@@ -331,29 +332,6 @@ def serve_django_views(path: Path, source: str, host: str, port: int) -> None:
     serve_wsgi(app, host, port)
 
 
-def serves_under_main(source: str) -> bool:
-    """Whether the file's ``if __name__ == "__main__":`` block (or a module function it calls) runs
-    ``uvicorn.run(...)``: then the file runs as ``__main__``, as its author starts it."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for node in tree.body:
-        if not (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) and "__name__" in ast.unparse(node.test)):
-            continue
-        reached = [node]
-        for call in (c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)):
-            if call.func.id in functions:
-                reached.append(functions[call.func.id])
-        for part in reached:
-            for call in (c for c in ast.walk(part) if isinstance(c, ast.Call)):
-                name = ast.unparse(call.func)
-                if name in ("uvicorn.run", "run") and (name != "run" or "from uvicorn import" in source):
-                    return True
-    return False
-
-
 def run_as_main(path: Path, host: str, port: int) -> None:
     """Run the file as ``__main__`` (no arguments); its ``uvicorn.run(...)`` serves on ``host:port``."""
     import uvicorn
@@ -369,21 +347,6 @@ def run_as_main(path: Path, host: str, port: int) -> None:
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
     runpy.run_path(str(path), run_name="__main__")
-
-
-def is_grpc_server(source: str) -> bool:
-    """A file that starts a gRPC server: it imports grpc and adds a port to a server."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    imports_grpc = any(
-        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "grpc" for a in n.names))
-        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "grpc")
-        for n in ast.walk(tree)
-    )
-    adds_port = any(isinstance(n, ast.Attribute) and n.attr in ("add_insecure_port", "add_secure_port") for n in ast.walk(tree))
-    return imports_grpc and adds_port
 
 
 def run_grpc_main(path: Path, host: str, port: int) -> None:
@@ -420,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
     source = args.app_file.read_text()
     path = args.app_file.resolve()
-    if is_bentoml_service(source):
+    kind = kind_of(source)
+    if kind is ServerKind.BENTOML:
         # BentoML builds the service in its own worker processes; nothing to patch in this one.
         hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
         exec_bentoml_serve(path, source, args.host, args.port)
@@ -428,25 +392,23 @@ def main(argv: list[str] | None = None) -> None:
         patch_transformers(args.model, args.max_tokens)
     if "vllm" in source:
         patch_vllm(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
-    if is_grpc_server(source):
+    if kind in (ServerKind.LITSERVE, ServerKind.RAY_SERVE):
+        # Their models are built in processes they start: LitServe's inference workers, Ray's workers.
+        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
+    if kind is ServerKind.GRPC:
         run_grpc_main(path, args.host, args.port)
-    elif is_litserve_server(source):
-        # Its model is built in the inference workers LitServe spawns.
-        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
+    elif kind is ServerKind.LITSERVE:
         run_litserve_main(path, args.host, args.port)
-    elif is_ray_serve_app(source):
-        # Its model is built in the replicas Ray's workers run.
-        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
+    elif kind is ServerKind.RAY_SERVE:
         run_ray_serve_main(path, args.host, args.port, _cuda_available())
-    elif is_gradio_app(source):
+    elif kind is ServerKind.GRADIO:
         run_gradio_main(path, args.host, args.port, add_stats_route)
-    elif serves_under_main(source):
+    elif kind is ServerKind.UVICORN_MAIN:
         run_as_main(path, args.host, args.port)
-    elif serves_django_views(source):
+    elif kind is ServerKind.DJANGO_VIEWS:
         serve_django_views(path, source, args.host, args.port)
     else:
         serve(load_app(path), args.host, args.port)
-
 
 if __name__ == "__main__":
     main()

@@ -19,6 +19,7 @@ import runpy
 import sys
 from pathlib import Path
 
+from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
 
 HEALTH_PATH = "/health"
@@ -30,10 +31,7 @@ def is_litserve_server(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    imports = any(
-        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "litserve" for a in n.names))
-        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "litserve")
-        for n in ast.walk(tree))
+    imports = "litserve" in imported_packages(tree)
     builds = any(isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] == "LitServer" for n in ast.walk(tree))
     return imports and builds
 

@@ -18,6 +18,8 @@ import sys
 import threading
 from pathlib import Path
 
+from vllm_lint.reference.python_source import imported_modules
+
 # Logical CPUs the local cluster declares: a replica that asks for a few still fits on a small machine.
 _CLUSTER_CPUS = 16
 _OBJECT_STORE_BYTES = 128 * 2**20
@@ -29,11 +31,7 @@ def is_ray_serve_app(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    imports = any(
-        (isinstance(n, ast.ImportFrom) and ((n.module or "") == "ray" and any(a.name == "serve" for a in n.names)
-                                            or (n.module or "").startswith("ray.serve")))
-        or (isinstance(n, ast.Import) and any(a.name.startswith("ray.serve") for a in n.names))
-        for n in ast.walk(tree))
+    imports = any(module == "ray.serve" or module.startswith("ray.serve.") for module in imported_modules(tree))
     declares = any(ast.unparse(d).split("(")[0].split(".")[-1] == "deployment"
                    for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                    for d in n.decorator_list)

@@ -13,9 +13,10 @@ from typing import Callable
 from vllm_lint.reference.bentoml_services import is_bentoml_service
 from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.gradio_apps import is_gradio_app
-from vllm_lint.reference.launch import is_grpc_server
 from vllm_lint.reference.litserve_apps import is_litserve_server
+from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
+from vllm_lint.reference.server_kinds import ServerKind, is_grpc_server, kind_of
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 
@@ -154,8 +155,7 @@ def unservable(source: str) -> str | None:
     """Why the harness cannot start this server and send it requests (HTTP, or gRPC through the project's
     generated stub), or None when it can."""
     tree = ast.parse(source)
-    modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    modules |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    modules = imported_packages(tree)
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
     if "ray" in modules:
@@ -175,7 +175,7 @@ def unservable(source: str) -> str | None:
     if "gradio" in modules:
         # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
         if is_gradio_app(source):
-            return None
+            return _framework_missing("gradio_client", "a Gradio app")
         return ("Gradio code that mounts its app into another app (or builds none) and no POST route: validate "
                 "launches a Gradio app, or loads a route that takes a prompt")
     if "grpc" in modules:
@@ -199,11 +199,8 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
         if module in used and module not in bound:
             lines.append(f"import {module}  # injected by vllm-lint validate")
             notes.append(f"import {module} (used but never imported)")
-    # Django views are routed by the launcher; a gRPC server, a Gradio app, a LitServer, Ray Serve and
-    # BentoML serve no app of the file's.
-    if "app" not in bound and not (serves_django_views(source) or is_grpc_server(source) or is_gradio_app(source)
-                                   or is_litserve_server(source) or is_ray_serve_app(source)
-                                   or is_bentoml_service(source)):
+    # The other kinds serve no app of the file's (Django views are routed by the launcher).
+    if "app" not in bound and kind_of(source) in (ServerKind.APP, ServerKind.UVICORN_MAIN):
         lines.append("from fastapi import FastAPI as _VllmLintFastAPI  # injected by vllm-lint validate")
         lines.append("app = _VllmLintFastAPI()  # injected by vllm-lint validate: the file defines no app")
         notes.append("app = FastAPI() (the file uses @app routes but never creates app)")

@@ -9,14 +9,19 @@ import time
 from pathlib import Path
 
 import vllm_lint
-from vllm_lint.reference import bentoml_services
-from vllm_lint.reference.gradio_apps import is_gradio_app
-from vllm_lint.reference.launch import is_grpc_server
-from vllm_lint.reference.litserve_apps import HEALTH_PATH, is_litserve_server
-from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
+from vllm_lint.reference import bentoml_services, litserve_apps
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
+from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.validate.errors import ValidationError
 from vllm_lint.reference.validate.prepare import PreparedSource
+
+
+# Servers that answer before they are ready to serve, and the path that answers 200 once they are:
+# Gradio's API description (launch() has started Gradio's server, after the file built its model), LitServe's
+# health check (once its inference workers are set up), BentoML's readiness probe, and for Ray Serve the app's
+# own document through Serve's proxy (which answers 404 or 503 until the application's replicas are up).
+_READY_WHEN_OK = {ServerKind.GRADIO: "/gradio_api/info", ServerKind.LITSERVE: litserve_apps.HEALTH_PATH,
+                  ServerKind.BENTOML: bentoml_services.READY_PATH, ServerKind.RAY_SERVE: "/openapi.json"}
 
 
 class ServerProcess:
@@ -31,13 +36,9 @@ class ServerProcess:
         self.log_path = log_dir / f"{source.role}.log"
         self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
         self.start_timeout = start_timeout
-        text = source.path.read_text()
-        self.grpc = is_grpc_server(text)
-        self.litserve = is_litserve_server(text)
-        self.ray_serve = is_ray_serve_app(text)
-        self.bentoml = bentoml_services.is_bentoml_service(text)
-        self.openapi_path = bentoml_services.OPENAPI_PATH if self.bentoml else "/openapi.json"
-        self.gradio = not self.grpc and is_gradio_app(text)
+        self.kind = kind_of(source.path.read_text())
+        self.grpc, self.gradio = self.kind is ServerKind.GRPC, self.kind is ServerKind.GRADIO
+        self.openapi_path = bentoml_services.OPENAPI_PATH if self.kind is ServerKind.BENTOML else "/openapi.json"
         self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
@@ -70,18 +71,9 @@ class ServerProcess:
             if self.grpc:
                 # The port accepts once server.start() has run, after the servicer (and its model) is built.
                 wait_listening(self.port, self.proc, timeout=self.start_timeout)
-            elif self.gradio:
-                # Its API description: launch() has started Gradio's server, after the file built its model.
-                wait_ready(self.base_url + "/gradio_api/info", self.proc, timeout=self.start_timeout, status=200)
-            elif self.litserve:
-                # LitServe answers before its inference workers are set up; its health check waits for them.
-                wait_ready(self.base_url + HEALTH_PATH, self.proc, timeout=self.start_timeout, status=200)
-            elif self.bentoml:
-                wait_ready(self.base_url + bentoml_services.READY_PATH, self.proc, timeout=self.start_timeout,
+            elif self.kind in _READY_WHEN_OK:
+                wait_ready(self.base_url + _READY_WHEN_OK[self.kind], self.proc, timeout=self.start_timeout,
                            status=200)
-            elif self.ray_serve:
-                # Serve's proxy answers (404, 503) before the application's replicas are up.
-                wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout, status=200)
             else:
                 # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
                 wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)
