@@ -135,3 +135,23 @@ def test_a_litserve_apis_raw_request_fields_are_documented():
     assert server.app.openapi()["paths"]["/predict"] == {"post": {"parameters": [], "requestBody": {
         "content": {"application/json": {"schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}}}}}
     assert "/health" in server.app.openapi()["paths"]  # the rest of FastAPI's document is kept
+
+
+@pytest.mark.parametrize("source, kind", [
+    ("import bentoml\n@bentoml.service\nclass S:\n    pass\n", "BENTOML"),
+    ("import grpc\nserver = grpc.server(None)\nserver.add_insecure_port('[::]:50051')\n", "GRPC"),
+    ("import litserve as ls\nls.LitServer(A()).run(port=8000)\n", "LITSERVE"),
+    ("from ray import serve\n@serve.deployment\nclass D:\n    pass\napp = D.bind()\n", "RAY_SERVE"),
+    ("import gradio as gr\ndemo = gr.Interface(fn=f, inputs='text', outputs='text')\n", "GRADIO"),
+    # A Gradio app mounted into FastAPI is served by the FastAPI app's server.
+    ("import gradio as gr\nfrom fastapi import FastAPI\napp = FastAPI()\n"
+     "app = gr.mount_gradio_app(app, gr.Interface(fn=f, inputs='text', outputs='text'), path='/ui')\n", "APP"),
+    ("import uvicorn\nfrom fastapi import FastAPI\napp = FastAPI()\nif __name__ == '__main__':\n    uvicorn.run(app)\n",
+     "UVICORN_MAIN"),
+    ("from django.http import JsonResponse\ndef generate(request):\n    pass\n", "DJANGO_VIEWS"),
+    ("from flask import Flask\napp = Flask(__name__)\n", "APP"),
+])
+def test_the_kind_of_server_a_file_is(source, kind):
+    from vllm_lint.reference.server_kinds import ServerKind, kind_of
+
+    assert kind_of(source) is ServerKind[kind]
