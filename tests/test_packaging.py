@@ -47,3 +47,10 @@ def test_wheel_install_runs_from_another_folder(tmp_path):
     targets = subprocess.run([str(env_dir / "bin" / "vllm-lint"), "init", "--list-targets"], cwd=elsewhere, capture_output=True, text=True)
     assert targets.returncode == 0 and "--hooks: .claude/settings.json" in targets.stdout  # targets.yaml ships
     assert targets.stdout == run_cli("init", "--list-targets", cwd=elsewhere).stdout
+    # validate hands its patches down to the processes a framework starts through a sitecustomize that ships
+    handed_down = subprocess.run(
+        [str(python), "-c", "from vllm_lint.reference.spawned import SITE_DIRECTORY as d; "
+                            "print((d / 'sitecustomize.py').is_file(), d)"],
+        cwd=elsewhere, capture_output=True, text=True,
+    )
+    assert handed_down.stdout.startswith("True ") and str(REPO) not in handed_down.stdout, handed_down.stderr
