@@ -305,7 +305,8 @@ def test_unservable_servers_are_named():
     assert unservable("import grpc\nserver = grpc.aio.server()\nserver.add_insecure_port('[::]:50051')\n") is None
     assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n") is None  # a views module
     assert unservable("from django.apps import AppConfig\nclass C(AppConfig):\n    pass\n").startswith("Django code with no view")
-    assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") \
+    assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") is None
+    assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/health')\ndef h():\n    pass\n") \
         .startswith("no POST route")
     assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") is None
     assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
@@ -606,3 +607,148 @@ def test_file_cases_carry_the_generated_modules_beside_them(tmp_path):
     assert [name for name, _ in case.files] == ["generate_pb2.py", "generate_pb2_grpc.py", "generate.proto"]
     [from_folder] = file_cases([tmp_path])
     assert from_folder.name == "server.py" and from_folder.files == case.files
+
+
+def test_websocket_handlers_protocol_is_read_off_their_source():
+    from vllm_lint.reference.websocket_routes import handler_protocol
+
+    one = {"receives": "text", "fields": [], "greeting": 0, "replies": 1, "ends_with": None, "closes": False}
+    loop = ("async def chat(websocket):\n    await websocket.accept()\n    while True:\n"
+            "        prompt = await websocket.receive_text()\n        await websocket.send_text(pipe(prompt))\n")
+    assert handler_protocol(loop) == one
+    # One prompt per connection, then the handler returns and the connection closes.
+    assert handler_protocol("async def f(ws):\n    p = await ws.receive_text()\n    await ws.send_text(p)\n") == \
+        {**one, "closes": True}
+    # A JSON message: its keys, read directly, by .get, or as a pydantic model's attributes.
+    parsed = ("async def f(ws):\n    try:\n        while True:\n            raw = await ws.receive_text()\n"
+              "            data = json.loads(raw)\n            if not data.get('prompt'):\n"
+              "                await ws.send_json({'error': 'empty'})\n                continue\n"
+              "            await ws.send_json({'text': gen(data['prompt'], data.get('max_tokens'))})\n"
+              "    except WebSocketDisconnect:\n        await ws.send_text('bye')\n")
+    assert handler_protocol(parsed) == {**one, "receives": "json", "fields": ["prompt", "max_tokens"]}
+    model = ("async def f(ws):\n    async for data in ws.iter_json():\n        req = Req(**data)\n"
+             "        await ws.send_text(gen(req.question))\n")
+    assert handler_protocol(model) == {**one, "receives": "json", "fields": ["question"]}
+    # A greeting on connecting; a token stream ended by a constant message, or by the connection's end.
+    streamed = ("async def f(ws):\n    await ws.accept()\n    await ws.send_text('ready')\n    while True:\n"
+                "        prompt = await ws.receive_text()\n        for token in stream(prompt):\n"
+                "            await ws.send_text(token)\n        await ws.send_json({'done': True})\n")
+    assert handler_protocol(streamed) == {**one, "greeting": 1, "replies": None, "ends_with": {"done": True}}
+    closes = "async def f(ws):\n    p = await ws.receive_bytes()\n    async for t in gen(p):\n        await ws.send_text(t)\n"
+    assert handler_protocol(closes) == {**one, "receives": "bytes", "replies": None, "closes": True}
+    endless = streamed.replace("        await ws.send_json({'done': True})\n", "")
+    assert handler_protocol(endless) == {**one, "greeting": 1, "replies": None}
+    # An echo of the prompt, then the answer: two messages.
+    echo = loop.replace("        await websocket.send_text(pipe(prompt))\n",
+                        "        await websocket.send_text('You: ' + prompt)\n        await websocket.send_text(pipe(prompt))\n")
+    assert handler_protocol(echo) == {**one, "replies": 2}
+    assert handler_protocol("async def f(ws):\n    await ws.send_text('hi')\n")["receives"] is None
+
+
+def test_websocket_endpoint_is_chosen_from_the_listed_routes():
+    from vllm_lint.reference.validate.websocket_endpoint import endpoint_of, serves_websockets
+    from vllm_lint.reference.websocket_load import WebSocketExchange
+
+    route = {"path": "/ws", "receives": "text", "fields": [], "greeting": 0, "replies": 1, "ends_with": None,
+             "closes": False}
+    text = endpoint_of(route)
+    assert text.describe() == "websocket /ws: the prompt as a text message, the answer its first message"
+    assert text.request("Hi") == WebSocketExchange("/ws", "Hi", 0, 1, None)
+    chat = endpoint_of({**route, "receives": "json", "fields": ["model", "messages"], "greeting": 1, "replies": None,
+                        "ends_with": "[DONE]"})
+    assert chat.describe() == ("websocket /ws: a JSON message with 'messages', the answer its messages until "
+                               "'[DONE]', after 1 on connecting")
+    assert chat.request("Hi").message == '{"messages": [{"role": "user", "content": "Hi"}]}'
+    assert endpoint_of({**route, "receives": "json", "fields": ["input", "prompt"]}).request("Hi").message == '{"prompt": "Hi"}'
+    assert endpoint_of({**route, "receives": "bytes"}).request("Hi").message == b"Hi"
+    for bad, why in (({"receives": None}, "/ws: its handler reads no message"),
+                     ({"receives": "json", "fields": ["id"]}, "/ws: its handler reads no prompt-like key"),
+                     ({"replies": None}, "/ws: its handler sends a message per step of a loop")):
+        with pytest.raises(ValidationError, match="^" + why):
+            endpoint_of({**route, **bad})
+    assert serves_websockets("@app.websocket('/ws')\nasync def f(ws):\n    pass\n")
+    assert serves_websockets("app = Starlette(routes=[WebSocketRoute('/ws', f)])\n")
+    assert not serves_websockets("@app.post('/ws')\nasync def f(websocket):\n    websocket.receive_text()\n")
+
+
+def test_launcher_lists_an_apps_websocket_routes():
+    require_modules("fastapi", "httpx", what="the websocket listing test")
+    from fastapi import APIRouter, FastAPI, WebSocket
+    from fastapi.testclient import TestClient
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, WebSocketRoute
+
+    from vllm_lint.reference.websocket_routes import WEBSOCKETS_PATH, add_websockets_route
+
+    router = APIRouter(prefix="/v1")
+
+    @router.websocket("/chat/{client_id}")
+    async def chat(websocket: WebSocket, client_id: int):
+        data = await websocket.receive_json()
+        await websocket.send_json({"text": data["prompt"]})
+
+    app = FastAPI()
+    app.include_router(router)
+    add_websockets_route(app)
+    client = TestClient(app)
+    assert client.get(WEBSOCKETS_PATH).json() == [{"path": "/v1/chat/0", "receives": "json", "fields": ["prompt"],
+                                                   "greeting": 0, "replies": 1, "ends_with": None, "closes": True}]
+    assert WEBSOCKETS_PATH not in json.dumps(client.get("/openapi.json").json())
+
+    async def echo(websocket):
+        await websocket.accept()
+        await websocket.send_text(await websocket.receive_text())
+
+    starlette = Starlette(routes=[Mount("/api", routes=[WebSocketRoute("/ws", echo)])])
+    add_websockets_route(starlette)
+    assert [r["path"] for r in TestClient(starlette).get(WEBSOCKETS_PATH).json()] == ["/api/ws"]
+
+
+def test_websocket_load_sends_one_prompt_per_connection(tmp_path):
+    """The driver against a real uvicorn websocket server: a greeting skipped, a streamed answer to its end
+    message, a refused upgrade and a handler that closes mid-answer recorded as failures."""
+    require_modules("uvicorn", "websockets", "starlette", what="the websocket driver test")
+    import threading
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+
+    from vllm_lint.reference.processes import free_port
+    from vllm_lint.reference.websocket_load import WebSocketExchange, run_websocket_load
+
+    async def ws(websocket):
+        await websocket.accept()
+        await websocket.send_text("ready")
+        prompt = await websocket.receive_text()
+        if prompt == "close":
+            await websocket.close(code=1011)
+            return
+        for word in prompt.split():
+            await websocket.send_text(word)
+        await websocket.send_json({"done": True})
+
+    app = Starlette(routes=[WebSocketRoute("/ws", ws)])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            thread.join(0.05)
+        prompts = ["a b c", "d e", "close"]
+
+        def exchange(i: int) -> WebSocketExchange:
+            return WebSocketExchange("/nowhere" if i == 3 else "/ws", prompts[i % 3], 1, None, {"done": True})
+
+        result = asyncio.run(run_websocket_load(f"http://127.0.0.1:{port}", exchange, requests=4, concurrency=2,
+                                                timeout=30, count_tokens=lambda r: len(r.body)))
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    first, second, closed, refused = result.records
+    assert (first.body, first.streamed, first.tokens, second.body) == (["a", "b", "c"], True, 3, ["d", "e"])
+    assert first.ok and first.ttfb is not None and 0 < first.ttfb <= first.latency
+    assert closed.error == "the server closed the websocket with 1011 after 0 of the answer's messages"
+    assert (refused.status, refused.error) == (403, "HTTP 403: the websocket upgrade was refused")
+    assert result.stats()["ok"] == 2

@@ -73,6 +73,7 @@ from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.spawned import hand_down
+from vllm_lint.reference.websocket_routes import add_websockets_route
 
 STATS_PATH = "/__vllm_lint__/generated_tokens"
 
@@ -278,6 +279,7 @@ def add_stats_route(app) -> None:
     if _is_flask(app):
         app.add_url_rule(STATS_PATH, "vllm_lint_generated_tokens", lambda: {"generated_tokens": COUNTER.total})
         return
+    add_websockets_route(app)  # beside the count: the app's websocket routes (websocket_routes.WEBSOCKETS_PATH)
     add = getattr(app, "add_api_route", None)
     if add is None:
         return  # neither FastAPI nor Flask: the harness falls back to re-tokenising the responses

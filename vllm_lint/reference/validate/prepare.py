@@ -19,6 +19,7 @@ from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 from vllm_lint.reference.server_kinds import ServerKind, is_grpc_server, kind_of
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
+from vllm_lint.reference.validate.websocket_endpoint import serves_websockets
 
 # Stdlib modules a snippet may use without importing them (the seed "good" server calls uuid.uuid4()
 # with no `import uuid`): the harness adds the import and says so.
@@ -183,6 +184,8 @@ def unservable(source: str) -> str | None:
         return None if is_grpc_server(source) else "a gRPC module that starts no server: validate starts one that adds a port"
     if "django" in modules and not serves_django_views(source):
         return "Django code with no view function (a first parameter `request`): validate routes a views module's views"
+    if modules & {"fastapi", "starlette"} and serves_websockets(source):
+        return None  # sent prompts over its websocket routes (websocket_endpoint)
     if modules & {"fastapi", "flask", "starlette"}:
         return "no POST route: validate loads a route that takes a prompt in a request"
     return None

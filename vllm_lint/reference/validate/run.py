@@ -18,6 +18,8 @@ from vllm_lint.reference.validate.prepare import PreparedCase, Progress, prepare
 from vllm_lint.reference.validate.results import Options, Report, Validation
 from vllm_lint.reference.validate.servers import ServerProcess
 from vllm_lint.reference.validate.summary import load_line
+from vllm_lint.reference.validate.websocket_endpoint import WebSocketEndpoint, discover_websocket_endpoint
+from vllm_lint.reference.websocket_load import run_websocket_load
 
 
 def _token_counter(model: Path, prompt: Callable[[int], str]) -> Callable[[Record], int]:
@@ -61,9 +63,10 @@ def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint | GradioEndpoint, *, 
                                  concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
                                  count_tokens=count_tokens, progress=progress)
     else:
-        load = run_load(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
-                        concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
-                        count_tokens=count_tokens, progress=progress)
+        driver = run_websocket_load if isinstance(endpoint, WebSocketEndpoint) else run_load
+        load = driver(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
+                      concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
+                      count_tokens=count_tokens, progress=progress)
     result = asyncio.run(load)
     after = generated_tokens(base_url)
     if before is not None and after is not None:
@@ -130,7 +133,10 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 endpoint = discover_gradio_endpoint(server.base_url)
                 progress(f"{name}: endpoint: {endpoint.describe()}")
             elif endpoint is None:
-                endpoint = discover_endpoint(_openapi(server))
+                try:
+                    endpoint = discover_endpoint(_openapi(server))
+                except ValidationError as no_post_route:
+                    endpoint = discover_websocket_endpoint(server.base_url, no_post_route)
                 progress(f"{name}: endpoint: {endpoint.describe()}")
             warm = _load(base_url, endpoint, requests=1, concurrency=1, options=options,
                          counter=counter, progress=lambda _: None, offset=10_000)
