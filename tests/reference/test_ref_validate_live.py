@@ -77,16 +77,14 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
                     what="the validation harness")
     from vllm_lint.reference.validate.cases import rule_cases
 
-    # Servers validate cannot start and load (over HTTP, or gRPC through the generated stub): listed as
-    # skipped, with the reason.
-    unservable = {"VLL101 example 9": "no POST route"}
-    expected = [case.name for case in rule_cases() if case.name not in unservable]
+    # Every one is started and loaded (none skipped as a server validate cannot run).
+    expected = [case.name for case in rule_cases()]
     out_json = tmp_path / "numbers.json"
     result, logs = _validate(["--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)], tmp_path)
     assert result.exit_code == 0, result.output + logs
     data = json.loads(out_json.read_text())
     assert [run["name"] for run in data["runs"]] == expected and not data["failed"] and data["passed"]
-    assert {s["name"]: s["reason"].split(":")[0] for s in data["skipped"]} == unservable
+    assert data["skipped"] == []
     for run in data["runs"]:
         assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 8, run["name"]
         assert run["fixed"]["ok"] == 8 and run["fixed"]["tokens"] > 0, run["name"]
@@ -98,7 +96,8 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
     assert streamed["bad_fails"] and streamed["reference"] == "transformers greedy decoding"
     assert streamed["stream_comparison"]["passed"] and streamed["stream_comparison"]["same_text"] == 8
     assert by_name["VLL101 example 4"]["endpoint"] == "POST /generate with 'prompt' in the form body"  # Flask
-    assert f"{len(expected)} servers validated, 0 failed to run, {len(unservable)} skipped -> PASS" in result.output
+    assert by_name["VLL101 example 9"]["endpoint"] == "websocket /ws: the prompt as a text message, the answer its first message"
+    assert f"{len(expected)} servers validated, 0 failed to run, 0 skipped -> PASS" in result.output
     if "VLLM_ENABLE_V1_MULTIPROCESSING" not in os.environ:
         # The offline LLM servers (VLL103's bad examples) keep vLLM's default: with the variable at 0 the
         # engine core would run inside the server process.
@@ -106,6 +105,29 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
         offline = [text for text in bad_logs if "cpu=True EngineArgs " in text]
         assert offline and all("cpu=True EngineArgs VLLM_ENABLE_V1_MULTIPROCESSING=1" in t for t in offline)
     assert result.output.strip().splitlines()[-1] == f"fixed/bad throughput ratio: {data['fixed_over_bad_throughput']:.2f}"
+
+
+def test_validate_a_websocket_only_server(tiny_model_dir, tmp_path):
+    """VLL101's websocket example (no POST route): one prompt per connection, the answer its first message,
+    tokens counted by the launcher on both sides."""
+    require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "psutil", "websockets",
+                    what="the validation harness")
+    from vllm_lint.rulebook import load_rules
+
+    example = next(e for e in load_rules()["VLL101"].examples if e.fixed and "@app.websocket" in e.code)
+    bad = tmp_path / "ws_server.py"
+    bad.write_text(example.clean_code)
+    out_json = tmp_path / "numbers.json"
+    result, logs = _validate([str(bad), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)], tmp_path)
+    assert result.exit_code == 0, result.output + logs
+    [run] = json.loads(out_json.read_text())["runs"]
+    assert run["endpoint"] == "websocket /ws: the prompt as a text message, the answer its first message"
+    assert run["fixes_applied"] == {"VLL101": 1}
+    assert run["comparison"]["same_text"] == run["comparison"]["same_shape"] == run["comparison"]["compared"] == 8
+    assert run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server"
+    assert 0 < run["bad"]["tokens"] == run["fixed"]["tokens"] <= 8 * 16
+    assert "8/8 same JSON shape, 8/8 same completion text as the bad server's -> PASS" in result.output
+    assert result.output.strip().splitlines()[-1].startswith("fixed/bad throughput ratio: ")
 
 
 def test_validate_the_blog_seed_server_streamed_and_not(tiny_model_dir, tmp_path):

@@ -19,7 +19,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   the offline ``LLM.generate(prompts, sampling_params)`` a bad server may call.
 
 Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__/generated_tokens``
-(left out of the OpenAPI schema) so that tokens/s is measured exactly.
+(left out of the OpenAPI schema) so that tokens/s is measured exactly; beside it, a FastAPI or Starlette
+app's websocket routes and how their handlers talk (:mod:`vllm_lint.reference.websocket_routes`).
 
 The app is served as its file serves it:
 

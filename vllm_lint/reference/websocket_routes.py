@@ -26,7 +26,8 @@ WEBSOCKETS_PATH = "/__vllm_lint__/websockets"
 _RECEIVES = {"receive_text": "text", "receive_json": "json", "receive_bytes": "bytes",
              "iter_text": "text", "iter_json": "json", "iter_bytes": "bytes"}
 _SENDS = ("send_text", "send_json", "send_bytes")
-_PARSES = ("loads", "model_validate_json", "parse_raw")  # json.loads(text), Model.model_validate_json(text)
+_PARSES = ("loads",)  # json.loads(text): a dict
+_MODEL_PARSES = ("model_validate_json", "parse_raw")  # Model.model_validate_json(text): a model
 _MODEL_BUILDS = ("model_validate", "parse_obj")  # Model.model_validate(data); Model(**data) too
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # What a path parameter is given: "0" is a valid str, int and float (FastAPI converts a typed parameter).
@@ -48,13 +49,17 @@ def handler_protocol(source: str) -> dict[str, Any]:
         return none
     frame = _RECEIVES[_method(receive)]  # type: ignore[index]
     received = _bound_to(receive, parents)
-    parsed = {name for node in ast.walk(func) if isinstance(node, ast.Assign) and _parses(node.value, received)
-              for name in _names(node.targets)}
-    if frame == "text" and parsed:
+    parsed, models = set(), set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and _parses(node.value, received, _PARSES):
+            parsed |= _names(node.targets)
+        elif isinstance(node, ast.Assign) and _parses(node.value, received, _MODEL_PARSES):
+            models |= _names(node.targets)
+    if frame == "text" and (parsed or models):
         frame, payload = "json", parsed
     else:
         payload = received if frame == "json" else set()
-    fields = _keys_read(func, payload) if frame == "json" else []
+    fields = _keys_read(func, payload, models) if frame == "json" else []
     loop = _prompt_loop(receive, parents)
     section = loop if loop is not None else func
     sends = sorted((n for n in ast.walk(section) if _method(n) in _SENDS
@@ -161,9 +166,9 @@ def _bound_to(receive: ast.Call, parents: dict[ast.AST, ast.AST]) -> set[str]:
     return set()
 
 
-def _parses(value: ast.expr, text: set[str]) -> bool:
-    """``json.loads(text)`` / ``Model.model_validate_json(text)``, or the same around the receive itself."""
-    if not isinstance(value, ast.Call) or _method(value) not in _PARSES or not value.args:
+def _parses(value: ast.expr, text: set[str], names: tuple[str, ...]) -> bool:
+    """``json.loads(text)`` (``names``: ``loads``), or the same around the receive itself."""
+    if not isinstance(value, ast.Call) or _method(value) not in names or not value.args:
         return False
     arg = value.args[0]
     while isinstance(arg, ast.Await):
@@ -171,14 +176,15 @@ def _parses(value: ast.expr, text: set[str]) -> bool:
     return (isinstance(arg, ast.Name) and arg.id in text) or _method(arg) == "receive_text"
 
 
-def _keys_read(func: ast.AST, payload: set[str]) -> list[str]:
-    """The keys read off the JSON message: ``data["k"]``, ``data.get("k")``, or ``m.k`` of ``m = Model(**data)``."""
-    models = set()
+def _keys_read(func: ast.AST, payload: set[str], models: set[str]) -> list[str]:
+    """The keys read off the JSON message: ``data["k"]``, ``data.get("k")``, or ``m.k`` of ``m = Model(**data)``
+    (or of ``models``, the models parsed from the message's text)."""
+    models = set(models)
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             call = node.value
             spread = any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id in payload for k in call.keywords)
-            validated = _method(call) in (*_MODEL_BUILDS, "model_validate_json", "parse_raw") and call.args \
+            validated = _method(call) in _MODEL_BUILDS and call.args \
                 and isinstance(call.args[0], ast.Name) and call.args[0].id in payload
             if spread or validated:
                 models |= _names(node.targets)

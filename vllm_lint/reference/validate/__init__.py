@@ -15,7 +15,8 @@ VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each o
    ``LLM`` for the bad one, AsyncLLMEngine for the fixed one) and fits vLLM to the CPU when there is no GPU;
    (a gRPC server runs as its ``__main__``, its ports moved to the launcher's);
 4. finds the endpoint from the app's OpenAPI schema (the POST route taking a prompt-like field), or for a gRPC
-   server from its servicer and the generated descriptors (:mod:`.grpc_endpoint`), asks the
+   server from its servicer and the generated descriptors (:mod:`.grpc_endpoint`), or for an app with only
+   websocket routes from the routes the launcher lists (:mod:`.websocket_endpoint`), asks the
    bad server every prompt once, one at a time (its reference answers), then sends both servers the same
    load (fixed prompts, ``--concurrency`` in flight, ``--requests`` in all);
 5. checks that each fixed response under load has the bad server's JSON shape and the same completion text
@@ -24,6 +25,6 @@ VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each o
    (optionally sweeping concurrency 1, 4, 16, 64 for a plot).
 
 One module per step: :mod:`.cases` (which bad servers), :mod:`.prepare` (1 and 2), :mod:`.servers` (3),
-:mod:`.endpoint`, :mod:`.grpc_endpoint` and :mod:`.compare` (4 and 5), :mod:`.run` (the loop over cases and servers),
+:mod:`.endpoint`, :mod:`.grpc_endpoint`, :mod:`.websocket_endpoint` and :mod:`.compare` (4 and 5), :mod:`.run` (the loop over cases and servers),
 :mod:`.results` (what a run finds, and its JSON), :mod:`.summary` (the text printed) and :mod:`.plot`.
 """
