@@ -107,21 +107,43 @@ def test_validate_every_rule_example_server(tiny_model_dir, tmp_path):
     assert result.output.strip().splitlines()[-1] == f"fixed/bad throughput ratio: {data['fixed_over_bad_throughput']:.2f}"
 
 
+WEBSOCKET_JSON_SERVER = """\
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from transformers import pipeline
+
+app = FastAPI()
+pipe = pipeline("text-generation", model="gpt2")
+
+
+@app.websocket("/v1/chat/{session_id}")
+async def chat(websocket: WebSocket, session_id: str):
+    await websocket.accept()
+    await websocket.send_json({"type": "ready", "session": session_id})
+    try:
+        while True:
+            data = await websocket.receive_json()
+            prompt = str(data["prompt"])
+            reply = pipe(prompt, max_new_tokens=64, return_full_text=False)
+            await websocket.send_json({"type": "answer", "text": reply[0]["generated_text"]})
+    except WebSocketDisconnect:
+        pass
+"""
+
+
 def test_validate_a_websocket_only_server(tiny_model_dir, tmp_path):
-    """VLL101's websocket example (no POST route): one prompt per connection, the answer its first message,
-    tokens counted by the launcher on both sides."""
+    """A websocket-only app (VLL101's example 9 is the text-message one, run with every rule example): a JSON
+    message with the prompt key its handler reads, a greeting on connecting, a path parameter; one prompt per
+    connection, the answer's JSON shape compared, tokens counted by the launcher on both sides."""
     require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "psutil", "websockets",
                     what="the validation harness")
-    from vllm_lint.rulebook import load_rules
-
-    example = next(e for e in load_rules()["VLL101"].examples if e.fixed and "@app.websocket" in e.code)
     bad = tmp_path / "ws_server.py"
-    bad.write_text(example.clean_code)
+    bad.write_text(WEBSOCKET_JSON_SERVER)
     out_json = tmp_path / "numbers.json"
     result, logs = _validate([str(bad), "--model", str(tiny_model_dir), *LOAD, "--json", str(out_json)], tmp_path)
     assert result.exit_code == 0, result.output + logs
     [run] = json.loads(out_json.read_text())["runs"]
-    assert run["endpoint"] == "websocket /ws: the prompt as a text message, the answer its first message"
+    assert run["endpoint"] == ("websocket /v1/chat/0: a JSON message with 'prompt', the answer its first message, "
+                               "after 1 on connecting")
     assert run["fixes_applied"] == {"VLL101": 1}
     assert run["comparison"]["same_text"] == run["comparison"]["same_shape"] == run["comparison"]["compared"] == 8
     assert run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server"

@@ -664,6 +664,8 @@ def test_websocket_endpoint_is_chosen_from_the_listed_routes():
             endpoint_of({**route, **bad})
     assert serves_websockets("@app.websocket('/ws')\nasync def f(ws):\n    pass\n")
     assert serves_websockets("app = Starlette(routes=[WebSocketRoute('/ws', f)])\n")
+    assert serves_websockets("app.add_api_websocket_route('/ws', f)\n")
+    assert serves_websockets("@app.websocket_route('/ws')\nasync def f(ws):\n    pass\n")
     assert not serves_websockets("@app.post('/ws')\nasync def f(websocket):\n    websocket.receive_text()\n")
 
 

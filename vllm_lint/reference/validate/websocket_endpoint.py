@@ -54,12 +54,12 @@ class WebSocketEndpoint:
 
 
 def serves_websockets(source: str) -> bool:
-    """Whether a module adds a websocket route: ``@app.websocket(...)``, ``WebSocketRoute(...)``,
+    """Whether a module adds a websocket route: ``@app.websocket(...)`` (``@app.websocket_route``), ``WebSocketRoute(...)``,
     ``add_websocket_route``/``add_api_websocket_route``."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "websocket"
-                   for d in node.decorator_list):
+            if any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
+                   and d.func.attr in ("websocket", "websocket_route") for d in node.decorator_list):
                 return True
         elif isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
