@@ -12,7 +12,7 @@ from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, deco
 from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
 from vllm_lint.reference.validate.compare import compare, response_shape, response_text
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
-from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
+from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
 from vllm_lint.reference.validate.plot import write_plot
 from vllm_lint.reference.validate.prepare import (
     PreparedCase,
@@ -114,7 +114,7 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
                                              *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
-    for case in cases:  # every one servable (none raises NotServable)
+    for case in cases:  # every one servable: none raises NotServable
         code, _, number = case.name.split()
         example = load_rules()[code].examples[int(number) - 1]
         prepared = prepare_case(case, model, tmp_path / "w", lambda _: None)
