@@ -25,6 +25,7 @@ VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each o
    (optionally sweeping concurrency 1, 4, 16, 64 for a plot).
 
 One module per step: :mod:`.cases` (which bad servers), :mod:`.prepare` (1 and 2), :mod:`.servers` (3),
-:mod:`.endpoint`, :mod:`.grpc_endpoint`, :mod:`.websocket_endpoint` and :mod:`.compare` (4 and 5), :mod:`.run` (the loop over cases and servers),
-:mod:`.results` (what a run finds, and its JSON), :mod:`.summary` (the text printed) and :mod:`.plot`.
+:mod:`.endpoint`, :mod:`.grpc_endpoint`, :mod:`.websocket_endpoint` and :mod:`.compare` (4 and 5),
+:mod:`.run` (the loop over cases and servers), :mod:`.results` (what a run finds, and its JSON), :mod:`.summary`
+(the text printed) and :mod:`.plot`.
 """
