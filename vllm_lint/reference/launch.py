@@ -1,4 +1,5 @@
-"""Run a user's server file (FastAPI, Flask, gRPC), pointed at a local model, for ``vllm-lint validate``.
+"""Run a user's server file (FastAPI, Flask, Django, gRPC, Gradio, LitServe, Ray Serve, BentoML), pointed at a
+local model, for ``vllm-lint validate``.
 
 ``python -m vllm_lint.reference.launch --app-file server.py --model DIR --port 8101 [--max-tokens 64]``
 
@@ -22,24 +23,23 @@ Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__
 (left out of the OpenAPI schema) so that tokens/s is measured exactly; beside it, a FastAPI or Starlette
 app's websocket routes and how their handlers talk (:mod:`vllm_lint.reference.websocket_routes`).
 
-The app is served as its file serves it:
+The app is served as its file serves it, by the kind :func:`vllm_lint.reference.server_kinds.kind_of` says
+it is:
 
-* a Gradio app runs as ``__main__`` with no command-line arguments, its ``launch()`` serving on the launcher's
-  host and port (:mod:`vllm_lint.reference.gradio_apps`); the harness calls its event through Gradio's HTTP
-  API (``validate.gradio_endpoint``);
-
+* a BentoML service file under ``bentoml serve`` (:mod:`vllm_lint.reference.bentoml_services`), the patches
+  handed down to its workers (:mod:`vllm_lint.reference.spawned`); its tokens are counted from the answers;
 * a gRPC server (``grpc.server`` or ``grpc.aio.server``) runs as ``__main__`` with no command-line arguments,
   every ``add_insecure_port(...)`` moved to the launcher's host and port; the harness calls it through the
   project's generated stub (``validate.grpc_endpoint``). Its tokens are counted from the answers;
-
 * a LitServe API file as its ``__main__``, its ``LitServer.run(...)`` moved to the launcher's host and port,
-  the patches handed down to the inference workers LitServe spawns (:mod:`vllm_lint.reference.litserve_apps`,
-  :mod:`vllm_lint.reference.spawned`); its tokens are counted from the answers;
+  the patches handed down to the inference workers LitServe spawns (:mod:`vllm_lint.reference.litserve_apps`);
+  its tokens are counted from the answers;
 * a Ray Serve application file as its ``__main__``, on a local Ray cluster, the application it binds served
   by Serve's proxy on the launcher's host and port, one replica per deployment, the patches handed down to
   Ray's workers (:mod:`vllm_lint.reference.ray_serve_apps`); its tokens are counted from the answers;
-* a BentoML service file under ``bentoml serve`` (:mod:`vllm_lint.reference.bentoml_services`), the patches
-  handed down to its workers; its tokens are counted from the answers;
+* a Gradio app runs as ``__main__`` with no command-line arguments, its ``launch()`` serving on the launcher's
+  host and port (:mod:`vllm_lint.reference.gradio_apps`); the harness calls its event through Gradio's HTTP
+  API (``validate.gradio_endpoint``);
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
@@ -412,6 +412,7 @@ def main(argv: list[str] | None = None) -> None:
         serve_django_views(path, source, args.host, args.port)
     else:
         serve(load_app(path), args.host, args.port)
+
 
 if __name__ == "__main__":
     main()
