@@ -390,6 +390,23 @@ def test_loadgen_records_http_errors():
     assert result.stats()["errors"] == 2 and "HTTP 503" in result.records[0].error
 
 
+@pytest.mark.parametrize("requests, concurrency", [(0, 1), (1, 0)])
+def test_every_load_driver_refuses_an_empty_load(requests, concurrency):
+    """drive() checks it for the HTTP, websocket, gRPC and Gradio drivers alike."""
+    import httpx
+
+    from vllm_lint.reference.loadgen import RequestSpec, drive, run_load
+
+    async def one(i):
+        raise AssertionError("no request may be sent")
+
+    with pytest.raises(ValueError, match="requests and concurrency must be at least 1"):
+        asyncio.run(drive(one, requests=requests, concurrency=concurrency, max_seconds=1))
+    with pytest.raises(ValueError, match="requests and concurrency must be at least 1"):
+        asyncio.run(run_load("http://127.0.0.1:9", lambda i: RequestSpec("/x"), requests=requests,
+                             concurrency=concurrency, transport=httpx.MockTransport(lambda r: httpx.Response(200))))
+
+
 @pytest.mark.parametrize("url", ["http://10.0.0.1:8000", "http://example.com", "http://192.168.1.2"])
 def test_loadgen_refuses_non_loopback(url):
     with pytest.raises(ValueError, match="loopback"):

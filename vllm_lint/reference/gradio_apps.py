@@ -26,6 +26,8 @@ LAUNCH_OVERRIDES = {"share": False, "inbrowser": False, "inline": False, "preven
                     "ssr_mode": False}
 
 
+API_INFO_PATH = "/gradio_api/info"  # answers once launch() has started Gradio's server
+
 # What builds a Gradio app, and what mounts one into another app (then served by that app's server).
 APP_CLASSES = {"Blocks", "Interface", "ChatInterface", "TabbedInterface"}
 MOUNT = "mount_gradio_app"

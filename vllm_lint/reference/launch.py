@@ -387,17 +387,15 @@ def main(argv: list[str] | None = None) -> None:
     source = args.app_file.read_text()
     path = args.app_file.resolve()
     kind = kind_of(source)
-    if kind is ServerKind.BENTOML:
-        # BentoML builds the service in its own worker processes; nothing to patch in this one.
+    if kind in (ServerKind.BENTOML, ServerKind.LITSERVE, ServerKind.RAY_SERVE):
+        # Their models are built in processes they start: BentoML's and Ray's workers, LitServe's inference workers.
         hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
-        exec_bentoml_serve(path, source, args.host, args.port)
+    if kind is ServerKind.BENTOML:
+        exec_bentoml_serve(path, source, args.host, args.port)  # nothing to patch in this process
     if "transformers" in source:
         patch_transformers(args.model, args.max_tokens)
     if "vllm" in source:
         patch_vllm(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
-    if kind in (ServerKind.LITSERVE, ServerKind.RAY_SERVE):
-        # Their models are built in processes they start: LitServe's inference workers, Ray's workers.
-        hand_down(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
     if kind is ServerKind.GRPC:
         run_grpc_main(path, args.host, args.port)
     elif kind is ServerKind.LITSERVE:

@@ -63,17 +63,18 @@ def run_litserve_main(path: Path, host: str, port: int) -> None:
                      "`if __name__ == \"__main__\":` block runs")
 
 
+def _raw_request(expr: ast.expr) -> str | None:
+    """"json" for ``request``, the parsed JSON body LitServe gives ``decode_request``."""
+    return "json" if isinstance(expr, ast.Name) and expr.id == "request" else None
+
+
 def _document_raw_requests(server) -> None:
     raw = []
     for api in server.litapi_connector:
         parameter = inspect.signature(api.decode_request).parameters.get("request")
         if parameter is None or parameter.annotation is not inspect.Parameter.empty:
             continue  # a typed request: FastAPI's document has its schema
-
-        def source_of(expr: ast.expr) -> str | None:
-            return "json" if isinstance(expr, ast.Name) and expr.id == "request" else None
-
-        raw.append((api.api_path, fields_read(api.decode_request, source_of)))
+        raw.append((api.api_path, fields_read(api.decode_request, _raw_request)))
     if raw:
         document = server.app.openapi()
         document["paths"].update(post_routes_document("LitServe", raw)["paths"])

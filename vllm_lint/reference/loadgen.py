@@ -165,8 +165,6 @@ async def run_load(
     import httpx
 
     check_loopback(base_url)
-    if requests < 1 or concurrency < 1:
-        raise ValueError("requests and concurrency must be at least 1")
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
     async with httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=limits, headers=headers,
@@ -205,6 +203,8 @@ async def drive(one: Callable[[int], Awaitable[Record]], *, requests: int, concu
                 progress: Callable[[str], None] | None = None) -> LoadResult:
     """Request ``i`` for each ``i`` in ``range(requests)``, sent by ``one(i)`` from ``concurrency`` workers
     until ``max_seconds`` have passed; the records in request order."""
+    if requests < 1 or concurrency < 1:
+        raise ValueError("requests and concurrency must be at least 1")
     queue: asyncio.Queue[int] = asyncio.Queue()
     for i in range(requests):
         queue.put_nowait(i)

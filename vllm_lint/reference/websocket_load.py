@@ -61,8 +61,6 @@ async def run_websocket_load(
     from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
     check_loopback(base_url)
-    if requests < 1 or concurrency < 1:
-        raise ValueError("requests and concurrency must be at least 1")
     ws_base = "ws" + base_url[len("http"):] if base_url.startswith("http") else base_url
     # A connection is closed in the background once its answer is in: a server whose handler blocks its
     # event loop answers the closing handshake only when it next yields, and that wait is not the request's.

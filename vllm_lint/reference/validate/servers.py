@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import vllm_lint
-from vllm_lint.reference import bentoml_services, litserve_apps
+from vllm_lint.reference import bentoml_services, gradio_apps, litserve_apps
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.validate.errors import ValidationError
@@ -20,7 +20,7 @@ from vllm_lint.reference.validate.prepare import PreparedSource
 # Gradio's API description (launch() has started Gradio's server, after the file built its model), LitServe's
 # health check (once its inference workers are set up), BentoML's readiness probe, and for Ray Serve the app's
 # own document through Serve's proxy (which answers 404 or 503 until the application's replicas are up).
-_READY_WHEN_OK = {ServerKind.GRADIO: "/gradio_api/info", ServerKind.LITSERVE: litserve_apps.HEALTH_PATH,
+_READY_WHEN_OK = {ServerKind.GRADIO: gradio_apps.API_INFO_PATH, ServerKind.LITSERVE: litserve_apps.HEALTH_PATH,
                   ServerKind.BENTOML: bentoml_services.READY_PATH, ServerKind.RAY_SERVE: "/openapi.json"}
 
 
@@ -37,11 +37,21 @@ class ServerProcess:
         self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
         self.start_timeout = start_timeout
         self.kind = kind_of(source.path.read_text())
-        self.grpc, self.gradio = self.kind is ServerKind.GRPC, self.kind is ServerKind.GRADIO
-        self.openapi_path = bentoml_services.OPENAPI_PATH if self.kind is ServerKind.BENTOML else "/openapi.json"
         self.address = f"127.0.0.1:{self.port}"  # where a gRPC server listens
         self.proc: subprocess.Popen | None = None
         self.startup_s: float | None = None
+
+    @property
+    def grpc(self) -> bool:
+        return self.kind is ServerKind.GRPC
+
+    @property
+    def gradio(self) -> bool:
+        return self.kind is ServerKind.GRADIO
+
+    @property
+    def openapi_path(self) -> str:
+        return bentoml_services.OPENAPI_PATH if self.kind is ServerKind.BENTOML else "/openapi.json"
 
     def __enter__(self) -> "ServerProcess":
         cmd = [sys.executable, "-m", "vllm_lint.reference.launch", "--app-file", str(self.source.path),
