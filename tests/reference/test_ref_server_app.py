@@ -225,6 +225,50 @@ def test_in_flight_limit(make_client):
     assert state.in_flight.count == 0
 
 
+def _post_with_a_stalled_body(app, headers: dict[str, str]) -> int:
+    """POST /v1/completions straight to the ASGI app, the body's first bytes sent and the rest never: the
+    status it answers with."""
+    scope = {"type": "http", "http_version": "1.1", "method": "POST", "path": "/v1/completions", "raw_path": b"",
+             "query_string": b"", "root_path": "", "scheme": "http", "server": ("127.0.0.1", 80),
+             "client": ("127.0.0.1", 5000), "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
+    sent: list[dict] = []
+
+    async def run() -> None:
+        first = True
+
+        async def receive():
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": b'{"prompt": ', "more_body": True}
+            await asyncio.sleep(3600)  # the rest of the body never comes
+
+        async def send(message):
+            sent.append(message)
+
+        await asyncio.wait_for(app(scope, receive, send), timeout=30)
+
+    asyncio.run(run())
+    return next(m["status"] for m in sent if m["type"] == "http.response.start")
+
+
+def test_a_full_server_refuses_before_reading_the_body(make_client):
+    """With every slot taken, a request whose body is still on its way gets the 429 at once, not a 408 after
+    the body timeout (a busy event loop made that happen under load); the API key is still checked first."""
+    client, _ = make_client(max_in_flight=1, body_timeout=0.2, api_key="secret")
+    state = client.app.state.reference
+    key = {"Authorization": "Bearer secret", "content-type": "application/json"}
+    assert _post_with_a_stalled_body(client.app, key) == 408  # not full: the body is awaited, and times out
+    slot = state.in_flight.acquire()
+    try:
+        assert _post_with_a_stalled_body(client.app, key) == 429
+        assert _post_with_a_stalled_body(client.app, {**key, "Authorization": "Bearer no"}) == 408  # not ours to refuse
+        resp = client.post("/v1/completions", json={"prompt": "a"}, headers={"Authorization": "Bearer no"})
+        assert resp.status_code == 401
+    finally:
+        slot.release()
+
+
 def test_stream_releases_slot_and_shutdown(make_client):
     client, engine = make_client(max_in_flight=2)
     with client.stream("POST", "/v1/completions", json={"prompt": "a", "max_tokens": 3, "stream": True}) as r:

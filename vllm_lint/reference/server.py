@@ -168,6 +168,40 @@ class BodySizeLimit:
         await self.app(scope, replay, send)
 
 
+GENERATION_PATHS = frozenset({"/v1/completions", "/v1/chat/completions"})
+
+
+def _key_matches(api_key: str | None, authorization: str) -> bool:
+    """Whether an ``Authorization`` header carries the server's key (any header does when it has none)."""
+    if api_key is None:
+        return True
+    scheme, _, token = authorization.partition(" ")
+    return scheme.lower() == "bearer" and secrets.compare_digest(token.strip().encode(), api_key.encode())
+
+
+def _has_api_key(api_key: str | None, scope) -> bool:
+    headers = dict(scope.get("headers", []))
+    return _key_matches(api_key, headers.get(b"authorization", b"").decode("latin-1"))
+
+
+class RefuseWhenFull:
+    """ASGI middleware: a generation request that arrives while every in-flight slot is taken gets its 429
+    before its body is read. Reading the body first would make the refusal wait on an event loop busy with
+    the requests that hold the slots (and, past the body timeout, turn it into a 408); the handler still takes
+    its slot with :meth:`InFlight.acquire`, which stays the limit's one enforcement."""
+
+    def __init__(self, app, in_flight: "InFlight", paths: frozenset[str], authorized):
+        self.app, self.in_flight, self.paths, self.authorized = app, in_flight, paths, authorized
+
+    async def __call__(self, scope, receive, send):
+        if (scope["type"] == "http" and scope.get("method") == "POST" and scope.get("path") in self.paths
+                and self.in_flight.count >= self.in_flight.limit and self.authorized(scope)):
+            await error_response(429, f"too many requests in flight (limit {self.in_flight.limit}); retry later",
+                                 "rate_limit_error", headers={"Retry-After": "1"})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 # --------------------------------------------------------------------------------------------------
 # Engine
 
@@ -296,6 +330,8 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
     app = FastAPI(title="vllm-lint reference server", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.reference = state
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
+    app.add_middleware(RefuseWhenFull, in_flight=state.in_flight, paths=GENERATION_PATHS,
+                       authorized=lambda scope: _has_api_key(settings.api_key, scope))
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError):
@@ -307,11 +343,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         return error_response(exc.status_code, str(exc.detail), _STATUS_TYPES.get(exc.status_code, "error"))
 
     def check_api_key(request: Request) -> None:
-        if settings.api_key is None:
-            return
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(token.strip().encode(),
-                                                                    settings.api_key.encode()):
+        if not _key_matches(settings.api_key, request.headers.get("authorization", "")):
             raise APIError(401, "missing or invalid API key (send 'Authorization: Bearer <key>')",
                            "authentication_error")
 
