@@ -11,6 +11,15 @@ from fixture_files import REPO
 from snapshot import UPDATE_OPTION, Snapshots
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's ``--dist loadgroup`` (.ci/run), every ``slow`` test runs in one worker, one after
+    the other: two vLLM engines started at once would fight for the machine's cores, and the session's tiny
+    model and reference server are built once, in that worker. The other tests share out over every worker."""
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group("slow"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(UPDATE_OPTION, action="store_true",
                      help="write this run's output into the snapshot files under tests/snapshots/ (and remove "

@@ -34,9 +34,12 @@ API_KEY = "sk-reference-test"
 MAX_IN_FLIGHT = 8
 MAX_MODEL_LEN = 1024
 # Inherited by every process started from here on (servers, vLLM's engine processes, CLI runs), so that
-# what is left at the end can be told from other users' processes on the same machine.
+# what is left at the end can be told from other users' processes on the same machine. Each pytest-xdist
+# worker is a session of its own, with its own tag: one worker's servers are not another's leftovers.
 SESSION_TAG_VAR = "VLLM_LINT_TEST_SESSION"
 SESSION_TAG = os.environ.setdefault(SESSION_TAG_VAR, f"{os.getpid()}-{secrets.token_hex(6)}")
+if os.environ.get("PYTEST_XDIST_WORKER") and not SESSION_TAG.endswith(os.environ["PYTEST_XDIST_WORKER"]):
+    SESSION_TAG = os.environ[SESSION_TAG_VAR] = f"{SESSION_TAG}-{os.environ['PYTEST_XDIST_WORKER']}"
 
 
 def unavailable(reason: str):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -130,62 +129,3 @@ def test_rewritten_pipeline_seed_answers_like_the_original(tiny_model_dir, tmp_p
             assert each.status_code == 200 and each.json().startswith(prompt), each.text
     finally:
         server.stop()
-
-
-LLM_SERVER = textwrap.dedent(
-    """\
-    from fastapi import FastAPI
-    from pydantic import BaseModel
-    from vllm import LLM, SamplingParams
-
-    app = FastAPI()
-    llm = None
-
-
-    @app.on_event("startup")
-    def load_model():
-        global llm
-        llm = LLM(
-            "MODEL_DIR",
-            gpu_memory_utilization=0.85,
-            max_model_len=1024,
-        )
-
-
-    class Completion(BaseModel):
-        prompt: str
-        max_tokens: int = 16
-
-
-    @app.post("/complete")
-    def complete(body: Completion):
-        if llm is None:
-            return {"error": "model not loaded"}
-        outputs = llm.generate([body.prompt], SamplingParams(max_tokens=body.max_tokens, temperature=0))
-        return {"text": outputs[0].outputs[0].text, "finish_reason": outputs[0].outputs[0].finish_reason}
-    """
-)
-
-
-def test_rewritten_llm_server_answers_like_the_original(tiny_model_dir, tmp_path):
-    require_modules("vllm", "fastapi", "uvicorn", "httpx", "psutil", what="the live rewrite test")
-    import httpx
-
-    source = LLM_SERVER.replace("MODEL_DIR", str(tiny_model_dir))
-    (tmp_path / "original_llm.py").write_text(source)
-    _fix(tmp_path, "fixed_llm.py", source)
-    original, fixed = _Server(tmp_path, "original_llm"), _Server(tmp_path, "fixed_llm")
-    try:
-        _started(original, fixed)
-        body = {"prompt": PROMPT, "max_tokens": 12}
-        answers = []
-        for server in (original, fixed):
-            response = httpx.post(server.url + "/complete", json=body, timeout=300, trust_env=False)
-            assert response.status_code == 200, f"{server.log.name}: {response.text}"
-            answers.append(response.json())
-        assert _shape(answers[1]) == _shape(answers[0]) == {"text": "str", "finish_reason": "str"}
-        assert answers[1] == answers[0]  # greedy decoding of the same model: the same completion
-    finally:
-        original.stop()
-        fixed.stop()
-
