@@ -11,13 +11,19 @@ from fixture_files import REPO
 from snapshot import UPDATE_OPTION, Snapshots
 
 
+# The pytest-xdist group of the tests that start a vLLM engine (see pytest_collection_modifyitems).
+ENGINE_GROUP = "vllm-engine"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's ``--dist loadgroup`` (.ci/run), every ``slow`` test runs in one worker, one after
-    the other: two vLLM engines started at once would fight for the machine's cores, and the session's tiny
-    model and reference server are built once, in that worker. The other tests share out over every worker."""
+    """Under pytest-xdist's ``--dist loadgroup`` (.ci/run), the tests that start a vLLM engine (those on the
+    session's tiny model; tests/robustness/test_server_faults.py joins the group by its own mark) run in one
+    worker, one after the other: two engines started at once would fight for the machine's cores, and the tiny
+    model and the shared reference server are made once, in that worker. The other tests share out over every
+    worker."""
     for item in items:
-        if item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.xdist_group("slow"))
+        if "tiny_model_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
