@@ -1,8 +1,7 @@
 """The reference server under load and faults, on a real (CPU) vLLM engine; loopback only, bounded in count and time.
 
 One tiny model and one server for the module (started with --max-in-flight 240, --max-body 64KiB,
---body-timeout 3, --max-model-len 512). What is already covered elsewhere is not repeated: /health turning 503 when the engine
-dies (tests/reference/test_ref_engine_death.py), four-client disconnects and the 429 at 8 in flight
+--body-timeout 3, --max-model-len 512). What is already covered elsewhere is not repeated: four-client disconnects and the 429 at 8 in flight
 (tests/reference/test_ref_server_live.py). Here: 200 concurrent streams, 140 clients hanging up at once, a
 flood past capacity, malformed and oversized bodies at the HTTP and JSON level, max_tokens at and past the
 edge, stalled uploads, and clients in flight when the engine dies.
@@ -445,7 +444,7 @@ def test_seed_out_of_range_is_a_400_and_leaves_nothing_in_the_engine(server):
 @pytest.mark.parametrize("server", ["own server"], indirect=True)
 def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
     """Streams end within seconds (cut short, never with a false [DONE]); requests waiting for a whole answer
-    get 503. (/health's 503 itself: tests/reference/test_ref_engine_death.py.)
+    get 503; afterwards /health and every new request answer 503.
 
     The kill comes as soon as every stream has its first token and the server counts all six requests in the
     engine: a fixed sleep raced the tiny model, which can finish 400 tokens in under a second on a fast machine."""
@@ -502,4 +501,7 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
     assert all(last != "data: [DONE]" for last, _ in streams)
     assert wholes == [(503, "service_unavailable")] * 2
     assert ended_after < 15
-    assert server.health()[0] == 503
+    status, health = server.health()
+    assert status == 503 and health["error"]["type"] == "service_unavailable"
+    late = httpx.post(server.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 2}, trust_env=False, timeout=10)
+    assert late.status_code == 503  # a request arriving after the death is told so at once
