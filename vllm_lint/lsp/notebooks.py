@@ -1,0 +1,55 @@
+"""A notebook document (LSP 3.17: a notebook and a text document per cell) as the ``.ipynb`` the notebook
+surface reads, and its findings back on the cells they are in."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from vllm_lint.diagnostics import Diagnostic
+
+
+@dataclass(frozen=True)
+class Cell:
+    uri: str  # the cell's text document
+    code: bool  # a code cell (else Markdown)
+    text: str
+
+
+def as_ipynb(cells: list[Cell], metadata: dict | None = None) -> str:
+    """The notebook's JSON (nbformat 4), with each cell's text as its ``source``."""
+    document = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": cell.text}
+            if cell.code
+            else {"cell_type": "markdown", "metadata": {}, "source": cell.text}
+            for cell in cells
+        ],
+        "metadata": metadata if isinstance(metadata, dict) else {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+
+def by_cell(diagnostics: list[Diagnostic], cells: list[Cell]) -> dict[str, list[Diagnostic]]:
+    """Each cell's findings, placed within the cell's own text (every cell gets a list, empty ones too, so
+    that a cell whose finding went away is cleared). A finding not in a cell (the notebook cannot be read)
+    goes on the first cell."""
+    placed: dict[str, list[Diagnostic]] = {cell.uri: [] for cell in cells}
+    for diagnostic in diagnostics:
+        where = diagnostic.cell
+        if where is not None and 1 <= where.cell <= len(cells):
+            cell = cells[where.cell - 1]
+            placed[cell.uri].append(_within_cell(diagnostic))
+        elif cells:
+            placed[cells[0].uri].append(diagnostic)
+    return placed
+
+
+def _within_cell(diagnostic: Diagnostic) -> Diagnostic:
+    from dataclasses import replace
+
+    where = diagnostic.cell
+    # The fix's edits are in the JSON's coordinates: a cell's text cannot take them.
+    return replace(diagnostic, start=where.start, end=where.end, fix=None, noqa_lines=(), cell=None)
