@@ -15,12 +15,14 @@ from pytest_lsp import LanguageClient
 from tests.lsp.conftest import apply, change, codes, diagnostics, open_file, server_config, start
 from vllm_lint.rulebook import load_rules
 
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+# One server for the module (it starts in seconds, not milliseconds); each test works in a folder of its own
+# inside the workspace folder.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=server_config())
-async def client(lsp_client: LanguageClient, tmp_path: Path):
-    lsp_client.folder = tmp_path  # type: ignore[attr-defined]
+@pytest_lsp.fixture(config=server_config(), scope="module")
+async def session(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    workspace = tmp_path_factory.mktemp("workspace")
     registered: list[types.Registration] = []
     lsp_client.registered = registered  # type: ignore[attr-defined]
 
@@ -29,9 +31,21 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
     def register(params: types.RegistrationParams) -> None:
         registered.extend(params.registrations)
 
-    await start(lsp_client, tmp_path)
+    await start(lsp_client, workspace)
+    lsp_client.workspace = workspace  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def client(session: LanguageClient, request: pytest.FixtureRequest) -> LanguageClient:
+    session.folder = session.workspace / request.node.name  # type: ignore[attr-defined]
+    session.folder.mkdir()
+    # A workspace folder of its own: the cross-file rule joins the files of one folder (as `check` run there).
+    folder = types.WorkspaceFolder(uri=session.folder.as_uri(), name=request.node.name)
+    session.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+        event=types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])))
+    return session
 
 
 def example(code: str) -> str:

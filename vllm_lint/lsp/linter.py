@@ -47,6 +47,8 @@ class Linter:
         self._lock = threading.Lock()
         self._surfaces: list[Surface] | None = None
         self._linted: set[str] = set()  # open documents: their facts come from their text, not the disk
+        # The workspace folders: the project rules join the facts of one folder, as `check` run in it would.
+        self.folders: list[Path] = []
 
     @property
     def editor(self) -> EditorSettings:
@@ -163,11 +165,17 @@ class Linter:
             return []
         from vllm_lint.engine.project import add_project_findings
 
-        results = [FileResult(path, facts=facts) for path, facts in self._facts.items()]
+        folder = self._folder_of(shown)
+        results = [FileResult(path, facts=facts) for path, facts in self._facts.items() if self._folder_of(path) == folder]
         if not any(result.path == shown for result in results):
             return []  # a file that reports nothing to join has no project finding
         add_project_findings(results, options)
         return next(result.diagnostics for result in results if result.path == shown)
+
+    def _folder_of(self, shown: str) -> str | None:
+        """The innermost workspace folder holding the file (None: in none)."""
+        holding = [str(f) for f in self.folders if shown.startswith(str(f).rstrip("/") + "/")]
+        return max(holding, key=len, default=None)
 
     def fix_all(self, linted: Linted, unsafe: bool = False) -> str | None:
         """The text with every fix the policy allows applied (as ``check --fix``), or None when none applies."""

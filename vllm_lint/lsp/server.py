@@ -162,8 +162,9 @@ class VllmLintServer(LanguageServer):
             found = [uri_path(self.workspace.root_uri)]
         return [folder for folder in found if folder is not None and folder.is_dir()]
 
-    async def scan_folders(self) -> None:
-        for folder in self.folders():
+    async def scan_folders(self, folders: list[Path] | None = None) -> None:
+        self.linter.folders = self.folders()
+        for folder in self.linter.folders if folders is None else folders:
             error = await self.on_worker(self.linter.scan_folder, folder)
             if error:
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"vllm-lint: {error}"))
@@ -251,6 +252,12 @@ def build_server() -> VllmLintServer:
     async def did_change_watched_files(ls: VllmLintServer, params: types.DidChangeWatchedFilesParams) -> None:
         paths = [path for change in params.changes if (path := uri_path(change.uri)) is not None]
         await on_disk_change(ls, paths)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(ls: VllmLintServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        added = [path for folder in params.event.added if (path := uri_path(folder.uri)) is not None]
+        await ls.scan_folders(added)  # pygls has updated the workspace's folders already
+        await ls.relint_all()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: VllmLintServer, params: types.DidChangeConfigurationParams) -> None:
