@@ -1,0 +1,68 @@
+"""Server time of ``vllm-lint server`` per change: from a document's new text to the diagnostics it publishes
+(the lint through ``lsp.linter`` and the conversion to LSP values, as the server's worker does them), without
+the debounce wait and the JSON-RPC transport.
+
+    python benchmarks/lsp_latency.py [--rounds 40] [FILE ...]
+
+Each round edits the document (a comment line whose text changes), so nothing is answered from memory of
+the same text; the first lint of each file (imports, rule files) is left out, as the server does it at start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from vllm_lint.lsp.convert import Lines, lsp_diagnostic
+from vllm_lint.lsp.linter import Linter
+from vllm_lint.lsp.server import rule_url
+from vllm_lint.rulebook import load_rules
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cases() -> dict[str, tuple[str, str]]:
+    rules = load_rules()
+    return {
+        "clean, no vLLM (cli/check.py, 412 lines)": ("check.py", (REPO / "vllm_lint/cli/check.py").read_text()),
+        "clean vLLM server (VLL101's fixed example)": ("server.py", rules["VLL101"].bad_examples[0].fixed),
+        "findings: blocking server (VLL101's example)": ("server.py", rules["VLL101"].bad_examples[0].clean_code),
+        "findings: Dockerfile (VLL201's example)": ("Dockerfile", next(
+            e for e in rules["VLL201"].bad_examples if e.lang == "dockerfile").clean_code),
+    }
+
+
+def measure(linter: Linter, path: Path, text: str, rounds: int) -> tuple[list[float], int]:
+    times, found = [], 0
+    linter.lint(path, text)  # the first lint: imports and caches the server warms up at start
+    for round_ in range(rounds):
+        edited = f"{text}# edit {round_}\n"  # a comment in every language measured here
+        started = time.perf_counter()
+        linted = linter.lint(path, edited)
+        lines = Lines(edited)
+        published = [lsp_diagnostic(d, lines, path, rule_url) for d in linted.diagnostics]
+        times.append(time.perf_counter() - started)
+        found = len(published)
+    return times, found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("files", nargs="*", type=Path, help="more files to measure (Python, shell, YAML, Dockerfiles)")
+    args = parser.parse_args()
+    linter = Linter()
+    with tempfile.TemporaryDirectory() as folder:
+        measured = {**cases(), **{str(path): (path.name, path.read_text(encoding="utf-8")) for path in args.files}}
+        for label, (name, text) in measured.items():
+            times, found = measure(linter, Path(folder) / name, text, args.rounds)
+            ms = sorted(t * 1000 for t in times)
+            print(f"{label:48} findings {found:2}  median {statistics.median(ms):6.1f} ms  "
+                  f"p90 {ms[int(len(ms) * 0.9) - 1]:6.1f} ms  max {ms[-1]:6.1f} ms  ({len(ms)} changes)")
+
+
+if __name__ == "__main__":
+    main()
