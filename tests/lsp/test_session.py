@@ -4,7 +4,6 @@ cross-file rule, and configuration changes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -86,7 +85,8 @@ async def test_a_blocking_server_is_rewritten_by_its_code_action(client: Languag
 
 
 async def test_a_safe_fix_fix_all_and_noqa(client: LanguageClient):
-    text = example("VLL301") + "other = SamplingParams(max_new_tokens=64)\n"
+    # A character outside the BMP before a finding: two UTF-16 units (VS Code's positions), one code point.
+    text = example("VLL301") + 'other = SamplingParams(stop=["🙂"], max_new_tokens=64)\n'
     uri = open_file(client, client.folder / "params.py", text)
     found = await diagnostics(client, uri, lambda f: codes(f) == ["VLL301", "VLL301"])
     first = min(found, key=lambda d: d.range.start.line)
@@ -101,7 +101,7 @@ async def test_a_safe_fix_fix_all_and_noqa(client: LanguageClient):
     assert apply(text, fix_all.edit, uri) == (
         "from vllm import SamplingParams\n"
         "params = SamplingParams(temperature=0.7, max_tokens=256)\n"
-        "other = SamplingParams(max_tokens=64)\n"
+        'other = SamplingParams(stop=["🙂"], max_tokens=64)\n'
     )
 
     [noqa] = [a for a in offered if a.title == "Disable VLL301 for this line"]
@@ -223,4 +223,31 @@ async def test_configuration_changes_apply_to_open_documents(client: LanguageCli
         changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
     await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
     assert "unknown rule code or prefix 'VLL9'" in client.messages[-1].message
-    assert json.dumps(client.messages[-1].type) == str(types.MessageType.Error.value)
+    assert client.messages[-1].type == types.MessageType.Error
+
+
+MODEL_CLEAN = "def generate_text(prompt):\n    return prompt.upper()\n"
+MODEL_BLOCKING = (
+    'from transformers import pipeline\n\n_pipe = pipeline("text-generation", model="gpt2")\n\n\n'
+    "def generate_text(prompt):\n    return _pipe(prompt)[0][\"generated_text\"]\n"
+)
+APP = (
+    "from fastapi import FastAPI\n\nfrom model import generate_text\n\napp = FastAPI()\n\n\n"
+    '@app.post("/generate")\nasync def generate(prompt: str):\n    return {"text": generate_text(prompt)}\n'
+)
+
+
+async def test_a_saved_module_changes_the_findings_of_the_handler_one_module_away(client: LanguageClient):
+    model = client.folder / "model.py"
+    model.write_text(MODEL_CLEAN)
+    app = open_file(client, client.folder / "app.py", APP)
+    assert "VLL101" not in codes(await diagnostics(client, app))
+
+    model_uri = open_file(client, model, MODEL_CLEAN)
+    await diagnostics(client, model_uri)
+    change(client, model_uri, 2, MODEL_BLOCKING)
+    model.write_text(MODEL_BLOCKING)  # as the editor saves it
+    client.diagnostics.pop(app, None)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=model_uri)))
+    [found] = [d for d in await diagnostics(client, app, lambda f: "VLL101" in codes(f)) if d.code == "VLL101"]
+    assert found.range.start.line == 9

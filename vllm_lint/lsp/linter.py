@@ -74,7 +74,7 @@ class Linter:
         from vllm_lint.engine.runner import guarded, lint_bytes
 
         started = time.perf_counter()
-        options = self.resolver.options(path)
+        options = self.resolver.options(path, self.folder_of(path))
         data = text.encode("utf-8")
         surface = surface or self.surface_for(path, data)
         shown = str(path)
@@ -134,7 +134,7 @@ class Linter:
         from vllm_lint.engine.runner import guarded, lint_file
 
         try:
-            options = self.resolver.options(path)
+            options = self.resolver.options(path, self.folder_of(path))
         except ConfigError:
             return
         if not path.is_file():
@@ -165,17 +165,17 @@ class Linter:
             return []
         from vllm_lint.engine.project import add_project_findings
 
-        folder = self._folder_of(shown)
-        results = [FileResult(path, facts=facts) for path, facts in self._facts.items() if self._folder_of(path) == folder]
+        folder = self.folder_of(Path(shown))
+        results = [FileResult(path, facts=facts) for path, facts in self._facts.items() if self.folder_of(Path(path)) == folder]
         if not any(result.path == shown for result in results):
             return []  # a file that reports nothing to join has no project finding
         add_project_findings(results, options)
         return next(result.diagnostics for result in results if result.path == shown)
 
-    def _folder_of(self, shown: str) -> str | None:
+    def folder_of(self, path: Path) -> Path | None:
         """The innermost workspace folder holding the file (None: in none)."""
-        holding = [str(f) for f in self.folders if shown.startswith(str(f).rstrip("/") + "/")]
-        return max(holding, key=len, default=None)
+        holding = [folder for folder in self.folders if path.is_relative_to(folder)]
+        return max(holding, key=lambda folder: len(folder.parts), default=None)
 
     def fix_all(self, linted: Linted, unsafe: bool = False) -> str | None:
         """The text with every fix the policy allows applied (as ``check --fix``), or None when none applies."""

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from vllm_lint.config import ConfigError, enabled_codes, find_config, load_settings
+from vllm_lint.config import ConfigError, Settings, enabled_codes, find_config, load_settings
 from vllm_lint.engine.runner import RunOptions
 
 
@@ -25,7 +25,9 @@ def folder_facts(folder: Path) -> dict[str, dict]:
     from vllm_lint.surfaces import all_surfaces
 
     codes = all_codes()
-    settings = load_settings(find_config(folder), codes)
+    config = find_config(folder)
+    # Without a configuration file, as `check` run in the folder: globs and the project are relative to it.
+    settings = load_settings(config, codes) if config is not None else Settings(root=folder)
     options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes)
     if not options.enabled & project_codes():
         return {}  # no project rule is on: no file reports facts

@@ -66,8 +66,8 @@ class VllmLintServer(LanguageServer):
     async def lint_document(self, uri: str) -> Linted | None:
         document = self.workspace.get_text_document(uri)
         path = uri_path(uri)
-        if path is None:
-            return None
+        if path is None or self.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return None  # a notebook's cell is linted with its notebook (lint_notebook)
         text = document.source
         try:
             linted = await self.on_worker(self.linter.lint, path, text)

@@ -77,12 +77,15 @@ class SettingsResolver:
 
         self.codes = all_codes()
         self.editor = editor or EditorSettings()
-        self._loaded: dict[Path | None, tuple[tuple[int, int] | None, Settings]] = {}
+        self._loaded: dict[Path, tuple[tuple[int, int] | None, Settings]] = {}
 
-    def options(self, path: Path) -> RunOptions:
-        """Raises ConfigError for a broken configuration file or a bad editor setting."""
+    def options(self, path: Path, folder: Path | None = None) -> RunOptions:
+        """For a file at ``path`` in the workspace folder ``folder``; raises ConfigError for a broken
+        configuration file or a bad editor setting."""
         config = find_config(path.parent if path.parent.is_dir() else Path.cwd())
-        settings = self._settings(config, path)
+        # Without a configuration file, globs and the project are relative to the workspace folder, as for
+        # `check` run there.
+        settings = self._settings(config, folder or path.parent)
         editor = self.editor
         if editor.target_vllm_version is not None:
             settings = dataclasses.replace(settings, target_vllm_version=_target(editor.target_vllm_version))
@@ -91,16 +94,14 @@ class SettingsResolver:
         enabled = enabled_codes(settings, self.codes, editor.select, editor.ignore, editor.extend_select)
         return RunOptions(settings=settings, enabled=enabled, codes=self.codes)
 
-    def _settings(self, config: Path | None, path: Path) -> Settings:
+    def _settings(self, config: Path | None, root: Path) -> Settings:
+        if config is None:
+            return Settings(root=root)
         stamp = _stamp(config)
         kept = self._loaded.get(config)
         if kept is not None and kept[0] == stamp:
             return kept[1]
-        if config is None:
-            # No configuration: globs are relative to the workspace folder the document is in, as `check` run there.
-            settings = Settings(root=path.parent)
-        else:
-            settings = load_settings(config, self.codes)
+        settings = load_settings(config, self.codes)
         self._loaded[config] = (stamp, settings)
         return settings
 
