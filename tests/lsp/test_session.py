@@ -169,6 +169,28 @@ async def test_a_notebook_documents_findings_are_on_its_cells(client: LanguageCl
     assert found.range.start.line == 0
     assert await diagnostics(client, uris[1]) == []
 
+    # Code actions and hover on a cell: the fix of the notebook's JSON comes back as an edit of the cell.
+    offered = await actions(client, uris[2], found)
+    [fix] = [a for a in offered if a.title.startswith("Fix VLL301")]
+    [cell_edit] = fix.edit.document_changes
+    assert cell_edit.text_document.uri == uris[2]
+    assert apply(cells[2][0], fix.edit, uris[2]) == "params = SamplingParams(max_tokens=8)"
+    [noqa] = [a for a in offered if a.title == "Disable VLL301 for this line"]
+    assert apply(cells[2][0], noqa.edit, uris[2]) == "params = SamplingParams(max_new_tokens=8)  # noqa: VLL301"
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uris[2]), position=found.range.start))
+    assert hover.contents.value.startswith("**VLL301**")
+
+    # A change to a cell is linted with the notebook.
+    client.diagnostics.pop(uris[2], None)
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(uri=path.as_uri(), version=2),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=uris[2], version=2),
+                changes=[types.TextDocumentContentChangeWholeDocument(text="params = SamplingParams(max_tokens=8)")])]))))
+    assert await diagnostics(client, uris[2]) == []
+
 
 async def test_the_cross_file_rule_follows_the_server_file_on_disk(client: LanguageClient):
     folder = client.folder

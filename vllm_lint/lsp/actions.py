@@ -3,7 +3,7 @@ safe fixes" for the file, and ``# noqa`` for the line; on hover, the rule's What
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lsprotocol import types
 
@@ -11,6 +11,7 @@ from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Position
 from vllm_lint.engine.suppressions import MARKDOWN_NOQA, NOQA
 from vllm_lint.lsp.convert import SOURCE, Lines
 from vllm_lint.lsp.linter import Linted, Linter
+from vllm_lint.lsp.notebooks import Cell, apply_fix, changed_cells
 from vllm_lint.text import TextIndex
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
@@ -33,27 +34,73 @@ class Client:
         return cls(bool(edit.document_changes), edit.change_annotation_support is not None)
 
 
-def code_actions(linter: Linter, linted: Linted, uri: str, version: int | None, lines: Lines,
-                 wanted: types.Range, only: list[str] | None, client: Client) -> list[types.CodeAction]:
+class Document:
+    """Where a lint's edits go: one text document, or a notebook's cells (the lint is of the notebook's JSON)."""
+
+    def __init__(self, linted: Linted, uri: str, versions: dict[str, int | None],
+                 lines_of, cells: list[Cell] | None = None) -> None:
+        self.linted, self.uri, self.versions, self.lines_of, self.cells = linted, uri, versions, lines_of, cells
+
+    def findings(self, uri: str) -> list[tuple[Diagnostic, Diagnostic]]:
+        """(the finding as linted, the finding where ``uri``'s text has it) for the findings in ``uri``."""
+        if self.cells is None:
+            return [(d, d) for d in self.linted.own]
+        found = []
+        for diagnostic in self.linted.own:
+            where = diagnostic.cell
+            if where is not None and 1 <= where.cell <= len(self.cells) and self.cells[where.cell - 1].uri == uri:
+                found.append((diagnostic, replace(diagnostic, start=where.start, end=where.end, cell=None)))
+        return found
+
+    def text_of(self, uri: str) -> str:
+        return self.linted.text if self.cells is None else next(cell.text for cell in self.cells if cell.uri == uri)
+
+    def edits_for(self, fixed: str) -> dict[str, list[types.TextEdit]]:
+        """The text edits that turn the linted text into ``fixed``, by document."""
+        if self.cells is None:
+            return {self.uri: [self.lines_of(self.uri, self.linted.text).text_edit(_replacement(self.linted.text, fixed))]}
+        return {uri: [self.lines_of(uri, self.text_of(uri)).text_edit(_replacement(self.text_of(uri), new))]
+                for uri, new in changed_cells(self.cells, fixed).items()}
+
+    def fix_edits(self, diagnostic: Diagnostic) -> dict[str, list[types.TextEdit]]:
+        if self.cells is None:
+            lines = self.lines_of(self.uri, self.linted.text)
+            return {self.uri: [lines.text_edit(edit) for edit in diagnostic.fix.edits]}
+        # A notebook's fix is in its JSON's coordinates: the cells' new texts come from the fixed JSON.
+        return self.edits_for(apply_fix(self.linted.text, diagnostic.fix.edits))
+
+
+def code_actions(linter: Linter, document: Document, uri: str, wanted: types.Range, only: list[str] | None,
+                 client: Client) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
+    linted = document.linted
     fixable = {id(d) for d in linter.fixable(linted)}
-    here = [d for d in linted.own if _overlaps(lines.range(d.start, d.end), wanted)]
+    lines = document.lines_of(uri, document.text_of(uri))
+    here = [(d, shown) for d, shown in document.findings(uri) if _overlaps(lines.range(shown.start, shown.end), wanted)]
     if _wants(only, types.CodeActionKind.QuickFix):
-        for diagnostic in here:
+        for diagnostic, shown in here:
             if id(diagnostic) in fixable:
-                actions.append(_fix_action(diagnostic, uri, version, lines, client))
-        for diagnostic in here:
-            noqa = _noqa_action(diagnostic, linted, uri, version, lines, client)
-            if noqa is not None:
-                actions.append(noqa)
+                edits = document.fix_edits(diagnostic)
+                if edits:
+                    actions.append(_fix_action(diagnostic, _ref(shown, lines), edits, document.versions, client))
+        for diagnostic, shown in here:
+            markdown = linted.surface.name == "markdown"
+            edit = noqa_edit(shown, document.text_of(uri), markdown, document.cells is None and linted.surface.name in _NO_LINE_COMMENT)
+            if edit is not None:
+                actions.append(types.CodeAction(
+                    title=f"Disable {diagnostic.code} for this line",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[_ref(shown, lines)],
+                    edit=_workspace_edit({uri: [lines.text_edit(edit)]}, document.versions, client),
+                ))
     if _wants(only, FIX_ALL_KIND) and any(d.fix.applicability is Applicability.SAFE for d in linted.own if id(d) in fixable):
         fixed = linter.fix_all(linted)
-        if fixed is not None:
-            edit = _replacement(linted.text, fixed)
+        edits = document.edits_for(fixed) if fixed is not None else {}
+        if edits:
             actions.append(types.CodeAction(
                 title="vllm-lint: fix all safe fixes",
                 kind=FIX_ALL_KIND,
-                edit=_workspace_edit(uri, version, [lines.text_edit(edit)], client),
+                edit=_workspace_edit(edits, document.versions, client),
             ))
     return actions
 
@@ -67,11 +114,11 @@ def _overlaps(found: types.Range, wanted: types.Range) -> bool:
     return not (end < (wanted.start.line, wanted.start.character) or start > (wanted.end.line, wanted.end.character))
 
 
-def _fix_action(diagnostic: Diagnostic, uri: str, version: int | None, lines: Lines, client: Client) -> types.CodeAction:
+def _fix_action(diagnostic: Diagnostic, reference: types.Diagnostic, edits: dict[str, list[types.TextEdit]],
+                versions: dict[str, int | None], client: Client) -> types.CodeAction:
     fix = diagnostic.fix
     unsafe = fix.applicability is Applicability.UNSAFE
     title = f"{'Unsafe fix' if unsafe else 'Fix'} {diagnostic.code}: {fix.message}"
-    edits = [lines.text_edit(edit) for edit in fix.edits]
     # An unsafe fix changes behaviour (the server rewrite replaces the whole handler): the client shows the
     # change and asks before applying it, where it can.
     annotation = None
@@ -84,9 +131,9 @@ def _fix_action(diagnostic: Diagnostic, uri: str, version: int | None, lines: Li
     return types.CodeAction(
         title=title,
         kind=types.CodeActionKind.QuickFix,
-        diagnostics=[_ref(diagnostic, lines)],
+        diagnostics=[reference],
         is_preferred=not unsafe,
-        edit=_workspace_edit(uri, version, edits, client, annotation),
+        edit=_workspace_edit(edits, versions, client, annotation),
     )
 
 
@@ -95,37 +142,26 @@ def _ref(diagnostic: Diagnostic, lines: Lines) -> types.Diagnostic:
                             code=diagnostic.code, source=SOURCE)
 
 
-def _noqa_action(diagnostic: Diagnostic, linted: Linted, uri: str, version: int | None, lines: Lines,
-                 client: Client) -> types.CodeAction | None:
-    if diagnostic.code == "VLL000" or linted.surface.name in _NO_LINE_COMMENT:
+def noqa_edit(diagnostic: Diagnostic, text: str, markdown: bool, no_line_comment: bool) -> Edit | None:
+    """The edit that adds the finding's code to a ``# noqa`` on its line (``<!-- noqa -->`` in Markdown), or
+    None where a comment cannot go or the line is silenced already."""
+    if diagnostic.code == "VLL000" or no_line_comment:
         return None
-    index = TextIndex(linted.text)
+    index = TextIndex(text)
     number = diagnostic.start.line
     line = index.line_text(number)
     if line.rstrip().endswith("\\"):
         return None  # a continued shell line: a comment after the backslash would end the command
-    markdown = linted.surface.name == "markdown"
     start = index.offset(Position(number, 1))
     existing = (MARKDOWN_NOQA if markdown else NOQA).search(line)
     if existing is not None:
         if existing.group("codes") is None:
             return None  # a bare noqa already silences every code on the line
         at = index.position(start + existing.end("codes"))
-        edit = Edit(at, at, f", {diagnostic.code}")
-    else:
-        # After the line's text, in place of any trailing blanks.
-        comment = f"  <!-- noqa: {diagnostic.code} -->" if markdown else f"  # noqa: {diagnostic.code}"
-        edit = Edit(index.position(start + len(line.rstrip())), index.position(start + len(line)), comment)
-    return _noqa(diagnostic, edit, uri, version, lines, client)
-
-
-def _noqa(diagnostic: Diagnostic, edit: Edit, uri: str, version: int | None, lines: Lines, client: Client) -> types.CodeAction:
-    return types.CodeAction(
-        title=f"Disable {diagnostic.code} for this line",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[_ref(diagnostic, lines)],
-        edit=_workspace_edit(uri, version, [lines.text_edit(edit)], client),
-    )
+        return Edit(at, at, f", {diagnostic.code}")
+    # After the line's text, in place of any trailing blanks.
+    comment = f"  <!-- noqa: {diagnostic.code} -->" if markdown else f"  # noqa: {diagnostic.code}"
+    return Edit(index.position(start + len(line.rstrip())), index.position(start + len(line)), comment)
 
 
 def _replacement(old: str, new: str) -> Edit:
@@ -142,28 +178,34 @@ def _replacement(old: str, new: str) -> Edit:
     return Edit(index.position(prefix), index.position(len(old) - suffix), new[prefix:len(new) - suffix])
 
 
-def _workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit], client: Client,
+def _workspace_edit(edits: dict[str, list[types.TextEdit]], versions: dict[str, int | None], client: Client,
                     annotation: types.ChangeAnnotation | None = None) -> types.WorkspaceEdit:
     if not client.document_changes:
-        return types.WorkspaceEdit(changes={uri: edits})
+        return types.WorkspaceEdit(changes=edits)
     annotations = None
     if annotation is not None and client.change_annotations:
         annotations = {"vllm-lint-unsafe": annotation}
-        edits = [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id="vllm-lint-unsafe") for e in edits]
-    document = types.TextDocumentEdit(
-        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)
-    return types.WorkspaceEdit(document_changes=[document], change_annotations=annotations)
+        edits = {uri: [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id="vllm-lint-unsafe")
+                       for e in items] for uri, items in edits.items()}
+    documents = [
+        types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=versions.get(uri)),
+                               edits=items)
+        for uri, items in edits.items()
+    ]
+    return types.WorkspaceEdit(document_changes=documents, change_annotations=annotations)
 
 
-def hover(linted: Linted, lines: Lines, at: types.Position) -> types.Hover | None:
+def hover(document: Document, uri: str, at: types.Position) -> types.Hover | None:
     from vllm_lint.rulebook import load_rules
 
     rules = load_rules()
+    lines = document.lines_of(uri, document.text_of(uri))
+    shown = document.linted.diagnostics if document.cells is None else [d for _, d in document.findings(uri)]
     parts = []
     first: types.Range | None = None
-    for diagnostic in linted.diagnostics:
+    for diagnostic in shown:
         found = lines.range(diagnostic.start, diagnostic.end)
-        if not _contains(found, at, diagnostic.start.line == diagnostic.end.line and diagnostic.start == diagnostic.end):
+        if not _contains(found, at, diagnostic.start == diagnostic.end):
             continue
         rule = rules.get(diagnostic.code)
         if rule is None:

@@ -53,3 +53,28 @@ def _within_cell(diagnostic: Diagnostic) -> Diagnostic:
     where = diagnostic.cell
     # The fix's edits are in the JSON's coordinates: a cell's text cannot take them.
     return replace(diagnostic, start=where.start, end=where.end, fix=None, noqa_lines=(), cell=None)
+
+
+def cell_texts(ipynb: str) -> list[str]:
+    """Each cell's source in a notebook's JSON (``source`` as a string or a list of lines)."""
+    cells = json.loads(ipynb)["cells"]
+    return ["".join(cell["source"]) if isinstance(cell.get("source"), list) else cell.get("source", "") for cell in cells]
+
+
+def changed_cells(cells: list[Cell], fixed_ipynb: str) -> dict[str, str]:
+    """The new text of each cell that a fix of the notebook's JSON changed, by cell uri (a fix may reach a
+    cell other than its finding's: an import added in the first code cell)."""
+    fixed = cell_texts(fixed_ipynb)
+    if len(fixed) != len(cells):
+        return {}  # a fix never adds or removes cells; refuse rather than guess
+    return {cell.uri: new for cell, new in zip(cells, fixed) if new != cell.text}
+
+
+def apply_fix(text: str, edits) -> str:
+    """``text`` with a fix's edits (engine positions) applied."""
+    from vllm_lint.text import TextIndex
+
+    index = TextIndex(text)
+    for start, end, content in sorted(((index.offset(e.start), index.offset(e.end), e.content) for e in edits), reverse=True):
+        text = text[:start] + content + text[end:]
+    return text

@@ -51,6 +51,7 @@ class VllmLintServer(LanguageServer):
         self.linter = Linter()
         self.linted: dict[str, Linted] = {}  # text document uri -> its last lint
         self.notebook_cells: dict[str, list[str]] = {}  # notebook uri -> cell uris last published
+        self.notebook_lints: dict[str, tuple[Linted, list[Cell]]] = {}  # notebook uri -> its last lint
         self._pending: dict[str, asyncio.Task] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-lint")
         self._shown_error: str | None = None
@@ -108,6 +109,23 @@ class VllmLintServer(LanguageServer):
         if pending is not None:
             pending.cancel()
 
+    async def document(self, uri: str) -> actions.Document | None:
+        """The lint of the text document, or of the notebook whose cell ``uri`` is, as it is now."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            kept = self.notebook_lints.get(notebook.uri)
+            if kept is None or kept[1] != self.cells_of(notebook):
+                await self.lint_notebook(notebook.uri)
+                kept = self.notebook_lints.get(notebook.uri)
+            if kept is None:
+                return None
+            versions = {cell.uri: self.workspace.get_text_document(cell.uri).version for cell in kept[1]}
+            return actions.Document(kept[0], notebook.uri, versions, self.lines_for, kept[1])
+        linted = await self.current(uri)
+        if linted is None:
+            return None
+        return actions.Document(linted, uri, {uri: self.workspace.get_text_document(uri).version}, self.lines_for)
+
     async def current(self, uri: str) -> Linted | None:
         """The lint of the document's text as it is now (linted now when the last lint is older)."""
         linted = self.linted.get(uri)
@@ -132,19 +150,26 @@ class VllmLintServer(LanguageServer):
                 self.publish(uri, linted, document.version if document else None)
 
     # -- notebooks ----------------------------------------------------------------------------------
+    def cells_of(self, notebook: types.NotebookDocument) -> list[Cell]:
+        return [Cell(cell.document, cell.kind == types.NotebookCellKind.Code,
+                     self.workspace.get_text_document(cell.document).source) for cell in notebook.cells]
+
     async def lint_notebook(self, uri: str) -> None:
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         path = uri_path(uri)
         if notebook is None or path is None:
             return
-        cells = [Cell(cell.document, cell.kind == types.NotebookCellKind.Code,
-                      self.workspace.get_text_document(cell.document).source) for cell in notebook.cells]
+        cells = self.cells_of(notebook)
         text = as_ipynb(cells, notebook.metadata)
         try:
             linted = await self.on_worker(self.linter.lint, path, text)
         except ConfigError as exc:
             self.report_config_error(str(exc))
             return
+        now = self.workspace.get_notebook_document(notebook_uri=uri)
+        if now is None or self.cells_of(now) != cells:
+            return  # closed or changed meanwhile: the next lint publishes
+        self.notebook_lints[uri] = (linted, cells)
         published = by_cell(linted.diagnostics, cells)
         gone = [cell for cell in self.notebook_cells.get(uri, []) if cell not in published]
         self.notebook_cells[uri] = list(published)
@@ -272,22 +297,19 @@ def build_server() -> VllmLintServer:
         code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND]))
     async def code_action(ls: VllmLintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
-        linted = await ls.current(uri)
-        if linted is None:
+        document = await ls.document(uri)
+        if document is None:
             return None
-        document = ls.workspace.get_text_document(uri)
         client = actions.Client.of(ls.client_capabilities)
-        return await ls.on_worker(
-            actions.code_actions, ls.linter, linted, uri, document.version, ls.lines_for(uri, linted.text),
-            params.range, params.context.only, client)
+        return await ls.on_worker(actions.code_actions, ls.linter, document, uri, params.range, params.context.only, client)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: VllmLintServer, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        linted = await ls.current(uri)
-        if linted is None:
+        document = await ls.document(uri)
+        if document is None:
             return None
-        return actions.hover(linted, ls.lines_for(uri, linted.text), params.position)
+        return actions.hover(document, uri, params.position)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     async def notebook_open(ls: VllmLintServer, params: types.DidOpenNotebookDocumentParams) -> None:
@@ -304,6 +326,7 @@ def build_server() -> VllmLintServer:
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: VllmLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.cancel(params.notebook_document.uri)
+        ls.notebook_lints.pop(params.notebook_document.uri, None)
         for cell in ls.notebook_cells.pop(params.notebook_document.uri, []):
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
 
