@@ -54,6 +54,8 @@ class VllmLintServer(LanguageServer):
         self.notebook_lints: dict[str, tuple[Linted, list[Cell]]] = {}  # notebook uri -> its last lint
         self._pending: dict[str, asyncio.Task] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-lint")
+        # The workspace scan waits on a child process for as long as a big tree takes: not on the lint worker.
+        self._scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-lint-scan")
         self._shown_error: str | None = None
 
     # -- running lints --------------------------------------------------------------------------------
@@ -190,7 +192,7 @@ class VllmLintServer(LanguageServer):
     async def scan_folders(self, folders: list[Path] | None = None) -> None:
         self.linter.folders = self.folders()
         for folder in self.linter.folders if folders is None else folders:
-            error = await self.on_worker(self.linter.scan_folder, folder)
+            error = await asyncio.get_running_loop().run_in_executor(self._scanner, self.linter.scan_folder, folder)
             if error:
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"vllm-lint: {error}"))
         await self.refresh_project()
