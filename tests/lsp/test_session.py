@@ -231,7 +231,9 @@ async def test_configuration_changes_apply_to_open_documents(client: LanguageCli
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"vllm-lint": {}}))
     assert "VLL101" in codes(await diagnostics(client, uri, lambda f: "VLL101" in codes(f)))
 
-    # The project's configuration file, changed on disk.
+    # The project's configuration file, changed on disk: the server asked the client to watch such files.
+    [watching] = [r for r in client.registered if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+    assert "*.toml" in watching.register_options["watchers"][0]["globPattern"]
     config = folder / "pyproject.toml"
     config.write_text('[tool.vllm-lint]\nselect = ["VLL2"]\n')
     client.diagnostics.pop(uri, None)
