@@ -275,3 +275,18 @@ async def test_a_saved_module_changes_the_findings_of_the_handler_one_module_awa
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=model_uri)))
     [found] = [d for d in await diagnostics(client, app, lambda f: "VLL101" in codes(f)) if d.code == "VLL101"]
     assert found.range.start.line == 9
+
+
+@pytest.mark.parametrize(("code", "lang", "language_id"), [
+    ("VLL203", "bash", "shellscript"),
+    ("VLL203", "markdown", "markdown"),
+    ("VLL201", "dockerfile", "dockerfile"),
+    ("VLL201", "compose", "yaml"),
+    ("VLL202", "kubernetes", "yaml"),
+])
+async def test_command_line_files(client: LanguageClient, code: str, lang: str, language_id: str):
+    """Each kind of file a launch is written in, as `check` reads it: the example's marked line is reported."""
+    example = next(e for e in load_rules()[code].bad_examples if e.lang == lang and not e.files)
+    uri = open_file(client, client.folder / example.default_filename, example.clean_code, language_id)
+    found = await diagnostics(client, uri)
+    assert [d.range.start.line + 1 for d in found if d.code == code] == example.expected_lines(code)

@@ -62,6 +62,10 @@ class VllmLintServer(LanguageServer):
     async def on_worker(self, function, *args):
         return await asyncio.get_running_loop().run_in_executor(self._worker, function, *args)
 
+    def open_document(self, uri: str):
+        """The open text document (None: not open); pygls keys them by the unquoted uri."""
+        return self.workspace.text_documents.get(unquote(uri))
+
     def lines_for(self, uri: str, text: str) -> Lines:
         codec = self.workspace.position_codec
         return Lines(text, codec.position_to_client_units)
@@ -78,7 +82,7 @@ class VllmLintServer(LanguageServer):
             self.report_config_error(str(exc))
             return None
         self._shown_error = None
-        if self.workspace.text_documents.get(uri) is None or document.source != text:
+        if self.open_document(uri) is None or document.source != text:
             return linted  # closed or changed meanwhile: the next lint publishes
         self.linted[uri] = linted
         self.publish(uri, linted, document.version)
@@ -131,7 +135,7 @@ class VllmLintServer(LanguageServer):
     async def current(self, uri: str) -> Linted | None:
         """The lint of the document's text as it is now (linted now when the last lint is older)."""
         linted = self.linted.get(uri)
-        document = self.workspace.text_documents.get(uri)
+        document = self.open_document(uri)
         if document is None:
             return None
         if linted is not None and linted.text == document.source:
@@ -148,7 +152,7 @@ class VllmLintServer(LanguageServer):
     async def refresh_project(self) -> None:
         for uri, linted in list(self.linted.items()):
             if self.linter.refresh_project(linted):
-                document = self.workspace.text_documents.get(uri)
+                document = self.open_document(uri)
                 self.publish(uri, linted, document.version if document else None)
 
     # -- notebooks ----------------------------------------------------------------------------------
