@@ -61,7 +61,8 @@ async def actions(client: LanguageClient, uri: str, found: types.Diagnostic, onl
 async def test_a_blocking_server_is_rewritten_by_its_code_action(client: LanguageClient):
     text = example("VLL101")
     uri = open_file(client, client.folder / "server.py", text)
-    [found] = [d for d in await diagnostics(client, uri) if d.code == "VLL101"]
+    [found] = await diagnostics(client, uri)
+    assert found.code == "VLL101"
     assert found.severity == types.DiagnosticSeverity.Error
     assert found.source == "vllm-lint"
     assert found.code_description.href.endswith("rules/VLL101.yaml")
@@ -78,10 +79,9 @@ async def test_a_blocking_server_is_rewritten_by_its_code_action(client: Languag
     assert rewrite.edit.change_annotations["vllm-lint-unsafe"].needs_confirmation is True
 
     rewritten = apply(text, rewrite.edit, uri)
-    assert "AsyncLLMEngine" in rewritten and "async def chat" in rewritten
+    assert rewritten == load_rules()["VLL101"].bad_examples[0].fixed  # what `check --fix --unsafe-fixes` makes
     change(client, uri, 2, rewritten)
-    after = await diagnostics(client, uri)
-    assert [c for c in codes(after) if c.startswith("VLL1")] == []
+    assert await diagnostics(client, uri) == []
 
 
 async def test_a_safe_fix_fix_all_and_noqa(client: LanguageClient):
@@ -115,7 +115,7 @@ async def test_a_safe_fix_fix_all_and_noqa(client: LanguageClient):
 async def test_hover_explains_the_rule(client: LanguageClient):
     text = example("VLL101")
     uri = open_file(client, client.folder / "server.py", text)
-    [found] = [d for d in await diagnostics(client, uri) if d.code == "VLL101"]
+    [found] = await diagnostics(client, uri)
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=found.range.start))
     rule = load_rules()["VLL101"]
@@ -141,7 +141,8 @@ async def test_a_helm_value_out_of_range_points_at_values_yaml(client: LanguageC
         "            - --gpu-memory-utilization={{ .Values.engine.gpu }}\n            - --host=127.0.0.1\n"
     )
     uri = open_file(client, chart / "templates" / "deployment.yaml", template, "yaml")
-    [found] = [d for d in await diagnostics(client, uri) if d.code == "VLL202"]
+    [found] = await diagnostics(client, uri)
+    assert found.code == "VLL202"
     assert "(values.yaml engine.gpu)" in found.message
     assert found.range.start.line == 13
     [related] = found.related_information
@@ -206,7 +207,8 @@ async def test_the_cross_file_rule_follows_the_server_file_on_disk(client: Langu
         'client.chat.completions.create(model="meta-llama/Llama-3.1-70B-Instruct", messages=[])\n'
     )
     uri = open_file(client, folder / "client.py", text)
-    [found] = await diagnostics(client, uri, lambda f: "VLL304" in codes(f))
+    [found] = await diagnostics(client, uri, lambda f: f != [])
+    assert found.code == "VLL304"
     assert found.range.start.line == 3
     assert [r.location.uri for r in found.related_information] == [serve.as_uri()]
 
@@ -220,16 +222,16 @@ async def test_the_cross_file_rule_follows_the_server_file_on_disk(client: Langu
 async def test_configuration_changes_apply_to_open_documents(client: LanguageClient):
     folder = client.folder
     uri = open_file(client, folder / "server.py", example("VLL101"))
-    assert "VLL101" in codes(await diagnostics(client, uri))
+    assert codes(await diagnostics(client, uri)) == ["VLL101"]
 
     # The editor's settings (as `workspace/didChangeConfiguration` sends them).
     client.diagnostics.pop(uri, None)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"vllm-lint": {"ignore": ["VLL101"]}}))
-    assert "VLL101" not in codes(await diagnostics(client, uri))
+    assert await diagnostics(client, uri) == []
     client.diagnostics.pop(uri, None)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"vllm-lint": {}}))
-    assert "VLL101" in codes(await diagnostics(client, uri, lambda f: "VLL101" in codes(f)))
+    assert codes(await diagnostics(client, uri)) == ["VLL101"]
 
     # The project's configuration file, changed on disk: the server asked the client to watch such files.
     [watching] = [r for r in client.registered if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
@@ -239,7 +241,7 @@ async def test_configuration_changes_apply_to_open_documents(client: LanguageCli
     client.diagnostics.pop(uri, None)
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
         changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Created)]))
-    assert all(c.startswith("VLL2") for c in codes(await diagnostics(client, uri)))
+    assert await diagnostics(client, uri) == []
 
     # A broken one is said once, and nothing is linted against half a configuration.
     config.write_text('[tool.vllm-lint]\nselect = ["VLL9"]\n')
@@ -265,7 +267,7 @@ async def test_a_saved_module_changes_the_findings_of_the_handler_one_module_awa
     model = client.folder / "model.py"
     model.write_text(MODEL_CLEAN)
     app = open_file(client, client.folder / "app.py", APP)
-    assert "VLL101" not in codes(await diagnostics(client, app))
+    assert await diagnostics(client, app) == []
 
     model_uri = open_file(client, model, MODEL_CLEAN)
     await diagnostics(client, model_uri)
@@ -273,8 +275,8 @@ async def test_a_saved_module_changes_the_findings_of_the_handler_one_module_awa
     model.write_text(MODEL_BLOCKING)  # as the editor saves it
     client.diagnostics.pop(app, None)
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=model_uri)))
-    [found] = [d for d in await diagnostics(client, app, lambda f: "VLL101" in codes(f)) if d.code == "VLL101"]
-    assert found.range.start.line == 9
+    [found] = await diagnostics(client, app, lambda f: f != [])
+    assert (found.code, found.range.start.line) == ("VLL101", 9)
 
 
 @pytest.mark.parametrize(("code", "lang", "language_id"), [
