@@ -211,6 +211,7 @@ async def test_the_cross_file_rule_follows_the_server_file_on_disk(client: Langu
     assert found.code == "VLL304"
     assert found.range.start.line == 3
     assert [r.location.uri for r in found.related_information] == [serve.as_uri()]
+    assert [a.title for a in await actions(client, uri, found)] == ["Disable VLL304 for this line"]
 
     serve.write_text("vllm serve meta-llama/Llama-3.1-70B-Instruct --port 8000\n")
     client.diagnostics.pop(uri, None)

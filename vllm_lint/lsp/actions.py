@@ -44,9 +44,9 @@ class Document:
     def findings(self, uri: str) -> list[tuple[Diagnostic, Diagnostic]]:
         """(the finding as linted, the finding where ``uri``'s text has it) for the findings in ``uri``."""
         if self.cells is None:
-            return [(d, d) for d in self.linted.own]
+            return [(d, d) for d in self.linted.diagnostics]
         found = []
-        for diagnostic in self.linted.own:
+        for diagnostic in self.linted.diagnostics:
             where = diagnostic.cell
             if where is not None and 1 <= where.cell <= len(self.cells) and self.cells[where.cell - 1].uri == uri:
                 found.append((diagnostic, replace(diagnostic, start=where.start, end=where.end, cell=None)))
