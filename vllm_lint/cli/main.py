@@ -132,5 +132,5 @@ def server() -> None:
     try:
         from vllm_lint.lsp.server import serve
     except ModuleNotFoundError as exc:
-        raise click.ClickException(f"`server` needs the {exc.name} package: pip install \"vllm-lint[lsp]\"") from None
+        raise click.ClickException(f"`server` needs the {(exc.name or 'pygls').split('.')[0]} package: pip install \"vllm-lint[lsp]\"") from None
     serve()
