@@ -155,3 +155,16 @@ def test_the_install_step_asks_pip_for_the_version(sample: Path, bin_dir: Path, 
     assert run.ran == ["actions/setup-python@v5", "Install vllm-lint", "Run vllm-lint"]
     assert asked.read_text().splitlines() == ["-m", "pip", "install", "--disable-pip-version-check", requirement]
     assert run.exit_code == 0
+
+
+def test_the_readme_workflow_uses_the_actions_inputs():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## GitHub Actions\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    steps = yaml.safe_load("steps:\n" + block)["steps"]
+    [ours] = [step for step in steps if step.get("uses", "").startswith("vllm-lint/vllm-lint@")]
+    assert set(ours["with"]) <= set(ACTION["inputs"])
+    [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    assert upload["with"]["sarif_file"] == ours["with"]["sarif-file"]
+    assert set(re.findall(r"`([a-z-]+)`", section.split("Inputs:", 1)[1].split(";", 1)[0])) == set(ACTION["inputs"])
+    assert set(re.findall(r"`([a-z-]+)`", section.split("outputs:", 1)[1])) == set(ACTION["outputs"])
