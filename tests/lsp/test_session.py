@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import apply, change, codes, diagnostics, open_file, server_config, start
+from lsp_session import apply, change, codes, diagnostics, open_file, server_config, start
 from vllm_lint.rulebook import load_rules
 
 # One server for the module (it starts in seconds, not milliseconds); each test works in a folder of its own

@@ -1,5 +1,5 @@
-"""A real LSP client (pytest-lsp, on pygls) drives ``vllm-lint server`` over stdio in a workspace folder of
-the test's own."""
+"""Driving ``vllm-lint server`` with a real LSP client (pytest-lsp, on pygls) over stdio: starting a session
+in a workspace folder, opening and changing documents, waiting for diagnostics, applying edits."""
 
 from __future__ import annotations
 
