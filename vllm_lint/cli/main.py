@@ -124,3 +124,13 @@ def rule(code, show_all, output_format) -> None:
         click.echo(f"error: unknown rule code {code!r} (see `vllm-lint rule --all`)", err=True)
         sys.exit(EXIT_ERROR)
     click.echo(text, nl=False)
+
+
+@cli.command()
+def server() -> None:
+    """Run the language server over stdio, for editors (docs/editors.md); needs `pip install "vllm-lint[lsp]"`."""
+    try:
+        from vllm_lint.lsp.server import serve
+    except ModuleNotFoundError as exc:
+        raise click.ClickException(f"`server` needs the {(exc.name or 'pygls').split('.')[0]} package: pip install \"vllm-lint[lsp]\"") from None
+    serve()

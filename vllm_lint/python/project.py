@@ -81,7 +81,9 @@ class SummaryStore:
     def __init__(self, known: Mapping[str, object] | None = None) -> None:
         self._known = known or {}
         self._memo: dict[str, tuple[Stamp, ModuleSummary]] = {}
-        self._matters: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        # file -> (whether it matters, the (file, content hash) pairs that decided it): a process that outlives
+        # one run (the language server) decides again when one of them changed.
+        self._matters: dict[str, tuple[bool, tuple[tuple[str, str | None], ...]]] = {}
         self._reads: dict[str, tuple[Stamp, bytes] | None] = {}
         self._checked: set[str] = set()
         self.used: dict[str, Stamp] = {}  # files read for the current lint, for the importer's cache entry
@@ -159,9 +161,7 @@ class SummaryStore:
         decide are dependencies of the lint that asks, each time it is asked."""
         key = str(path)
         remembered = self._matters.get(key)
-        if remembered is not None:
-            for other in remembered[1]:
-                self._read(Path(other))
+        if remembered is not None and all(self._digest(other) == digest for other, digest in remembered[1]):
             return remembered[0]
         before = set(self.used)
         read = self._read(path)
@@ -169,12 +169,17 @@ class SummaryStore:
             return False
         answer = _calls_what_matters(read[1])
         if not answer and depth < _BYTES_DEEP:
-            self._matters[key] = (False, (key,))  # an import cycle ends here
+            self._matters[key] = (False, ((key, read[0][2]),))  # an import cycle ends here
             # A package's __init__ mostly re-exports: it is no step of its own.
             step = 0 if path.name == "__init__.py" else 1
             answer = any(self.matters(target, project, depth + step) for target in project.imported_files(path, read[1]))
-        self._matters[key] = (answer, tuple(other for other in self.used if other not in before) or (key,))
+        decided_from = tuple((other, self.used[other][2]) for other in self.used if other not in before)
+        self._matters[key] = (answer, decided_from or ((key, read[0][2]),))
         return answer
+
+    def _digest(self, path: str) -> str | None:
+        read = self._read(Path(path))
+        return None if read is None else read[0][2]
 
     @staticmethod
     def _compute(path: Path, data: bytes, project: Project) -> ModuleSummary:

@@ -1,0 +1,82 @@
+"""Driving ``vllm-lint server`` with a real LSP client (pytest-lsp, on pygls) over stdio: starting a session
+in a workspace folder, opening and changing documents, waiting for diagnostics, applying edits."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+from lsprotocol import types  # noqa: E402
+from pygls.workspace import TextDocument  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 30.0
+
+
+def server_config() -> ClientServerConfig:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return ClientServerConfig(server_command=[sys.executable, "-m", "vllm_lint", "server"], server_env=env)
+
+
+async def start(client: LanguageClient, folder: Path, options: dict | None = None) -> None:
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=folder.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
+        initialization_options={"debounceMs": 20, **(options or {})},
+    )
+    await client.initialize_session(params)
+
+
+async def diagnostics(client: LanguageClient, uri: str, until=lambda found: True) -> list[types.Diagnostic]:
+    """The diagnostics published for ``uri`` once ``until`` holds of them (waits for the next publication)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while True:
+        found = client.diagnostics.get(uri)
+        if found is not None and until(list(found)):
+            return list(found)
+        if loop.time() > deadline:
+            raise AssertionError(f"no diagnostics as expected for {uri} within {TIMEOUT}s; last: {found}")
+        await asyncio.sleep(0.02)
+
+
+def codes(found: list[types.Diagnostic]) -> list[str]:
+    return sorted(str(d.code) for d in found)
+
+
+def open_file(client: LanguageClient, path: Path, text: str, language: str = "python") -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+    return uri
+
+
+def change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+
+def apply(text: str, edit: types.WorkspaceEdit, uri: str) -> str:
+    """``text`` with a workspace edit's changes to ``uri`` applied, as an editor applies them."""
+    if edit.document_changes:
+        edits = [e for change in edit.document_changes if change.text_document.uri == uri for e in change.edits]
+    else:
+        edits = list(edit.changes[uri])
+    document = TextDocument(uri, text)
+    # From the end backwards: each edit's range is in the text before any of them.
+    for item in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        document.apply_change(types.TextDocumentContentChangePartial(range=item.range, text=item.new_text))
+    return document.source
