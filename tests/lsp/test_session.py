@@ -165,7 +165,8 @@ async def test_a_notebook_documents_findings_are_on_its_cells(client: LanguageCl
         cell_text_documents=[types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
                              for (text, _, language), uri in zip(cells, uris)],
     ))
-    [found] = await diagnostics(client, uris[2])
+    # Every cell's list is published with each lint of the notebook: wait for the one that has the finding.
+    [found] = await diagnostics(client, uris[2], until=lambda f: len(f) == 1)
     assert found.code == "VLL301"
     assert found.range.start.line == 0
     assert await diagnostics(client, uris[1]) == []
@@ -190,7 +191,7 @@ async def test_a_notebook_documents_findings_are_on_its_cells(client: LanguageCl
             types.NotebookDocumentCellContentChanges(
                 document=types.VersionedTextDocumentIdentifier(uri=uris[2], version=2),
                 changes=[types.TextDocumentContentChangeWholeDocument(text="params = SamplingParams(max_tokens=8)")])]))))
-    assert await diagnostics(client, uris[2]) == []
+    assert await diagnostics(client, uris[2], until=lambda f: not f) == []  # the changed cell's list, emptied
 
 
 async def test_the_cross_file_rule_follows_the_server_file_on_disk(client: LanguageClient):
