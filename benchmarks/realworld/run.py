@@ -391,8 +391,9 @@ def _commit() -> str:
         return subprocess.run(["git", "-C", str(REPOSITORY_ROOT), *args], capture_output=True, text=True).stdout.strip()
 
     head = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    linter = git("log", "-1", "--format=%h", "--", "vllm_lint", "rules") or "unknown"
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "vllm_lint", "rules")
-    return head + (" (with uncommitted changes to vllm_lint/ or rules/)" if dirty else "")
+    return f"{head} (vllm_lint/ and rules/ as of {linter}" + (", with uncommitted changes)" if dirty else ")")
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
@@ -415,9 +416,10 @@ def triage_summary(triage: Path) -> tuple[list[str], list[dict[str, str]]]:
         per_code[row["code"]][row["verdict"]] += 1
     table = [[code, c["right"], c["wrong"], f"{c['right'] / (c['right'] + c['wrong']):.2f}" if c["right"] + c["wrong"] else "-"]
              for code, c in sorted(per_code.items())]
-    right = sum(c["right"] for c in per_code.values())
-    wrong = sum(c["wrong"] for c in per_code.values())
-    table.append(["all", right, wrong, f"{right / (right + wrong):.2f}" if right + wrong else "-"])
+    for label, codes in (("all but VLL000", [c for c in per_code if c != "VLL000"]), ("all", list(per_code))):
+        right = sum(per_code[c]["right"] for c in codes)
+        wrong = sum(per_code[c]["wrong"] for c in codes)
+        table.append([label, right, wrong, f"{right / (right + wrong):.2f}" if right + wrong else "-"])
     return _table(["code", "right", "wrong", "precision"], table), [r for r in rows if r["verdict"] == "wrong"]
 
 
@@ -548,6 +550,14 @@ def render(report: dict, triage: Path, started: float) -> str:
         "## Per kind of file",
         "",
     ]
+    frameworks = collections.Counter(f.why.split(" ")[0].rstrip(":") for f in report["by_key"].values() if f.kind == "python")
+    negatives = collections.Counter(f.why for f in report["by_key"].values() if f.kind == "negative")
+    out[-2:-2] = [
+        "Python files by framework (servers first; `script` = no server framework): "
+        + ", ".join(f"{name} {count}" for name, count in frameworks.most_common()) + ". Negatives: "
+        + ", ".join(f"{name} {count}" for name, count in negatives.most_common()) + ".",
+        "",
+    ]
     rows = []
     for kind in kinds:
         c = per_kind[kind]
@@ -580,6 +590,10 @@ def render(report: dict, triage: Path, started: float) -> str:
     for counter in report["refusals"].values():
         refusals.update(counter)
     out += _table(["refusal reason", "files"], [[reason, count] for reason, count in refusals.most_common(15)])
+    rewritten = [f for f, outcome, _ in report["outcomes"] if outcome == "rewritten"]
+    if rewritten:
+        out += ["", "Rewritten (compiles, re-lints without VLL101-VLL103, a second fix changes nothing):", ""]
+        out += [f"- {f.repository} `{f.path}` ({f.why})" for f in rewritten]
     broken = [(f, why) for f, outcome, why in report["outcomes"] if outcome == "broken"]
     if broken:
         out += ["", "Rewrites that failed a check:", ""]
