@@ -283,10 +283,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "manifest.tsv")
+    parser.add_argument("--add", action="store_true",
+                        help="keep the manifest's rows and append only repositories it does not have yet")
     args = parser.parse_args(argv)
     rows: list[tuple[str, ...]] = []
     counts: collections.Counter[str] = collections.Counter()
     repos = sorted(find_repositories(args.mirrors), key=lambda r: r.name.lower())
+    if args.add and args.out.is_file():
+        with args.out.open(encoding="utf-8") as handle:
+            rows = [tuple(line.rstrip("\n").split("\t")) for line in handle][1:]
+        counts.update(row[3] for row in rows if row[3] != "context")
+        have = {row[0] for row in rows}
+        repos = [repo for repo in repos if repo.name not in have]
     empty = []
     for repo in repos:
         try:
