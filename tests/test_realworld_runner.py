@@ -101,7 +101,7 @@ def corpus(tmp_path_factory):
 
 
 def test_restore_writes_every_mirrored_file_and_skips_a_missing_repository(corpus):
-    manifest, out, result = corpus
+    _manifest, out, result = corpus
     assert result["absent"] == ["acme/gone"]
     assert result["missing"] == []
     assert result["written"] == 2 * len(FILES)

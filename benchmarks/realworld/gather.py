@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from repos import Repository, find_repositories  # noqa: E402
+from repos import Repository, find_repositories
 
 MAX_PER_REPO = 3
 MAX_BYTES = 400_000
@@ -243,8 +243,8 @@ def context_for(pick: Pick, sizes: dict[str, int], blobs: dict[str, bytes]) -> l
                 found.append(path)
     root = chart_root(pick.path, all_paths) if pick.kind in ("helm", "negative") else None
     if root is not None:
-        for path in sizes:
-            if path.startswith(root + "/") and path.count("/") - root.count("/") <= 3 and sizes[path] < MAX_BYTES \
+        for path, size in sizes.items():
+            if path.startswith(root + "/") and path.count("/") - root.count("/") <= 3 and size < MAX_BYTES \
                     and path.endswith((".yaml", ".yml", ".tpl", ".txt")) and "/charts/" not in path[len(root):]:
                 found.append(path)
     return [p for p in dict.fromkeys(found) if p != pick.path and sizes.get(p, MAX_BYTES) < 4_000_000]
@@ -268,8 +268,8 @@ def choose(picks: list[Pick], counts: collections.Counter[str]) -> list[Pick]:
     by_kind: dict[str, list[Pick]] = collections.defaultdict(list)
     for pick in picks:
         by_kind[pick.kind].append(pick)
-    for kind in by_kind:  # servers before scripts, shallower paths before deep ones
-        by_kind[kind].sort(key=lambda p: ("weaker" in p.why, "script" in p.why, "client" in p.why,
+    for candidates in by_kind.values():  # servers before scripts, shallower paths before deep ones
+        candidates.sort(key=lambda p: ("weaker" in p.why, "script" in p.why, "client" in p.why,
                                           bool(VENDORED.search(p.path)), p.path.count("/"), p.path))
     chosen: list[Pick] = []
     while len(chosen) < MAX_PER_REPO and any(by_kind.values()):

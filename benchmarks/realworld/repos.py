@@ -27,7 +27,7 @@ def _git_dir(folder: Path) -> Path | None:
 
 def _head(git_dir: Path) -> str | None:
     done = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "--verify", "-q", "HEAD^{commit}"],
-                          capture_output=True, text=True)
+                          capture_output=True, check=False, text=True)
     return done.stdout.strip() or None
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPOSITORY_ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from restore import folder_name, read_manifest  # noqa: E402
+from restore import folder_name, read_manifest
 
 SERVER_CODES = ("VLL101", "VLL102", "VLL103")
 NO_FIX_MARK = "; no automatic fix: "
@@ -76,7 +76,7 @@ def corpus_files(folder: Path, manifest: Path) -> tuple[list[CorpusFile], int]:
 
 def vllm_lint(*args: str, cwd: Path | None = None, timeout: int = 1800) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPOSITORY_ROOT), os.environ.get("PYTHONPATH")])))
-    return subprocess.run([sys.executable, "-m", "vllm_lint", "check", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "vllm_lint", "check", *args], capture_output=True, check=False, text=True,
                           cwd=cwd, env=env, timeout=timeout)
 
 
@@ -106,11 +106,11 @@ def lint_with_and_without_prefilter(paths: list[Path]) -> tuple[dict[str, set], 
     byte pre-filter (which Markdown's Python blocks also read) are forced to say yes, as
     benchmarks/prefilter_recall.py does.
     """
-    import vllm_lint.python.prefilter as prefilter
     from vllm_lint.cli.check import CheckRequest, resolve_settings
     from vllm_lint.config import enabled_codes
     from vllm_lint.engine.discovery import discover
     from vllm_lint.engine.runner import RunOptions, lint_file
+    from vllm_lint.python import prefilter
     from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes
     from vllm_lint.surfaces import all_surfaces
 
@@ -247,7 +247,7 @@ def yaml_rejects(text: str) -> str | None:
     except yaml.YAMLError as exc:
         return f"yaml: {str(exc).splitlines()[0][:120]}"
     for script in _shell_scripts(documents):
-        done = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+        done = subprocess.run(["bash", "-n"], input=script, capture_output=True, check=False, text=True)
         if done.returncode:
             return f"bash -n on an sh -c script: {done.stderr.strip()[:120]}"
     return None
@@ -260,7 +260,7 @@ def _block_rejects(language: str, text: str) -> str | None:
     if language in ("yaml", "yml") or (not language and re.search(r"^(apiVersion|kind|services):", text, re.MULTILINE)):
         return yaml_rejects(text)
     if language in ("bash", "sh", "shell", "zsh"):
-        done = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
+        done = subprocess.run(["bash", "-n"], input=text, capture_output=True, check=False, text=True)
         return (done.stderr.strip()[:160] or "bash -n failed") if done.returncode else None
     if language in ("dockerfile", "docker"):
         return dockerfile_rejects(text)
@@ -312,7 +312,7 @@ def own_tool_rejects(path: Path, line: int | None = None) -> str | None:
                     return f"cell {number}: {why}"
         return None
     if name.endswith((".sh", ".bash")):
-        done = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+        done = subprocess.run(["bash", "-n", str(path)], capture_output=True, check=False, text=True)
         return (done.stderr.strip()[:160] or "bash -n failed") if done.returncode else None
     if name.endswith((".yaml", ".yml")):
         if "{{" in data.decode("utf-8", "replace"):
@@ -388,7 +388,7 @@ def try_rewrite(file: CorpusFile, folder: Path) -> tuple[str, str]:
 
 def _commit() -> str:
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(REPOSITORY_ROOT), *args], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", "-C", str(REPOSITORY_ROOT), *args], capture_output=True, check=False, text=True).stdout.strip()
 
     head = git("rev-parse", "--short=12", "HEAD") or "unknown"
     linter = git("log", "-1", "--format=%h", "--", "vllm_lint", "rules") or "unknown"
@@ -544,8 +544,8 @@ def render(report: dict, triage: Path, started: float) -> str:
         + (f" ({report['missing']} manifest files were not restored)" if report["missing"] else "")
         + ". How to rebuild and rerun it: benchmarks/realworld/README.md.",
         "",
-        "Signals that need no labels, per kind of file (`kind` as in the manifest; `negative` = SGLang, TGI, "
-        "llama.cpp, Ollama, Triton files that a vLLM linter should leave alone).",
+        ("Signals that need no labels, per kind of file (`kind` as in the manifest; `negative` = SGLang, TGI, "
+        "llama.cpp, Ollama, Triton files that a vLLM linter should leave alone)."),
         "",
         "## Per kind of file",
         "",
@@ -575,9 +575,9 @@ def render(report: dict, triage: Path, started: float) -> str:
                  f"{total['seconds']:.1f}", f"{1000 * total['seconds'] / max(total['files'], 1):.0f}"])
     out += _table(["kind", "files", "findings", "hidden (must be 0)", "false VLL000", "launches seen / read in full / opaque",
                    "servers rewritten", "refused", "rewrite broken", "lint s", "ms/file"], rows)
-    out += ["", f"Lint time is vllm-lint's own, in process, file by file with the pre-filter on; one CLI run over every "
+    out += ["", (f"Lint time is vllm-lint's own, in process, file by file with the pre-filter on; one CLI run over every "
             f"file took {report['cli_seconds']:.1f} s, the rewrites {report['fix_seconds']:.1f} s, the whole runner "
-            f"{time.perf_counter() - started:.0f} s."]
+            f"{time.perf_counter() - started:.0f} s.")]
 
     out += ["", "## Opaque launches: top reasons", ""]
     if report["opaque_available"]:
