@@ -29,9 +29,11 @@ def unknown_argument(prefix: str, start: int, end: int) -> Word:
     return Word(prefix or "?", start, end, parts, True, None, single=True)
 
 
-def unknown_arguments(start: int, end: int) -> Word:
+def unknown_arguments(start: int, end: int, why: str = "*args") -> Word:
     """Any number of arguments that cannot be seen (``*args``)."""
-    return Word("*", start, end, [("unknown",)], False, None)
+    word = Word("*", start, end, [("unknown",)], False, None)
+    word.why = why
+    return word
 
 
 def split_words(text: str, base: int) -> list[Word]:

@@ -87,6 +87,7 @@ class Found:
     conditions: list[frozenset] | None = None
     head_condition: frozenset = frozenset()
     joined: "Joined | None" = None  # read across two files: a wrapper script run with this file's words
+    reader: str = ""  # the kind of text it was read in: "shell", "dockerfile", "helm", "skypilot", ...
 
 
 @dataclass(slots=True)
@@ -243,6 +244,7 @@ class Extractor:
         self.found: list[Found] = []
         self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
+        self.reader = ""  # the kind of text being read, stamped on each launch found (``Found.reader``)
 
     @property
     def table(self) -> FlagTable:
@@ -387,6 +389,7 @@ class Extractor:
 
         def read(positional: list[Word] | None) -> list[Found] | None:
             reader = Extractor(self.api, combined)
+            reader.reader = self.reader
             start = env.copy()
             start.positional = positional
             try:
@@ -581,7 +584,7 @@ class Extractor:
         if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
             span = Span(module_word.start, module_word.end)
             launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, pinned_image=image)
-            self.found.append(Found(launch, None, False, [], start))
+            self.found.append(Found(launch, None, False, [], start, reader=self.reader))
 
     # -- containers of the vllm/vllm-openai image -------------------------------------------------
     def image_api(self, image: str) -> tuple[object, str | None]:
@@ -646,6 +649,7 @@ class Extractor:
             settings=parsed.settings,
             anchor=anchor,
             opaque=parsed.opaque,
+            opaque_reasons=list(parsed.reasons),
             serves_requests=True,
             gpu_count=gpu_count,
             gpu_count_anchor=gpu_anchor,
@@ -660,6 +664,6 @@ class Extractor:
             image=container.image if container else None,
             reach=container.reach if container else Reach(),
         )
-        found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
+        found = Found(launch, head, fixable, list(args), command_start, parsed.conditions, reader=self.reader)
         found.head_condition = head_condition
         self.found.append(found)

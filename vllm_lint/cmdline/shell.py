@@ -49,6 +49,9 @@ class Word:
     # file, and the spans of the stand-ins.
     script: tuple[str, list[int], tuple[tuple[int, int], ...]] | None = None
     array: list["Word"] | None = None  # ``name=(a b c)``: the elements
+    # Why the value is not known, where the front-end knows better than the text says ("*args", a template
+    # expression); otherwise ``opaque_reason`` reads it off the text.
+    why: str | None = None
 
     @property
     def literal(self) -> bool:

@@ -129,6 +129,7 @@ class _YamlWords:
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
         else:
             word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
+        word.why = "template range left opaque" if repeated else "template expression left opaque"
         # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
         word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
         word.condition = self.template.condition_at(start)
@@ -374,18 +375,23 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
         raise CommandParseError(f"invalid YAML: {exc}", line=1) from None
     budget = _Budget()
     words = _YamlWords(text, extractor, "compose" if kind == "compose" else "kubernetes", template)
+    templated = {"helm": "helm"}.get(template.flavour, "template") if template is not None else None
     for document in documents:
         if document is None:
             continue
         words.interpolation = None
+        extractor.reader = templated or kind
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
+            extractor.reader = templated or "compose"
             words.kind = "compose"
             words.interpolation = _project_env(job if "$" in text else None)
             _compose(document, words, budget, job)
         elif _is_skypilot_task(document):
+            extractor.reader = templated or "skypilot"
             words.kind = "compose"  # ${VAR} in envs and run are the shell's
             _skypilot(document, words, budget)
         else:
+            extractor.reader = templated or "kubernetes"
             words.kind = "kubernetes"
             _kubernetes(document, words, budget)
 
@@ -614,7 +620,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
             words.launch(None, args, image, env, container, anchor)
         if words.template is not None and words.template.repeated_at(anchor.start):
             for found in words.extractor.found[before:]:
-                found.launch.opaque = True
+                found.launch.left_opaque("template range repeats its words")
 
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
@@ -829,5 +835,6 @@ def _engine_kwargs(kwargs, words: _YamlWords, at) -> None:
         settings.append(Setting(key, key, known, value, anchor, value_anchor, suggestions, bad_choice=bad))
     start = at(kwargs.start_mark.index)
     # only the settings written here are checked: Ray Serve LLM fills in others of its own
-    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True)
-    words.extractor.found.append(Found(launch, None, False, [], start))
+    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True,
+                    opaque_reasons=["Ray Serve LLM sets engine arguments of its own"])
+    words.extractor.found.append(Found(launch, None, False, [], start, reader=words.extractor.reader))
