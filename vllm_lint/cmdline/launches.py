@@ -153,7 +153,14 @@ def gpus_from_devices(text: str | None) -> int | None:
 
 
 def _basename(word: Word) -> str:
-    return (word.value or "").rsplit("/", 1)[-1]
+    """The program a word names: ``python`` of ``/opt/venv/bin/python``, and of ``"$VENV/bin/python"``
+    (a directory through a variable, the program written out)."""
+    if word.value is not None:
+        return word.value.rsplit("/", 1)[-1]
+    last = word.parts[-1] if word.parts else None
+    if last is not None and last[0] == "lit" and "/" in last[1]:
+        return last[1].rsplit("/", 1)[-1]
+    return ""
 
 
 def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
