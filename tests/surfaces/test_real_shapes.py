@@ -78,3 +78,87 @@ def test_dockerfile_comment_lines_heredocs_and_a_continued_exec_form_script(tmp_
     # the CMD's script is read with ENV's values: vLLM 0.6.3 (the pip pin) has prefix caching off;
     # the server listens on all interfaces with no API key
     assert [(d.start.line, d.start.column, d.code) for d in found] == [(14, 19, "VLL204"), (14, 19, "VLL403")]
+
+
+POD_TEMPLATES = {
+    "knative.yaml": """\
+        apiVersion: serving.knative.dev/v1
+        kind: Service
+        metadata:
+          name: vllm
+        spec:
+          template:
+            spec:
+              containers:
+                - image: docker.io/vllm/vllm-openai:v0.6.3
+                  args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096", "--gpu-memory-utilization", "0.9", "--api-key", "k"]
+        """,
+    "argo.yaml": """\
+        apiVersion: argoproj.io/v1alpha1
+        kind: Workflow
+        metadata:
+          generateName: serve-
+        spec:
+          entrypoint: serve
+          templates:
+            - name: serve
+              container:
+                image: vllm/vllm-openai:v0.6.3@sha256:0000000000000000000000000000000000000000000000000000000000000000
+                args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096", "--gpu-memory-utilization", "0.9", "--api-key", "k"]
+        """,
+    "kserve.yaml": """\
+        apiVersion: serving.kserve.io/v1beta1
+        kind: InferenceService
+        metadata:
+          name: qwen
+        spec:
+          predictor:
+            model:
+              modelFormat:
+                name: huggingface
+              image: registry.example.com:5000/mirror/vllm-openai:v0.6.3
+              args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096", "--gpu-memory-utilization", "0.9", "--api-key", "k"]
+        """,
+    # vllm serve written as the command of a v0.6.3 container: that release's api_server is not deprecated,
+    # and prefix caching is off by default there (judged by the image's release, not the newest)
+    "job.yaml": """\
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: serve
+        spec:
+          template:
+            spec:
+              containers:
+                - name: vllm
+                  image: docker.io/vllm/vllm-openai:v0.6.3
+                  command: ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096", "--gpu-memory-utilization", "0.9", "--api-key", "k"]
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(POD_TEMPLATES))
+def test_pod_templates_run_the_release_of_their_image(tmp_path, name):
+    found = lint_text(tmp_path, name, textwrap.dedent(POD_TEMPLATES[name]))
+    assert [d.code for d in found] == ["VLL204"]
+    assert "vLLM 0.6.3 (the release its image runs)" in found[0].message
+
+
+def test_a_compose_service_built_from_a_pinning_dockerfile_is_judged_by_that_pin(tmp_path):
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "Dockerfile.gpu").write_text("FROM python:3.11-slim\nRUN pip install vllm==0.6.0\n")
+    compose = textwrap.dedent("""\
+        services:
+          llm:
+            build:
+              context: ./server
+              dockerfile: Dockerfile.gpu
+            ipc: host
+            command: ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096", "--gpu-memory-utilization", "0.9", "--host", "127.0.0.1"]
+        """)
+    found = lint_text(tmp_path, "compose.yaml", compose)
+    assert [(d.start.line, d.code) for d in found] == [(7, "VLL204")]
+    assert "vLLM 0.6.0" in found[0].message
+    # a Dockerfile that pins nothing leaves the newest release: prefix caching is on by default there
+    (tmp_path / "server" / "Dockerfile.gpu").write_text("FROM python:3.11-slim\nRUN pip install vllm\n")
+    assert lint_text(tmp_path, "compose.yaml", compose) == []

@@ -597,7 +597,8 @@ class Extractor:
     def image_api(self, image: str) -> tuple[object, str | None]:
         """The releases a container of ``image`` runs, and the image when its tag chose them."""
         if not self.images_pin or not _OPENAI_IMAGE.search(image):
-            return self.api, None
+            # not vLLM's image: what was decided outside stands (a compose service built from a pinning Dockerfile)
+            return self._image if self._image is not None else (self.api, None)
         from vllm_lint.vllm_api import load_api
         from vllm_lint.vllm_api.targets import image_target
 
@@ -605,6 +606,20 @@ class Extractor:
         if target is None:
             return self.api, None
         return load_api(target.specifier), image
+
+    @contextmanager
+    def built_from(self, specifier: str, label: str) -> Iterator[None]:
+        """Launches read inside run in an image built from a Dockerfile pinning ``specifier`` (``label``:
+        the pin, as messages name it), unless the target-vllm-version setting decides for every file."""
+        outer = self._image
+        if self.images_pin:
+            from vllm_lint.vllm_api import load_api
+
+            self._image = (load_api(specifier), label)
+        try:
+            yield
+        finally:
+            self._image = outer
 
     @contextmanager
     def in_image(self, image: str) -> Iterator[None]:

@@ -19,7 +19,8 @@ _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # file's services, a SkyPilot task's run script (whatever the file is called).
 _YAML_LAUNCHER = re.compile(
     rb"^\s*kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet|LeaderWorkerSet|InferenceService"
-    rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob)\b|^services:|^run:",
+    rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob|Service|Workflow|WorkflowTemplate"
+    rb"|ClusterWorkflowTemplate|CronWorkflow)\b|^services:|^run:",
     re.MULTILINE,
 )
 _YAML_TEMPLATE_SUFFIXES = tuple(f"{base}{suffix}" for base in (".yaml", ".yml") for suffix in (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template"))

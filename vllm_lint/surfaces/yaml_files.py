@@ -448,7 +448,33 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         if isinstance(command, yaml.ScalarNode) and command.style in (None, ""):
             anchor = Span(command.start_mark.index, command.end_mark.index)
-        words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+        built = _built_pin(_get(service, "build"), words, job)
+        if built is None:
+            words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+            continue
+        with words.extractor.built_from(*built):
+            words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+def _built_pin(build, words: _YamlWords, job) -> tuple[str, str] | None:
+    """The vLLM pin of the Dockerfile a service's ``build:`` names (``pip install vllm==0.6.0``, ``FROM
+    vllm/vllm-openai:v0.6.0``): its specifier and how messages name it; None when it pins none or is not read."""
+    if build is None or job is None:
+        return None
+    context = _scalar(build) if _scalar(build) is not None else _scalar(_get(build, "context"))
+    dockerfile = _scalar(_get(build, "dockerfile")) if _scalar(build) is None else None
+    if context is None or "$" in context or "://" in context or (dockerfile is not None and "$" in dockerfile):
+        return None
+    path = (job.path.parent / context / (dockerfile or "Dockerfile")).resolve()
+    text = job.read_beside(path)
+    if text is None:
+        return None
+    from vllm_lint.vllm_api.targets import dockerfile_target
+
+    target = dockerfile_target(text, path.name)
+    if target is None or not target.specifier:
+        return None
+    return target.specifier, f"built from {context.rstrip('/') or '.'}/{dockerfile or 'Dockerfile'}"
 
 
 def _image(words: _YamlWords, node) -> str:
@@ -502,7 +528,7 @@ def _env_file(node, words: _YamlWords, job) -> dict[str, str | None]:
     return result
 
 
-WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
+WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob", "Service", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}
 
 
 def _pod_specs(document) -> list[tuple[object, int]]:
@@ -520,7 +546,24 @@ def _pod_specs(document) -> list[tuple[object, int]]:
         return [(_get(_get(group, name), "spec"), 1) for name in ("leaderTemplate", "workerTemplate") if _get(group, name) is not None]
     if kind == "InferenceService":
         predictor = _get(spec, "predictor")
-        return [(predictor, 1)] if _get(predictor, "containers") is not None else []
+        if _get(predictor, "containers") is not None:
+            return [(predictor, 1)]
+        model = _get(predictor, "model")  # the model's own container: image, args, env, resources
+        return [(_one_container(model), 1)] if _get(model, "image") is not None or _get(model, "args") is not None else []
+    if kind == "Service" and "serving.knative.dev" in (_scalar(_get(document, "apiVersion")) or ""):
+        return [(_get(_get(spec, "template"), "spec"), 1)]
+    if kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
+        if kind == "CronWorkflow":
+            spec = _get(spec, "workflowSpec")
+        # an Argo template runs one container (``container:`` or ``script:``), or a ``containerSet``
+        found = []
+        for template in _items(_get(spec, "templates")):
+            for key in ("container", "script"):
+                if _get(template, key) is not None:
+                    found.append((_one_container(_get(template, key)), 1))
+            if _get(template, "containerSet") is not None:
+                found.append((_get(template, "containerSet"), 1))
+        return found
     if kind in ("ServingRuntime", "ClusterServingRuntime"):
         return [(spec, 1)]
     if kind in ("RayService", "RayCluster"):
@@ -528,6 +571,17 @@ def _pod_specs(document) -> list[tuple[object, int]]:
         groups = [_get(cluster, "headGroupSpec"), *_items(_get(cluster, "workerGroupSpecs"))]
         return [(_get(_get(group, "template"), "spec"), 1) for group in groups if group is not None]
     return []
+
+
+def _one_container(node):
+    """A pod spec holding only ``node`` as its container (an Argo template's, a KServe model's)."""
+    import yaml
+
+    if node is None:
+        return None
+    containers = yaml.SequenceNode("tag:yaml.org,2002:seq", [node], node.start_mark, node.end_mark)
+    key = yaml.ScalarNode("tag:yaml.org,2002:str", "containers", node.start_mark, node.start_mark)
+    return yaml.MappingNode("tag:yaml.org,2002:map", [(key, containers)], node.start_mark, node.end_mark)
 
 
 def _lws_gpus(document, words: _YamlWords) -> int | None:
@@ -610,7 +664,8 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
             command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
             args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
             if command_words:
-                words.extractor.command(command_words + args_words, env, container, fixable=False)
+                with words.extractor.in_image(image):
+                    words.extractor.command(command_words + args_words, env, container, fixable=False)
             elif args_words:
                 _image_args(words, args_words, image, env, container, anchor)
             continue
@@ -627,7 +682,8 @@ def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environm
     if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
         words.extractor.image_default(joined, env, container, False, image, _first_word(joined, anchor), anchor.start)
         return
-    words.extractor.command(joined, env, container, fixable=False)
+    with words.extractor.in_image(image):
+        words.extractor.command(joined, env, container, fixable=False)
 
 
 def _holes(item, words: _YamlWords) -> dict[str, object]:
@@ -694,7 +750,8 @@ def _k8s_command(words: _YamlWords, command, args, image, env, container, anchor
     # k8s command and args are lists (a string is taken as one word); join them
     if isinstance(command, yaml.SequenceNode) and (args is None or isinstance(args, yaml.SequenceNode)):
         joined = words.sequence_words(command, env) + (words.sequence_words(args, env) if args is not None else [])
-        words.extractor.command(joined, env, container, fixable=False)
+        with words.extractor.in_image(image):  # vLLM's own image runs its own release, whatever the command
+            words.extractor.command(joined, env, container, fixable=False)
         return
     words.launch(command, args, image, env, container, anchor)
 
