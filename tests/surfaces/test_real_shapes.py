@@ -162,3 +162,51 @@ def test_a_compose_service_built_from_a_pinning_dockerfile_is_judged_by_that_pin
     # a Dockerfile that pins nothing leaves the newest release: prefix caching is on by default there
     (tmp_path / "server" / "Dockerfile.gpu").write_text("FROM python:3.11-slim\nRUN pip install vllm\n")
     assert lint_text(tmp_path, "compose.yaml", compose) == []
+
+
+def test_sh_c_takes_its_arguments_after_the_script_name(tmp_path):
+    """``command: [sh, -c, 'exec vllm serve "$@"', --]`` with the flags in ``args:``: they are the script's."""
+    manifest = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: vllm
+        spec:
+          template:
+            spec:
+              containers:
+                - name: vllm
+                  image: vllm/vllm-openai:v0.10.0
+                  command: ["/bin/sh", "-c", "pip install flash-attn && exec vllm serve \\"$@\\"", "--"]
+                  args: ["Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096", "--gpu-memory-utilization", "0.97", "--api-key", "k"]
+        """)
+    found = lint_text(tmp_path, "deploy.yaml", manifest)
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(12, 101, "VLL202")]
+
+
+def test_helm_join_of_a_values_list_in_an_sh_c_string(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\\nname: c\\nversion: 0.1.0\\n")
+    (chart / "values.yaml").write_text(textwrap.dedent("""\
+        image: {repository: vllm/vllm-openai, tag: v0.10.0}
+        model:
+          name: Qwen/Qwen2.5-7B-Instruct
+          args: [--max-model-len, "4096", --gpu-memory-utilization, "0.97", --api-key, k]
+        """))
+    template = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ printf "%s-vllm" .Release.Name }}
+        spec:
+          template:
+            spec:
+              containers:
+                - name: vllm
+                  image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+                  command: ["/bin/sh", "-c"]
+                  args: ["vllm serve {{ .Values.model.name }} {{ join " " .Values.model.args }}"]
+        """)
+    found = lint_text(chart / "templates", "deployment.yaml", template)
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(12, 55, "VLL202")]

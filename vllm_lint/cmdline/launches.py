@@ -433,7 +433,10 @@ class Extractor:
             text = env.expand(word).value or word.raw
             if text.startswith("-") and "c" in text.lstrip("-") and index + 1 < len(words):
                 script = env.expand(words[index + 1])
-                self.inline_script(script, env.copy(), container)
+                inner = env.copy()
+                # `sh -c SCRIPT NAME ARG...`: NAME is $0, the ARGs are the script's "$@" (none when absent)
+                inner.positional = [env.expand(w) for w in words[index + 3 :]]
+                self.inline_script(script, inner, container)
                 return
             if not text.startswith("-"):
                 return

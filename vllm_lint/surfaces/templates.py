@@ -472,6 +472,18 @@ def _call(name: str, args: list[object]) -> object:
         return float(args[0])
     if name in ("lower", "upper", "trim") and len(args) == 1 and isinstance(args[0], str):
         return {"lower": str.lower, "upper": str.upper, "trim": str.strip}[name](args[0])
+    if name == "join" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], list):
+        items = [_go_text(item) for item in args[1]]
+        return UNKNOWN if any(item is None for item in items) else args[0].join(items)
+    if name == "printf" and args and isinstance(args[0], str):
+        return _printf(args[0], args[1:])
+    if name in ("trimSuffix", "trimPrefix") and len(args) == 2 and all(isinstance(a, str) for a in args):
+        affix, text = args
+        if name == "trimSuffix":
+            return text[: -len(affix)] if affix and text.endswith(affix) else text
+        return text[len(affix) :] if text.startswith(affix) else text
+    if name == "replace" and len(args) == 3 and all(isinstance(a, str) for a in args):
+        return args[2].replace(args[0], args[1])
     if name == "index" and len(args) >= 2:
         node = args[0]
         for key in args[1:]:
@@ -480,6 +492,31 @@ def _call(name: str, args: list[object]) -> object:
             node = node[key]
         return UNKNOWN if node is None else node
     return UNKNOWN
+
+
+def _printf(layout: str, args: list[object]) -> object:
+    """Go's ``printf`` for the verbs charts use (``%s``, ``%d``, ``%v``, ``%q``, ``%%``); UNKNOWN otherwise."""
+    out: list[str] = []
+    pending = list(args)
+    i = 0
+    while i < len(layout):
+        c = layout[i]
+        if c != "%":
+            out.append(c)
+            i += 1
+            continue
+        verb = layout[i + 1 : i + 2]
+        i += 2
+        if verb == "%":
+            out.append("%")
+            continue
+        if verb not in ("s", "d", "v", "q") or not pending:
+            return UNKNOWN
+        text = _go_text(pending.pop(0))
+        if text is None:
+            return UNKNOWN
+        out.append(f'"{text}"' if verb == "q" else text)
+    return UNKNOWN if pending else "".join(out)
 
 
 def _go_text(value: object) -> str | None:
