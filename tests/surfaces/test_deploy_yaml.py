@@ -31,9 +31,10 @@ EXPECTED = {
     # vLLM's own chart: the command is {{ toYaml . }} of values.yaml's image.command
     "chart-vllm-command/templates/deployment.yaml": [(15, 13, "VLL201"), (15, 13, "VLL203")],
     "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: any release, so which entrypoint it has is not known
-    # the {% for %} services are repeated, unknown; the gateway is read with {{ dtype }} unknown; its image is
-    # vLLM 0.6.3, where prefix caching is off unless switched on (VLL204)
-    "compose.yaml.j2": [(10, 14, "VLL204"), (10, 14, "VLL403"), (10, 100, "VLL202")],
+    # the {% for %} service is written once per model, each with what the loop body writes (0.99, no --host
+    # nor API key); the gateway is read with {{ dtype }} unknown; its image is vLLM 0.6.3, where prefix
+    # caching is off unless switched on (VLL204)
+    "compose.yaml.j2": [(6, 14, "VLL403"), (6, 98, "VLL202"), (10, 14, "VLL204"), (10, 14, "VLL403"), (10, 100, "VLL202")],
     "llava-vllm.yml": [(4, 14, "VLL204"), (4, 72, "VLL202")],  # vllm/vllm-openai:v0.6.3: prefix caching off by default
     # 8 + 8 GPUs for tp 8 x pp 2: no VLL205; the leader runs in the v0.6.3 image (prefix caching off by default)
     "lws.yaml": [(14, 148, "VLL204"), (14, 211, "VLL404")],

@@ -210,3 +210,56 @@ def test_helm_join_of_a_values_list_in_an_sh_c_string(tmp_path):
         """)
     found = lint_text(chart / "templates", "deployment.yaml", template)
     assert [(d.start.line, d.start.column, d.code) for d in found] == [(12, 55, "VLL202")]
+
+
+BRANCHED_CHART_VALUES = """\
+    servingEngineSpec:
+      repository: vllm/vllm-openai
+      tag: v0.10.0
+      model: Qwen/Qwen2.5-7B-Instruct
+      maxModelLen: 4096
+    """
+
+# each branch of the {{ if }} holds the program; a {{ range }} around the whole Deployment writes it once per
+# element of the list, the words inside written out once each
+BRANCHED_CHART_TEMPLATE = """\
+    {{- range $i, $spec := list 1 }}
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: vllm-{{ $i }}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: vllm
+              image: "{{ $.Values.servingEngineSpec.repository }}:{{ $.Values.servingEngineSpec.tag }}"
+              command:
+              {{- if eq $.Values.servingEngineSpec.repository "lmcache/vllm-openai" }}
+              - "/opt/venv/bin/vllm"
+              {{- else }}
+              - "vllm"
+              {{- end }}
+              - "serve"
+              - {{ $.Values.servingEngineSpec.model | quote }}
+              - "--max-model-len"
+              - {{ $.Values.servingEngineSpec.maxModelLen | quote }}
+              - "--gpu-memory-utilization"
+              - "0.97"
+              - "--api-key"
+              - "k"
+    {{- end }}
+    """
+
+
+def test_each_branch_holding_the_program_is_a_launch(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\\nname: c\\nversion: 0.1.0\\n")
+    (chart / "values.yaml").write_text(textwrap.dedent(BRANCHED_CHART_VALUES))
+    (chart / "templates" / "deployment.yaml").write_text(textwrap.dedent(BRANCHED_CHART_TEMPLATE))
+    found = lint_text(chart / "templates", "deployment.yaml", textwrap.dedent(BRANCHED_CHART_TEMPLATE))
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(23, 13, "VLL202")]  # said once
+    explained = run_cli("check", "--no-cache", "--explain-opaque", "--output-format", "json", "chart", cwd=tmp_path)
+    rows = [(r["line"], r["surface"], r["launch"], r["opaque"]) for r in __import__("json").loads(explained.stdout)]
+    assert rows == [(14, "helm", "vllm serve", False), (16, "helm", "vllm serve", False)]

@@ -237,6 +237,39 @@ def _guarded(words: list[Word], env: Environment) -> list[Word]:
     return kept
 
 
+MAX_BRANCH_RENDERINGS = 8
+
+
+def _branch_renderings(words: list[Word]) -> list[list[Word]] | None:
+    """The command once per choice of branch where its program sits in two branches of one template ``if``
+    (``{{ if }}- /opt/venv/bin/vllm{{ else }}- vllm{{ end }}``): each branch is a launch of its own, with
+    the other branches' words left out; None when the first word is in no such block. (Flags in the
+    branches of an ``if`` are conditions of the one launch: ``cmdline.conditions``.)"""
+    branches: dict[object, set[int]] = {}
+    for word in words:
+        for key in word.condition:
+            if isinstance(key, tuple) and len(key) == 2 and key[0] == "template" and isinstance(key[1], tuple):
+                branches.setdefault(key[1][0], set()).add(key[1][1])
+    heads = {key[1][0] for key in (words[0].condition if words else ()) if isinstance(key, tuple) and len(key) == 2 and key[0] == "template" and isinstance(key[1], tuple)}
+    exclusive = {block: sorted(taken) for block, taken in branches.items() if len(taken) > 1 and block in heads}
+    if not exclusive:
+        return None
+    choices: list[dict[object, int]] = [{}]
+    for block, taken in sorted(exclusive.items(), key=repr):
+        choices = [{**choice, block: branch} for choice in choices for branch in taken][:MAX_BRANCH_RENDERINGS]
+    renderings = []
+    for choice in choices:
+        renderings.append([
+            word for word in words
+            if not any(
+                isinstance(key, tuple) and len(key) == 2 and key[0] == "template" and isinstance(key[1], tuple)
+                and key[1][0] in choice and key[1][1] != choice[key[1][0]]
+                for key in word.condition
+            )
+        ])
+    return renderings
+
+
 class Extractor:
     """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
     tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
@@ -335,6 +368,11 @@ class Extractor:
             return
 
     def command(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
+        renderings = _branch_renderings(words)
+        if renderings is not None:
+            for rendering in renderings:
+                self.command(rendering, env, container, fixable)
+            return
         words = _arguments_expanded(_arrays_expanded(_guarded(words, env), env), env)
         if words and words[0].raw == "eval" and len(words) > 1:
             self._eval(words[1:], env, container)

@@ -100,6 +100,8 @@ def lint_text(
         for finding in check_image(image, job.launch_settings, job.enabled):
             diagnostics.append(_image_diagnostic(display, text, index, image, finding))
     _report_servers(extractor, index, job)
+    # two launches that share words (the branches of a template ``if``) say the same of them once
+    diagnostics = list(dict.fromkeys(diagnostics))
     if LAUNCH_SEEN in job.enabled:
         diagnostics.extend(_launches_seen(display, index, extractor))
     return diagnostics

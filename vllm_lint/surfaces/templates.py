@@ -70,8 +70,10 @@ class Template:
     def condition_at(self, offset: int) -> frozenset:
         return frozenset(r.condition for r in self.regions if r.condition is not None and r.start <= offset < r.end)
 
-    def repeated_at(self, offset: int) -> bool:
-        return any(r.repeated and r.start <= offset < r.end for r in self.regions)
+    def repeated_at(self, offset: int, within: int = -1) -> bool:
+        """Whether ``offset`` is in a ``range`` body that starts after ``within`` (a range around the whole
+        object, or the whole container, repeats it as a unit: what it holds is written once per element)."""
+        return any(r.repeated and within < r.start <= offset < r.end for r in self.regions)
 
     def holes(self, start: int, end: int) -> list[Action]:
         """Output actions alone on their line between ``start`` and ``end`` (``{{ toYaml .Values.env | nindent 8 }}``)."""

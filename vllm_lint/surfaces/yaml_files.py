@@ -118,12 +118,13 @@ class _YamlWords:
             return ""
         return self.template.known_prefix(text) if self.template is not None else text
 
-    def _templated_word(self, item, text: str) -> Word:
-        """A list element of a template: its value where the template's output is known."""
+    def _templated_word(self, item, text: str, within: int) -> Word:
+        """A list element of a template: its value where the template's output is known (``within``: where
+        the list starts; a range that holds the whole list repeats the list, not this element)."""
         start, end = item.start_mark.index, item.end_mark.index
         mapping = self.offsets(item) or [start] * (len(text) + 1)
         rendered, offsets, unknown, origin = self.template.render(text, mapping)
-        repeated = self.template.repeated_at(start)
+        repeated = self.template.repeated_at(start, within)
         if unknown or repeated:
             prefix = rendered[: unknown[0][0]] if unknown else ""
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
@@ -181,7 +182,7 @@ class _YamlWords:
             if text is None:
                 continue
             if self.template is not None:
-                words.append(self._templated_word(item, text))
+                words.append(self._templated_word(item, text, node.start_mark.index))
                 continue
             filled = self.interpolated(item)
             if filled is not None:
@@ -237,7 +238,7 @@ class _YamlWords:
                     word.parts = [("lit", word.value)] if word.value is not None else [("unknown",)]
                 if template is not None:
                     word.condition = template.condition_at(word.start)
-                    if template.repeated_at(word.start):
+                    if template.repeated_at(word.start, node.start_mark.index):
                         word.parts, word.value = [("unknown",)], None
             result.append(command.words)
         fixable = exact is not None and node.style in (None, "", "'", '"', "|") and template is None
@@ -673,7 +674,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
             _k8s_command(words, command, args, image, env, container, anchor)
         else:
             words.launch(None, args, image, env, container, anchor)
-        if words.template is not None and words.template.repeated_at(anchor.start):
+        if words.template is not None and words.template.repeated_at(anchor.start, item.start_mark.index):
             for found in words.extractor.found[before:]:
                 found.launch.left_opaque("template range repeats its words")
 
