@@ -263,3 +263,47 @@ def test_each_branch_holding_the_program_is_a_launch(tmp_path):
     explained = run_cli("check", "--no-cache", "--explain-opaque", "--output-format", "json", "chart", cwd=tmp_path)
     rows = [(r["line"], r["surface"], r["launch"], r["opaque"]) for r in __import__("json").loads(explained.stdout)]
     assert rows == [(14, "helm", "vllm serve", False), (16, "helm", "vllm serve", False)]
+
+
+GRAMMAR_ONLY = """\
+    #!/bin/bash
+    GREETING=$'it\\'s ready'
+    NOW=`echo \\`date\\``
+    MODEL="${MODEL:-Qwen/Qwen2.5-7B-Instruct}"
+    ARGS=(--max-model-len 4096)
+    if [[ -n "${TP:-}" ]]; then
+      ARGS+=(--tensor-parallel-size "$TP")
+    fi
+    vllm serve "$MODEL" "${ARGS[@]}" --gpu-memory-utilization 0.97 --host 127.0.0.1 && echo "$GREETING $NOW"
+    """
+
+ARRAY_IN_A_FUNCTION = """\
+    #!/bin/bash
+    build_cmd() {
+      local m="$1" h="$2"
+      declare -a cmd
+      cmd=(vllm serve "$m")
+      cmd+=(--host "$h" --max-model-len 4096 --gpu-memory-utilization 0.97)
+      VLLM_COMMAND=("${cmd[@]}")
+    }
+    build_cmd Qwen/Qwen2.5-7B-Instruct 127.0.0.1
+    "${VLLM_COMMAND[@]}"
+    """
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash checks the script is valid")
+@pytest.mark.parametrize("script, line, column", [(GRAMMAR_ONLY, 9, 59), (ARRAY_IN_A_FUNCTION, 6, 67)])
+def test_scripts_bash_accepts_are_read_whatever_the_tokenizer_makes_of_them(tmp_path, script, line, column):
+    """``$'...\\''`` and nested backquotes stop the hand tokenizer; bash's grammar reads the script instead."""
+    text = textwrap.dedent(script)
+    (tmp_path / "serve.sh").write_text(text)
+    assert subprocess.run(["bash", "-n", str(tmp_path / "serve.sh")]).returncode == 0
+    found = lint_text(tmp_path, "serve.sh", text)
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(line, column, "VLL202")]
+
+
+def test_the_grammar_judges_what_bash_accepts():
+    from vllm_lint.cmdline.shell_grammar import bash_accepts
+
+    assert bash_accepts(textwrap.dedent(GRAMMAR_ONLY)) is True
+    assert bash_accepts('vllm serve "m --max-model-len 4096\n') is False

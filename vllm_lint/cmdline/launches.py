@@ -298,7 +298,15 @@ class Extractor:
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        commands = tokenize(text, base)
+        try:
+            commands = tokenize(text, base)
+        except ShellSyntaxError:
+            # a script bash accepts is read, never refused: the grammar splits what the tokenizer cannot
+            from vllm_lint.cmdline.shell_grammar import tokenize_with_grammar
+
+            commands = tokenize_with_grammar(text, base)
+            if commands is None:
+                raise
         if self.opaque:
             for command in commands:
                 for word in command.words:
@@ -333,6 +341,8 @@ class Extractor:
         conditional array append makes its elements conditional; ``cmd=$(cat <<EOF ...)`` keeps the body."""
         if not is_assignment(word):
             return False
+        if word.array is not None:
+            word.array = _arrays_expanded(word.array, env)  # copy=("${cmd[@]}" --more): cmd's elements
         if word.array is not None and command.condition:
             for element in word.array:
                 element.condition = element.condition | command.condition
