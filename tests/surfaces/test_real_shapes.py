@@ -307,3 +307,12 @@ def test_the_grammar_judges_what_bash_accepts():
 
     assert bash_accepts(textwrap.dedent(GRAMMAR_ONLY)) is True
     assert bash_accepts('vllm serve "m --max-model-len 4096\n') is False
+
+
+@pytest.mark.parametrize("pin", ["  image_id: docker:docker.io/vllm/vllm-openai:v0.6.3\n", "setup: pip install vllm==0.6.3\n"])
+def test_a_skypilot_task_runs_the_vllm_its_setup_installs_or_its_image_holds(tmp_path, pin):
+    task = "resources:\n  accelerators: L4:1\n" + (pin if pin.startswith(" ") else "") + "envs:\n  MODEL: Qwen/Qwen2.5-7B-Instruct\n"
+    task += pin if not pin.startswith(" ") else ""
+    task += "run: vllm serve $MODEL --max-model-len 4096 --gpu-memory-utilization 0.9 --host 127.0.0.1\n"
+    found = lint_text(tmp_path, "task.yaml", task)
+    assert [d.code for d in found] == ["VLL204"] and "vLLM 0.6.3" in found[0].message

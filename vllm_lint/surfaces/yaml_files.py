@@ -802,6 +802,21 @@ def _skypilot(document, words: _YamlWords, budget: _Budget) -> None:
     if accelerators is not None and nodes in (None, "1"):
         container.gpu_count = _accelerator_count(accelerators, words)
         container.gpu_anchor = Span(accelerators.start_mark.index, accelerators.end_mark.index)
+    # the vLLM the task runs: what `setup:` installs, else the image the task runs in (`docker:IMAGE`)
+    from vllm_lint.vllm_api.targets import dockerfile_target
+
+    setup = _scalar(_get(document, "setup")) or ""
+    installed = dockerfile_target(setup, "setup") if "vllm" in setup else None
+    image = (words.text(_get(_get(document, "resources"), "image_id")) or "").strip()
+    if installed is not None and installed.specifier:
+        with words.extractor.built_from(installed.specifier, "the task's setup"):
+            _script(words, _get(document, "run"), env, container)
+        return
+    if image.startswith("docker:"):
+        container.image = image[len("docker:") :]
+        with words.extractor.in_image(container.image):
+            _script(words, _get(document, "run"), env, container)
+        return
     _script(words, _get(document, "run"), env, container)
 
 
