@@ -187,7 +187,7 @@ def test_sh_c_takes_its_arguments_after_the_script_name(tmp_path):
 def test_helm_join_of_a_values_list_in_an_sh_c_string(tmp_path):
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\\nname: c\\nversion: 0.1.0\\n")
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text(textwrap.dedent("""\
         image: {repository: vllm/vllm-openai, tag: v0.10.0}
         model:
@@ -255,7 +255,7 @@ BRANCHED_CHART_TEMPLATE = """\
 def test_each_branch_holding_the_program_is_a_launch(tmp_path):
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\\nname: c\\nversion: 0.1.0\\n")
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text(textwrap.dedent(BRANCHED_CHART_VALUES))
     (chart / "templates" / "deployment.yaml").write_text(textwrap.dedent(BRANCHED_CHART_TEMPLATE))
     found = lint_text(chart / "templates", "deployment.yaml", textwrap.dedent(BRANCHED_CHART_TEMPLATE))
@@ -316,3 +316,34 @@ def test_a_skypilot_task_runs_the_vllm_its_setup_installs_or_its_image_holds(tmp
     task += "run: vllm serve $MODEL --max-model-len 4096 --gpu-memory-utilization 0.9 --host 127.0.0.1\n"
     found = lint_text(tmp_path, "task.yaml", task)
     assert [d.code for d in found] == ["VLL204"] and "vLLM 0.6.3" in found[0].message
+
+
+def test_helm_range_over_a_values_list_writes_each_element(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text('extraArgs:\n  - --max-model-len\n  - "8192"\n  - --gpu-memory-utilization=0.99\nmore: []\n')
+    template = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        spec:
+          template:
+            spec:
+              containers:
+                - name: vllm
+                  image: vllm/vllm-openai:v0.10.0
+                  args:
+                    - Qwen/Qwen2.5-7B-Instruct
+                    - --host=127.0.0.1
+                    {{- range $arg := .Values.extraArgs }}
+                    - {{ $arg | quote }}
+                    {{- end }}
+        """)
+    found = lint_text(chart / "templates", "deployment.yaml", template)
+    # max-model-len is set (by the range), the utilisation is out of range: said at the template's line,
+    # with the values.yaml entry it came from
+    assert [(d.start.line, d.code) for d in found] == [(13, "VLL202")]
+    assert "(values.yaml extraArgs.2)" in found[0].message
+    # an empty list is where an install adds its own flags: the launch is opaque, nothing said missing
+    empty = template.replace(".Values.extraArgs", ".Values.more")
+    assert lint_text(chart / "templates", "deployment.yaml", empty) == []

@@ -53,6 +53,10 @@ class Region:
     condition: object | None  # a branch's key, or None for a with that only moves the dot
     repeated: bool = False  # a range body
     excluded: bool = False  # a define/macro: not part of the output
+    # a range over values: the values path of the list, and the variable its element is bound to
+    # (``range $arg := .Values.args``); None when what it ranges over is not a values path
+    over: tuple | None = None
+    variable: str | None = None
 
 
 @dataclass
@@ -65,10 +69,25 @@ class Template:
     values: object = None  # the chart's values.yaml (None: none read)
     values_name: str = "values.yaml"
     blanked_lines: frozenset[int] = frozenset()  # offsets of the lines made blank
+    # while one element of a range is rendered: the range's region and the element's index
+    element: tuple[Region, int] | None = None
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
         return frozenset(r.condition for r in self.regions if r.condition is not None and r.start <= offset < r.end)
+
+    def range_at(self, offset: int, within: int = -1) -> Region | None:
+        """The innermost range body holding ``offset`` that starts after ``within``."""
+        found = [r for r in self.regions if r.repeated and within < r.start <= offset < r.end]
+        return min(found, key=lambda r: r.end - r.start) if found else None
+
+    def elements(self, region: Region) -> int | None:
+        """How many elements the range of ``region`` writes, when the values say (a list in values.yaml); None
+        for an empty or absent list too: that is where an install adds its own (``extraArgs: []``)."""
+        if region.over is None:
+            return None
+        value = _lookup(self.values, region.over)
+        return len(value) if isinstance(value, list) and value else None
 
     def repeated_at(self, offset: int, within: int = -1) -> bool:
         """Whether ``offset`` is in a ``range`` body that starts after ``within`` (a range around the whole
@@ -91,7 +110,7 @@ class Template:
         """What ``action`` writes, and where that came from; (None, None) when not known."""
         if self.flavour not in ("helm", "go") or action.kind != "output":
             return None, None
-        value, origin = _Evaluator(self, action.scope).pipeline(action.body)
+        value, origin = self._evaluator(action).pipeline(action.body)
         text = _go_text(value)
         return (text, origin) if text is not None else (None, None)
 
@@ -103,8 +122,18 @@ class Template:
         match = re.fullmatch(r"toYaml\s+(.+)|(.+?)\s*\|\s*toYaml", body)
         if match is None:
             return UNKNOWN
-        value, _ = _Evaluator(self, action.scope).pipeline(match.group(1) or match.group(2))
+        value, _ = self._evaluator(action).pipeline(match.group(1) or match.group(2))
         return value
+
+    def _evaluator(self, action: Action) -> "_Evaluator":
+        """What "." and a range's variable are for ``action``: an element of a range being rendered moves
+        the dot (and binds the variable) to that element of the values list."""
+        if self.element is not None:
+            region, index = self.element
+            if region.over is not None and region.start <= action.start < region.end:
+                path = region.over + (index,)
+                return _Evaluator(self, path, {region.variable: path} if region.variable else {})
+        return _Evaluator(self, action.scope)
 
     def render(self, text: str, offsets: list[int]) -> tuple[str, list[int], tuple[tuple[int, int], ...], str | None]:
         """``text`` (a scalar's value, ``offsets[i]`` the source offset of ``text[i]``) with each action's
@@ -283,6 +312,10 @@ def _structure(template: Template) -> None:
                     frame["key"] = None  # a with over values that exist only moves the dot
             elif kind == "range":
                 frame["scope"] = None
+                over = re.fullmatch(r"range\s+(?:(?:\$\w+\s*,\s*)?(\$\w+)\s*:?=\s*)?(\S+)", action.body)
+                if over is not None and template.flavour in ("helm", "go"):
+                    frame["over"] = _path(over.group(2), scope)
+                    frame["variable"] = over.group(1)
             stack.append(frame)
         elif kind in ("elif", "else"):
             if not stack:
@@ -305,7 +338,9 @@ def _structure(template: Template) -> None:
 
 def _region(frame: dict, end: int) -> Region:
     key = None if frame["key"] is None else ("template", frame["key"])
-    return Region(frame["start"], end, key, repeated=frame["kind"] == "range", excluded=frame["kind"] == "define")
+    over = frame.get("over") if frame["key"] is not None and frame["key"][1] == 0 else None  # not a range's else
+    return Region(frame["start"], end, key, repeated=frame["kind"] == "range",
+                  excluded=frame["kind"] == "define", over=over, variable=frame.get("variable") if over is not None else None)
 
 
 def _mask(template: Template) -> None:
@@ -346,9 +381,14 @@ def _mask(template: Template) -> None:
 _TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|`[^`]*`|\(|\)|\||[^\s()|]+)')
 
 
-def _path(expression: str, scope: tuple | None) -> tuple | None:
-    """The values path a field expression names (``.Values.a.b``, ``$.Values.a``, ``.b`` under a with)."""
+def _path(expression: str, scope: tuple | None, variables: dict | None = None) -> tuple | None:
+    """The values path a field expression names (``.Values.a.b``, ``$.Values.a``, ``.b`` under a with,
+    ``$arg`` or ``$arg.b`` of a range's element)."""
     expression = expression.strip()
+    variable = re.match(r"\$(\w+)", expression)
+    if variable is not None and variables and f"${variable.group(1)}" in variables:
+        rest = expression[variable.end() :]
+        return _path("." + rest[1:] if rest.startswith(".") else ".", variables[f"${variable.group(1)}"]) if rest else variables[f"${variable.group(1)}"]
     if expression.startswith("$."):
         expression, scope = expression[1:], ()
     elif expression == "$":
@@ -370,6 +410,9 @@ def _lookup(values: object, path: tuple | None) -> object:
         return UNKNOWN
     node = values
     for key in path[1:]:
+        if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+            node = node[key]
+            continue
         if not isinstance(node, dict) or key not in node:
             return _MISSING
         node = node[key]
@@ -377,9 +420,10 @@ def _lookup(values: object, path: tuple | None) -> object:
 
 
 class _Evaluator:
-    def __init__(self, template: Template, scope: tuple | None) -> None:
+    def __init__(self, template: Template, scope: tuple | None, variables: dict | None = None) -> None:
         self.template = template
         self.scope = scope
+        self.variables = variables or {}
         self.origins: list[str] = []
 
     def pipeline(self, body: str) -> tuple[object, str | None]:
@@ -446,10 +490,10 @@ class _Evaluator:
             return float(token)
         if token in ("true", "false"):
             return token == "true"
-        path = _path(token, self.scope)
+        path = _path(token, self.scope, self.variables)
         value = _lookup(self.template.values, path)
         if value is not UNKNOWN and value is not _MISSING and path is not None:
-            self.origins.append(f"{self.template.values_name} {'.'.join(path[1:])}")
+            self.origins.append(f"{self.template.values_name} {'.'.join(str(key) for key in path[1:])}")
         return value
 
 

@@ -120,11 +120,13 @@ class _YamlWords:
 
     def _templated_word(self, item, text: str, within: int) -> Word:
         """A list element of a template: its value where the template's output is known (``within``: where
-        the list starts; a range that holds the whole list repeats the list, not this element)."""
+        the list starts; a range that holds the whole list repeats the list, not this element; a range over
+        a values list, while one of its elements is rendered, is that element)."""
         start, end = item.start_mark.index, item.end_mark.index
         mapping = self.offsets(item) or [start] * (len(text) + 1)
         rendered, offsets, unknown, origin = self.template.render(text, mapping)
-        repeated = self.template.repeated_at(start, within)
+        element = self.template.element
+        repeated = element is None and self.template.repeated_at(start, within)
         if unknown or repeated:
             prefix = rendered[: unknown[0][0]] if unknown else ""
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
@@ -134,7 +136,33 @@ class _YamlWords:
         # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
         word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
         word.condition = self.template.condition_at(start)
+        if element is not None:
+            word.condition = word.condition - {element[0].condition}  # written once per element, and there are some
         return word
+
+    def _range_words(self, items: list, index: int, within: int) -> tuple[list[Word], int] | None:
+        """The words of a ``{{ range }}`` over a values list that starts at ``items[index]``, written once
+        per element of the list (each word where the template writes it); with the index after the range's
+        items. None when the items are in no such range or the list is not known."""
+        template = self.template
+        region = template.range_at(items[index].start_mark.index, within)
+        count = template.elements(region) if region is not None else None
+        if region is None or count is None:
+            return None
+        end = index
+        while end < len(items) and region.start <= items[end].start_mark.index < region.end:
+            end += 1
+        words: list[Word] = []
+        for element in range(count):
+            template.element = (region, element)
+            try:
+                for item in items[index:end]:
+                    text = _scalar(item)
+                    if text is not None:
+                        words.append(self._templated_word(item, text, within))
+            finally:
+                template.element = None
+        return words, end
 
     def expand(self, text: str, env: Environment) -> tuple[str | None, str | None]:
         if self.kind == "kubernetes":
@@ -177,11 +205,20 @@ class _YamlWords:
 
     def sequence_words(self, node, env: Environment) -> list[Word]:
         words = []
-        for item in _items(node):
+        items = _items(node)
+        index = 0
+        while index < len(items):
+            item = items[index]
+            index += 1
             text = _scalar(item)
             if text is None:
                 continue
             if self.template is not None:
+                ranged = self._range_words(items, index - 1, node.start_mark.index)
+                if ranged is not None:
+                    words.extend(ranged[0])
+                    index = ranged[1]
+                    continue
                 words.append(self._templated_word(item, text, node.start_mark.index))
                 continue
             filled = self.interpolated(item)
