@@ -347,3 +347,44 @@ def test_helm_range_over_a_values_list_writes_each_element(tmp_path):
     # an empty list is where an install adds its own flags: the launch is opaque, nothing said missing
     empty = template.replace(".Values.extraArgs", ".Values.more")
     assert lint_text(chart / "templates", "deployment.yaml", empty) == []
+
+
+def test_helm_include_of_named_templates_and_tpl(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("engine:\n  utilization: 0.99\ncontainerPort: 8000\nquant: awqq\nquantTpl: '{{ .Values.quant }}'\n")
+    (chart / "templates" / "_helpers.tpl").write_text(textwrap.dedent("""\
+        {{- define "c.port" -}}
+        {{- default 8080 .Values.containerPort }}
+        {{- end }}
+        {{- define "c.util" -}}
+        {{ .utilization }}
+        {{- end }}
+        {{- define "c.labels" -}}
+        {{- if .Values.x }}a: b{{ end }}
+        {{- end }}
+        """))
+    template = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          labels:
+            {{- include "c.labels" . | nindent 4 }}
+        spec:
+          template:
+            spec:
+              containers:
+                - name: vllm
+                  image: vllm/vllm-openai:v0.10.0
+                  args:
+                    - m
+                    - --port={{ include "c.port" . }}
+                    - --gpu-memory-utilization={{ include "c.util" .Values.engine }}
+                    - --max-model-len=4096
+                    - --host=127.0.0.1
+                    - --quantization={{ tpl .Values.quantTpl . }}
+        """)
+    found = lint_text(chart / "templates", "deployment.yaml", template)
+    assert [(d.start.line, d.code) for d in found] == [(15, "VLL202"), (18, "VLL206")]
+    assert "0.99 (values.yaml engine.utilization)" in found[0].message

@@ -71,6 +71,7 @@ class Template:
     blanked_lines: frozenset[int] = frozenset()  # offsets of the lines made blank
     # while one element of a range is rendered: the range's region and the element's index
     element: tuple[Region, int] | None = None
+    defines: dict[str, str] = field(default_factory=dict)  # the chart's named templates (_helpers.tpl): name -> body
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
@@ -217,6 +218,7 @@ def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
         return template
     if flavour == "helm":
         template.values = _chart_values(chart_root(path), read)
+        template.defines = _chart_defines(chart_root(path), read)
     actions = _lex(text, flavour)
     if len(actions) > MAX_ACTIONS:
         raise TemplateError(f"more than {MAX_ACTIONS} template actions", actions[MAX_ACTIONS].start)
@@ -224,6 +226,35 @@ def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
     _structure(template)
     _mask(template)
     return template
+
+
+def _chart_defines(root: Path | None, read) -> dict[str, str]:
+    """The named templates of the chart's ``templates/_helpers.tpl`` (``{{ define "name" }}...{{ end }}``)."""
+    if root is None or read is None:
+        return {}
+    text = read(root / "templates" / "_helpers.tpl")
+    if not text:
+        return {}
+    try:
+        actions = _lex(text, "helm")
+    except TemplateError:
+        return {}
+    defines: dict[str, str] = {}
+    depth, name, body_start = 0, None, 0
+    for action in actions:
+        if action.kind == "define" and depth == 0:
+            match = re.fullmatch(r'define\s+"([^"]+)"', action.body)
+            name, body_start = (match.group(1) if match else None), action.end
+            depth = 1
+            continue
+        if depth and action.kind in ("if", "range", "with", "define"):
+            depth += 1
+        elif depth and action.kind == "end":
+            depth -= 1
+            if depth == 0 and name is not None:
+                # the body as text, with its trim markers kept on the actions inside it
+                defines[name] = text[body_start : action.start] + ("-" if text.startswith("{{-", action.start) else "")
+    return defines
 
 
 def _chart_values(root: Path | None, read) -> object:
@@ -450,6 +481,11 @@ class _Evaluator:
         return value
 
     def _command(self, tokens: list[str], piped: object) -> object:
+        if tokens[0] in ("include", "template") and len(tokens) == 3 and piped is _NOTHING:
+            return self._include(tokens[1], tokens[2])
+        if tokens[0] == "tpl" and len(tokens) == 3 and piped is _NOTHING:
+            text = self._operands([tokens[1]])[0]
+            return _render_text(self.template, text, _path(tokens[2], self.scope, self.variables), self.origins) if isinstance(text, str) else UNKNOWN
         name, args = tokens[0], self._operands(tokens[1:])
         if piped is not _NOTHING:
             args.append(piped)
@@ -458,6 +494,17 @@ class _Evaluator:
         if len(tokens) != 1 or piped is not _NOTHING:
             return UNKNOWN
         return self._operands(tokens)[0]
+
+    def _include(self, name_token: str, argument: str) -> object:
+        """``include "name" ARG``: the named template's output with "." set to ARG (a values path)."""
+        if not name_token.startswith('"'):
+            return UNKNOWN
+        import json
+
+        body = self.template.defines.get(json.loads(name_token))
+        if body is None:
+            return UNKNOWN
+        return _render_text(self.template, body, _path(argument, self.scope, self.variables), self.origins)
 
     def _operands(self, tokens: list[str]) -> list[object]:
         values: list[object] = []
@@ -498,6 +545,41 @@ class _Evaluator:
 
 
 _NOTHING = object()
+
+
+def _render_text(template: Template, text: str, scope: tuple | None, origins: list[str] | None = None) -> object:
+    """A template text's output with "." at ``scope``, for a named template or ``tpl``: its text and output
+    actions (trim markers applied); UNKNOWN when it holds a control action or a value not known."""
+    trailing_trim = text.endswith("-")
+    text = text[:-1] if trailing_trim else text
+    try:
+        actions = _lex(text, "helm")
+    except TemplateError:
+        return UNKNOWN
+    out: list[str] = []
+    position = 0
+    for action in actions:
+        if action.kind not in ("output", "comment"):
+            return UNKNOWN
+        piece = text[position : action.start]
+        out.append(piece)
+        if text.startswith("{{-", action.start):
+            out[-1] = out[-1].rstrip()
+        if action.kind == "output":
+            value, origin = _Evaluator(template, scope).pipeline(action.body)
+            text_value = _go_text(value)
+            if text_value is None:
+                return UNKNOWN
+            if origin and origins is not None:
+                origins.append(origin)
+            out.append(text_value)
+        position = action.end
+        if text.startswith("-}}", action.end - 3):
+            while position < len(text) and text[position] in " \t\r\n":
+                position += 1
+    out.append(text[position:])
+    result = "".join(out)
+    return result.rstrip() if trailing_trim else result
 
 
 def _call(name: str, args: list[object]) -> object:
