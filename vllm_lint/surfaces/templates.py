@@ -5,13 +5,16 @@ actions (``{{- if .Values.lora }}``, ``{{- include "labels" . | nindent 4 }}``) 
 inside a line becomes a run of one private-use character (U+E000 plus the action's number), so the
 scalar around it still parses as one scalar and says which action it holds. A scalar's value is then the
 template's output where that is known: ``{{ .Values.x.y }}`` from the chart's ``values.yaml`` (with
-``quote``, ``default``, ``required``, ``toString``, ``int`` and ``index``; ``with`` blocks move the dot),
-and unknown otherwise (``.Release``, ``include``, ``printf``, a Jinja variable, ``${VAR}``): never a guess.
-Values in values.yaml are defaults an install can override; findings say where a value came from.
+``quote``, ``default``, ``required``, ``toString``, ``int``, ``index``, ``join``, ``printf``, ``trimSuffix``,
+``trimPrefix``, ``replace``; ``include`` of the named templates in ``templates/_helpers.tpl`` and ``tpl``
+when they hold only text and output actions; ``with`` blocks move the dot), and unknown otherwise
+(``.Release``, a Jinja variable, ``${VAR}``): never a guess. Values in values.yaml are defaults an install
+can override; findings say where a value came from.
 
 Every ``{{ if }}``/``{{ else }}`` branch (``{% if %}`` in Jinja) is a condition (see
 ``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot;
-a ``range`` repeats what it holds an unknown number of times, so a launch with words in one is opaque.
+a ``range`` over a values list is written once per element (``element`` binds "." and its variable while
+one is rendered); over anything else, or an empty list, it repeats what it holds an unknown number of times.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ class Template:
         value, _ = self._evaluator(action).pipeline(match.group(1) or match.group(2))
         return value
 
-    def _evaluator(self, action: Action) -> "_Evaluator":
+    def _evaluator(self, action: Action) -> _Evaluator:
         """What "." and a range's variable are for ``action``: an element of a range being rendered moves
         the dot (and binds the variable) to that element of the values list."""
         if self.element is not None:
@@ -607,9 +610,7 @@ def _call(name: str, args: list[object]) -> object:
         return _printf(args[0], args[1:])
     if name in ("trimSuffix", "trimPrefix") and len(args) == 2 and all(isinstance(a, str) for a in args):
         affix, text = args
-        if name == "trimSuffix":
-            return text[: -len(affix)] if affix and text.endswith(affix) else text
-        return text[len(affix) :] if text.startswith(affix) else text
+        return text.removesuffix(affix) if name == "trimSuffix" else text.removeprefix(affix)
     if name == "replace" and len(args) == 3 and all(isinstance(a, str) for a in args):
         return args[2].replace(args[0], args[1])
     if name == "index" and len(args) >= 2:
