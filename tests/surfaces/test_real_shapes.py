@@ -209,6 +209,7 @@ def test_helm_join_of_a_values_list_in_an_sh_c_string(tmp_path):
         """)
     found = lint_text(chart / "templates", "deployment.yaml", template)
     assert [(d.start.line, d.start.column, d.code) for d in found] == [(12, 55, "VLL202")]
+    assert found[0].message.startswith("gpu_memory_utilization 0.97 (values.yaml model.args) is out of range")
 
 
 BRANCHED_CHART_VALUES = """\

@@ -498,6 +498,7 @@ class Extractor:
                 for command in tokenize(text, 0):
                     for w in command.words:
                         make_opaque(w, unknown, text, 0)
+                        w.origin = w.origin or next((o for s, e, o in word.script_origins if s < w.end and w.start < e), None)
                         w.condition = w.condition | word.condition
                         w.start, w.end = offsets[w.start], offsets[w.end - 1] + 1
                     self.run_commands([command], env, container, word.script is None)

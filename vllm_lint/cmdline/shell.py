@@ -52,6 +52,9 @@ class Word:
     # Why the value is not known, where the front-end knows better than the text says ("*args", a template
     # expression); otherwise ``opaque_reason`` reads it off the text.
     why: str | None = None
+    # where the parts of ``script`` came from (a values.yaml entry a template wrote): (start, end, origin)
+    # in the script's text, given to the words a shell splits it into
+    script_origins: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def literal(self) -> bool:

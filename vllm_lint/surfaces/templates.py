@@ -75,6 +75,8 @@ class Template:
     # while one element of a range is rendered: the range's region and the element's index
     element: tuple[Region, int] | None = None
     defines: dict[str, str] = field(default_factory=dict)  # the chart's named templates (_helpers.tpl): name -> body
+    # what the last ``render`` wrote from the values: (start, end) in its output, and where it came from
+    rendered_origins: tuple[tuple[int, int, str], ...] = ()
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
@@ -146,6 +148,7 @@ class Template:
         out_offsets: list[int] = []
         unknown: list[tuple[int, int]] = []
         origins: list[str] = []
+        spans: list[tuple[int, int, str]] = []
         i = 0
         while i < len(text):
             action = self.action_of(text[i])
@@ -173,9 +176,11 @@ class Template:
                 unknown.append((len(out), len(out) + len(written)))
             elif origin:
                 origins.append(origin)
+                spans.append((len(out), len(out) + len(written), origin))
             out.extend(written)
             out_offsets.extend([offsets[i]] * len(written))
             i = j
+        self.rendered_origins = tuple(spans)
         return "".join(out), out_offsets, tuple(unknown), ", ".join(dict.fromkeys(origins)) or None
 
     def known_prefix(self, text: str) -> str:

@@ -135,6 +135,7 @@ class _YamlWords:
         word.why = "template range left opaque" if repeated else "template expression left opaque"
         # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
         word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
+        word.script_origins = self.template.rendered_origins
         word.condition = self.template.condition_at(start)
         if element is not None:
             word.condition = word.condition - {element[0].condition}  # written once per element, and there are some
@@ -870,6 +871,7 @@ def _script(words: _YamlWords, node, env: Environment, container: Container | No
         mapping = placed or [start] * (len(text) + 1)
         rendered, offsets, unknown, _ = words.template.render(*_without_blanked_lines(text, mapping, words.template.blanked_lines))
         word.script = (rendered, offsets + [end], unknown)
+        word.script_origins = words.template.rendered_origins
         word.value = None
     elif mapping is not None:
         word.offsets = mapping
