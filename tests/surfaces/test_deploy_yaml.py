@@ -22,22 +22,28 @@ def findings(relative: str) -> list[tuple[int, int, str]]:
 
 EXPECTED = {
     # values.yaml: gpuMemoryUtilization 0.97, 2 GPUs for --tensor-parallel-size 4; the {{ if .Values.lora }}
-    # branch is checked (awqq) but counts for nothing else; VLLM_API_KEY is under {{ if .Values.apiKey }}
-    "chart-llm/templates/deployment.yaml": [(19, 15, "VLL202"), (21, 15, "VLL205"), (21, 15, "VLL404"), (26, 30, "VLL206")],
+    # branch is checked (awqq) but counts for nothing else; VLLM_API_KEY is under {{ if .Values.apiKey }};
+    # `vllm serve` runs in the v0.6.3 image, judged by that release (prefix caching off by default)
+    "chart-llm/templates/deployment.yaml": [(14, 21, "VLL204"), (19, 15, "VLL202"), (21, 15, "VLL205"), (21, 15, "VLL404"), (26, 30, "VLL206")],
     # a {{ range }} adds flags nobody can see: only what is written is checked (and `--model=` is what the
     # v0.6.3 image's api_server entrypoint needs: no VLL401)
     "chart-llm/templates/worker.yaml": [],
     # vLLM's own chart: the command is {{ toYaml . }} of values.yaml's image.command
     "chart-vllm-command/templates/deployment.yaml": [(15, 13, "VLL201"), (15, 13, "VLL203")],
     "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: any release, so which entrypoint it has is not known
-    # the {% for %} services are repeated, unknown; the gateway is read with {{ dtype }} unknown; its image is
-    # vLLM 0.6.3, where prefix caching is off unless switched on (VLL204)
-    "compose.yaml.j2": [(10, 14, "VLL204"), (10, 14, "VLL403"), (10, 100, "VLL202")],
+    # the {% for %} service is written once per model, each with what the loop body writes (0.99, no --host
+    # nor API key); the gateway is read with {{ dtype }} unknown; its image is vLLM 0.6.3, where prefix
+    # caching is off unless switched on (VLL204)
+    "compose.yaml.j2": [(6, 14, "VLL403"), (6, 98, "VLL202"), (10, 14, "VLL204"), (10, 14, "VLL403"), (10, 100, "VLL202")],
     "llava-vllm.yml": [(4, 14, "VLL204"), (4, 72, "VLL202")],  # vllm/vllm-openai:v0.6.3: prefix caching off by default
-    "lws.yaml": [(14, 211, "VLL404")],  # 8 + 8 GPUs for tp 8 x pp 2: no VLL205
-    "isvc.yaml": [(10, 19, "VLL401")],  # the huggingface-runtime predictor runs KServe's server, not read
+    # 8 + 8 GPUs for tp 8 x pp 2: no VLL205; the leader runs in the v0.6.3 image (prefix caching off by default)
+    "lws.yaml": [(14, 148, "VLL204"), (14, 211, "VLL404")],
+    # the huggingface-runtime predictor runs KServe's server, not read; the vLLM container runs the v0.6.3
+    # image, whose api_server is not deprecated yet (no VLL401) and has prefix caching off by default
+    "isvc.yaml": [(10, 19, "VLL204")],
     "rayservice.yaml": [(16, 37, "VLL202"), (17, 13, "VLL206"), (18, 20, "VLL206")],
-    "sky-serve.yaml": [(12, 5, "VLL205")],  # A100:4 for --tensor-parallel-size 8
+    # A100:4 for --tensor-parallel-size 8; setup installs vLLM 0.6.3, where prefix caching is off by default
+    "sky-serve.yaml": [(11, 3, "VLL204"), (12, 5, "VLL205")],
     "sglang-deployment.yaml": [],
     "llamacpp-compose.yml": [],
 }

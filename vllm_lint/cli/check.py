@@ -53,6 +53,7 @@ class CheckRequest:
     # Overrides the target-vllm-version setting (the upgrade check: `--target-vllm-version 0.33`).
     target_vllm_version: str | None = None
     show_settings: bool = False
+    explain_opaque: bool = False
 
     @classmethod
     def from_params(cls, params: dict[str, Any], stdin: bool) -> "CheckRequest":
@@ -140,6 +141,8 @@ def _run(request: CheckRequest, out: TextIO) -> int:
     options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude)
     if request.show_settings:
         return _show_settings(request, options, out)
+    if request.explain_opaque:
+        return _explain_opaque(request, options, out)
     if request.stdin:
         return _check_stdin(request, options, out)
     if request.fix or request.diff:
@@ -404,6 +407,44 @@ def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> i
         target = file_target(path, text, settings.target_vllm_version, settings.root)
         api = load_api(target.specifier)
         print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
+    return EXIT_CLEAN
+
+
+def _explain_opaque(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
+    """The launches each file's reading saw, and why those not read in full were left opaque (the readers'
+    blind spots, to count over a corpus). A file that could not be read is said on stderr."""
+    from vllm_lint.launch.seen import LAUNCH_SEEN, read_message
+    from vllm_lint.rulebook import PARSE_ERROR_CODE
+
+    if request.stdin:
+        return _error("--explain-opaque reads files, not standard input")
+    options = dataclasses.replace(options, enabled=options.enabled | {LAUNCH_SEEN})
+    try:
+        files = list(discover(request.paths, options.settings, all_surfaces(), request.force_exclude))
+    except PathError as exc:
+        return _error(str(exc))
+    rows = []
+    for (_path, surface), result in zip(files, _lint_discovered(files, options, _cache_dir(request, options))):
+        for diagnostic in sorted(result.diagnostics, key=Diagnostic.sort_key):
+            if diagnostic.code == PARSE_ERROR_CODE:
+                print(f"{diagnostic.path}:{diagnostic.start.line}:{diagnostic.start.column}: not read: {diagnostic.message}", file=sys.stderr)
+            if diagnostic.code != LAUNCH_SEEN:
+                continue
+            seen = read_message(diagnostic.message)
+            # a launch in a Markdown block or a notebook cell is that file's, whatever reader read the block
+            kind = surface.name if surface is not None and surface.name in ("markdown", "notebook") else seen["reader"]
+            rows.append({"filename": diagnostic.path, "line": diagnostic.start.line, "column": diagnostic.start.column,
+                         "surface": kind, "launch": seen["launch"], "opaque": seen["opaque"], "reasons": seen["reasons"]})
+    if request.output_format == "json":
+        import json
+
+        out.write(json.dumps(rows, indent=2) + "\n")
+        return EXIT_CLEAN
+    for row in rows:
+        if row["opaque"]:
+            out.write(f"{row['filename']}:{row['line']}:{row['column']}: {row['surface']} launch left opaque: {'; '.join(row['reasons'])}\n")
+    opaque = sum(1 for row in rows if row["opaque"])
+    out.write(f"{len(rows)} launches seen, {len(rows) - opaque} read in full, {opaque} opaque\n")
     return EXIT_CLEAN
 
 

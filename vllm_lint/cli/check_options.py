@@ -55,6 +55,9 @@ def _options() -> tuple[CheckOption, ...]:
                     "ones the project pins (the target-vllm-version setting)."),
         CheckOption("show_settings", ("--show-settings",), "flag",
                     "Print the settings in effect and the vLLM releases each file is judged against, and why; lint nothing."),
+        CheckOption("explain_opaque", ("--explain-opaque",), "flag",
+                    "List the vLLM launches not read in full and why (with --output-format json: every launch "
+                    "seen, read in full or not); report no findings."),
         CheckOption("isolated", ("--isolated",), "flag", "Ignore every configuration file."),
         CheckOption("force_exclude", ("--force-exclude",), "flag",
                     "Apply excludes to files named on the command line too (for pre-commit)."),

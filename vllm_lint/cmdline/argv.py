@@ -26,12 +26,16 @@ def known_argument(text: str, origin: str | None, start: int, end: int) -> Word:
 def unknown_argument(prefix: str, start: int, end: int) -> Word:
     """One argument whose value is not known but for its literal head (``--max-model-len=`` of an f-string)."""
     parts = [("lit", prefix), ("unknown",)] if prefix else [("unknown",)]
-    return Word(prefix or "?", start, end, parts, True, None, single=True)
+    word = Word(prefix or "?", start, end, parts, True, None, single=True)
+    word.why = "Python value not known"
+    return word
 
 
-def unknown_arguments(start: int, end: int) -> Word:
+def unknown_arguments(start: int, end: int, why: str = "*args") -> Word:
     """Any number of arguments that cannot be seen (``*args``)."""
-    return Word("*", start, end, [("unknown",)], False, None)
+    word = Word("*", start, end, [("unknown",)], False, None)
+    word.why = why
+    return word
 
 
 def split_words(text: str, base: int) -> list[Word]:
@@ -57,6 +61,7 @@ def command_words(text: str, base: int) -> list[Command] | None:
             if HOLE in word.raw:
                 word.parts = _hole_parts_of(word.parts)
                 word.single = word.raw == HOLE
+                word.why = "Python value not known in a shell string"
     return commands
 
 

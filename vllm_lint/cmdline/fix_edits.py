@@ -71,7 +71,7 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
         model = intent.model
         edits = []
         if found.head is not None and found.launch.entrypoint == "api_server":
-            replacement = "vllm serve"
+            replacement = f"{_vllm_beside(text, found.head.start)} serve"
             if model is not None and isinstance(model.value_anchor, Span):
                 replacement += " " + text[model.value_anchor.start : model.value_anchor.end]
             edits.append(_edit(index, found.head.start, found.head.end, replacement))
@@ -89,6 +89,19 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
                 edits.append(_edit(index, model.anchor.start, model.anchor.end, value))
         return edits or None
     return None
+
+
+_INTERPRETER = re.compile(r"""(["']?)(\S*/bin/)python[0-9.]*(["']?)(?=\s)""")
+
+
+def _vllm_beside(text: str, start: int) -> str:
+    """The ``vllm`` program to run instead of the interpreter written at ``start``: the one in the same
+    environment (``"$VENV/bin/vllm"`` for ``"$VENV/bin/python"``, where pip put it), or plain ``vllm``
+    for a system interpreter (``/usr/bin/python3``) or one found on PATH."""
+    match = _INTERPRETER.match(text, start)
+    if match is None or match.group(1) != match.group(3) or match.group(2) in ("/usr/bin/", "/bin/"):
+        return "vllm"
+    return f"{match.group(1)}{match.group(2)}vllm{match.group(3)}"
 
 
 def _removal(text: str, index: TextIndex, found: Found, setting) -> list[Edit] | None:

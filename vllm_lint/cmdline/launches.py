@@ -87,6 +87,7 @@ class Found:
     conditions: list[frozenset] | None = None
     head_condition: frozenset = frozenset()
     joined: "Joined | None" = None  # read across two files: a wrapper script run with this file's words
+    reader: str = ""  # the kind of text it was read in: "shell", "dockerfile", "helm", "skypilot", ...
 
 
 @dataclass(slots=True)
@@ -152,7 +153,14 @@ def gpus_from_devices(text: str | None) -> int | None:
 
 
 def _basename(word: Word) -> str:
-    return (word.value or "").rsplit("/", 1)[-1]
+    """The program a word names: ``python`` of ``/opt/venv/bin/python``, and of ``"$VENV/bin/python"``
+    (a directory through a variable, the program written out)."""
+    if word.value is not None:
+        return word.value.rsplit("/", 1)[-1]
+    last = word.parts[-1] if word.parts else None
+    if last is not None and last[0] == "lit" and "/" in last[1]:
+        return last[1].rsplit("/", 1)[-1]
+    return ""
 
 
 def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
@@ -229,6 +237,39 @@ def _guarded(words: list[Word], env: Environment) -> list[Word]:
     return kept
 
 
+MAX_BRANCH_RENDERINGS = 8
+
+
+def _branch_renderings(words: list[Word]) -> list[list[Word]] | None:
+    """The command once per choice of branch where its program sits in two branches of one template ``if``
+    (``{{ if }}- /opt/venv/bin/vllm{{ else }}- vllm{{ end }}``): each branch is a launch of its own, with
+    the other branches' words left out; None when the first word is in no such block. (Flags in the
+    branches of an ``if`` are conditions of the one launch: ``cmdline.conditions``.)"""
+    branches: dict[object, set[int]] = {}
+    for word in words:
+        for key in word.condition:
+            if isinstance(key, tuple) and len(key) == 2 and key[0] == "template" and isinstance(key[1], tuple):
+                branches.setdefault(key[1][0], set()).add(key[1][1])
+    heads = {key[1][0] for key in (words[0].condition if words else ()) if isinstance(key, tuple) and len(key) == 2 and key[0] == "template" and isinstance(key[1], tuple)}
+    exclusive = {block: sorted(taken) for block, taken in branches.items() if len(taken) > 1 and block in heads}
+    if not exclusive:
+        return None
+    choices: list[dict[object, int]] = [{}]
+    for block, taken in sorted(exclusive.items(), key=repr):
+        choices = [{**choice, block: branch} for choice in choices for branch in taken][:MAX_BRANCH_RENDERINGS]
+    renderings = []
+    for choice in choices:
+        renderings.append([
+            word for word in words
+            if not any(
+                isinstance(key, tuple) and len(key) == 2 and key[0] == "template" and isinstance(key[1], tuple)
+                and key[1][0] in choice and key[1][1] != choice[key[1][0]]
+                for key in word.condition
+            )
+        ])
+    return renderings
+
+
 class Extractor:
     """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
     tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
@@ -243,6 +284,7 @@ class Extractor:
         self.found: list[Found] = []
         self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
+        self.reader = ""  # the kind of text being read, stamped on each launch found (``Found.reader``)
 
     @property
     def table(self) -> FlagTable:
@@ -256,7 +298,15 @@ class Extractor:
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        commands = tokenize(text, base)
+        try:
+            commands = tokenize(text, base)
+        except ShellSyntaxError:
+            # a script bash accepts is read, never refused: the grammar splits what the tokenizer cannot
+            from vllm_lint.cmdline.shell_grammar import tokenize_with_grammar
+
+            commands = tokenize_with_grammar(text, base)
+            if commands is None:
+                raise
         if self.opaque:
             for command in commands:
                 for word in command.words:
@@ -291,6 +341,8 @@ class Extractor:
         conditional array append makes its elements conditional; ``cmd=$(cat <<EOF ...)`` keeps the body."""
         if not is_assignment(word):
             return False
+        if word.array is not None:
+            word.array = _arrays_expanded(word.array, env)  # copy=("${cmd[@]}" --more): cmd's elements
         if word.array is not None and command.condition:
             for element in word.array:
                 element.condition = element.condition | command.condition
@@ -326,6 +378,11 @@ class Extractor:
             return
 
     def command(self, words: list[Word], env: Environment, container: Container | None, fixable: bool) -> None:
+        renderings = _branch_renderings(words)
+        if renderings is not None:
+            for rendering in renderings:
+                self.command(rendering, env, container, fixable)
+            return
         words = _arguments_expanded(_arrays_expanded(_guarded(words, env), env), env)
         if words and words[0].raw == "eval" and len(words) > 1:
             self._eval(words[1:], env, container)
@@ -387,6 +444,7 @@ class Extractor:
 
         def read(positional: list[Word] | None) -> list[Found] | None:
             reader = Extractor(self.api, combined)
+            reader.reader = self.reader
             start = env.copy()
             start.positional = positional
             try:
@@ -423,7 +481,10 @@ class Extractor:
             text = env.expand(word).value or word.raw
             if text.startswith("-") and "c" in text.lstrip("-") and index + 1 < len(words):
                 script = env.expand(words[index + 1])
-                self.inline_script(script, env.copy(), container)
+                inner = env.copy()
+                # `sh -c SCRIPT NAME ARG...`: NAME is $0, the ARGs are the script's "$@" (none when absent)
+                inner.positional = [env.expand(w) for w in words[index + 3 :]]
+                self.inline_script(script, inner, container)
                 return
             if not text.startswith("-"):
                 return
@@ -437,6 +498,7 @@ class Extractor:
                 for command in tokenize(text, 0):
                     for w in command.words:
                         make_opaque(w, unknown, text, 0)
+                        w.origin = w.origin or next((o for s, e, o in word.script_origins if s < w.end and w.start < e), None)
                         w.condition = w.condition | word.condition
                         w.start, w.end = offsets[w.start], offsets[w.end - 1] + 1
                     self.run_commands([command], env, container, word.script is None)
@@ -581,13 +643,14 @@ class Extractor:
         if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
             span = Span(module_word.start, module_word.end)
             launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, pinned_image=image)
-            self.found.append(Found(launch, None, False, [], start))
+            self.found.append(Found(launch, None, False, [], start, reader=self.reader))
 
     # -- containers of the vllm/vllm-openai image -------------------------------------------------
     def image_api(self, image: str) -> tuple[object, str | None]:
         """The releases a container of ``image`` runs, and the image when its tag chose them."""
         if not self.images_pin or not _OPENAI_IMAGE.search(image):
-            return self.api, None
+            # not vLLM's image: what was decided outside stands (a compose service built from a pinning Dockerfile)
+            return self._image if self._image is not None else (self.api, None)
         from vllm_lint.vllm_api import load_api
         from vllm_lint.vllm_api.targets import image_target
 
@@ -595,6 +658,20 @@ class Extractor:
         if target is None:
             return self.api, None
         return load_api(target.specifier), image
+
+    @contextmanager
+    def built_from(self, specifier: str, label: str) -> Iterator[None]:
+        """Launches read inside run in an image built from a Dockerfile pinning ``specifier`` (``label``:
+        the pin, as messages name it), unless the target-vllm-version setting decides for every file."""
+        outer = self._image
+        if self.images_pin:
+            from vllm_lint.vllm_api import load_api
+
+            self._image = (load_api(specifier), label)
+        try:
+            yield
+        finally:
+            self._image = outer
 
     @contextmanager
     def in_image(self, image: str) -> Iterator[None]:
@@ -646,6 +723,7 @@ class Extractor:
             settings=parsed.settings,
             anchor=anchor,
             opaque=parsed.opaque,
+            opaque_reasons=list(parsed.reasons),
             serves_requests=True,
             gpu_count=gpu_count,
             gpu_count_anchor=gpu_anchor,
@@ -660,6 +738,6 @@ class Extractor:
             image=container.image if container else None,
             reach=container.reach if container else Reach(),
         )
-        found = Found(launch, head, fixable, list(args), command_start, parsed.conditions)
+        found = Found(launch, head, fixable, list(args), command_start, parsed.conditions, reader=self.reader)
         found.head_condition = head_condition
         self.found.append(found)

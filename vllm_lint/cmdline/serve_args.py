@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from vllm_lint.cmdline.shell import Word
@@ -86,6 +86,7 @@ class ParsedArgs:
     settings: list[Setting]
     opaque: bool = False
     conditions: list[frozenset] | None = None  # per setting: when it is there (see ``Word.condition``)
+    reasons: list[str] = field(default_factory=list)  # why it is opaque (``Launch.opaque_reasons``)
 
 
 def _value_of(word: Word) -> Value | None:
@@ -117,6 +118,30 @@ def _flag_name(word: Word) -> str | None:
     if prefix.startswith("-") and "=" in prefix:
         return prefix.partition("=")[0]
     return None
+
+
+_ARRAY_WORD = re.compile(r"\$\{#?!?([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]")
+_VARIABLE_WORD = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def opaque_reason(word: Word) -> str:
+    """Why a word may stand for arguments that cannot be seen, as a short stable phrase."""
+    if word.why is not None:
+        return word.why
+    raw = word.raw
+    if "{{" in raw or "{%" in raw:
+        return "template expression left opaque"
+    if "$(" in raw or "`" in raw:
+        return "command substitution"
+    array = _ARRAY_WORD.search(raw)
+    if array is not None:
+        return f"unresolved array ${array.group(1)}[@]"
+    if any(token in raw for token in ("$@", "$*", "${@", "${*")):
+        return 'script arguments "$@" not known'
+    variable = _VARIABLE_WORD.search(raw)
+    if variable is not None:
+        return f"unresolved variable ${variable.group(1)}"
+    return "argument not known"
 
 
 def _single_unknown(word: Word) -> bool:
@@ -154,6 +179,7 @@ class _Settings(list):
 def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool) -> ParsedArgs:
     settings = _Settings()
     opaque = False
+    reasons: list[str] = []
     i = 0
     seen_positional = False
     while i < len(args):
@@ -168,6 +194,7 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
                     settings.append(Setting(flag.dest, name, True, None, Span(word.start, word.end)))
                     if flag.dest == "config":
                         opaque = True
+                        reasons.append("config file (--config)")
                 else:
                     key = normalise(name).lstrip("-").replace("-", "_")
                     suggestions = candidates or table.suggest(normalise(name))
@@ -184,6 +211,7 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
                 continue
             # "$@" / "${ARGS[@]}" / *args: arguments we cannot see
             opaque = True
+            reasons.append(opaque_reason(word))
             i += 1
             continue
         if text == "--":
@@ -259,6 +287,7 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
                 value_span = Span(first.start, values[-1].end)
         if flag.dest == "config":
             opaque = True
+            reasons.append("config file (--config)")
         bad_choice = None
         if value is not None:
             converted = convert_value(flag.dest, str(value.value))
@@ -269,4 +298,4 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
             Setting(flag.dest, spelled, True, value, Span(word.start, end), value_span, bad_choice=bad_choice)
         )
         i += consumed
-    return ParsedArgs(settings, opaque)
+    return ParsedArgs(settings, opaque, reasons=list(dict.fromkeys(reasons)))

@@ -49,6 +49,12 @@ class Word:
     # file, and the spans of the stand-ins.
     script: tuple[str, list[int], tuple[tuple[int, int], ...]] | None = None
     array: list["Word"] | None = None  # ``name=(a b c)``: the elements
+    # Why the value is not known, where the front-end knows better than the text says ("*args", a template
+    # expression); otherwise ``opaque_reason`` reads it off the text.
+    why: str | None = None
+    # where the parts of ``script`` came from (a values.yaml entry a template wrote): (start, end, origin)
+    # in the script's text, given to the words a shell splits it into
+    script_origins: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def literal(self) -> bool:
@@ -79,7 +85,7 @@ def _read_dollar(text: str, i: int, parts: list) -> int:
         parts.append(("unknown",))
         return end
     if c == "{":
-        close = text.find("}", i + 2)
+        close = _brace_end(text, i + 2)
         if close == -1:
             raise ShellSyntaxError("unterminated parameter expansion `${`", i)
         body = text[i + 2 : close]
@@ -99,7 +105,8 @@ def _read_dollar(text: str, i: int, parts: list) -> int:
                     parts.append(("var", name, op, default_parts))
                     break
             else:
-                parts.append(("unknown",))
+                # ``${NAME:?message}`` is NAME's value (or no command at all); other operators are not followed
+                parts.append(("var", name, None, None) if rest.startswith((":?", "?")) else ("unknown",))
         return close + 1
     match = _NAME.match(text, i + 1)
     if match:
@@ -110,6 +117,39 @@ def _read_dollar(text: str, i: int, parts: list) -> int:
         return i + 2
     parts.append(("lit", "$"))
     return i + 1
+
+
+def _brace_end(text: str, i: int) -> int:
+    """The index of the ``}`` that closes a ``${`` whose body starts at ``i`` (past nested expansions and
+    quotes: ``${A:-${B:-x}}``, ``${A:-"}"}``); -1 when there is none."""
+    depth, n = 1, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "$" and text.startswith("${", i):
+            depth += 1
+            i += 2
+            continue
+        if c == "$" and text.startswith("$(", i):
+            end = _substitution_end(text, i + 1)
+            if end is None:
+                return -1
+            i = end
+            continue
+        if c in "'\"":
+            close = text.find(c, i + 1)
+            if close == -1:
+                return -1
+            i = close + 1
+            continue
+        if c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
 _HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")

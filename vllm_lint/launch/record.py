@@ -65,6 +65,15 @@ class Launch:
     # release of the vllm/vllm-openai image a container runs; None: the newest release.
     api: object | None = None
     pinned_image: str | None = None  # the vllm/vllm-openai image whose tag chose ``api``, if one did
+    # Why the launch is opaque: short stable phrases ("**kwargs", "unresolved variable $ARGS"), for
+    # ``check --explain-opaque`` and whoever counts what the readers leave unread.
+    opaque_reasons: list[str] = field(default_factory=list)
+
+    def left_opaque(self, reason: str) -> None:
+        """Mark the launch opaque (settings may be set where the reader cannot see), saying why."""
+        self.opaque = True
+        if reason not in self.opaque_reasons:
+            self.opaque_reasons.append(reason)
 
     def target_api(self):
         """The ``vllm_api.VllmApi`` the launch is judged against (the newest release when none was set)."""

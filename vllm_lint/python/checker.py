@@ -18,6 +18,7 @@ from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.project import Project
 from vllm_lint.python.project_facts import python_facts
 from vllm_lint.python.semantics import Semantics
+from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
 from vllm_lint.registry import check_launch, launch_codes, python_checkers
 from vllm_lint.text import TextIndex, line_starts
 
@@ -207,7 +208,8 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     findings: list[PyFinding] = []
     for checker in python_checkers(options.enabled):
         findings.extend(checker(ctx))
-    launches = list(python_launches(ctx)) if options.enabled & launch_codes() or facts is not None else []
+    explain = LAUNCH_SEEN in options.enabled
+    launches = list(python_launches(ctx)) if options.enabled & launch_codes() or facts is not None or explain else []
     reported: set[tuple[str, int]] = set()
     for launch, call, statement in launches:
         for launch_finding in check_launch(launch, options.launch_settings, options.enabled):
@@ -220,8 +222,9 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     if facts is not None:
         found = python_facts(ctx, launches, locator.span)
         facts.servers, facts.requests = found.servers, found.requests
+    seen = _launches_seen(path, launches, locator) if explain else []
     if not findings:
-        return []
+        return seen
     index = TextIndex(text)
     from vllm_lint.rulebook import severity_of
 
@@ -248,7 +251,20 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
                 noqa_lines=tuple(sorted(noqa)),
             )
         )
-    return diagnostics
+    return diagnostics + seen
+
+
+def _launches_seen(path: str, launches: list, locator: _Locator) -> list[Diagnostic]:
+    """One ``LAUNCH_SEEN`` pseudo-diagnostic per launch read (``check --explain-opaque``)."""
+    seen = []
+    for launch, call, statement in launches:
+        message = seen_message(launch, "python")
+        node = next((n for n in (launch.anchor, call, statement) if isinstance(n, cst.CSTNode)), None)
+        if message is None or node is None:
+            continue
+        start, _ = locator.span(node)
+        seen.append(Diagnostic(LAUNCH_SEEN, message, path, start, start, Severity.INFO, None, ()))
+    return seen
 
 
 def _from_launch(ctx: PyContext, call: cst.Call, statement: cst.CSTNode, finding: LaunchFinding) -> PyFinding:

@@ -52,10 +52,12 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
         table = flag_table(ctx.api)
         settings: list[Setting] = []
         opaque = False
+        reasons: list[str] = []
         positional = 0
         for arg in call.args:
             if arg.star:
                 opaque = True
+                reasons.append(arg.star + ("kwargs" if arg.star == "**" else "args"))
                 if arg.star == "**":
                     settings += _spread_settings(ctx, arg.value, site.function, known, table)
                 continue
@@ -64,6 +66,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
                     settings.append(Setting("model", "model", True, ctx.semantics.fold(arg.value, site.function), arg, arg.value))
                 else:
                     opaque = True
+                    reasons.append("positional arguments after the model")
                 positional += 1
                 continue
             name = arg.keyword.value
@@ -83,6 +86,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
             settings=settings,
             anchor=call,
             opaque=opaque,
+            opaque_reasons=list(dict.fromkeys(reasons)),
             serves_requests=serves_requests(ctx, site),
             api=ctx.api,
             testing=testing,

@@ -19,7 +19,8 @@ _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # file's services, a SkyPilot task's run script (whatever the file is called).
 _YAML_LAUNCHER = re.compile(
     rb"^\s*kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet|LeaderWorkerSet|InferenceService"
-    rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob)\b|^services:|^run:",
+    rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob|Workflow|WorkflowTemplate"
+    rb"|ClusterWorkflowTemplate|CronWorkflow)\b|^services:|^run:",
     re.MULTILINE,
 )
 _YAML_TEMPLATE_SUFFIXES = tuple(f"{base}{suffix}" for base in (".yaml", ".yml") for suffix in (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template"))
@@ -91,7 +92,8 @@ def _dockerfile_may_match(job: LintJob) -> bool:
 def _kubernetes_may_match(job: LintJob) -> bool:
     # Ray Serve LLM configures vLLM by its engine arguments without naming it
     mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & launch_codes()))
-    return mentions and bool(_YAML_LAUNCHER.search(job.data))
+    # a Knative Service runs pods; any other Service runs nothing
+    return mentions and (bool(_YAML_LAUNCHER.search(job.data)) or b"serving.knative.dev" in job.data)
 
 
 def _markdown_may_match(job: LintJob) -> bool:

@@ -12,6 +12,7 @@ from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from vllm_lint.file_roles import is_testing_path
 from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
+from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
 from vllm_lint.registry import check_image, check_launch
 from vllm_lint.surfaces import LintJob, parse_error
 from vllm_lint.text import TextIndex
@@ -37,6 +38,7 @@ def extract(
     the other files of its project a reading needs (a chart's values.yaml); ``images_pin``: whether a
     vllm/vllm-openai image's tag picks the releases its container is judged against."""
     extractor = Extractor(api, text, opaque, images_pin)
+    extractor.reader = kind
     if kind == "shell":
         try:
             extractor.script(text, env or Environment())
@@ -98,7 +100,24 @@ def lint_text(
         for finding in check_image(image, job.launch_settings, job.enabled):
             diagnostics.append(_image_diagnostic(display, text, index, image, finding))
     _report_servers(extractor, index, job)
+    # two launches that share words (the branches of a template ``if``) say the same of them once
+    diagnostics = list(dict.fromkeys(diagnostics))
+    if LAUNCH_SEEN in job.enabled:
+        diagnostics.extend(_launches_seen(display, index, extractor))
     return diagnostics
+
+
+def _launches_seen(display: str, index: TextIndex, extractor: Extractor) -> list[Diagnostic]:
+    """One ``LAUNCH_SEEN`` pseudo-diagnostic per launch read (``check --explain-opaque``)."""
+    seen = []
+    for found in extractor.found:
+        message = seen_message(found.launch, found.reader or extractor.reader)
+        anchor = found.launch.anchor
+        if message is None:
+            continue
+        position = index.position(anchor.start if isinstance(anchor, Span) else found.command_start)
+        seen.append(Diagnostic(LAUNCH_SEEN, message, display, position, position, Severity.INFO, None, ()))
+    return seen
 
 
 def _report_servers(extractor: Extractor, index: TextIndex, job: LintJob) -> None:

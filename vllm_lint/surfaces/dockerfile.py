@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -61,14 +60,18 @@ def _instructions(text: str) -> list[Instruction]:
         args_start = start + len(keyword)
         first_line = line_no
         end = line_end
-        # continuation lines (comment lines inside a continuation are dropped by docker)
-        while text[:end].rstrip("\r").endswith("\\") and end < n:
+        # continuation lines (comment and blank lines inside a continuation are dropped by docker)
+        last = line
+        while last.rstrip("\r").rstrip().endswith("\\") and end < n:
             next_end = text.find("\n", end + 1)
             next_end = n if next_end == -1 else next_end
+            added = text[end + 1 : next_end]
             end = next_end
             line_no += 1
+            if added.strip() and not added.lstrip().startswith("#"):
+                last = added
         instruction = Instruction(keyword, first_line, start, args_start, end)
-        heredoc = _HEREDOC.search(text[args_start:end]) if keyword == "RUN" else None
+        heredoc = _HEREDOC.search(text[args_start:end]) if keyword in ("RUN", "COPY", "ADD") else None
         if heredoc:
             body_start = end + 1
             j = body_start
@@ -88,6 +91,45 @@ def _instructions(text: str) -> list[Instruction]:
     return result
 
 
+_JSON_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_string(text: str, i: int, end: int) -> tuple[str, list[int], int] | None:
+    """The JSON string at ``text[i] == '"'`` as Docker reads it, its lines joined first (a backslash at
+    the end of a line continues it, inside a string too): its value, each character's offset, and the
+    index after its closing quote; None when it is not one."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    j = i + 1
+    while j < end:
+        c = text[j]
+        if c == '"':
+            return "".join(chars), offsets, j + 1
+        if c == "\\":
+            after = text[j + 1 : j + 3]
+            if after.startswith("\n") or after == "\r\n":
+                j += 2 if after.startswith("\n") else 3
+                continue
+            escape = text[j + 1 : j + 2]
+            if escape == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[j + 2 : j + 6]):
+                chars.append(chr(int(text[j + 2 : j + 6], 16)))
+                offsets.append(j)
+                j += 6
+                continue
+            if escape not in _JSON_ESCAPES:
+                return None
+            chars.append(_JSON_ESCAPES[escape])
+            offsets.append(j)
+            j += 2
+            continue
+        if c in "\r\n":
+            return None
+        chars.append(c)
+        offsets.append(j)
+        j += 1
+    return None
+
+
 def _json_words(text: str, start: int, end: int) -> list[Word] | None:
     """The exec form ``["a", "b"]`` as words with offsets, or None when it is not valid JSON."""
     body = text[start:end]
@@ -96,7 +138,6 @@ def _json_words(text: str, start: int, end: int) -> list[Word] | None:
         return None
     i = start + lead + 1
     words: list[Word] = []
-    decoder = json.JSONDecoder()
     while True:
         while i < end and text[i] in " \t\r\n\\":
             i += 1
@@ -104,15 +145,17 @@ def _json_words(text: str, start: int, end: int) -> list[Word] | None:
             return words if not text[i + 1 : end].strip() else None
         if i >= end or text[i] != '"':
             return None
-        try:
-            value, stop = decoder.raw_decode(text, i)
-        except ValueError:
+        decoded = _json_string(text, i, end)
+        if decoded is None:
             return None
-        if not isinstance(value, str) or stop > end:
-            return None
+        value, offsets, stop = decoded
         known = None if "$" in value else value
         parts = [("lit", value)] if known is not None else [("lit", value[: value.index("$")]), ("unknown",)]
-        words.append(Word(text[i:stop], i, stop, parts, True, known, single=True))
+        word = Word(text[i:stop], i, stop, parts, True, known, single=True)
+        word.offsets = offsets
+        # the argument as the program gets it (exec form expands nothing): a script `sh -c` reads
+        word.script = (value, offsets + [stop - 1], ())
+        words.append(word)
         i = stop
         while i < end and text[i] in " \t\r\n\\":
             i += 1
@@ -149,12 +192,29 @@ def _value(text: str, name: str):
     return Value(text, f"ENV {name}")
 
 
+def _without_continued_comments(text: str) -> str:
+    """``text`` with the comment and blank lines inside a continued instruction blanked out, newline
+    included (Docker drops them before the shell sees the line), every other offset unchanged."""
+    out: list[str] = []
+    continued = False
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if continued and (not body.strip() or body.lstrip().startswith("#")):
+            out.append(" " * len(line))
+            continue
+        out.append(line)
+        continued = body.rstrip().endswith("\\") if continued or not body.lstrip().startswith("#") else False
+    return "".join(out)
+
+
 def extract_dockerfile(text: str, extractor: Extractor, job=None) -> None:
     """``job``: the Dockerfile's, whose build context holds the scripts it copies (None: not read)."""
+    instructions = _instructions(text)
+    text = _without_continued_comments(text)
     stages: list[Stage] = []
     global_env = Environment()
     stage: Stage | None = None
-    for instruction in _instructions(text):
+    for instruction in instructions:
         keyword = instruction.keyword
         if keyword == "FROM":
             parts = text[instruction.args_start : instruction.end].split()

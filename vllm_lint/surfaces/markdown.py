@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.surfaces import LintJob
+from vllm_lint.rulebook import PARSE_ERROR_CODE
 
 _FENCE = re.compile(r"^(?P<prefix>(?:[ ]{0,3}>[ ]?)*)(?P<indent>[ ]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _LIST_ITEM = re.compile(r"^(?P<marker>[ ]*(?:[-*+]|\d{1,9}[.)])[ ]+)\S")
@@ -136,6 +137,10 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
             # A Dockerfile in documentation shows what an image contains; whoever runs the image completes
             # its launch (docker run's arguments replace CMD), so only what the block writes is checked.
             found = lint_text(kind, display, body, sub_job, written_only=kind == "dockerfile")
+            if info == "":
+                # an unlabelled fence was read as shell on a guess (its lines that start a launch): when the
+                # guess is wrong (a YAML string that runs over lines), that is no mistake of the document's
+                found = [d for d in found if d.code != PARSE_ERROR_CODE]
         fence_line = first_line - 1
         extra = (fence_line - 1,) if fence_line > 1 else ()
         if sub_job.facts:

@@ -5,13 +5,16 @@ actions (``{{- if .Values.lora }}``, ``{{- include "labels" . | nindent 4 }}``) 
 inside a line becomes a run of one private-use character (U+E000 plus the action's number), so the
 scalar around it still parses as one scalar and says which action it holds. A scalar's value is then the
 template's output where that is known: ``{{ .Values.x.y }}`` from the chart's ``values.yaml`` (with
-``quote``, ``default``, ``required``, ``toString``, ``int`` and ``index``; ``with`` blocks move the dot),
-and unknown otherwise (``.Release``, ``include``, ``printf``, a Jinja variable, ``${VAR}``): never a guess.
-Values in values.yaml are defaults an install can override; findings say where a value came from.
+``quote``, ``default``, ``required``, ``toString``, ``int``, ``index``, ``join``, ``printf``, ``trimSuffix``,
+``trimPrefix``, ``replace``; ``include`` of the named templates in ``templates/_helpers.tpl`` and ``tpl``
+when they hold only text and output actions; ``with`` blocks move the dot), and unknown otherwise
+(``.Release``, a Jinja variable, ``${VAR}``): never a guess. Values in values.yaml are defaults an install
+can override; findings say where a value came from.
 
 Every ``{{ if }}``/``{{ else }}`` branch (``{% if %}`` in Jinja) is a condition (see
 ``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot;
-a ``range`` repeats what it holds an unknown number of times, so a launch with words in one is opaque.
+a ``range`` over a values list is written once per element (``element`` binds "." and its variable while
+one is rendered); over anything else, or an empty list, it repeats what it holds an unknown number of times.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ class Region:
     condition: object | None  # a branch's key, or None for a with that only moves the dot
     repeated: bool = False  # a range body
     excluded: bool = False  # a define/macro: not part of the output
+    # a range over values: the values path of the list, and the variable its element is bound to
+    # (``range $arg := .Values.args``); None when what it ranges over is not a values path
+    over: tuple | None = None
+    variable: str | None = None
 
 
 @dataclass
@@ -65,13 +72,33 @@ class Template:
     values: object = None  # the chart's values.yaml (None: none read)
     values_name: str = "values.yaml"
     blanked_lines: frozenset[int] = frozenset()  # offsets of the lines made blank
+    # while one element of a range is rendered: the range's region and the element's index
+    element: tuple[Region, int] | None = None
+    defines: dict[str, str] = field(default_factory=dict)  # the chart's named templates (_helpers.tpl): name -> body
+    # what the last ``render`` wrote from the values: (start, end) in its output, and where it came from
+    rendered_origins: tuple[tuple[int, int, str], ...] = ()
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
         return frozenset(r.condition for r in self.regions if r.condition is not None and r.start <= offset < r.end)
 
-    def repeated_at(self, offset: int) -> bool:
-        return any(r.repeated and r.start <= offset < r.end for r in self.regions)
+    def range_at(self, offset: int, within: int = -1) -> Region | None:
+        """The innermost range body holding ``offset`` that starts after ``within``."""
+        found = [r for r in self.regions if r.repeated and within < r.start <= offset < r.end]
+        return min(found, key=lambda r: r.end - r.start) if found else None
+
+    def elements(self, region: Region) -> int | None:
+        """How many elements the range of ``region`` writes, when the values say (a list in values.yaml); None
+        for an empty or absent list too: that is where an install adds its own (``extraArgs: []``)."""
+        if region.over is None:
+            return None
+        value = _lookup(self.values, region.over)
+        return len(value) if isinstance(value, list) and value else None
+
+    def repeated_at(self, offset: int, within: int = -1) -> bool:
+        """Whether ``offset`` is in a ``range`` body that starts after ``within`` (a range around the whole
+        object, or the whole container, repeats it as a unit: what it holds is written once per element)."""
+        return any(r.repeated and within < r.start <= offset < r.end for r in self.regions)
 
     def holes(self, start: int, end: int) -> list[Action]:
         """Output actions alone on their line between ``start`` and ``end`` (``{{ toYaml .Values.env | nindent 8 }}``)."""
@@ -89,7 +116,7 @@ class Template:
         """What ``action`` writes, and where that came from; (None, None) when not known."""
         if self.flavour not in ("helm", "go") or action.kind != "output":
             return None, None
-        value, origin = _Evaluator(self, action.scope).pipeline(action.body)
+        value, origin = self._evaluator(action).pipeline(action.body)
         text = _go_text(value)
         return (text, origin) if text is not None else (None, None)
 
@@ -101,8 +128,18 @@ class Template:
         match = re.fullmatch(r"toYaml\s+(.+)|(.+?)\s*\|\s*toYaml", body)
         if match is None:
             return UNKNOWN
-        value, _ = _Evaluator(self, action.scope).pipeline(match.group(1) or match.group(2))
+        value, _ = self._evaluator(action).pipeline(match.group(1) or match.group(2))
         return value
+
+    def _evaluator(self, action: Action) -> _Evaluator:
+        """What "." and a range's variable are for ``action``: an element of a range being rendered moves
+        the dot (and binds the variable) to that element of the values list."""
+        if self.element is not None:
+            region, index = self.element
+            if region.over is not None and region.start <= action.start < region.end:
+                path = region.over + (index,)
+                return _Evaluator(self, path, {region.variable: path} if region.variable else {})
+        return _Evaluator(self, action.scope)
 
     def render(self, text: str, offsets: list[int]) -> tuple[str, list[int], tuple[tuple[int, int], ...], str | None]:
         """``text`` (a scalar's value, ``offsets[i]`` the source offset of ``text[i]``) with each action's
@@ -111,6 +148,7 @@ class Template:
         out_offsets: list[int] = []
         unknown: list[tuple[int, int]] = []
         origins: list[str] = []
+        spans: list[tuple[int, int, str]] = []
         i = 0
         while i < len(text):
             action = self.action_of(text[i])
@@ -138,9 +176,11 @@ class Template:
                 unknown.append((len(out), len(out) + len(written)))
             elif origin:
                 origins.append(origin)
+                spans.append((len(out), len(out) + len(written), origin))
             out.extend(written)
             out_offsets.extend([offsets[i]] * len(written))
             i = j
+        self.rendered_origins = tuple(spans)
         return "".join(out), out_offsets, tuple(unknown), ", ".join(dict.fromkeys(origins)) or None
 
     def known_prefix(self, text: str) -> str:
@@ -186,6 +226,7 @@ def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
         return template
     if flavour == "helm":
         template.values = _chart_values(chart_root(path), read)
+        template.defines = _chart_defines(chart_root(path), read)
     actions = _lex(text, flavour)
     if len(actions) > MAX_ACTIONS:
         raise TemplateError(f"more than {MAX_ACTIONS} template actions", actions[MAX_ACTIONS].start)
@@ -193,6 +234,35 @@ def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
     _structure(template)
     _mask(template)
     return template
+
+
+def _chart_defines(root: Path | None, read) -> dict[str, str]:
+    """The named templates of the chart's ``templates/_helpers.tpl`` (``{{ define "name" }}...{{ end }}``)."""
+    if root is None or read is None:
+        return {}
+    text = read(root / "templates" / "_helpers.tpl")
+    if not text:
+        return {}
+    try:
+        actions = _lex(text, "helm")
+    except TemplateError:
+        return {}
+    defines: dict[str, str] = {}
+    depth, name, body_start = 0, None, 0
+    for action in actions:
+        if action.kind == "define" and depth == 0:
+            match = re.fullmatch(r'define\s+"([^"]+)"', action.body)
+            name, body_start = (match.group(1) if match else None), action.end
+            depth = 1
+            continue
+        if depth and action.kind in ("if", "range", "with", "define"):
+            depth += 1
+        elif depth and action.kind == "end":
+            depth -= 1
+            if depth == 0 and name is not None:
+                # the body as text, with its trim markers kept on the actions inside it
+                defines[name] = text[body_start : action.start] + ("-" if text.startswith("{{-", action.start) else "")
+    return defines
 
 
 def _chart_values(root: Path | None, read) -> object:
@@ -281,6 +351,10 @@ def _structure(template: Template) -> None:
                     frame["key"] = None  # a with over values that exist only moves the dot
             elif kind == "range":
                 frame["scope"] = None
+                over = re.fullmatch(r"range\s+(?:(?:\$\w+\s*,\s*)?(\$\w+)\s*:?=\s*)?(\S+)", action.body)
+                if over is not None and template.flavour in ("helm", "go"):
+                    frame["over"] = _path(over.group(2), scope)
+                    frame["variable"] = over.group(1)
             stack.append(frame)
         elif kind in ("elif", "else"):
             if not stack:
@@ -303,7 +377,9 @@ def _structure(template: Template) -> None:
 
 def _region(frame: dict, end: int) -> Region:
     key = None if frame["key"] is None else ("template", frame["key"])
-    return Region(frame["start"], end, key, repeated=frame["kind"] == "range", excluded=frame["kind"] == "define")
+    over = frame.get("over") if frame["key"] is not None and frame["key"][1] == 0 else None  # not a range's else
+    return Region(frame["start"], end, key, repeated=frame["kind"] == "range",
+                  excluded=frame["kind"] == "define", over=over, variable=frame.get("variable") if over is not None else None)
 
 
 def _mask(template: Template) -> None:
@@ -344,9 +420,14 @@ def _mask(template: Template) -> None:
 _TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|`[^`]*`|\(|\)|\||[^\s()|]+)')
 
 
-def _path(expression: str, scope: tuple | None) -> tuple | None:
-    """The values path a field expression names (``.Values.a.b``, ``$.Values.a``, ``.b`` under a with)."""
+def _path(expression: str, scope: tuple | None, variables: dict | None = None) -> tuple | None:
+    """The values path a field expression names (``.Values.a.b``, ``$.Values.a``, ``.b`` under a with,
+    ``$arg`` or ``$arg.b`` of a range's element)."""
     expression = expression.strip()
+    variable = re.match(r"\$(\w+)", expression)
+    if variable is not None and variables and f"${variable.group(1)}" in variables:
+        rest = expression[variable.end() :]
+        return _path("." + rest[1:] if rest.startswith(".") else ".", variables[f"${variable.group(1)}"]) if rest else variables[f"${variable.group(1)}"]
     if expression.startswith("$."):
         expression, scope = expression[1:], ()
     elif expression == "$":
@@ -368,6 +449,9 @@ def _lookup(values: object, path: tuple | None) -> object:
         return UNKNOWN
     node = values
     for key in path[1:]:
+        if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+            node = node[key]
+            continue
         if not isinstance(node, dict) or key not in node:
             return _MISSING
         node = node[key]
@@ -375,9 +459,10 @@ def _lookup(values: object, path: tuple | None) -> object:
 
 
 class _Evaluator:
-    def __init__(self, template: Template, scope: tuple | None) -> None:
+    def __init__(self, template: Template, scope: tuple | None, variables: dict | None = None) -> None:
         self.template = template
         self.scope = scope
+        self.variables = variables or {}
         self.origins: list[str] = []
 
     def pipeline(self, body: str) -> tuple[object, str | None]:
@@ -404,6 +489,11 @@ class _Evaluator:
         return value
 
     def _command(self, tokens: list[str], piped: object) -> object:
+        if tokens[0] in ("include", "template") and len(tokens) == 3 and piped is _NOTHING:
+            return self._include(tokens[1], tokens[2])
+        if tokens[0] == "tpl" and len(tokens) == 3 and piped is _NOTHING:
+            text = self._operands([tokens[1]])[0]
+            return _render_text(self.template, text, _path(tokens[2], self.scope, self.variables), self.origins) if isinstance(text, str) else UNKNOWN
         name, args = tokens[0], self._operands(tokens[1:])
         if piped is not _NOTHING:
             args.append(piped)
@@ -412,6 +502,17 @@ class _Evaluator:
         if len(tokens) != 1 or piped is not _NOTHING:
             return UNKNOWN
         return self._operands(tokens)[0]
+
+    def _include(self, name_token: str, argument: str) -> object:
+        """``include "name" ARG``: the named template's output with "." set to ARG (a values path)."""
+        if not name_token.startswith('"'):
+            return UNKNOWN
+        import json
+
+        body = self.template.defines.get(json.loads(name_token))
+        if body is None:
+            return UNKNOWN
+        return _render_text(self.template, body, _path(argument, self.scope, self.variables), self.origins)
 
     def _operands(self, tokens: list[str]) -> list[object]:
         values: list[object] = []
@@ -444,14 +545,49 @@ class _Evaluator:
             return float(token)
         if token in ("true", "false"):
             return token == "true"
-        path = _path(token, self.scope)
+        path = _path(token, self.scope, self.variables)
         value = _lookup(self.template.values, path)
         if value is not UNKNOWN and value is not _MISSING and path is not None:
-            self.origins.append(f"{self.template.values_name} {'.'.join(path[1:])}")
+            self.origins.append(f"{self.template.values_name} {'.'.join(str(key) for key in path[1:])}")
         return value
 
 
 _NOTHING = object()
+
+
+def _render_text(template: Template, text: str, scope: tuple | None, origins: list[str] | None = None) -> object:
+    """A template text's output with "." at ``scope``, for a named template or ``tpl``: its text and output
+    actions (trim markers applied); UNKNOWN when it holds a control action or a value not known."""
+    trailing_trim = text.endswith("-")
+    text = text[:-1] if trailing_trim else text
+    try:
+        actions = _lex(text, "helm")
+    except TemplateError:
+        return UNKNOWN
+    out: list[str] = []
+    position = 0
+    for action in actions:
+        if action.kind not in ("output", "comment"):
+            return UNKNOWN
+        piece = text[position : action.start]
+        out.append(piece)
+        if text.startswith("{{-", action.start):
+            out[-1] = out[-1].rstrip()
+        if action.kind == "output":
+            value, origin = _Evaluator(template, scope).pipeline(action.body)
+            text_value = _go_text(value)
+            if text_value is None:
+                return UNKNOWN
+            if origin and origins is not None:
+                origins.append(origin)
+            out.append(text_value)
+        position = action.end
+        if text.startswith("-}}", action.end - 3):
+            while position < len(text) and text[position] in " \t\r\n":
+                position += 1
+    out.append(text[position:])
+    result = "".join(out)
+    return result.rstrip() if trailing_trim else result
 
 
 def _call(name: str, args: list[object]) -> object:
@@ -472,6 +608,16 @@ def _call(name: str, args: list[object]) -> object:
         return float(args[0])
     if name in ("lower", "upper", "trim") and len(args) == 1 and isinstance(args[0], str):
         return {"lower": str.lower, "upper": str.upper, "trim": str.strip}[name](args[0])
+    if name == "join" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], list):
+        items = [_go_text(item) for item in args[1]]
+        return UNKNOWN if any(item is None for item in items) else args[0].join(items)
+    if name == "printf" and args and isinstance(args[0], str):
+        return _printf(args[0], args[1:])
+    if name in ("trimSuffix", "trimPrefix") and len(args) == 2 and all(isinstance(a, str) for a in args):
+        affix, text = args
+        return text.removesuffix(affix) if name == "trimSuffix" else text.removeprefix(affix)
+    if name == "replace" and len(args) == 3 and all(isinstance(a, str) for a in args):
+        return args[2].replace(args[0], args[1])
     if name == "index" and len(args) >= 2:
         node = args[0]
         for key in args[1:]:
@@ -480,6 +626,31 @@ def _call(name: str, args: list[object]) -> object:
             node = node[key]
         return UNKNOWN if node is None else node
     return UNKNOWN
+
+
+def _printf(layout: str, args: list[object]) -> object:
+    """Go's ``printf`` for the verbs charts use (``%s``, ``%d``, ``%v``, ``%q``, ``%%``); UNKNOWN otherwise."""
+    out: list[str] = []
+    pending = list(args)
+    i = 0
+    while i < len(layout):
+        c = layout[i]
+        if c != "%":
+            out.append(c)
+            i += 1
+            continue
+        verb = layout[i + 1 : i + 2]
+        i += 2
+        if verb == "%":
+            out.append("%")
+            continue
+        if verb not in ("s", "d", "v", "q") or not pending:
+            return UNKNOWN
+        text = _go_text(pending.pop(0))
+        if text is None:
+            return UNKNOWN
+        out.append(f'"{text}"' if verb == "q" else text)
+    return UNKNOWN if pending else "".join(out)
 
 
 def _go_text(value: object) -> str | None:

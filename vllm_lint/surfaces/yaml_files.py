@@ -118,21 +118,52 @@ class _YamlWords:
             return ""
         return self.template.known_prefix(text) if self.template is not None else text
 
-    def _templated_word(self, item, text: str) -> Word:
-        """A list element of a template: its value where the template's output is known."""
+    def _templated_word(self, item, text: str, within: int) -> Word:
+        """A list element of a template: its value where the template's output is known (``within``: where
+        the list starts; a range that holds the whole list repeats the list, not this element; a range over
+        a values list, while one of its elements is rendered, is that element)."""
         start, end = item.start_mark.index, item.end_mark.index
         mapping = self.offsets(item) or [start] * (len(text) + 1)
         rendered, offsets, unknown, origin = self.template.render(text, mapping)
-        repeated = self.template.repeated_at(start)
+        element = self.template.element
+        repeated = element is None and self.template.repeated_at(start, within)
         if unknown or repeated:
             prefix = rendered[: unknown[0][0]] if unknown else ""
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
         else:
             word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
+        word.why = "template range left opaque" if repeated else "template expression left opaque"
         # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
         word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
+        word.script_origins = self.template.rendered_origins
         word.condition = self.template.condition_at(start)
+        if element is not None:
+            word.condition = word.condition - {element[0].condition}  # written once per element, and there are some
         return word
+
+    def _range_words(self, items: list, index: int, within: int) -> tuple[list[Word], int] | None:
+        """The words of a ``{{ range }}`` over a values list that starts at ``items[index]``, written once
+        per element of the list (each word where the template writes it); with the index after the range's
+        items. None when the items are in no such range or the list is not known."""
+        template = self.template
+        region = template.range_at(items[index].start_mark.index, within)
+        count = template.elements(region) if region is not None else None
+        if region is None or count is None:
+            return None
+        end = index
+        while end < len(items) and region.start <= items[end].start_mark.index < region.end:
+            end += 1
+        words: list[Word] = []
+        for element in range(count):
+            template.element = (region, element)
+            try:
+                for item in items[index:end]:
+                    text = _scalar(item)
+                    if text is not None:
+                        words.append(self._templated_word(item, text, within))
+            finally:
+                template.element = None
+        return words, end
 
     def expand(self, text: str, env: Environment) -> tuple[str | None, str | None]:
         if self.kind == "kubernetes":
@@ -175,12 +206,21 @@ class _YamlWords:
 
     def sequence_words(self, node, env: Environment) -> list[Word]:
         words = []
-        for item in _items(node):
+        items = _items(node)
+        index = 0
+        while index < len(items):
+            item = items[index]
+            index += 1
             text = _scalar(item)
             if text is None:
                 continue
             if self.template is not None:
-                words.append(self._templated_word(item, text))
+                ranged = self._range_words(items, index - 1, node.start_mark.index)
+                if ranged is not None:
+                    words.extend(ranged[0])
+                    index = ranged[1]
+                    continue
+                words.append(self._templated_word(item, text, node.start_mark.index))
                 continue
             filled = self.interpolated(item)
             if filled is not None:
@@ -236,7 +276,7 @@ class _YamlWords:
                     word.parts = [("lit", word.value)] if word.value is not None else [("unknown",)]
                 if template is not None:
                     word.condition = template.condition_at(word.start)
-                    if template.repeated_at(word.start):
+                    if template.repeated_at(word.start, node.start_mark.index):
                         word.parts, word.value = [("unknown",)], None
             result.append(command.words)
         fixable = exact is not None and node.style in (None, "", "'", '"', "|") and template is None
@@ -374,18 +414,23 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
         raise CommandParseError(f"invalid YAML: {exc}", line=1) from None
     budget = _Budget()
     words = _YamlWords(text, extractor, "compose" if kind == "compose" else "kubernetes", template)
+    templated = {"helm": "helm"}.get(template.flavour, "template") if template is not None else None
     for document in documents:
         if document is None:
             continue
         words.interpolation = None
+        extractor.reader = templated or kind
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
+            extractor.reader = templated or "compose"
             words.kind = "compose"
             words.interpolation = _project_env(job if "$" in text else None)
             _compose(document, words, budget, job)
         elif _is_skypilot_task(document):
+            extractor.reader = templated or "skypilot"
             words.kind = "compose"  # ${VAR} in envs and run are the shell's
             _skypilot(document, words, budget)
         else:
+            extractor.reader = templated or "kubernetes"
             words.kind = "kubernetes"
             _kubernetes(document, words, budget)
 
@@ -442,7 +487,33 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
         anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
         if isinstance(command, yaml.ScalarNode) and command.style in (None, ""):
             anchor = Span(command.start_mark.index, command.end_mark.index)
-        words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+        built = _built_pin(_get(service, "build"), words, job)
+        if built is None:
+            words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+            continue
+        with words.extractor.built_from(*built):
+            words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+def _built_pin(build, words: _YamlWords, job) -> tuple[str, str] | None:
+    """The vLLM pin of the Dockerfile a service's ``build:`` names (``pip install vllm==0.6.0``, ``FROM
+    vllm/vllm-openai:v0.6.0``): its specifier and how messages name it; None when it pins none or is not read."""
+    if build is None or job is None:
+        return None
+    context = _scalar(build) if _scalar(build) is not None else _scalar(_get(build, "context"))
+    dockerfile = _scalar(_get(build, "dockerfile")) if _scalar(build) is None else None
+    if context is None or "$" in context or "://" in context or (dockerfile is not None and "$" in dockerfile):
+        return None
+    path = (job.path.parent / context / (dockerfile or "Dockerfile")).resolve()
+    text = job.read_beside(path)
+    if text is None:
+        return None
+    from vllm_lint.vllm_api.targets import dockerfile_target
+
+    target = dockerfile_target(text, path.name)
+    if target is None or not target.specifier:
+        return None
+    return target.specifier, f"built from {context.rstrip('/') or '.'}/{dockerfile or 'Dockerfile'}"
 
 
 def _image(words: _YamlWords, node) -> str:
@@ -496,7 +567,7 @@ def _env_file(node, words: _YamlWords, job) -> dict[str, str | None]:
     return result
 
 
-WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob"}
+WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob", "Service", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}
 
 
 def _pod_specs(document) -> list[tuple[object, int]]:
@@ -514,7 +585,24 @@ def _pod_specs(document) -> list[tuple[object, int]]:
         return [(_get(_get(group, name), "spec"), 1) for name in ("leaderTemplate", "workerTemplate") if _get(group, name) is not None]
     if kind == "InferenceService":
         predictor = _get(spec, "predictor")
-        return [(predictor, 1)] if _get(predictor, "containers") is not None else []
+        if _get(predictor, "containers") is not None:
+            return [(predictor, 1)]
+        model = _get(predictor, "model")  # the model's own container: image, args, env, resources
+        return [(_one_container(model), 1)] if _get(model, "image") is not None or _get(model, "args") is not None else []
+    if kind == "Service" and "serving.knative.dev" in (_scalar(_get(document, "apiVersion")) or ""):
+        return [(_get(_get(spec, "template"), "spec"), 1)]
+    if kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
+        if kind == "CronWorkflow":
+            spec = _get(spec, "workflowSpec")
+        # an Argo template runs one container (``container:`` or ``script:``), or a ``containerSet``
+        found = []
+        for template in _items(_get(spec, "templates")):
+            for key in ("container", "script"):
+                if _get(template, key) is not None:
+                    found.append((_one_container(_get(template, key)), 1))
+            if _get(template, "containerSet") is not None:
+                found.append((_get(template, "containerSet"), 1))
+        return found
     if kind in ("ServingRuntime", "ClusterServingRuntime"):
         return [(spec, 1)]
     if kind in ("RayService", "RayCluster"):
@@ -522,6 +610,17 @@ def _pod_specs(document) -> list[tuple[object, int]]:
         groups = [_get(cluster, "headGroupSpec"), *_items(_get(cluster, "workerGroupSpecs"))]
         return [(_get(_get(group, "template"), "spec"), 1) for group in groups if group is not None]
     return []
+
+
+def _one_container(node):
+    """A pod spec holding only ``node`` as its container (an Argo template's, a KServe model's)."""
+    import yaml
+
+    if node is None:
+        return None
+    containers = yaml.SequenceNode("tag:yaml.org,2002:seq", [node], node.start_mark, node.end_mark)
+    key = yaml.ScalarNode("tag:yaml.org,2002:str", "containers", node.start_mark, node.start_mark)
+    return yaml.MappingNode("tag:yaml.org,2002:map", [(key, containers)], node.start_mark, node.end_mark)
 
 
 def _lws_gpus(document, words: _YamlWords) -> int | None:
@@ -604,7 +703,8 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
             command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
             args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
             if command_words:
-                words.extractor.command(command_words + args_words, env, container, fixable=False)
+                with words.extractor.in_image(image):
+                    words.extractor.command(command_words + args_words, env, container, fixable=False)
             elif args_words:
                 _image_args(words, args_words, image, env, container, anchor)
             continue
@@ -612,16 +712,17 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
             _k8s_command(words, command, args, image, env, container, anchor)
         else:
             words.launch(None, args, image, env, container, anchor)
-        if words.template is not None and words.template.repeated_at(anchor.start):
+        if words.template is not None and words.template.repeated_at(anchor.start, item.start_mark.index):
             for found in words.extractor.found[before:]:
-                found.launch.opaque = True
+                found.launch.left_opaque("template range repeats its words")
 
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
     if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
         words.extractor.image_default(joined, env, container, False, image, _first_word(joined, anchor), anchor.start)
         return
-    words.extractor.command(joined, env, container, fixable=False)
+    with words.extractor.in_image(image):
+        words.extractor.command(joined, env, container, fixable=False)
 
 
 def _holes(item, words: _YamlWords) -> dict[str, object]:
@@ -688,7 +789,8 @@ def _k8s_command(words: _YamlWords, command, args, image, env, container, anchor
     # k8s command and args are lists (a string is taken as one word); join them
     if isinstance(command, yaml.SequenceNode) and (args is None or isinstance(args, yaml.SequenceNode)):
         joined = words.sequence_words(command, env) + (words.sequence_words(args, env) if args is not None else [])
-        words.extractor.command(joined, env, container, fixable=False)
+        with words.extractor.in_image(image):  # vLLM's own image runs its own release, whatever the command
+            words.extractor.command(joined, env, container, fixable=False)
         return
     words.launch(command, args, image, env, container, anchor)
 
@@ -738,6 +840,21 @@ def _skypilot(document, words: _YamlWords, budget: _Budget) -> None:
     if accelerators is not None and nodes in (None, "1"):
         container.gpu_count = _accelerator_count(accelerators, words)
         container.gpu_anchor = Span(accelerators.start_mark.index, accelerators.end_mark.index)
+    # the vLLM the task runs: what `setup:` installs, else the image the task runs in (`docker:IMAGE`)
+    from vllm_lint.vllm_api.targets import dockerfile_target
+
+    setup = _scalar(_get(document, "setup")) or ""
+    installed = dockerfile_target(setup, "setup") if "vllm" in setup else None
+    image = (words.text(_get(_get(document, "resources"), "image_id")) or "").strip()
+    if installed is not None and installed.specifier:
+        with words.extractor.built_from(installed.specifier, "the task's setup"):
+            _script(words, _get(document, "run"), env, container)
+        return
+    if image.startswith("docker:"):
+        container.image = image[len("docker:") :]
+        with words.extractor.in_image(container.image):
+            _script(words, _get(document, "run"), env, container)
+        return
     _script(words, _get(document, "run"), env, container)
 
 
@@ -754,6 +871,7 @@ def _script(words: _YamlWords, node, env: Environment, container: Container | No
         mapping = placed or [start] * (len(text) + 1)
         rendered, offsets, unknown, _ = words.template.render(*_without_blanked_lines(text, mapping, words.template.blanked_lines))
         word.script = (rendered, offsets + [end], unknown)
+        word.script_origins = words.template.rendered_origins
         word.value = None
     elif mapping is not None:
         word.offsets = mapping
@@ -829,5 +947,6 @@ def _engine_kwargs(kwargs, words: _YamlWords, at) -> None:
         settings.append(Setting(key, key, known, value, anchor, value_anchor, suggestions, bad_choice=bad))
     start = at(kwargs.start_mark.index)
     # only the settings written here are checked: Ray Serve LLM fills in others of its own
-    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True)
-    words.extractor.found.append(Found(launch, None, False, [], start))
+    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True,
+                    opaque_reasons=["Ray Serve LLM sets engine arguments of its own"])
+    words.extractor.found.append(Found(launch, None, False, [], start, reader=words.extractor.reader))

@@ -43,7 +43,7 @@ _REQUIREMENT = re.compile(
     re.IGNORECASE,
 )
 _URL_REQUIREMENT = re.compile(r"^\s*vllm(?:[-_.]cpu)?\s*@\s*\S*?/vllm(?:_cpu)?-(?P<version>\d[\w.]*?)-", re.IGNORECASE)
-_IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*vllm/vllm-openai(?:-[\w.-]+)?(?::(?P<tag>[\w.-]+))?(?:@sha256:\w+)?$", re.IGNORECASE)
+_IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*(?:vllm/vllm-openai(?:-[\w.-]+)?|vllm-openai)(?::(?P<tag>[\w.-]+))?(?:@sha256:\w+)?$", re.IGNORECASE)
 _TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)(?:$|[-+_])")
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\b(?P<rest>[^\n;&|]*)|\buv\s+pip\s+install\b(?P<uvrest>[^\n;&|]*)")
 _PIP_WORD = re.compile(r"""["']?(vllm(?:[-_.]cpu)?(?:\[[^\]]*\])?(?:===|==|~=|>=|<=|!=|<|>)[\w.*,<>=!~]+)["']?""", re.IGNORECASE)

@@ -1,0 +1,97 @@
+"""``check --explain-opaque``: every launch a reading saw, and why the ones not read in full were left opaque,
+in text (one line per opaque launch, then a summary) and JSON (one object per launch seen)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from lintutil import run_cli
+
+FILES = {
+    "serve.sh": """\
+        #!/bin/bash
+        MODEL=meta-llama/Llama-3.1-8B-Instruct
+        vllm serve "$MODEL" --max-model-len 8192 --gpu-memory-utilization 0.9 --enable-prefix-caching
+        vllm serve "$MODEL" $EXTRA_ARGS
+        exec python3 -m vllm.entrypoints.openai.api_server --model "$MODEL" "${ARGS[@]}"
+        vllm serve "$MODEL" --config "$(cat cfg.yaml)"
+        """,
+    "compose.yaml": """\
+        services:
+          vllm:
+            image: vllm/vllm-openai:v0.10.0
+            ipc: host
+            command: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]
+        """,
+    "README.md": """\
+        # Serving
+
+        ```bash
+        vllm serve Qwen/Qwen2.5-7B-Instruct $VLLM_ARGS
+        ```
+        """,
+    "app.py": """\
+        import subprocess
+
+        from vllm import LLM
+
+
+        def start(**overrides):
+            llm = LLM(model="Qwen/Qwen2.5-7B-Instruct", **overrides)
+            subprocess.run(["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", *overrides])
+            return llm
+        """,
+}
+
+
+def _write(directory: Path) -> None:
+    for name, text in FILES.items():
+        (directory / name).write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def test_text_lists_each_opaque_launch_and_the_counts(tmp_path):
+    _write(tmp_path)
+    result = run_cli("check", "--no-cache", "--explain-opaque", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "README.md:4:1: markdown launch left opaque: unresolved variable $VLLM_ARGS",
+        "app.py:7:11: python launch left opaque: **kwargs",
+        "app.py:8:21: python launch left opaque: *args",
+        "serve.sh:4:1: shell launch left opaque: unresolved variable $EXTRA_ARGS",
+        "serve.sh:5:6: shell launch left opaque: unresolved array $ARGS[@]",
+        "serve.sh:6:1: shell launch left opaque: config file (--config)",
+        "8 launches seen, 2 read in full, 6 opaque",
+    ]
+
+
+def test_json_has_every_launch_seen(tmp_path):
+    _write(tmp_path)
+    result = run_cli("check", "--no-cache", "--explain-opaque", "--output-format", "json", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = [
+        (r["filename"], r["line"], r["column"], r["surface"], r["launch"], r["opaque"], r["reasons"])
+        for r in json.loads(result.stdout)
+    ]
+    assert rows == [
+        ("README.md", 4, 1, "markdown", "vllm serve", True, ["unresolved variable $VLLM_ARGS"]),
+        ("app.py", 7, 11, "python", "LLM", True, ["**kwargs"]),
+        ("app.py", 8, 21, "python", "vllm serve", True, ["*args"]),
+        ("compose.yaml", 5, 15, "compose", "image entrypoint", False, []),
+        ("serve.sh", 3, 1, "shell", "vllm serve", False, []),
+        ("serve.sh", 4, 1, "shell", "vllm serve", True, ["unresolved variable $EXTRA_ARGS"]),
+        ("serve.sh", 5, 6, "shell", "api_server", True, ["unresolved array $ARGS[@]"]),
+        ("serve.sh", 6, 1, "shell", "vllm serve", True, ["config file (--config)"]),
+    ]
+
+
+def test_findings_are_not_reported_and_the_cache_keeps_them_apart(tmp_path):
+    """The explanation is a view of its own: a normal run after it (same cache) still reports findings."""
+    _write(tmp_path)
+    explained = run_cli("check", "--explain-opaque", "serve.sh", cwd=tmp_path)
+    assert "VLL" not in explained.stdout
+    normal = run_cli("check", "serve.sh", cwd=tmp_path)
+    assert "launch-seen" not in normal.stdout and "VLL" in normal.stdout
+    again = run_cli("check", "--explain-opaque", "serve.sh", cwd=tmp_path)
+    assert again.stdout == explained.stdout

@@ -1,0 +1,198 @@
+"""Shell read on tree-sitter-bash, a maintained bash grammar: the judge of what bash accepts, and the reader
+of the scripts the hand tokenizer (``shell.py``) cannot split.
+
+The grammar decides the structure (commands, lists, pipelines, blocks, here-documents, arrays) and where
+each word is; each word's own text is then read by ``shell.py``'s word reader, so values, ``${VAR:-d}``,
+``${VAR:+...}``, arrays and ``"$@"`` expand exactly as they do for every other script. The grammar is
+imported only for a script the tokenizer refused (about 10 ms), never on the common path.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from vllm_lint.cmdline.shell import (
+    _ARRAY_ASSIGNMENT,
+    Command,
+    Heredoc,
+    ShellSyntaxError,
+    Word,
+    _alternative_words,
+    _read_word,
+)
+
+# argument nodes: one shell word each (a concatenation is one word made of several pieces)
+_WORD_NODES = frozenset({
+    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion",
+    "expansion", "command_substitution", "process_substitution", "number", "arithmetic_expansion",
+})
+_BLOCKS = frozenset({"if_statement", "while_statement", "for_statement", "c_style_for_statement", "case_statement"})
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    try:
+        import tree_sitter
+        import tree_sitter_bash
+    except ImportError:  # an install without the grammar: the tokenizer's reading stands
+        return None
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def bash_accepts(text: str) -> bool | None:
+    """Whether bash's grammar parses ``text`` without an error; None when the grammar is not installed."""
+    parser = _parser()
+    if parser is None:
+        return None
+    return not parser.parse(text.encode("utf-8")).root_node.has_error
+
+
+def tokenize_with_grammar(text: str, base: int = 0) -> list[Command] | None:
+    """``shell.tokenize``'s commands, split by the grammar; None when the grammar is not installed or finds
+    an error (the tokenizer's error then stands)."""
+    parser = _parser()
+    if parser is None:
+        return None
+    data = text.encode("utf-8")
+    root = parser.parse(data).root_node
+    if root.has_error:
+        return None
+    reader = _Reader(text, data, base)
+    reader.visit(root, frozenset())
+    return reader.commands
+
+
+class _Reader:
+    def __init__(self, text: str, data: bytes, base: int) -> None:
+        self.text = text
+        self.base = base
+        self.commands: list[Command] = []
+        # tree-sitter counts bytes; words are placed by character
+        self.char_at = None if len(data) == len(text) else _char_offsets(text)
+
+    def offset(self, byte: int) -> int:
+        return byte if self.char_at is None else self.char_at[byte]
+
+    def source(self, node) -> tuple[str, int]:
+        start, end = self.offset(node.start_byte), self.offset(node.end_byte)
+        return self.text[start:end], start
+
+    def visit(self, node, condition: frozenset) -> None:
+        kind = node.type
+        if kind in ("comment", "heredoc_body"):
+            return
+        if kind in ("command", "declaration_command", "unset_command"):
+            self.command(node, condition)
+            return
+        if kind == "variable_assignment" or kind == "variable_assignments":
+            self.assignments(node, condition)
+            return
+        if kind == "redirected_statement":
+            self.redirected(node, condition)
+            return
+        if kind == "list":
+            self.and_or(node, condition)
+            return
+        if kind in _BLOCKS:
+            condition = condition | {("shell-block", self.base + self.offset(node.start_byte))}
+        if kind == "test_command":
+            return  # `[[ ... ]]` runs nothing
+        for child in node.named_children:
+            self.visit(child, condition)
+
+    def and_or(self, node, condition: frozenset) -> None:
+        """``a && b || c``: what follows an operator runs under a condition of its own."""
+        after = condition
+        for child in node.children:
+            if child.type in ("&&", "||"):
+                after = condition | {("shell-and-or", self.base + self.offset(child.start_byte))}
+                continue
+            if child.is_named:
+                self.visit(child, after)
+
+    def redirected(self, node, condition: frozenset) -> None:
+        body = node.child_by_field_name("body")
+        before = len(self.commands)
+        if body is not None:
+            self.visit(body, condition)
+        owner = self.commands[before] if len(self.commands) > before else None
+        for child in node.named_children:
+            if child.type != "heredoc_redirect" or owner is None:
+                continue
+            start = next((c for c in child.named_children if c.type == "heredoc_start"), None)
+            body_node = next((c for c in child.named_children if c.type == "heredoc_body"), None)
+            if body_node is None:
+                continue
+            delimiter = self.source(start)[0] if start is not None else ""
+            quoted = any(mark in delimiter for mark in "'\"\\")
+            owner.heredoc = True
+            owner.heredocs.append(Heredoc(self.base + self.offset(body_node.start_byte), self.base + self.offset(body_node.end_byte), quoted))
+            for nested in child.named_children:
+                if nested.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                    self.visit(nested, condition)  # a pipeline after <<EOF (cat <<EOF | bash)
+
+    def command(self, node, condition: frozenset) -> None:
+        words: list[Word] = []
+        for child in node.named_children:
+            kind = child.type
+            if kind in ("file_redirect", "herestring_redirect", "heredoc_redirect", "comment"):
+                continue
+            if kind == "command_name":
+                child = child.named_children[0] if child.named_children else child
+            if kind in ("variable_assignment",):
+                words.append(self.assignment_word(child))
+                continue
+            if kind == "concatenation" or kind in _WORD_NODES or kind == "command_name":
+                words.extend(self.words_of(child))
+                continue
+            if kind == "subshell" or kind == "command_substitution":
+                self.visit(child, condition)
+        if node.type == "declaration_command":
+            head = node.children[0] if node.children else None
+            if head is not None and not head.is_named:
+                text, start = self.source(head)
+                words.insert(0, Word(text, self.base + start, self.base + start + len(text), [("lit", text)]))
+        if words:
+            self.commands.append(Command(words, condition=condition))
+
+    def assignments(self, node, condition: frozenset) -> None:
+        nodes = [node] if node.type == "variable_assignment" else [c for c in node.named_children if c.type == "variable_assignment"]
+        words = [self.assignment_word(child) for child in nodes]
+        if words:
+            self.commands.append(Command(words, condition=condition))
+
+    def assignment_word(self, node) -> Word:
+        text, start = self.source(node)
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "array":
+            name_end = self.offset(value.start_byte) - start
+            word = Word(text, self.base + start, self.base + start + len(text), [("unknown",)])
+            word.array = [w for element in value.named_children if element.type != "comment" for w in self.words_of(element)]
+            if not _ARRAY_ASSIGNMENT.fullmatch(text[:name_end]):
+                word.array = None
+            return word
+        return self.word_at(text, start)
+
+    def words_of(self, node) -> list[Word]:
+        text, start = self.source(node)
+        word = self.word_at(text, start)
+        return _alternative_words(word) or [word]
+
+    def word_at(self, text: str, start: int) -> Word:
+        try:
+            word, _ = _read_word(text, 0, self.base + start)
+        except ShellSyntaxError:
+            word = Word(text, self.base + start, self.base + start + len(text), [("unknown",)])
+        # the word reader stops at what the grammar already decided is inside the word (a `(` in a regex)
+        if word.end - word.start != len(text):
+            word = Word(text, self.base + start, self.base + start + len(text), [("unknown",)])
+        return word
+
+
+def _char_offsets(text: str) -> list[int]:
+    """For each byte offset of ``text`` in UTF-8 (and the end), the character offset it falls in."""
+    offsets: list[int] = []
+    for index, char in enumerate(text):
+        offsets.extend([index] * len(char.encode("utf-8")))
+    offsets.append(len(text))
+    return offsets
