@@ -4,6 +4,8 @@ snapshot files in snapshot.py."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -11,10 +13,44 @@ from fixture_files import REPO
 from snapshot import UPDATE_OPTION, Snapshots
 
 
+RULE_OPTION = "--rule"
+# What `--rule VLLnnn` runs: the rule's own cases (its examples, fixes, pre-filter recall, listed surfaces) and the
+# checks over the whole catalogue (registry, generated files, rule pages), not the other rules' cases.
+RULE_TEST_FILES = frozenset({
+    "test_rule_examples.py", "test_rule_example_files.py", "test_registry.py", "test_prefilter_recall.py",
+    "test_generated_docs.py", "test_rule_command.py",
+})
+_CODE = re.compile(r"VLL\d{3}", re.IGNORECASE)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(UPDATE_OPTION, action="store_true",
                      help="write this run's output into the snapshot files under tests/snapshots/ (and remove "
                           "those no case makes) instead of failing where they differ")
+    parser.addoption(RULE_OPTION, metavar="VLLnnn",
+                     help="run one rule's tests and the catalogue checks (what CONTRIBUTING.md asks of a new rule)")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if config.getoption(RULE_OPTION) and collection_path.suffix == ".py":
+        return collection_path.name not in RULE_TEST_FILES or collection_path.parent != Path(__file__).parent
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    code = config.getoption(RULE_OPTION)
+    if not code:
+        return
+    if not _CODE.fullmatch(code):
+        raise pytest.UsageError(f"{RULE_OPTION} {code}: a rule code is VLL and three digits")
+    kept, deselected = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        named = {found.upper() for found in _CODE.findall(callspec.id)} if callspec is not None else set()
+        (kept if not named or code.upper() in named else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -112,7 +112,7 @@ def test_full_formats_show_a_bad_and_good_snippet_per_rule_with_examples(generat
 
     text = generated["AGENTS.md"]
     for code, rule in load_rules().items():
-        if code == "VLL000":
+        if code == "VLL000" or rule.preview:
             continue
         if rule.bad_examples:
             assert f"Bad (`vllm-lint check` reports {code}):" in text, code

@@ -142,10 +142,13 @@ def _by_release(rule: Rule) -> str | None:
     return "; ".join(notes) + "." if notes else None
 
 
-def rule_views() -> list[RuleView]:
+def rule_views(preview: bool = False) -> list[RuleView]:
+    """The rules the files teach: those in preview only with ``preview`` (the project runs them)."""
     from vllm_lint.rulebook import load_rules
 
-    return [rule_view(rule) for code, rule in load_rules().items() if code not in SKIPPED_CODES]
+    return [
+        rule_view(rule) for code, rule in load_rules().items() if code not in SKIPPED_CODES and (preview or not rule.preview)
+    ]
 
 
 def environment() -> Environment:

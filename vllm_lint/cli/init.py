@@ -111,7 +111,7 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         sys.exit(EXIT_ERROR)
     globs = tuple(settings.agent_rules_globs or DEFAULT_GLOBS)
 
-    views = rule_views()
+    views = rule_views(settings.preview)
     env = environment()
     changes = []
     seen: dict[Path, str] = {}
