@@ -29,6 +29,9 @@ class Output:
     max_block_lines: int | None = None  # hard limit on the lines of our block
     fit_lines: int | None = None  # budget the renderer fits our content into
     fit_chars: int | None = None
+    # "group": one file per group of rules (``path`` holds ``{part}``), each with the globs of its rules' surfaces,
+    # for an assistant that reads every file of a folder and limits each file's size.
+    split: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class TableError(ValueError):
     """targets.yaml has a mistake; the message names the target and the key."""
 
 
-_OUTPUT_KEYS = {"path", "template", "mode", "max_chars", "max_block_lines", "fit_lines", "fit_chars"}
+_OUTPUT_KEYS = {"path", "template", "mode", "max_chars", "max_block_lines", "fit_lines", "fit_chars", "split"}
+SPLIT_GROUP, PART = "group", "{part}"
 _ENTRY_KEYS = {"file", "format", "set", "append", "value", "marker", "new_file", "note"}
 _TARGET_KEYS = {"tool", "opt_in", "outputs", "settings", "hooks", "mcp"}
 
@@ -89,6 +93,10 @@ def _output(target: str, data: object) -> Output:
     _unknown(f"targets.{target}.outputs", data, _OUTPUT_KEYS)
     if data.get("mode") not in (BLOCK, WHOLE):
         raise TableError(f"{TABLE.name}: targets.{target}.outputs: mode must be `block` or `whole`")
+    if data.get("split") not in (None, SPLIT_GROUP):
+        raise TableError(f"{TABLE.name}: targets.{target}.outputs: split must be `group`")
+    if (data.get("split") is not None) != (PART in str(data.get("path"))) or (data.get("split") and data["mode"] != WHOLE):
+        raise TableError(f"{TABLE.name}: targets.{target}.outputs: a split output is a `whole` file whose path holds {PART}")
     return Output(**data)
 
 
@@ -136,6 +144,24 @@ DEFAULT_GLOBS: tuple[str, ...] = (
     "**/k8s/**/*.y*ml",
     "**/deploy/**/*.y*ml",
 )
+
+
+# The default globs of each surface a rule lists: a file of a split output carries those of its rules' surfaces.
+SURFACE_GLOBS: dict[str, tuple[str, ...]] = {
+    "python": ("**/*vllm*.py", "**/*model_server*.py", "**/server*.py", "**/app*.py", "**/serve*.py"),
+    "notebook": ("**/*.ipynb",),
+    "shell": ("**/*.sh",),
+    "dockerfile": ("Dockerfile*vllm*",),
+    "compose": ("**/docker-compose*.y*ml", "**/compose*.y*ml"),
+    "kubernetes": ("**/k8s/**/*.y*ml", "**/deploy/**/*.y*ml"),
+    "helm": ("**/templates/**/*.y*ml",),
+}
+
+
+def surface_globs(surfaces: set[str]) -> tuple[str, ...]:
+    """The default globs of ``surfaces`` (all of DEFAULT_GLOBS when none of them has its own)."""
+    found = [glob for surface, globs in SURFACE_GLOBS.items() if surface in surfaces for glob in globs]
+    return tuple(found) or DEFAULT_GLOBS
 
 
 class TargetError(ValueError):
