@@ -3,7 +3,6 @@ in ruff; the agent rule files teach them only then. (tests/test_new_rule.py runs
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

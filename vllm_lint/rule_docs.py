@@ -127,8 +127,8 @@ def _as_markdown(rule: Rule, where: list[str] | None) -> str:
     instead = bad.fixed if bad is not None and bad.fixed else (good.clean_code if good is not None else None)
     if rule.use_instead:
         parts += ["## Use instead", rule.use_instead, ""]
-    if instead:
-        shown = bad if bad is not None and bad.fixed else good
+    shown = bad if bad is not None and bad.fixed else good
+    if instead and shown is not None:
         parts += [("Use instead:" if rule.use_instead else "## Use instead"), *(_files_of(shown) if shown is not bad else ()),
                   f"```{shown.fence}", instead.rstrip("\n"), "```", ""]
     parts += _by_release(rule)

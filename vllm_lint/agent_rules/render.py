@@ -198,7 +198,7 @@ def _render_once(env: Environment, output: Output, views: list[RuleView], globs:
     return stamp(body + "\n")
 
 
-def _size(text: str, output: Output) -> tuple[int | None, int | None]:
+def _size(text: str, output: Output) -> tuple[int, int]:
     return text.count("\n") + 1, len(text)
 
 

@@ -109,25 +109,28 @@ def load_table(path: Path = TABLE) -> dict[str, Target]:
     targets: dict[str, Target] = {}
     for name, data in (raw.get("targets") or {}).items():
         _unknown(f"targets.{name}", data, _TARGET_KEYS)
-
-        def pick(part: str, key: str | None) -> Entry | None:
-            if key is None:
-                return None
-            if key not in entries[part]:
-                raise TableError(f"{TABLE.name}: targets.{name}.{part}: no entry {key!r} under `{part}:`")
-            return entries[part][key]
-
         targets[name] = Target(
             name=name,
             tool=str(data["tool"]),
             outputs=tuple(_output(name, output) for output in data.get("outputs") or ()),
             opt_in=bool(data.get("opt_in", False)),
-            settings=tuple(pick("settings", key) for key in data.get("settings") or ()),  # type: ignore[misc]
-            hook=pick("hooks", data.get("hooks")),
+            settings=tuple(_required(entries, name, "settings", key) for key in data.get("settings") or ()),
+            hook=_pick(entries, name, "hooks", data.get("hooks")),
             hook_protocol=data.get("hooks"),
-            mcp=pick("mcp", data.get("mcp")),
+            mcp=_pick(entries, name, "mcp", data.get("mcp")),
         )
     return targets
+
+
+def _pick(entries: dict[str, dict[str, Entry]], target: str, part: str, key: str | None) -> Entry | None:
+    """The ``part`` entry a target names (``hooks: claude``), or None when it names none."""
+    return None if key is None else _required(entries, target, part, key)
+
+
+def _required(entries: dict[str, dict[str, Entry]], target: str, part: str, key: str) -> Entry:
+    if key not in entries[part]:
+        raise TableError(f"{TABLE.name}: targets.{target}.{part}: no entry {key!r} under `{part}:`")
+    return entries[part][key]
 
 
 TARGETS: dict[str, Target] = load_table()
@@ -203,8 +206,8 @@ def chosen_entries(targets: list[Target], hooks: bool, mcp: bool, has: Callable[
     part once installed stays current and is checked until the user removes it."""
     entries: dict[tuple[str, tuple[str, ...]], Entry] = {}
     for target in targets:
-        for entry in target.settings:
-            entries.setdefault((entry.file, entry.path), entry)
+        for setting in target.settings:
+            entries.setdefault((setting.file, setting.path), setting)
         for entry, wanted in ((target.hook, hooks), (target.mcp, mcp)):
             if entry is not None and (wanted or has(entry)):
                 entries.setdefault((entry.file, entry.path), entry)

@@ -124,7 +124,7 @@ def plan_removals(root: Path, output: Output, kept: set[str]) -> list[Change]:
     intact generated file there that is not in ``kept`` (a file edited by hand, or not ours, stays)."""
     folder, _, pattern = output.path.rpartition("/")
     prefix, _, suffix = pattern.partition(PART)
-    removals = []
+    removals: list[Change] = []
     directory = root / folder
     if not directory.is_dir():
         return removals
