@@ -53,6 +53,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+# The modules of the server and frameworks extras (pyproject.toml), by the extra that installs them. A test that
+# needs one skips with the install to do when it is absent (CONTRIBUTING's setup installs the test extra only),
+# unless VLLM_LINT_REQUIRE_SERVER_TESTS is set, as in CI, where that is a failure.
+OPTIONAL_MODULES = {
+    **dict.fromkeys(["fastapi", "uvicorn", "httpx", "openai", "psutil", "matplotlib", "flask", "django", "grpc",
+                     "google.protobuf", "websockets"], "server"),
+    **dict.fromkeys(["gradio", "gradio_client", "bentoml", "litserve", "ray"], "frameworks"),
+}
+REQUIRE_SERVER_TESTS = "VLLM_LINT_REQUIRE_SERVER_TESTS"
+
+
+def _skip_for_a_missing_extra(error: ModuleNotFoundError) -> None:
+    name = error.name or ""
+    module = next((m for m in OPTIONAL_MODULES if name == m or name.startswith(m + ".")), None)
+    if module is None or os.environ.get(REQUIRE_SERVER_TESTS):
+        return
+    pytest.skip(f"needs {module}, from the {OPTIONAL_MODULES[module]} extra: pip install -e '.[server,frameworks]'")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    try:
+        return (yield)
+    except ModuleNotFoundError as error:
+        _skip_for_a_missing_extra(error)
+        raise
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    try:
+        return (yield)
+    except ModuleNotFoundError as error:
+        _skip_for_a_missing_extra(error)
+        raise
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_user_cache(tmp_path_factory):
     """vllm-lint keeps compiled dataclass code and parsed rules in the user's cache folder (usercache.py):
