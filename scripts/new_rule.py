@@ -118,7 +118,6 @@ def {function}(ctx: PyContext) -> Iterator[PyFinding]:
         if ctx.semantics.callee(site.node) != "TODO.the.callee":
             continue
         yield PyFinding(
-            code="{code}",
             message="TODO what is wrong: its consequence; what to do instead",
             node=site.node,
             statement=site.statement,
@@ -135,7 +134,6 @@ def {function}(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFindi
     if setting is None:
         return
     yield LaunchFinding(
-        code="{code}",
         message="TODO what is wrong: its consequence; what to do instead",
         anchor=setting.anchor,
     )

@@ -82,3 +82,18 @@ def test_implementations_of_one_code():
         "vllm_lint.launch.rules.api:nonexistent_module",
     ]
     assert registry.implementations("VLL999") == []
+
+
+def test_a_finding_takes_its_code_from_the_checker_s_registration():
+    from vllm_lint.launch.record import LaunchFinding
+
+    def checker(launch, settings):
+        yield LaunchFinding(message="m", anchor=None)
+        yield LaunchFinding(message="n", anchor=None, code="VLL201")
+
+    stamped = registry.Checker("VLL201", "launch", "engine", checker).run(None, None)
+    assert [(f.code, f.message) for f in stamped] == [("VLL201", "m"), ("VLL201", "n")]
+    wrong = registry.Checker("VLL202", "launch", "engine", checker).run(None, None)
+    assert next(wrong).code == "VLL202"
+    with pytest.raises(registry.RegistryError, match=r"test_registry:.*checker is registered for VLL202 and reported VLL201"):
+        next(wrong)

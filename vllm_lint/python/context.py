@@ -37,13 +37,14 @@ class PyFix:
 
 @dataclass(slots=True)
 class PyFinding:
-    code: str
     message: str
     node: cst.CSTNode
     statement: cst.CSTNode | None = None
     severity: Severity | None = None
     fix: PyFix | None = None
     extra_noqa_nodes: tuple[cst.CSTNode, ...] = field(default=())
+    # The code its checker is registered for (``@python_rule``), which the registry fills in.
+    code: str = field(default="", kw_only=True)
 
 
 @dataclass
