@@ -49,6 +49,30 @@ class RegistryError(RuntimeError):
     """A checker broke its registration."""
 
 
+def _titled(finding):
+    """The finding with its fix titled: by the checker when the title depends on the code fixed, else by the
+    rule's YAML (``fix.title``), so that a title the two would both write lives in one place."""
+    fix = getattr(finding, "fix", None)
+    if fix is None:
+        return finding
+    if hasattr(finding, "fix_title"):  # a launch finding states a fix intent and titles it beside it
+        if finding.fix_title is not None:
+            return finding
+        return dataclasses.replace(finding, fix_title=_rule_fix_title(finding.code))
+    if fix.title:
+        return finding
+    return dataclasses.replace(finding, fix=dataclasses.replace(fix, title=_rule_fix_title(finding.code)))
+
+
+def _rule_fix_title(code: str) -> str:
+    from vllm_lint.rulebook import rule_for
+
+    rule = rule_for(code)
+    if rule is None or not rule.fix_title:
+        raise RegistryError(f"{code}: a fix without a title of its own needs `fix.title` in rules/{code}.yaml")
+    return rule.fix_title
+
+
 class Checker:
     """One registered checker: the function that decides ``code`` for one kind of input."""
 
@@ -70,7 +94,7 @@ class Checker:
                 if finding.code:
                     raise RegistryError(f"{self.where} is registered for {self.code} and reported {finding.code}")
                 finding = dataclasses.replace(finding, code=self.code)
-            yield finding
+            yield _titled(finding)
 
     def __repr__(self) -> str:
         return f"Checker({self.code}, {self.where})"

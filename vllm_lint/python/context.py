@@ -29,10 +29,12 @@ class NodeEdit:
 
 @dataclass(frozen=True, slots=True)
 class PyFix:
-    title: str
     applicability: Applicability
     # Built lazily: producing edits can need positions, which only findings pay for.
     build: Callable[[], list[NodeEdit]]
+    # What the fix does, when it says more than the rule's own fix title (its YAML's ``fix.title``), which the
+    # registry puts here otherwise.
+    title: str = ""
 
 
 @dataclass(slots=True)

@@ -40,7 +40,6 @@ def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[
         message=message,
         anchor=anchor,
         fix=RewriteEntrypoint(flag_model),
-        fix_title="Rewrite to `vllm serve MODEL ...`",
         applicability=Applicability.SAFE,
     )
 

@@ -95,7 +95,6 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
                 ),
                 anchor=setting.anchor,
                 fix=SetValue(setting, True),
-                fix_title="Enable prefix caching",
             )
         return
     api = launch.target_api()
@@ -109,7 +108,6 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
             ),
             anchor=launch.anchor,
             fix=AddSetting("enable_prefix_caching", True),
-            fix_title="Enable prefix caching",
         )
 
 
@@ -277,7 +275,6 @@ def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterato
         ),
         anchor=setting.anchor,
         fix=RemoveSetting(setting),
-        fix_title="Remove enforce_eager",
     )
 
 

@@ -161,7 +161,6 @@ def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
         if isinstance(info.node, cst.ImportFrom) and info.names and all(n in exported for n, _, _ in info.names):
             node = info.node
             fix = PyFix(
-                title="Import from vllm directly",
                 applicability=Applicability.SAFE,
                 build=lambda node=node: [NodeEdit(node.module, cst.Name("vllm"))],
             )

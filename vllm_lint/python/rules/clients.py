@@ -103,7 +103,6 @@ def blocking_llm_client_in_async_handler(ctx: PyContext) -> Iterator[PyFinding]:
             node=site.node,
             statement=site.statement,
             fix=PyFix(
-                title="Use the async client and await its calls",
                 applicability=Applicability.UNSAFE,
                 build=lambda site=site, blocking=blocking: _awaited(ctx, site, blocking),
             ),
