@@ -72,8 +72,7 @@ def _skip_for_a_missing_extra(error: ModuleNotFoundError) -> None:
     pytest.skip(f"needs {module}, from the {OPTIONAL_MODULES[module]} extra: pip install -e '.[server,frameworks]'")
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item: pytest.Item):
+def _skipping_for_missing_extras(item: pytest.Item):
     try:
         return (yield)
     except ModuleNotFoundError as error:
@@ -81,13 +80,9 @@ def pytest_runtest_setup(item: pytest.Item):
         raise
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item):
-    try:
-        return (yield)
-    except ModuleNotFoundError as error:
-        _skip_for_a_missing_extra(error)
-        raise
+# In a fixture (setup) or in the test itself (call).
+pytest_runtest_setup = pytest.hookimpl(wrapper=True)(_skipping_for_missing_extras)
+pytest_runtest_call = pytest.hookimpl(wrapper=True)(_skipping_for_missing_extras)
 
 
 @pytest.fixture(autouse=True, scope="session")
