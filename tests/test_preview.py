@@ -3,6 +3,8 @@ in ruff; the agent rule files teach them only then. (tests/test_new_rule.py runs
 
 from __future__ import annotations
 
+import dataclasses
+
 
 import pytest
 
@@ -57,9 +59,21 @@ def test_the_preview_line_must_be_one_the_fast_path_reads(tmp_path):
         rulebook.parse_rule(rulebook._read_yaml(path), path)
 
 
-def test_agent_files_teach_a_preview_rule_only_with_preview(monkeypatch):
+def test_agent_files_teach_a_preview_rule_only_with_preview(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from vllm_lint.cli.main import cli
+
     rules = dict(load_rules())
-    rules["VLL203"] = rulebook.Rule(**{**{f: getattr(rules["VLL203"], f) for f in rulebook.Rule.__slots__}, "preview": True})
+    rules["VLL203"] = dataclasses.replace(rules["VLL203"], preview=True)
     monkeypatch.setattr(rulebook, "load_rules", lambda: rules)
     assert "VLL203" not in [view.code for view in rule_views()]
     assert "VLL203" in [view.code for view in rule_views(preview=True)]
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(tmp_path), "-t", "agents"], catch_exceptions=False).exit_code == 0
+    assert "**VLL203**" not in (tmp_path / "AGENTS.md").read_text(encoding="utf-8")
+    assert runner.invoke(cli, ["init", str(tmp_path), "-t", "agents", "--check"]).exit_code == 0
+    assert runner.invoke(cli, ["init", str(tmp_path), "-t", "agents", "--preview"], catch_exceptions=False).exit_code == 0
+    assert "**VLL203**" in (tmp_path / "AGENTS.md").read_text(encoding="utf-8")
+    (tmp_path / "vllm-lint.toml").write_text("preview = true\n", encoding="utf-8")
+    assert runner.invoke(cli, ["init", str(tmp_path), "-t", "agents", "--check"]).exit_code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -56,7 +57,8 @@ def _settings(root: Path):
 @click.option("--force", is_flag=True, help="Overwrite managed blocks and generated files that were edited by hand.")
 @click.option("--hooks", is_flag=True, help="Also install each target's post-edit hook (`vllm-lint hook AGENT`) in the assistant's settings.")
 @click.option("--mcp", "mcp", is_flag=True, help="Also register the `vllm-lint mcp` server in each target's MCP settings.")
-def init_command(directory, dir_option, targets, list_targets, check_only, dry_run, force, hooks, mcp) -> None:
+@click.option("--preview/--no-preview", default=None, help="Teach the rules in preview too (default: the preview setting).")
+def init_command(directory, dir_option, targets, list_targets, check_only, dry_run, force, hooks, mcp, preview) -> None:
     """Write agent rule files (CLAUDE.md, AGENTS.md, Cursor, Copilot, ...) teaching vllm-lint's rules.
 
     In files people also write (CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules,
@@ -81,6 +83,8 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         raise click.UsageError("--check and --dry-run do not go together")
     try:
         settings = _settings(root)
+        if preview is not None:
+            settings = dataclasses.replace(settings, preview=preview)
         names = list(targets) or list(settings.agent_rules_targets or ()) or default_targets(root)
         chosen = resolve_targets(names, root)
     except (ConfigError, TargetError) as exc:
