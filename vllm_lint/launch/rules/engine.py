@@ -81,6 +81,12 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
     )
 
 
+# What VLL204 says of a launch without prefix caching, switched off or off by default.
+_WITHOUT_PREFIX_CACHING = (
+    "every request recomputes shared prompt prefixes (system prompts, chat history), wasting GPU time and raising latency"
+)
+
+
 @launch_rule("VLL204")
 def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.has("kv_transfer_config"):
@@ -89,10 +95,7 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
     if setting is not None:
         if as_bool(setting.value) is False:
             yield LaunchFinding(
-                message=(
-                    "prefix caching is switched off: every request recomputes shared prompt prefixes "
-                    "(system prompts, chat history), wasting GPU time and raising latency"
-                ),
+                message=f"prefix caching is switched off: {_WITHOUT_PREFIX_CACHING}",
                 anchor=setting.anchor,
                 fix=SetValue(setting, True),
             )
@@ -103,8 +106,8 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
         yield LaunchFinding(
             message=(
                 f"prefix caching is off by default in vLLM {api.label} (the release "
-                f"{'its image runs' if launch.pinned_image else 'this file targets'}): every request "
-                "recomputes shared prompt prefixes; enable it explicitly"
+                f"{'its image runs' if launch.pinned_image else 'this file targets'}): {_WITHOUT_PREFIX_CACHING}; "
+                "enable it explicitly"
             ),
             anchor=launch.anchor,
             fix=AddSetting("enable_prefix_caching", True),
