@@ -1,14 +1,16 @@
 """Start a new rule: its YAML, its checker skeleton and its pre-filter declaration, then the files made from the YAMLs.
 
-    python scripts/new_rule.py VLL106 constant-request-id --family serving --needs request_id
-    python scripts/new_rule.py VLL207 max-num-seqs-too-high --launch --family engine
+    python scripts/new_rule.py VLL305 constant-seed --family sampling --needs seed
+    python scripts/new_rule.py VLL209 max-num-seqs-too-high --launch --family engine
 
 A Python rule's checker goes into ``vllm_lint/python/rules/<family>.py`` and its pre-filter declaration into
 ``<family>_prefilter.py`` beside it: ``--needs WORD`` (one or more) are words every file the rule can report
 contains, the simplest necessary condition (sharpen it there later). A rule over the launch record (``--launch``)
 goes into ``vllm_lint/launch/rules/<family>.py``, and its declaration is ``LAUNCH``. A family that does not exist
-yet is created. Then fill in the YAML's texts and examples, and the checker: ``tests/test_rule_examples.py``
-fails on the bad example until the checker reports it. CONTRIBUTING.md walks through it.
+yet is created. The YAML lists the surfaces the family's rules list, with a bad example for each surface that
+needs its own (notebooks, Helm, SkyPilot), and starts the rule in preview. Then fill in the YAML's texts and
+examples, and the checker: ``python -m pytest -q --rule VLLnnn`` fails on the bad examples until the checker
+reports them. CONTRIBUTING.md walks through it (tests/test_new_rule.py follows it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-_COMMAND_SURFACES = ["shell", "dockerfile", "compose", "kubernetes", "markdown"]
+# Every surface, in the order the rule files list them; what each family of a new kind starts with.
+SURFACES = ("python", "notebook", "shell", "dockerfile", "compose", "kubernetes", "helm", "skypilot", "markdown")
+_NEW_FAMILY_SURFACES = {True: SURFACES, False: ("python", "notebook")}
 _DECLARATIONS = "\nPREFILTER = {\n"
 
 
@@ -29,14 +33,71 @@ class RuleError(Exception):
     """The rule cannot be added as asked."""
 
 
-def _yaml(code: str, name: str, severity: str, launch: bool) -> str:
-    surfaces = ["python", *_COMMAND_SURFACES] if launch else ["python"]
-    if launch:
-        bad, good, lang = f"vllm serve m --max-model-len 8192  # expect: {code}", "vllm serve m --max-model-len 8192", "bash"
-    else:
-        bad, good, lang = f"todo = 'the code the rule reports'  # expect: {code}", "todo = 'the same code, written right'", "python"
+def next_release(version: str) -> str:
+    """The release a rule added now first ships in: the next minor release after ``version``."""
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return f"{major}.{minor + 1}.0"
+
+
+def family_surfaces(repo: Path, family: str, launch: bool) -> tuple[str, ...]:
+    """The surfaces the family's rules list (its checkers read those files), in the catalogue's order; a new
+    family's: every surface for a launch rule, Python and notebooks for a Python rule."""
+    import yaml
+
+    module = f"vllm_lint.{'launch' if launch else 'python'}.rules.{family}"
+    path = repo / Path(*module.split(".")).with_suffix(".py")
+    if not path.exists():
+        return _NEW_FAMILY_SURFACES[launch]
+    codes = set(re.findall(r'^@(?:python|launch)_rule\("(VLL\d{3})"', path.read_text(encoding="utf-8"), re.MULTILINE))
+    listed: set[str] = set()
+    for code in codes:
+        rule_file = repo / "rules" / f"{code}.yaml"
+        if rule_file.exists():
+            listed.update(yaml.safe_load(rule_file.read_text(encoding="utf-8")).get("surfaces") or ())
+    return tuple(s for s in SURFACES if s in listed) or _NEW_FAMILY_SURFACES[launch]
+
+
+def _indented(text: str, spaces: int) -> str:
+    return "".join(" " * spaces + line + "\n" if line else "\n" for line in text.splitlines())
+
+
+def _launch_examples(code: str, surfaces: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(lang, YAML lines) of the bad examples a launch rule starts with: one per language its surfaces need."""
+    line = "vllm serve m --max-model-len 8192 --host 127.0.0.1"
+    examples = [("bash", f"bad: |\n  {line}  # expect: {code}\n")]
+    if "python" in surfaces:
+        examples.append(("python", "bad: |\n  from vllm import LLM\n"
+                                   f"  llm = LLM(model=\"m\", max_model_len=8192)  # expect: {code}\n"))
+    if "notebook" in surfaces:
+        examples.append(("ipynb", f"bad: |\n  # %%\n  !{line}  # expect: {code}\n"))
+    if "helm" in surfaces:
+        examples.append(("helm", "files:\n  Chart.yaml: |\n    apiVersion: v2\n    name: llm\n    version: 0.1.0\n"
+                                 "  values.yaml: |\n    model: m\n"
+                                 "bad: |\n  apiVersion: apps/v1\n  kind: Deployment\n  spec:\n    template:\n      spec:\n"
+                                 "        containers:\n          - name: vllm\n            image: vllm/vllm-openai:v0.32.0\n"
+                                 f"            command: [\"vllm\", \"serve\", \"{{{{ .Values.model }}}}\"]  # expect: {code}\n"
+                                 "            args: [\"--max-model-len\", \"8192\", \"--host\", \"127.0.0.1\"]\n"))
+    if "skypilot" in surfaces:
+        examples.append(("skypilot", f"bad: |\n  resources:\n    accelerators: L4:1\n  run: {line}  # expect: {code}\n"))
+    examples.append(("bash", f"good: |\n  {line}\n"))
+    return examples
+
+
+def _python_examples(code: str, surfaces: tuple[str, ...]) -> list[tuple[str, str]]:
+    examples = [("python", f"bad: |\n  todo = 'the code the rule reports'  # expect: {code}\n")]
+    if "notebook" in surfaces:
+        examples.append(("ipynb", f"bad: |\n  # %%\n  todo = 'the code the rule reports'  # expect: {code}\n"))
+    examples.append(("python", "good: |\n  todo = 'the same code, written right'\n"))
+    return examples
+
+
+def _yaml(code: str, name: str, severity: str, launch: bool, surfaces: tuple[str, ...], since: str) -> str:
+    examples = (_launch_examples if launch else _python_examples)(code, surfaces)
+    written = "".join(f"  - lang: {lang}\n" + _indented(body, 4) for lang, body in examples)
     return f"""code: {code}
 name: {name}
+since: "{since}"
+preview: true
 severity: {severity}
 surfaces: [{", ".join(surfaces)}]
 summary: TODO one sentence, what the rule finds.
@@ -45,13 +106,7 @@ why: >
 fix: {{safety: none}}
 directive: TODO the instruction a coding agent should follow.
 examples:
-  - lang: {lang}
-    bad: |
-      {bad}
-  - lang: {lang}
-    good: |
-      {good}
-"""
+{written}"""
 
 
 def _python_checker(code: str, function: str) -> str:
@@ -63,7 +118,6 @@ def {function}(ctx: PyContext) -> Iterator[PyFinding]:
         if ctx.semantics.callee(site.node) != "TODO.the.callee":
             continue
         yield PyFinding(
-            code="{code}",
             message="TODO what is wrong: its consequence; what to do instead",
             node=site.node,
             statement=site.statement,
@@ -80,7 +134,6 @@ def {function}(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFindi
     if setting is None:
         return
     yield LaunchFinding(
-        code="{code}",
         message="TODO what is wrong: its consequence; what to do instead",
         anchor=setting.anchor,
     )
@@ -184,7 +237,10 @@ def add_rule(code: str, name: str, family: str, severity: str, launch: bool, nee
     for source, imported in _CHECKER_IMPORTS[launch]:
         checkers = _ensure_imported(checkers, source, imported)
     checkers = checkers.rstrip("\n") + "\n" + (_launch_checker if launch else _python_checker)(code, function)
-    yaml_path.write_text(_yaml(code, name, severity, launch), encoding="utf-8")
+    from vllm_lint import __version__
+
+    surfaces = family_surfaces(repo, family, launch)
+    yaml_path.write_text(_yaml(code, name, severity, launch, surfaces, next_release(__version__)), encoding="utf-8")
     module.write_text(checkers, encoding="utf-8")
     declarations.write_text(declared, encoding="utf-8")
     return [yaml_path, module, declarations]
@@ -214,8 +270,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for problem in consistency_problems():
         print(f"registry: {problem}", file=sys.stderr)
-    print(f"next: fill in rules/{args.code}.yaml and the checker, then "
-          f"pytest tests/test_rule_examples.py -k {args.code} tests/test_registry.py tests/test_prefilter_recall.py")
+    print(f"next: fill in rules/{args.code}.yaml and the checker (CONTRIBUTING.md, steps 2 to 4), then "
+          f"python -m pytest -q --rule {args.code}")
     return 0
 
 

@@ -4,6 +4,8 @@ snapshot files in snapshot.py."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -13,23 +15,84 @@ from snapshot import UPDATE_OPTION, Snapshots
 
 # The pytest-xdist group of the tests that start a vLLM engine (see pytest_collection_modifyitems).
 ENGINE_GROUP = "vllm-engine"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's ``--dist loadgroup`` (.ci/run), the tests that start a vLLM engine (those on the
-    session's tiny model; tests/robustness/test_server_faults.py joins the group by its own mark) run in one
-    worker, one after the other: two engines started at once would fight for the machine's cores, and the tiny
-    model and the shared reference server are made once, in that worker. The other tests share out over every
-    worker."""
-    for item in items:
-        if "tiny_model_dir" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+RULE_OPTION = "--rule"
+# What `--rule VLLnnn` runs: the rule's own cases (its examples, fixes, pre-filter recall, listed surfaces) and the
+# checks over the whole catalogue (registry, generated files, rule pages), not the other rules' cases.
+RULE_TEST_FILES = frozenset({
+    "test_rule_examples.py", "test_rule_example_files.py", "test_registry.py", "test_prefilter_recall.py",
+    "test_generated_docs.py", "test_rule_command.py",
+})
+_CODE = re.compile(r"VLL\d{3}", re.IGNORECASE)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(UPDATE_OPTION, action="store_true",
                      help="write this run's output into the snapshot files under tests/snapshots/ (and remove "
                           "those no case makes) instead of failing where they differ")
+    parser.addoption(RULE_OPTION, metavar="VLLnnn",
+                     help="run one rule's tests and the catalogue checks (what CONTRIBUTING.md asks of a new rule)")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if config.getoption(RULE_OPTION) and collection_path.suffix == ".py":
+        return collection_path.name not in RULE_TEST_FILES or collection_path.parent != Path(__file__).parent
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's ``--dist loadgroup`` (.ci/run), the tests that start a vLLM engine (those on the
+    session's tiny model; tests/robustness/test_server_faults.py joins the group by its own mark) run in one
+    worker, one after the other: two engines started at once would fight for the machine's cores, and the tiny
+    model and the shared reference server are made once, in that worker. The other tests share out over every
+    worker. With ``--rule VLLnnn``, only that rule's cases and the catalogue checks are kept."""
+    for item in items:
+        if "tiny_model_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+    code = config.getoption(RULE_OPTION)
+    if not code:
+        return
+    if not _CODE.fullmatch(code):
+        raise pytest.UsageError(f"{RULE_OPTION} {code}: a rule code is VLL and three digits")
+    kept, deselected = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        named = {found.upper() for found in _CODE.findall(callspec.id)} if callspec is not None else set()
+        (kept if not named or code.upper() in named else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+# The modules of the server and frameworks extras (pyproject.toml), by the extra that installs them. A test that
+# needs one skips with the install to do when it is absent (CONTRIBUTING's setup installs the test extra only),
+# unless VLLM_LINT_REQUIRE_SERVER_TESTS is set, as in CI, where that is a failure.
+OPTIONAL_MODULES = {
+    **dict.fromkeys(["fastapi", "uvicorn", "httpx", "openai", "psutil", "matplotlib", "flask", "django", "grpc",
+                     "google.protobuf", "websockets"], "server"),
+    **dict.fromkeys(["gradio", "gradio_client", "bentoml", "litserve", "ray"], "frameworks"),
+}
+REQUIRE_SERVER_TESTS = "VLLM_LINT_REQUIRE_SERVER_TESTS"
+
+
+def _skip_for_a_missing_extra(error: ModuleNotFoundError) -> None:
+    name = error.name or ""
+    module = next((m for m in OPTIONAL_MODULES if name == m or name.startswith(m + ".")), None)
+    if module is None or os.environ.get(REQUIRE_SERVER_TESTS):
+        return
+    pytest.skip(f"needs {module}, from the {OPTIONAL_MODULES[module]} extra: pip install -e '.[server,frameworks]'")
+
+
+def _skipping_for_missing_extras(item: pytest.Item):
+    try:
+        return (yield)
+    except ModuleNotFoundError as error:
+        _skip_for_a_missing_extra(error)
+        raise
+
+
+# In a fixture (setup) or in the test itself (call).
+pytest_runtest_setup = pytest.hookimpl(wrapper=True)(_skipping_for_missing_extras)
+pytest_runtest_call = pytest.hookimpl(wrapper=True)(_skipping_for_missing_extras)
 
 
 @pytest.fixture(autouse=True, scope="session")

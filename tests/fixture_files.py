@@ -19,6 +19,18 @@ SEED_MARKDOWN = FIXTURES / "seeds" / "markdown"
 SHARED_SEEDS = REPO.parent / "shared" / "seeds"
 
 
+def syntax_sample() -> list[Path]:
+    """Real Python files of a fixed size, for tests that compare a fast reader with LibCST node by node: the
+    seeds, the rule examples, and standard-library modules between them using most of the grammar (decorators,
+    async code, comprehensions, f-strings, classes, nested functions), which do not grow as this project does."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    modules = ["dataclasses.py", "contextlib.py", "asyncio/locks.py", "json/decoder.py", "textwrap.py", "string.py",
+               "functools.py", "fractions.py"]
+    return sorted([*SEEDS.glob("*.py"), *(REPO / "examples").glob("*.py"), *(stdlib / name for name in modules)], key=str)
+
+
 def lint_in(folder: Path, name: str, select: tuple[str, ...] = ()) -> list[Diagnostic]:
     """Lint the file ``name`` of ``folder`` named from that folder, as a user there runs ``vllm-lint check
     NAME``. Its path from here runs through tests/, and a Python file under a folder named tests is a test

@@ -41,10 +41,13 @@ def write_example(directory: Path, example, text: str | None = None) -> Path:
 
 def lint_example(directory: Path, example) -> list[Diagnostic]:
     """The findings in the example's own file, from a run over all its files (a rule decided across files,
-    VLL304, reads what the others say), judged against the vLLM releases the example names (its ``target``)."""
+    VLL304, reads what the others say), judged against the vLLM releases the example names (its ``target``),
+    with every rule on, those in preview included."""
     path = write_example(directory, example)
     others = [directory / name for name, _ in example.files]
-    return [d for d in lint_file_paths([path, *others], target_vllm_version=example.target) if d.path == str(path)]
+    # Preview on: a rule's examples are its tests from the day it is added, preview or not.
+    found = lint_file_paths([path, *others], target_vllm_version=example.target, preview=True)
+    return [d for d in found if d.path == str(path)]
 
 
 def example_line(example, diagnostic: Diagnostic) -> int:

@@ -91,10 +91,10 @@ def test_generate_calls_every_hook_and_gives_the_module_code():
             yield
 
     # Without a newline at its end, the module takes back the one its last statement generates.
-    for module in (module, cst.parse_module(SOURCE.rstrip("\n"))):
-        state = Watching(default_indent=module.default_indent, default_newline=module.default_newline)
-        generate(module, state)
-        assert "".join(state.tokens) == module.code, broken("a node's _codegen no longer yields the module's code")
+    for tree in (module, cst.parse_module(SOURCE.rstrip("\n"))):
+        state = Watching(default_indent=tree.default_indent, default_newline=tree.default_newline)
+        generate(tree, state)
+        assert "".join(state.tokens) == tree.code, broken("a node's _codegen no longer yields the module's code")
     missing = HOOKS - set(called)
     assert not missing, broken(f"_codegen no longer calls {sorted(missing)} on the state")
     assert bounds == {"start_node", "end_node"}, broken(

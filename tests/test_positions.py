@@ -8,10 +8,10 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from fixture_files import REPO, SEEDS
+from fixture_files import syntax_sample
 from vllm_lint.python.positions import ModuleLayout
 
-CORPUS = sorted([*SEEDS.glob("*.py"), *(REPO / "examples").glob("*.py"), *(REPO / "vllm_lint").rglob("*.py")], key=str)
+CORPUS = syntax_sample()
 
 # Line endings and ends of file that PositionProvider counts in its own way.
 ODD_TEXTS = {

@@ -29,7 +29,7 @@ def _surface(path: Path):
 
 
 def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, int]]:
-    settings = Settings(root=path.parent.resolve())
+    settings = Settings(root=path.parent.resolve(), preview=True)  # the rules in preview as well
     options = RunOptions(settings, enabled_codes(settings, CODES, select), CODES)
     result = lint_file(path, _surface(path), options)
     return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
@@ -38,7 +38,7 @@ def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, i
 def _findings_parsing_everything(path: Path, monkeypatch) -> set[tuple[str, int, int]]:
     with monkeypatch.context() as patch:
         patch.setattr(vllm_lint.python.prefilter, "may_match", lambda *args: True)  # Python blocks in Markdown too
-        settings = Settings(root=path.parent.resolve())
+        settings = Settings(root=path.parent.resolve(), preview=True)
         options = RunOptions(settings, enabled_codes(settings, CODES), CODES)
         surface = dataclasses.replace(_surface(path), may_match=lambda job: True)
         result = lint_file(path, surface, options)

@@ -82,3 +82,31 @@ def test_implementations_of_one_code():
         "vllm_lint.launch.rules.api:nonexistent_module",
     ]
     assert registry.implementations("VLL999") == []
+
+
+def test_a_finding_takes_its_code_from_the_checker_s_registration():
+    from vllm_lint.launch.record import LaunchFinding
+
+    def checker(launch, settings):
+        yield LaunchFinding(message="m", anchor=None)
+        yield LaunchFinding(message="n", anchor=None, code="VLL201")
+
+    stamped = registry.Checker("VLL201", "launch", "engine", checker).run(None, None)
+    assert [(f.code, f.message) for f in stamped] == [("VLL201", "m"), ("VLL201", "n")]
+    wrong = registry.Checker("VLL202", "launch", "engine", checker).run(None, None)
+    assert next(wrong).code == "VLL202"
+    with pytest.raises(registry.RegistryError, match=r"test_registry:.*checker is registered for VLL202 and reported VLL201"):
+        next(wrong)
+
+
+def test_a_fix_without_a_title_of_its_own_takes_the_rule_s():
+    from vllm_lint.launch.record import AddSetting, LaunchFinding
+
+    def checker(launch, settings):
+        yield LaunchFinding(message="m", anchor=None, fix=AddSetting("enable_prefix_caching", True))
+        yield LaunchFinding(message="n", anchor=None, fix=AddSetting("enable_prefix_caching", True), fix_title="Mine")
+
+    titles = [f.fix_title for f in registry.Checker("VLL204", "launch", "engine", checker).run(None, None)]
+    assert titles == [RULES["VLL204"].fix_title, "Mine"] and titles[0] == "Enable prefix caching"
+    untitled = registry.Checker("VLL203", "launch", "engine", checker)  # (its YAML has a title: the check is real)
+    assert [f.fix_title for f in untitled.run(None, None)][0] == RULES["VLL203"].fix_title

@@ -7,13 +7,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from fixture_files import REPO, SEEDS
+from fixture_files import syntax_sample
 from vllm_lint.python.walk import walk
 
-CORPUS = sorted(
-    [*SEEDS.glob("*.py"), *(REPO / "examples").glob("*.py"), *(REPO / "vllm_lint").rglob("*.py")],
-    key=str,
-)
+CORPUS = syntax_sample()
 
 
 class Recorder(cst.CSTVisitor):

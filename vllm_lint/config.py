@@ -26,6 +26,7 @@ KNOWN_KEYS = frozenset(
         "fixable",
         "unfixable",
         "respect-gitignore",
+        "preview",
         "agent-rules-targets",
         "agent-rules-globs",
     }
@@ -56,6 +57,7 @@ class Settings:
     fixable: tuple[str, ...] = ("ALL",)
     unfixable: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    preview: bool = False  # run the rules still in preview (their YAML says `preview: true`)
     agent_rules_targets: tuple[str, ...] | None = None
     agent_rules_globs: tuple[str, ...] | None = None
 
@@ -155,10 +157,11 @@ def load_settings(path: Path | None, codes: list[str]) -> Settings:
         if not isinstance(length, int) or isinstance(length, bool) or length <= 0:
             raise ConfigError(f"{path}: `fix-max-model-len` must be a positive integer")
         values["fix_max_model_len"] = length
-    if "respect-gitignore" in table:
-        if not isinstance(table["respect-gitignore"], bool):
-            raise ConfigError(f"{path}: `respect-gitignore` must be true or false")
-        values["respect_gitignore"] = table["respect-gitignore"]
+    for key in ("respect-gitignore", "preview"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{path}: `{key}` must be true or false")
+            values[key.replace("-", "_")] = table[key]
     for key in ("agent-rules-targets", "agent-rules-globs"):
         if key in table:
             values[key.replace("-", "_")] = _strings(table[key], key, path)
@@ -166,11 +169,17 @@ def load_settings(path: Path | None, codes: list[str]) -> Settings:
 
 
 def enabled_codes(settings: Settings, codes: list[str], cli_select=None, cli_ignore=(), cli_extend_select=()) -> frozenset[str]:
+    """The codes a run reports. A rule in preview is one of them only with preview on, however it is
+    selected (``ALL``, its prefix or its code), as in ruff."""
     select = cli_select if cli_select else settings.select
     chosen = expand_selectors(select, codes, "--select")
     chosen |= expand_selectors(settings.extend_select, codes, "extend-select")
     chosen |= expand_selectors(cli_extend_select, codes, "--extend-select")
     chosen -= expand_selectors(settings.ignore, codes, "ignore")
     chosen -= expand_selectors(cli_ignore, codes, "--ignore")
+    if not settings.preview:
+        from vllm_lint.rulebook import preview_codes
+
+        chosen -= preview_codes()
     chosen.add(PARSE_ERROR_CODE)  # a file we could not read is always reported
     return frozenset(chosen)

@@ -15,6 +15,7 @@ over files with nothing to report never needs a checker.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -44,6 +45,34 @@ class _NeedsLaunch:
 LAUNCH = _NeedsLaunch()
 
 
+class RegistryError(RuntimeError):
+    """A checker broke its registration."""
+
+
+def _titled(finding):
+    """The finding with its fix titled: by the checker when the title depends on the code fixed, else by the
+    rule's YAML (``fix.title``), so that a title the two would both write lives in one place."""
+    fix = getattr(finding, "fix", None)
+    if fix is None:
+        return finding
+    if hasattr(finding, "fix_title"):  # a launch finding states a fix intent and titles it beside it
+        if finding.fix_title is not None:
+            return finding
+        return dataclasses.replace(finding, fix_title=_rule_fix_title(finding.code))
+    if fix.title:
+        return finding
+    return dataclasses.replace(finding, fix=dataclasses.replace(fix, title=_rule_fix_title(finding.code)))
+
+
+def _rule_fix_title(code: str) -> str:
+    from vllm_lint.rulebook import rule_for
+
+    rule = rule_for(code)
+    if rule is None or not rule.fix_title:
+        raise RegistryError(f"{code}: a fix without a title of its own needs `fix.title` in rules/{code}.yaml")
+    return rule.fix_title
+
+
 class Checker:
     """One registered checker: the function that decides ``code`` for one kind of input."""
 
@@ -56,6 +85,16 @@ class Checker:
     def where(self) -> str:
         """``module:function``, the place to read the rule's logic."""
         return f"{self.function.__module__}:{self.function.__qualname__}"
+
+    def run(self, *inputs) -> Iterator:
+        """The checker's findings on ``inputs``, each with the code the checker is registered for: a finding
+        names no code of its own (one that names another is a bug in the checker, reported here)."""
+        for finding in self.function(*inputs):
+            if finding.code != self.code:
+                if finding.code:
+                    raise RegistryError(f"{self.where} is registered for {self.code} and reported {finding.code}")
+                finding = dataclasses.replace(finding, code=self.code)
+            yield _titled(finding)
 
     def __repr__(self) -> str:
         return f"Checker({self.code}, {self.where})"
@@ -150,7 +189,7 @@ def _family_checkers(name: str, kind: str) -> tuple[Checker, ...]:
 def python_checkers(enabled: frozenset[str]) -> Iterator[Callable]:
     for checker in checkers("python"):
         if checker.code in enabled:
-            yield checker.function
+            yield checker.run
 
 
 def check_launch(launch, settings, enabled: frozenset[str]) -> Iterator:
@@ -159,14 +198,14 @@ def check_launch(launch, settings, enabled: frozenset[str]) -> Iterator:
     launches = "module" if launch.kind == "module" else "engine"
     for checker in checkers("launch"):
         if checker.launches == launches and checker.code in enabled:
-            yield from checker.function(launch, settings)
+            yield from checker.run(launch, settings)
 
 
 def check_image(image, settings, enabled: frozenset[str]) -> Iterator:
     """Every enabled image rule's findings on one container image reference."""
     for checker in checkers("launch"):
         if checker.launches == "image" and checker.code in enabled:
-            yield from checker.function(image, settings)
+            yield from checker.run(image, settings)
 
 
 @lru_cache(maxsize=None)

@@ -33,10 +33,17 @@ def list_rules(output_format: str = "text") -> str:
     if output_format == "json":
         return json.dumps([rule_dict(rule, implemented_in(rule.code)) for rule in rules], indent=2) + "\n"
     lines = [
-        f"{r.code}  {r.name:<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}  [{', '.join(implemented_in(r.code))}]"
+        f"{r.code}  {_name(r):<38} {r.severity.value:<8} fix: {r.fix_safety:<7} {r.summary}  [{', '.join(implemented_in(r.code))}]"
         for r in rules
     ]
     return "\n".join(lines) + "\n"
+
+
+PREVIEW_NOTE = "runs only with preview on: `--preview`, or `preview = true` in the configuration"
+
+
+def _name(rule: Rule) -> str:
+    return f"{rule.name} (preview)" if rule.preview else rule.name
 
 
 def implemented_in(code: str) -> list[str]:
@@ -62,6 +69,8 @@ def rule_dict(rule: Rule, where: list[str] | None = None) -> dict:
         "directive": rule.directive,
         "surfaces": list(rule.surfaces),
         "url": rule.url,
+        "since": rule.since,
+        "preview": rule.preview,
     }
     if where is not None:
         fields["implementation"] = where
@@ -106,6 +115,8 @@ def _fence_for(name: str) -> str:
 
 def _as_markdown(rule: Rule, where: list[str] | None) -> str:
     parts = [f"# {rule.name} ({rule.code})", "", f"Severity: {rule.severity.value}", ""]
+    if rule.preview:
+        parts += [f"Preview since {rule.since}: it {PREVIEW_NOTE}.", ""]
     if where is not None:
         parts += [f"Implemented in: {', '.join(f'`{place}`' for place in where)}", ""]
     parts += ["## What it does", rule.summary, "", "## Why is this bad?", rule.why, ""]
@@ -116,8 +127,8 @@ def _as_markdown(rule: Rule, where: list[str] | None) -> str:
     instead = bad.fixed if bad is not None and bad.fixed else (good.clean_code if good is not None else None)
     if rule.use_instead:
         parts += ["## Use instead", rule.use_instead, ""]
-    if instead:
-        shown = bad if bad is not None and bad.fixed else good
+    shown = bad if bad is not None and bad.fixed else good
+    if instead and shown is not None:
         parts += [("Use instead:" if rule.use_instead else "## Use instead"), *(_files_of(shown) if shown is not bad else ()),
                   f"```{shown.fence}", instead.rstrip("\n"), "```", ""]
     parts += _by_release(rule)
@@ -159,7 +170,7 @@ def rules_table(rules: Iterable[Rule]) -> str:
     rows = ["| code | name | severity | what it finds | where | fix |", "|---|---|---|---|---|---|"]
     for rule in rules:
         summary = rule.summary.replace("|", "\\|")
-        rows.append(f"| {rule.code} | {rule.name} | {rule.severity.value} | {summary} | {_where(rule.surfaces)} | {rule.fix_safety} |")
+        rows.append(f"| {rule.code} | {_name(rule)} | {rule.severity.value} | {summary} | {_where(rule.surfaces)} | {rule.fix_safety} |")
     return "\n".join(rows) + "\n"
 
 

@@ -18,6 +18,8 @@ from vllm_lint.resources import rules_dir
 PARSE_ERROR_CODE = "VLL000"
 _PARSED_RULES = "rule-files"  # the user-cache store of parsed rule files
 _CODE_RE = re.compile(r"^VLL\d{3}$")
+_SINCE_RE = re.compile(r"^\d+\.\d+\.\d+$")
+_PREVIEW_LINE = re.compile(r"^preview:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
 EXPECT_RE = re.compile(r"\s*#\s*expect:\s*(?P<codes>VLL\d{3}(?:\s*,\s*VLL\d{3})*)\s*$")
 
 LANG_SUFFIX = {
@@ -105,6 +107,10 @@ class Rule:
     surfaces: tuple[str, ...]
     examples: tuple[Example, ...] = field(default=())
     use_instead: str | None = None
+    # The release that first shipped the rule (``since:``), and whether it is still in preview: a preview rule
+    # runs only where preview is on (``preview = true``, ``--preview``), as ruff's preview rules do.
+    since: str = ""
+    preview: bool = False
 
     @property
     def url(self) -> str:
@@ -172,7 +178,26 @@ def parse_rule(data: dict, path: Path) -> Rule:
         surfaces=tuple(data.get("surfaces", ["python"])),
         examples=_parse_examples(data.get("examples", []), path),
         use_instead=(str(data["use_instead"]).strip() if data.get("use_instead") else None),
+        since=_since(data, path),
+        preview=_preview(data, path),
     )
+
+
+def _since(data: dict, path: Path) -> str:
+    since = str(_require(data, "since", path))
+    if not _SINCE_RE.match(since):
+        raise RuleFileError(f"{path.name}: `since` must be the vllm-lint release that first ships the rule, like \"0.2.0\"")
+    return since
+
+
+def _preview(data: dict, path: Path) -> bool:
+    preview = data.get("preview", False)
+    if not isinstance(preview, bool):
+        raise RuleFileError(f"{path.name}: `preview` must be true or false")
+    if preview != bool(_PREVIEW_LINE.search(path.read_text(encoding="utf-8"))):
+        # preview_codes() reads the flag off the file's text, without a YAML parser: keep it on a line of its own
+        raise RuleFileError(f"{path.name}: write `preview: true` on a line of its own, at the top level")
+    return preview
 
 
 @lru_cache(maxsize=1)
@@ -243,3 +268,16 @@ def all_codes() -> list[str]:
     """Every rule code, read off the rule files' names (each file is named by its code, checked on
     load): configuration needs the codes on every run, the rule texts only when something is found."""
     return list(_codes())
+
+
+@lru_cache(maxsize=1)
+def preview_codes() -> frozenset[str]:
+    """The codes whose rule is in preview, read off each file's ``preview: true`` line: every run needs
+    them to decide what is enabled, and a YAML parser costs more than the lint of a small file (``parse_rule``
+    checks that the line and the parsed value agree)."""
+    codes = []
+    for path in rules_dir().glob("VLL*.yaml"):
+        data = path.read_bytes()
+        if b"\npreview:" in data and _PREVIEW_LINE.search(data.decode("utf-8")):  # the byte test first: most are not
+            codes.append(path.stem)
+    return frozenset(codes)

@@ -19,7 +19,7 @@ ALL_FILES = {
     ".cursor/rules/vllm-serving.mdc",
     ".github/copilot-instructions.md",
     ".github/instructions/vllm-serving.instructions.md",
-    ".devin/rules/vllm-serving.md",
+    *(f".devin/rules/vllm-{part}.md" for part in ("serving", "engine-arguments", "sampling", "deployment", "migrations")),
     ".clinerules/vllm-serving.md",
     "GEMINI.md",
     ".roo/rules/vllm-serving.md",
@@ -178,11 +178,79 @@ def test_frontmatter_types(repo, run_init):
         assert body.startswith("<!-- vllm-lint:generated hash="), name
 
 
+def _within_limits(repo: Path) -> dict[str, int]:
+    """Every rule file of every target written in ``repo``, checked against its target's limits: its size."""
+    from vllm_lint.agent_rules.targets import PART, TARGETS
+
+    sizes = {}
+    for target in TARGETS.values():
+        for output in target.outputs:
+            folder, _, pattern = output.path.rpartition("/")
+            prefix, _, suffix = pattern.partition(PART)
+            paths = sorted((repo / folder).glob(f"{prefix}*{suffix}")) if output.split else [repo / output.path]
+            for path in paths:
+                if not path.is_file():
+                    continue
+                text = path.read_text(encoding="utf-8")
+                if output.max_chars is not None:
+                    assert len(text) <= output.max_chars, f"{path.relative_to(repo)}: {len(text):,} characters"
+                if output.max_block_lines is not None:
+                    block = text[text.index("<!-- vllm-lint:begin"):text.index("<!-- vllm-lint:end -->")]
+                    assert block.count("\n") < output.max_block_lines, f"{path.relative_to(repo)}: {block.count(chr(10))} lines"
+                sizes[path.relative_to(repo).as_posix()] = len(text)
+    return sizes
+
+
 def test_size_limits(repo, run_init):
     assert run_init(repo, "--target", "all").exit_code == 0
-    assert len((repo / ".devin/rules/vllm-serving.md").read_text(encoding="utf-8")) <= 12_000
+    sizes = _within_limits(repo)
+    assert {name for name in sizes if name.startswith(".devin/")} == {name for name in ALL_FILES if name.startswith(".devin/")}
     claude = (repo / "CLAUDE.md").read_text(encoding="utf-8")
     assert claude.count("\n") < 200
+
+
+def test_sixty_rules_fit_every_target(repo, run_init, monkeypatch):
+    # 30 more rules than the catalogue has (copies of its longest, under free codes of every group): `init -t all`
+    # still writes every file within its assistant's limit, each split file within its budget.
+    import dataclasses
+
+    from vllm_lint import rulebook
+
+    rules = dict(rulebook.load_rules())
+    longest = sorted((r for c, r in rules.items() if c != "VLL000"), key=lambda r: -len(r.directive + r.why + r.summary))
+    extra = {}
+    for index in range(30):
+        group = "123456"[index % 6]
+        code = next(c for n in range(1, 100) if (c := f"VLL{group}{n:02d}") not in rules and c not in extra)
+        extra[code] = dataclasses.replace(longest[index % 10], code=code, name=f"synthetic-rule-{index}")
+    monkeypatch.setattr(rulebook, "load_rules", lambda: {**rules, **extra})
+    result = run_init(repo, "--target", "all")
+    assert result.exit_code == 0, result.output
+    sizes = _within_limits(repo)
+    claude = (repo / "CLAUDE.md").read_text(encoding="utf-8")
+    assert all(code in claude for code in extra)
+    devin = {name: size for name, size in sizes.items() if name.startswith(".devin/")}
+    taught = "".join((repo / name).read_text(encoding="utf-8") for name in devin)
+    assert all(f"**{code}**" in taught for code in [*extra, *(c for c in rules if c != "VLL000")])
+    assert ".devin/rules/vllm-other.md" in devin and max(devin.values()) <= 11_000
+
+    # Back to the catalogue: the files no group makes any more are removed, and --check says so first.
+    monkeypatch.setattr(rulebook, "load_rules", lambda: rules)
+    check = run_init(repo, "--target", "all", "--check")
+    assert check.exit_code == 1 and ".devin/rules/vllm-other.md: left over (run `vllm-lint init`)" in check.output
+    result = run_init(repo, "--target", "all")
+    assert result.exit_code == 0, result.output
+    assert "removed .devin/rules/vllm-other.md (no group of rules makes it any more)" in result.output.splitlines()
+    assert not (repo / ".devin/rules/vllm-other.md").exists()
+    assert run_init(repo, "--target", "all", "--check").exit_code == 0
+
+
+def test_a_split_file_written_by_hand_is_not_removed(repo, run_init):
+    mine = repo / ".devin/rules/vllm-mine.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my notes\n", encoding="utf-8")
+    assert run_init(repo, "--target", "devin").exit_code == 0
+    assert mine.read_text(encoding="utf-8") == "my notes\n"
 
 
 def test_dry_run_writes_nothing_and_prints_a_diff(repo, run_init, tree_files):
@@ -215,13 +283,13 @@ def test_file_mode_is_kept(repo, run_init):
 
 
 def test_symlink_outside_the_directory_is_refused(repo, run_init, tmp_path_factory):
-    outside = tmp_path_factory.mktemp("outside") / "AGENTS.md"
-    outside.write_text("outside\n")
+    outside = tmp_path_factory.mktemp("elsewhere") / "AGENTS.md"
+    outside.write_text("their notes\n")
     (repo / "AGENTS.md").symlink_to(outside)
     result = run_init(repo)
     assert result.exit_code == 1
-    assert "outside" in result.output
-    assert outside.read_text() == "outside\n"
+    assert f"vllm-lint: error: refusing to write AGENTS.md: it resolves outside {repo} (a symlink?)" in result.output.splitlines()
+    assert outside.read_text() == "their notes\n"
 
 
 def test_symlinked_claude_md_is_written_once(tmp_path, run_init, tree_files):
@@ -243,7 +311,7 @@ def test_unknown_target_and_list_targets(repo, run_init):
     assert result.exit_code == 2 and "known targets" in result.output
     listing = run_init(repo, "--list-targets")
     assert listing.exit_code == 0
-    assert ".windsurf/rules/vllm-serving.md" in listing.output and "cursor-legacy" in listing.output
+    assert ".windsurf/rules/vllm-{part}.md" in listing.output and "cursor-legacy" in listing.output
 
 
 def test_broken_markers_are_an_error(repo, run_init):
@@ -279,5 +347,6 @@ def test_block_mentions_every_rule(repo, run_init, name):
 
     assert run_init(repo).exit_code == 0
     text = (repo / name).read_text(encoding="utf-8")
-    for code in load_rules():
-        assert (code in text) == (code != "VLL000"), code
+    for code, rule in load_rules().items():
+        # A rule in preview is taught once the project runs it (preview = true).
+        assert (code in text) == (code != "VLL000" and not rule.preview), code

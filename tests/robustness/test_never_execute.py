@@ -24,7 +24,9 @@ def _python_marker(markers: Path, name: str) -> str:
 
 def _hostile_tree(root: Path, markers: Path) -> list[str]:
     """Files that each write ``markers/<name>`` if anything executes them; returns the marker names."""
-    py = lambda name: _python_marker(markers, name)
+    def py(name: str) -> str:
+        return _python_marker(markers, name)
+
     files = {
         "server.py": py("server.py") + "import os\nos.system('touch " + str(markers / "server.py-system") + "')\n" + LLM_CALL,
         "conftest.py": py("conftest.py") + LLM_CALL,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from vllm_lint.agent_rules.blocks import HASH_PLACEHOLDER, stamp
-from vllm_lint.agent_rules.targets import BLOCK, Output
+from vllm_lint.agent_rules.targets import BLOCK, DEFAULT_GLOBS, PART, Output, surface_globs
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -29,6 +29,8 @@ GROUPS = {
     "4": "Deployment: entrypoints, containers, security",
     "5": "Framework and API migrations",
 }
+# A group's file name, where an output is split by group (``.devin/rules/vllm-{part}.md``).
+GROUP_PARTS = {"1": "serving", "2": "engine-arguments", "3": "sampling", "4": "deployment", "5": "migrations"}
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 BEGIN_LINE = f"<!-- vllm-lint:begin {HASH_PLACEHOLDER} -->"
 END_LINE = "<!-- vllm-lint:end -->"
@@ -72,6 +74,7 @@ class RuleView:
     show_examples: bool = True
     # What the rule says on given vLLM releases, from the examples that carry a target.
     by_release: str | None = None
+    surfaces: tuple[str, ...] = ()
 
     @property
     def example_lines(self) -> int:
@@ -134,6 +137,7 @@ def rule_view(rule: Rule) -> RuleView:
         bad=_snippet(bad_example),
         good=good,
         by_release=_by_release(rule),
+        surfaces=rule.surfaces,
     )
 
 
@@ -142,10 +146,13 @@ def _by_release(rule: Rule) -> str | None:
     return "; ".join(notes) + "." if notes else None
 
 
-def rule_views() -> list[RuleView]:
+def rule_views(preview: bool = False) -> list[RuleView]:
+    """The rules the files teach: those in preview only with ``preview`` (the project runs them)."""
     from vllm_lint.rulebook import load_rules
 
-    return [rule_view(rule) for code, rule in load_rules().items() if code not in SKIPPED_CODES]
+    return [
+        rule_view(rule) for code, rule in load_rules().items() if code not in SKIPPED_CODES and (preview or not rule.preview)
+    ]
 
 
 def environment() -> Environment:
@@ -191,7 +198,7 @@ def _render_once(env: Environment, output: Output, views: list[RuleView], globs:
     return stamp(body + "\n")
 
 
-def _size(text: str, output: Output) -> tuple[int | None, int | None]:
+def _size(text: str, output: Output) -> tuple[int, int]:
     return text.count("\n") + 1, len(text)
 
 
@@ -228,8 +235,6 @@ def render_output(output: Output, views: list[RuleView], globs: tuple[str, ...],
 
 
 def _with_examples(view: RuleView, show: bool) -> RuleView:
-    from dataclasses import replace
-
     return view if view.show_examples == show else replace(view, show_examples=show)
 
 
@@ -243,3 +248,38 @@ def _enforce_limits(text: str, output: Output) -> None:
         raise SizeLimitError(
             f"the vllm-lint block in {output.path} would be {lines} lines; keep it under {output.max_block_lines} lines"
         )
+
+
+def render_parts(
+    output: Output, views: list[RuleView], globs: tuple[str, ...] | None, env: Environment | None = None
+) -> list[tuple[Output, Rendered]]:
+    """Each file ``output`` stands for, with its text: the output itself, or for a split one a file per group of
+    rules (split again where a group outgrows the budget without examples), each with the globs of its rules'
+    surfaces. ``globs``: the user's globs (every file gets them); None: the defaults."""
+    env = env or environment()
+    if output.split is None:
+        return [(output, render_output(output, views, globs or DEFAULT_GLOBS, env))]
+    parts = []
+    for key, group in _groups(views):
+        code_group = next((k for k, title in GROUPS.items() if title == key), None)
+        name = GROUP_PARTS.get(code_group or "", "other")
+        chunks = _chunks(output, group, env)
+        for number, chunk in enumerate(chunks, start=1):
+            path = output.path.replace(PART, name if number == 1 else f"{name}-{number}")
+            part = replace(output, path=path, split=None)
+            chosen = globs or surface_globs({surface for view in chunk for surface in view.surfaces})
+            parts.append((part, render_output(part, chunk, chosen, env)))
+    return parts
+
+
+def _chunks(output: Output, views: list[RuleView], env: Environment) -> list[list[RuleView]]:
+    """``views`` in order, cut where a file of them without examples would outgrow the output's budget."""
+    chunks: list[list[RuleView]] = [[]]
+    for view in views:
+        candidate = [*chunks[-1], view]
+        plain = [_with_examples(v, False) for v in candidate]
+        if chunks[-1] and not _fits(_render_once(env, output, plain, surface_globs(set())), output):
+            chunks.append([view])
+        else:
+            chunks[-1] = candidate
+    return chunks

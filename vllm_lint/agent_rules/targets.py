@@ -29,6 +29,9 @@ class Output:
     max_block_lines: int | None = None  # hard limit on the lines of our block
     fit_lines: int | None = None  # budget the renderer fits our content into
     fit_chars: int | None = None
+    # "group": one file per group of rules (``path`` holds ``{part}``), each with the globs of its rules' surfaces,
+    # for an assistant that reads every file of a folder and limits each file's size.
+    split: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class TableError(ValueError):
     """targets.yaml has a mistake; the message names the target and the key."""
 
 
-_OUTPUT_KEYS = {"path", "template", "mode", "max_chars", "max_block_lines", "fit_lines", "fit_chars"}
+_OUTPUT_KEYS = {"path", "template", "mode", "max_chars", "max_block_lines", "fit_lines", "fit_chars", "split"}
+SPLIT_GROUP, PART = "group", "{part}"
 _ENTRY_KEYS = {"file", "format", "set", "append", "value", "marker", "new_file", "note"}
 _TARGET_KEYS = {"tool", "opt_in", "outputs", "settings", "hooks", "mcp"}
 
@@ -89,6 +93,10 @@ def _output(target: str, data: object) -> Output:
     _unknown(f"targets.{target}.outputs", data, _OUTPUT_KEYS)
     if data.get("mode") not in (BLOCK, WHOLE):
         raise TableError(f"{TABLE.name}: targets.{target}.outputs: mode must be `block` or `whole`")
+    if data.get("split") not in (None, SPLIT_GROUP):
+        raise TableError(f"{TABLE.name}: targets.{target}.outputs: split must be `group`")
+    if (data.get("split") is not None) != (PART in str(data.get("path"))) or (data.get("split") and data["mode"] != WHOLE):
+        raise TableError(f"{TABLE.name}: targets.{target}.outputs: a split output is a `whole` file whose path holds {PART}")
     return Output(**data)
 
 
@@ -101,25 +109,28 @@ def load_table(path: Path = TABLE) -> dict[str, Target]:
     targets: dict[str, Target] = {}
     for name, data in (raw.get("targets") or {}).items():
         _unknown(f"targets.{name}", data, _TARGET_KEYS)
-
-        def pick(part: str, key: str | None) -> Entry | None:
-            if key is None:
-                return None
-            if key not in entries[part]:
-                raise TableError(f"{TABLE.name}: targets.{name}.{part}: no entry {key!r} under `{part}:`")
-            return entries[part][key]
-
         targets[name] = Target(
             name=name,
             tool=str(data["tool"]),
             outputs=tuple(_output(name, output) for output in data.get("outputs") or ()),
             opt_in=bool(data.get("opt_in", False)),
-            settings=tuple(pick("settings", key) for key in data.get("settings") or ()),  # type: ignore[misc]
-            hook=pick("hooks", data.get("hooks")),
+            settings=tuple(_required(entries, name, "settings", key) for key in data.get("settings") or ()),
+            hook=_pick(entries, name, "hooks", data.get("hooks")),
             hook_protocol=data.get("hooks"),
-            mcp=pick("mcp", data.get("mcp")),
+            mcp=_pick(entries, name, "mcp", data.get("mcp")),
         )
     return targets
+
+
+def _pick(entries: dict[str, dict[str, Entry]], target: str, part: str, key: str | None) -> Entry | None:
+    """The ``part`` entry a target names (``hooks: claude``), or None when it names none."""
+    return None if key is None else _required(entries, target, part, key)
+
+
+def _required(entries: dict[str, dict[str, Entry]], target: str, part: str, key: str) -> Entry:
+    if key not in entries[part]:
+        raise TableError(f"{TABLE.name}: targets.{target}.{part}: no entry {key!r} under `{part}:`")
+    return entries[part][key]
 
 
 TARGETS: dict[str, Target] = load_table()
@@ -136,6 +147,24 @@ DEFAULT_GLOBS: tuple[str, ...] = (
     "**/k8s/**/*.y*ml",
     "**/deploy/**/*.y*ml",
 )
+
+
+# The default globs of each surface a rule lists: a file of a split output carries those of its rules' surfaces.
+SURFACE_GLOBS: dict[str, tuple[str, ...]] = {
+    "python": ("**/*vllm*.py", "**/*model_server*.py", "**/server*.py", "**/app*.py", "**/serve*.py"),
+    "notebook": ("**/*.ipynb",),
+    "shell": ("**/*.sh",),
+    "dockerfile": ("Dockerfile*vllm*",),
+    "compose": ("**/docker-compose*.y*ml", "**/compose*.y*ml"),
+    "kubernetes": ("**/k8s/**/*.y*ml", "**/deploy/**/*.y*ml"),
+    "helm": ("**/templates/**/*.y*ml",),
+}
+
+
+def surface_globs(surfaces: set[str]) -> tuple[str, ...]:
+    """The default globs of ``surfaces`` (all of DEFAULT_GLOBS when none of them has its own)."""
+    found = [glob for surface, globs in SURFACE_GLOBS.items() if surface in surfaces for glob in globs]
+    return tuple(found) or DEFAULT_GLOBS
 
 
 class TargetError(ValueError):
@@ -177,8 +206,8 @@ def chosen_entries(targets: list[Target], hooks: bool, mcp: bool, has: Callable[
     part once installed stays current and is checked until the user removes it."""
     entries: dict[tuple[str, tuple[str, ...]], Entry] = {}
     for target in targets:
-        for entry in target.settings:
-            entries.setdefault((entry.file, entry.path), entry)
+        for setting in target.settings:
+            entries.setdefault((setting.file, setting.path), setting)
         for entry, wanted in ((target.hook, hooks), (target.mcp, mcp)):
             if entry is not None and (wanted or has(entry)):
                 entries.setdefault((entry.file, entry.path), entry)

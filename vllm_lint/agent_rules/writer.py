@@ -22,10 +22,10 @@ from vllm_lint.agent_rules.blocks import (
     newline_of,
     with_newline,
 )
-from vllm_lint.agent_rules.targets import BLOCK, WHOLE, Output
+from vllm_lint.agent_rules.targets import BLOCK, PART, WHOLE, Output
 from vllm_lint.agent_settings.entries import SCRIPT, Entry, EntryError, apply, current
 
-CREATE, UPDATE, UNCHANGED, CONFLICT, ERROR = "create", "update", "unchanged", "conflict", "error"
+CREATE, UPDATE, UNCHANGED, CONFLICT, ERROR, REMOVE = "create", "update", "unchanged", "conflict", "error", "remove"
 
 
 @dataclass
@@ -119,11 +119,36 @@ def plan_output(root: Path, output: Output, generated: str, force: bool = False)
     return Change(rel, path, UPDATE, old, new, reason=conflict)
 
 
+def plan_removals(root: Path, output: Output, kept: set[str]) -> list[Change]:
+    """The files of a split output (``vllm-{part}.md``) that vllm-lint wrote before and no group makes now: each
+    intact generated file there that is not in ``kept`` (a file edited by hand, or not ours, stays)."""
+    folder, _, pattern = output.path.rpartition("/")
+    prefix, _, suffix = pattern.partition(PART)
+    removals: list[Change] = []
+    directory = root / folder
+    if not directory.is_dir():
+        return removals
+    for path in sorted(directory.iterdir()):
+        rel = f"{folder}/{path.name}"
+        if rel in kept or not (path.name.startswith(prefix) and path.name.endswith(suffix)) or not path.is_file():
+            continue
+        if _inside(root, rel) is None:
+            continue  # a link out of the project: not ours to remove
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if GENERATED_RE.search(text) and is_intact(text):
+            removals.append(Change(rel, path, REMOVE, path.read_bytes(), None, reason=f"{rel}: no group of rules makes it any more"))
+    return removals
+
+
 def diff(change: Change) -> str:
     old = (change.old or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
     new = (change.new or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
     fromfile = "/dev/null" if change.old is None else f"a/{change.rel}"
-    lines = difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"b/{change.rel}")
+    tofile = "/dev/null" if change.status == REMOVE else f"b/{change.rel}"
+    lines = difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

@@ -88,7 +88,9 @@ def apply(text: str | None, entry: Entry) -> str:
         from vllm_lint.agent_settings import toml_tables
 
         try:
-            return toml_tables.set_table(text or "", entry.path, dict(entry.value))  # type: ignore[arg-type]
+            if not isinstance(entry.value, dict):
+                raise EntryError(f"{entry.file}: a TOML entry's value is a table, not {entry.value!r}")
+            return toml_tables.set_table(text or "", entry.path, dict(entry.value))
         except toml_tables.TOMLEditError as exc:
             raise EntryError(str(exc)) from None
     if entry.format == YAML:

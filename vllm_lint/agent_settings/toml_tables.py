@@ -14,7 +14,7 @@ import re
 try:
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+    import tomli as tomllib
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _HEADER = re.compile(r"^[ \t]*\[(?!\[)")
@@ -55,8 +55,8 @@ def table_span(text: str, path: tuple[str, ...]) -> tuple[int, int] | None:
     """Where the table at ``path`` is: its header line up to the last line with content before the next header."""
     lines = text.splitlines(keepends=True)
     header = _header_pattern(path)
-    offset = 0
-    start = end = None
+    offset = end = 0
+    start: int | None = None
     for line in lines:
         if start is None:
             if header.match(line.rstrip("\r\n")):

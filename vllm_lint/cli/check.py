@@ -43,6 +43,7 @@ class CheckRequest:
     fix_only: bool = False
     exit_non_zero_on_fix: bool = False
     respect_gitignore: bool | None = None
+    preview: bool | None = None  # overrides the preview setting
     # Where the report goes instead of stdout; written once the run is complete.
     output_file: Path | None = None
     # Read the source from standard input (`-`); it is reported and configured as ``stdin_filename``, else "-".
@@ -81,6 +82,8 @@ def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
     settings = _load_settings(request, codes)
     if request.respect_gitignore is not None:
         settings = dataclasses.replace(settings, respect_gitignore=request.respect_gitignore)
+    if request.preview is not None:
+        settings = dataclasses.replace(settings, preview=request.preview)
     if request.target_vllm_version is not None:
         settings = dataclasses.replace(settings, target_vllm_version=_target_option(request.target_vllm_version))
     return settings

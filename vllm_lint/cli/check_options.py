@@ -40,6 +40,8 @@ def _options() -> tuple[CheckOption, ...]:
         CheckOption("select", ("--select",), "list", "Rule codes or prefixes to enable (replaces the configured set)."),
         CheckOption("ignore", ("--ignore",), "list", "Rule codes or prefixes to disable."),
         CheckOption("extend_select", ("--extend-select",), "list", "Rule codes or prefixes to enable in addition."),
+        CheckOption("preview", ("--preview/--no-preview",), "switch",
+                    "Also run the rules in preview (new rules start there; `vllm-lint rule --all` marks them)."),
         CheckOption("output_format", ("--output-format",), "choice",
                     "How to print findings (sarif: code scanning; github: workflow annotations; junit: test reports).",
                     choices=tuple(FORMATS), default="full"),

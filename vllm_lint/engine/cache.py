@@ -20,6 +20,7 @@ import os
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from vllm_lint import __version__
 from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, Severity
@@ -55,7 +56,7 @@ def _build_fingerprint() -> str:
 
 def _source_files(folder: str) -> list[tuple[str, os.stat_result]]:
     """The .py, .yaml and .json files under ``folder``, outside __pycache__ (os.scandir: every warm run pays this)."""
-    found = []
+    found: list[tuple[str, os.stat_result]] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -126,7 +127,8 @@ class ResultCache:
         entry = self._entries.get(key)
         if entry is None and key in self._raw:
             try:
-                size, mtime_ns, digest, written, result = self._raw[key]  # type: ignore[misc]
+                raw: Any = self._raw[key]
+                size, mtime_ns, digest, written, result = raw
                 if isinstance(result, dict):
                     entry = self._entries[key] = _Entry(int(size), int(mtime_ns), str(digest), float(written), result)
             except (ValueError, TypeError):

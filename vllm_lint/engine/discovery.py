@@ -51,8 +51,8 @@ class _Spec:
 
         self._spec = pathspec.GitIgnoreSpec.from_lines(lines)
         patterns = [p for p in self._spec.patterns if p.include is not None]
-        if all(p.include for p in patterns) and all(hasattr(p, "regex") for p in patterns):
-            sources = [re.sub(r"\(\?P<\w+>", "(?:", p.regex.pattern) for p in patterns]
+        if all(p.include for p in patterns) and all(getattr(p, "regex", None) is not None for p in patterns):
+            sources = [re.sub(r"\(\?P<\w+>", "(?:", p.regex.pattern) for p in patterns]  # type: ignore[union-attr]
             self._combined = re.compile("|".join(f"(?:{source})" for source in sources)) if sources else None
             self._empty = not sources
 

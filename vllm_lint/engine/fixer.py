@@ -96,6 +96,7 @@ def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, po
         candidates = [d for d in diagnostics if policy.allows(d) and _key(d) not in rejected]
         progressed = False
         for diagnostic in candidates:
+            assert diagnostic.fix is not None  # policy.allows() holds only for a finding with a fix
             attempt = _apply(text, diagnostic.fix)
             if attempt == text or not _parses(surface, attempt):
                 rejected.add(_key(diagnostic))

@@ -212,7 +212,7 @@ class MultiprocessingBackend:
 
     def start(self, target: Callable[..., None], args: tuple[Any, ...]) -> tuple[ChildProcess, Channel]:
         parent_end, child_end = self._context.Pipe()
-        process = self._context.Process(target=target, args=(child_end, *args), daemon=True)
+        process = self._context.Process(target=target, args=(child_end, *args), daemon=True)  # type: ignore[attr-defined]
         process.start()
         child_end.close()
         return process, parent_end
@@ -220,4 +220,4 @@ class MultiprocessingBackend:
     def wait(self, channels: Sequence[Channel], timeout: float | None) -> list[Channel]:
         from multiprocessing.connection import wait
 
-        return wait(list(channels), timeout)  # type: ignore[arg-type]
+        return wait(list(channels), timeout)  # type: ignore[arg-type, return-value]

@@ -9,10 +9,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vllm_lint.config import Settings, expand_selectors
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.engine.discovery import resolved_path
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 SKIP_FILE = re.compile(rb"#\s*vllm-lint\s*:\s*skip-file\b")
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -41,7 +45,7 @@ def unsuppressed(diagnostics: list[Diagnostic], data: bytes, path: Path, setting
 
 
 @lru_cache(maxsize=8)
-def _compiled_per_file_ignores(per_file_ignores: tuple, codes: tuple[str, ...]) -> list[tuple[object, frozenset[str]]]:
+def _compiled_per_file_ignores(per_file_ignores: tuple, codes: tuple[str, ...]) -> list[tuple[GitIgnoreSpec, frozenset[str]]]:
     import pathspec
 
     return [

@@ -128,7 +128,7 @@ def _child_main(connection: Channel, options: RunOptions) -> None:
         for task in batch:
             announced = False
 
-            def announce(index: int = task.index, surface: str | None = task.surface) -> None:
+            def announce(index: int = task.index, surface: str | None = task.surface, done: list = done) -> None:
                 # Flush what is finished, then say which file is about to be parsed; its clock
                 # starts after the parser's own import, which is not the file's fault.
                 nonlocal announced

@@ -146,10 +146,11 @@ FixIntent = SetValue | AddSetting | Rename | RemoveSetting | RewriteEntrypoint |
 
 @dataclass(frozen=True, slots=True)
 class LaunchFinding:
-    code: str
     message: str
     anchor: object
     severity: Severity | None = None  # None: the rule's own severity
     fix: FixIntent | None = None
-    fix_title: str | None = None
+    fix_title: str | None = None  # None: the rule's own fix title (its YAML's ``fix.title``)
     applicability: Applicability = Applicability.UNSAFE
+    # The code its checker is registered for (``@launch_rule``), which the registry fills in.
+    code: str = field(default="", kw_only=True)

@@ -276,7 +276,7 @@ def _from_launch(ctx: PyContext, call: cst.Call, statement: cst.CSTNode, finding
             build=lambda: render_fix(ctx, call, finding),
         )
     node = finding.anchor if isinstance(finding.anchor, cst.CSTNode) else call
-    return PyFinding(finding.code, finding.message, node, statement, finding.severity, fix)
+    return PyFinding(finding.message, node, statement, finding.severity, fix, code=finding.code)
 
 
 def _fix_applies(finding: LaunchFinding) -> bool:

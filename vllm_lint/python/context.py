@@ -29,21 +29,24 @@ class NodeEdit:
 
 @dataclass(frozen=True, slots=True)
 class PyFix:
-    title: str
     applicability: Applicability
     # Built lazily: producing edits can need positions, which only findings pay for.
     build: Callable[[], list[NodeEdit]]
+    # What the fix does, when it says more than the rule's own fix title (its YAML's ``fix.title``), which the
+    # registry puts here otherwise.
+    title: str = ""
 
 
 @dataclass(slots=True)
 class PyFinding:
-    code: str
     message: str
     node: cst.CSTNode
     statement: cst.CSTNode | None = None
     severity: Severity | None = None
     fix: PyFix | None = None
     extra_noqa_nodes: tuple[cst.CSTNode, ...] = field(default=())
+    # The code its checker is registered for (``@python_rule``), which the registry fills in.
+    code: str = field(default="", kw_only=True)
 
 
 @dataclass

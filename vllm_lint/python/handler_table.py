@@ -156,17 +156,6 @@ FRAMEWORKS: tuple[Framework, ...] = (
 BY_NAME = {framework.name: framework for framework in FRAMEWORKS}
 
 
-def framework_of_module(module: str) -> Framework | None:
-    """The framework an imported module belongs to (``ray.serve`` before ``ray``)."""
-    best: Framework | None = None
-    best_length = -1
-    for framework in FRAMEWORKS:
-        for prefix in framework.modules:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_length:
-                best, best_length = framework, len(prefix)
-    return best
-
-
 # -- apps ------------------------------------------------------------------------------------------
 
 # Calls that make an app or router object (``app = FastAPI()``), with their framework.

@@ -53,5 +53,3 @@ POOLED_CLIENTS = frozenset(
         "aiohttp.ClientSession",
     }
 )
-# Their modules: a file that imports none of them cannot build one (the pre-filter's test).
-CLIENT_MODULES = ("openai", "anthropic", "huggingface_hub", "litellm", "httpx", "aiohttp")

@@ -117,7 +117,6 @@ class ModuleModel(cst.CSTVisitor):
         self.mutated: set[str] = set()
         # ``x.attr = value`` statements: the attribute nodes written, so that rules that read attributes skip them.
         self.attribute_writes: set[int] = set()  # ids of cst.Attribute nodes
-        self.has_main_guard = False
         self._function_stack: list[FunctionInfo] = []
         self._class_stack: list[ClassInfo] = []
         self._statement_stack: list[cst.CSTNode] = []
@@ -148,7 +147,6 @@ class ModuleModel(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> None:
         self._push_statement(node)
         if _is_main_guard(node.test):
-            self.has_main_guard = True
             self._main_guard_depth += 1
 
     def leave_If(self, node: cst.If) -> None:

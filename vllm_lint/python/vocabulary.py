@@ -55,7 +55,6 @@ PIPELINE_CALL = "pipeline-call"  # VLL101
 HF_GENERATE = "hf-generate"  # VLL102
 LLM_GENERATE = "llm-generate"  # VLL103
 MODEL_LOAD = "model-load"  # VLL104
-EFFECT_CODES = {PIPELINE_CALL: "VLL101", HF_GENERATE: "VLL102", LLM_GENERATE: "VLL103", MODEL_LOAD: "VLL104"}
 
 
 @dataclass(frozen=True, slots=True)

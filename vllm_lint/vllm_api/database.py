@@ -57,6 +57,7 @@ class Database:
         """What replaced removed names (``tools/vllm_api/history.py``), read when a rule first asks."""
         if isinstance(self._history, bytes):
             self._history = json.loads(zlib.decompress(self._history))
+        assert isinstance(self._history, dict)
         return self._history
 
     def module_masks(self) -> dict[str, int]:

@@ -24,4 +24,4 @@ def nonexistent_module(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     else:
         hint = " (benchmarks are the `vllm bench serve` command now)" if ".benchmarks" in module else ""
         message = f"`python -m {module}`: vLLM has no module {module}{hint}; {failure}"
-    yield LaunchFinding(code="VLL303", message=message, anchor=launch.anchor)
+    yield LaunchFinding(message=message, anchor=launch.anchor)

@@ -1,4 +1,4 @@
-"""VLL401-VLL405: how the server is started and exposed, over the launch record of every surface."""
+"""How the server is started and exposed, over the launch record of every surface."""
 
 from __future__ import annotations
 
@@ -37,11 +37,9 @@ def deprecated_entrypoint(launch: Launch, settings: LaunchSettings) -> Iterator[
     else:
         return
     yield LaunchFinding(
-        code="VLL401",
         message=message,
         anchor=anchor,
         fix=RewriteEntrypoint(flag_model),
-        fix_title="Rewrite to `vllm serve MODEL ...`",
         applicability=Applicability.SAFE,
     )
 
@@ -65,7 +63,6 @@ def unpinned_remote_code(launch: Launch, settings: LaunchSettings) -> Iterator[L
         return
     what = "revision" if not _pinned(revision) else "code_revision"
     yield LaunchFinding(
-        code="VLL402",
         message=(
             f"trust_remote_code without a pinned {what} (a commit hash): the model repository's Python runs "
             "on this server at whatever its head is at the next restart"
@@ -94,7 +91,6 @@ def unauthenticated_public_server(launch: Launch, settings: LaunchSettings) -> I
     else:
         where, anchor = "no --host (vLLM binds all interfaces)", launch.anchor
     yield LaunchFinding(
-        code="VLL403",
         message=(
             f"vLLM server reachable on all interfaces ({where}) with no --api-key and no VLLM_API_KEY: "
             "anyone who can reach the port can run generations on your GPUs"
@@ -114,7 +110,6 @@ def multi_gpu_container_without_ipc(launch: Launch, settings: LaunchSettings) ->
     if sizes is None or sizes[0] * sizes[1] <= 1:
         return
     yield LaunchFinding(
-        code="VLL404",
         message=(
             f"container runs vLLM on {sizes[0] * sizes[1]} GPUs (tensor x pipeline parallel) without host IPC "
             "or a shared memory of at least 1g: NCCL hangs or crashes at start-up (add --ipc=host / ipc: host / "
@@ -150,7 +145,6 @@ def unpinned_vllm_image(image: ImageReference, settings: LaunchSettings) -> Iter
         fix = PinImage(image, f"{repository}:v{load_api().version}")  # the newest release this linter knows
     shown = f"{repository}:{tag}" if tag else f"{repository} (no tag)"
     yield LaunchFinding(
-        code="VLL405",
         message=(
             f"{shown} is not pinned to a release: the next pull or a restart on another node brings a different "
             "vLLM under the running deployment, and flags it renamed or removed stop the server from starting; "

@@ -1,4 +1,4 @@
-"""VLL201-VLL208: engine configuration, written once for every surface over the launch record."""
+"""Engine configuration, written once for every surface over the launch record."""
 
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> 
     if launch.opaque or launch.has("gpu_memory_utilization") or launch.has("kv_cache_memory_bytes"):
         return
     yield LaunchFinding(
-        code="VLL201",
         message=(
             "vLLM engine launched without an explicit gpu_memory_utilization: vLLM silently takes 0.92 of "
             "the device, leaving little room for anything else on the GPU"
@@ -59,7 +58,6 @@ def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings
         return
     origin = _origin(setting.value.origin if setting.value else None)
     yield LaunchFinding(
-        code="VLL202",
         message=f"gpu_memory_utilization {number:g}{origin} is out of range: {reason}",
         anchor=setting.value_anchor or setting.anchor,
         fix=SetValue(setting, SAFE_GPU_MEMORY_UTILIZATION),
@@ -72,7 +70,6 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
     if launch.opaque or launch.has("max_model_len"):
         return
     yield LaunchFinding(
-        code="VLL203",
         message=(
             "vLLM engine launched without an explicit max_model_len: it reserves KV cache for the model's "
             "whole context window, which fails at start-up on smaller GPUs or leaves room for few "
@@ -84,6 +81,12 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
     )
 
 
+# What VLL204 says of a launch without prefix caching, switched off or off by default.
+_WITHOUT_PREFIX_CACHING = (
+    "every request recomputes shared prompt prefixes (system prompts, chat history), wasting GPU time and raising latency"
+)
+
+
 @launch_rule("VLL204")
 def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.has("kv_transfer_config"):
@@ -92,29 +95,22 @@ def prefix_caching_disabled(launch: Launch, settings: LaunchSettings) -> Iterato
     if setting is not None:
         if as_bool(setting.value) is False:
             yield LaunchFinding(
-                code="VLL204",
-                message=(
-                    "prefix caching is switched off: every request recomputes shared prompt prefixes "
-                    "(system prompts, chat history), wasting GPU time and raising latency"
-                ),
+                message=f"prefix caching is switched off: {_WITHOUT_PREFIX_CACHING}",
                 anchor=setting.anchor,
                 fix=SetValue(setting, True),
-                fix_title="Enable prefix caching",
             )
         return
     api = launch.target_api()
     # Off by default where every release in range resolves it to False (the V0 engine, before 0.8).
     if not launch.opaque and not api.predates and api.effective_defaults("enable_prefix_caching") == {False}:
         yield LaunchFinding(
-            code="VLL204",
             message=(
                 f"prefix caching is off by default in vLLM {api.label} (the release "
-                f"{'its image runs' if launch.pinned_image else 'this file targets'}): every request "
-                "recomputes shared prompt prefixes; enable it explicitly"
+                f"{'its image runs' if launch.pinned_image else 'this file targets'}): {_WITHOUT_PREFIX_CACHING}; "
+                "enable it explicitly"
             ),
             anchor=launch.anchor,
             fix=AddSetting("enable_prefix_caching", True),
-            fix_title="Enable prefix caching",
         )
 
 
@@ -129,7 +125,6 @@ def tensor_parallel_mismatch(launch: Launch, settings: LaunchSettings) -> Iterat
     if product == launch.gpu_count:
         return
     yield LaunchFinding(
-        code="VLL205",
         message=(
             f"tensor x pipeline parallel size is {sizes[0]} x {sizes[1]} = {product}, but {launch.gpu_count} "
             f"GPU(s) are declared for this {'container' if launch.container else 'launch'}: vLLM "
@@ -149,7 +144,6 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             hint = f"; did you mean {close[0]}?" if close else ""
             shown = ", ".join(setting.bad_choice[:12]) + (", ..." if len(setting.bad_choice) > 12 else "")
             yield LaunchFinding(
-                code="VLL206",
                 message=(
                     f"{setting.spelled} {value} is not a value vLLM accepts, so the engine fails to start "
                     f"(choose one of: {shown}){hint}"
@@ -165,7 +159,6 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         if setting.attribute:
             hint = f"; did you mean {setting.suggestions[0]}?" if len(setting.suggestions) == 1 else ""
             yield LaunchFinding(
-                code="VLL206",
                 message=(
                     f"{setting.spelled} is not an engine argument: {launch.kind} has no field {setting.key}, so "
                     f"the assignment has no effect (nothing reads it){hint}"
@@ -189,7 +182,6 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         elif suggestions:
             hint = "; did you mean one of " + ", ".join(suggestions) + "?"
         yield LaunchFinding(
-            code="VLL206",
             message=f"unknown engine argument {setting.spelled}: {detail}{hint}",
             anchor=setting.anchor,
             fix=fix,
@@ -241,7 +233,6 @@ def _moved_on(launch: Launch, setting: Setting, fate: Fate, api: VllmApi) -> Lau
     elif fate.status == "removed" and fate.how == "no_effect":
         fix, title = RemoveSetting(setting), f"Remove {setting.spelled}"
     return LaunchFinding(
-        code="VLL206",
         message=message,
         anchor=setting.anchor,
         fix=fix,
@@ -281,14 +272,12 @@ def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterato
     if setting is None or as_bool(setting.value) is not True:
         return
     yield LaunchFinding(
-        code="VLL207",
         message=(
             "enforce_eager on a serving launch: CUDA graphs and torch.compile are off, so every decode step "
             "pays the kernel-launch overhead and generation runs several times slower; keep it for debugging"
         ),
         anchor=setting.anchor,
         fix=RemoveSetting(setting),
-        fix_title="Remove enforce_eager",
     )
 
 
@@ -298,7 +287,6 @@ def lora_without_max_rank(launch: Launch, settings: LaunchSettings) -> Iterator[
     if setting is None or as_bool(setting.value) is not True or launch.opaque or launch.has("max_lora_rank"):
         return
     yield LaunchFinding(
-        code="VLL208",
         message=(
             f"LoRA enabled without max_lora_rank: vLLM's default of {DEFAULT_MAX_LORA_RANK} rejects every adapter "
             "of a higher rank when it is loaded; set it to the highest rank you serve"

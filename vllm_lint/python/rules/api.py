@@ -54,7 +54,6 @@ def _report(
     failure = "it fails with ImportError/AttributeError at run time"
     if fate is not None and fate.known_elsewhere:
         return PyFinding(
-            code="VLL303",
             message=f"{fate_phrase(fate, full, api, failure)}{_hint(full)}",
             node=node,
             statement=statement,
@@ -65,7 +64,6 @@ def _report(
         names = api.module_names(prefix)
         candidates = names[0] if names else frozenset()
     return PyFinding(
-        code="VLL303",
         message=f"no vLLM release from {unknown_range(api)} has {full}: {failure}{_hint(full)}{_suggest(name, candidates)}",
         node=node,
         statement=statement,
@@ -163,13 +161,11 @@ def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
         if isinstance(info.node, cst.ImportFrom) and info.names and all(n in exported for n, _, _ in info.names):
             node = info.node
             fix = PyFix(
-                title="Import from vllm directly",
                 applicability=Applicability.SAFE,
                 build=lambda node=node: [NodeEdit(node.module, cst.Name("vllm"))],
             )
         names = ", ".join(n for n, _, _ in info.names if isinstance(info.node, cst.ImportFrom)) or "AsyncLLMEngine"
         yield PyFinding(
-            code="VLL501",
             message=(
                 f"{info.module} is a V0 engine module kept only as an alias of the V1 engine: "
                 f"import {names} from vllm instead (`from vllm import {names}`)"

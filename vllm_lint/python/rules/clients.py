@@ -95,7 +95,6 @@ def blocking_llm_client_in_async_handler(ctx: PyContext) -> Iterator[PyFinding]:
         if handler is None:
             continue
         yield PyFinding(
-            code="VLL107",
             message=(
                 f"{blocking.shown}() is a synchronous call in async request handler {handler.function.name}: it "
                 "blocks the event loop for the whole generation, so every other request (health checks included) "
@@ -104,7 +103,6 @@ def blocking_llm_client_in_async_handler(ctx: PyContext) -> Iterator[PyFinding]:
             node=site.node,
             statement=site.statement,
             fix=PyFix(
-                title="Use the async client and await its calls",
                 applicability=Applicability.UNSAFE,
                 build=lambda site=site, blocking=blocking: _awaited(ctx, site, blocking),
             ),
@@ -319,7 +317,6 @@ def llm_client_per_request(ctx: PyContext) -> Iterator[PyFinding]:
             continue  # built from the request (a per-user key): one shared client would not do
         shown = dotted_name(site.node.func) or callee
         yield PyFinding(
-            code="VLL108",
             message=(
                 f"{shown}(...) builds a new client in request handler {handler.function.name} and never closes it: "
                 "each request opens its own connection pool (new TCP and TLS handshakes, sockets left open until "

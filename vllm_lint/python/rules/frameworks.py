@@ -38,7 +38,6 @@ def tuple_return_in_fastapi(ctx: PyContext) -> Iterator[PyFinding]:
             if status is None:
                 continue
             yield PyFinding(
-                code="VLL502",
                 message=(
                     f"FastAPI handler {function.name} returns a (body, {status}) tuple: that is a Flask idiom; "
                     f"FastAPI sends it as a JSON array with status 200, so clients never see the {status}"
@@ -127,7 +126,6 @@ def on_event_model_load(ctx: PyContext) -> Iterator[PyFinding]:
         if not loads:
             continue
         yield PyFinding(
-            code="VLL503",
             message=(
                 f"model loaded in @on_event(\"startup\") hook {function.name}: on_event is deprecated in FastAPI; "
                 "load it in a lifespan handler (FastAPI(lifespan=...)), which also gives a clean shutdown"

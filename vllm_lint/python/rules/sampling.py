@@ -1,4 +1,4 @@
-"""VLL301-VLL302: SamplingParams keywords and the 16-token default."""
+"""SamplingParams: keywords it does not have, and the 16-token default."""
 
 from __future__ import annotations
 
@@ -76,7 +76,6 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
             if fate is not None and fate.known_elsewhere:
                 what = fate_phrase(fate, f"SamplingParams keyword {name}", api, failure)
             yield PyFinding(
-                code="VLL301",
                 message=what + (f"; {advice}" if advice else ""),
                 node=arg,
                 statement=site.statement,
@@ -97,7 +96,6 @@ def _moved_on(arg: cst.Arg, site: CallSite, fate: Fate, api, present: set[str]) 
             build=lambda kw=arg.keyword, t=new: [NodeEdit(kw, cst.Name(t))],
         )
     return PyFinding(
-        code="VLL301",
         message=fate_phrase(fate, f"SamplingParams keyword {arg.keyword.value}", api, "it raises TypeError on every request"),
         node=arg,
         statement=site.statement,
@@ -147,7 +145,6 @@ def implicit_max_tokens(ctx: PyContext) -> Iterator[PyFinding]:
         source = _request_max_tokens(ctx, site.function) if online else None
         value = source or str(DEFAULT_MAX_TOKENS)
         yield PyFinding(
-            code="VLL302",
             message=(
                 "SamplingParams without max_tokens: vLLM's default is 16 tokens, so answers come back truncated"
                 + ("" if online else " (offline script)")

@@ -98,7 +98,6 @@ def model_load_per_rerun(ctx: PyContext) -> Iterator[PyFinding]:
             where, fix = f"in {function.name}(), which a Streamlit script calls on every run without @st.cache_resource", _decorator_fix(ctx, function)
         shown = dotted_name(site.node.func) or callee
         yield PyFinding(
-            code="VLL109",
             message=(
                 f"{shown}(...) loads a model {where}: Streamlit re-runs the whole script on every widget "
                 "interaction, so the model is loaded again each time (the full load time, and memory until the old "
