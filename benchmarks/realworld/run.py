@@ -40,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPOSITORY_ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from restore import folder_name, read_manifest
+from restore import folder_name, read_manifest  # noqa: E402 - beside this script, found through sys.path
 
 SERVER_CODES = ("VLL101", "VLL102", "VLL103")
 NO_FIX_MARK = "; no automatic fix: "
@@ -280,7 +280,8 @@ def markdown_block_rejects(text: str, line: int | None) -> str | None:
         first = number
         while number < len(lines) and not lines[number].lstrip().startswith(opened.group(2)):
             number += 1
-        body = "\n".join(l[len(opened.group(1)):] if l.startswith(opened.group(1)) else l.lstrip() for l in lines[first:number])
+        body = "\n".join(text[len(opened.group(1)):] if text.startswith(opened.group(1)) else text.lstrip()
+                         for text in lines[first:number])
         number += 1
         if line is None or first <= line <= number:
             why = _block_rejects(opened.group(3), body)

@@ -4,7 +4,6 @@ cross-file rule, and configuration changes."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -66,7 +65,7 @@ async def test_a_blocking_server_is_rewritten_by_its_code_action(client: Languag
     assert found.severity == types.DiagnosticSeverity.Error
     assert found.source == "vllm-lint"
     assert found.code_description.href.endswith("rules/VLL101.yaml")
-    assert found.range.start.line == text.splitlines().index(next(l for l in text.splitlines() if "pipe(prompt" in l))
+    assert found.range.start.line == text.splitlines().index(next(line for line in text.splitlines() if "pipe(prompt" in line))
 
     offered = await actions(client, uri, found)
     titles = [a.title for a in offered]

@@ -63,6 +63,7 @@ class Document:
                 for uri, new in changed_cells(self.cells, fixed).items()}
 
     def fix_edits(self, diagnostic: Diagnostic) -> dict[str, list[types.TextEdit]]:
+        assert diagnostic.fix is not None  # offered for the diagnostics with a fix only
         if self.cells is None:
             lines = self.lines_of(self.uri, self.linted.text)
             return {self.uri: [lines.text_edit(edit) for edit in diagnostic.fix.edits]}
@@ -93,7 +94,7 @@ def code_actions(linter: Linter, document: Document, uri: str, wanted: types.Ran
                     diagnostics=[_ref(shown, lines)],
                     edit=_workspace_edit({uri: [lines.text_edit(edit)]}, document.versions, client),
                 ))
-    if _wants(only, FIX_ALL_KIND) and any(d.fix.applicability is Applicability.SAFE for d in linted.own if id(d) in fixable):
+    if _wants(only, FIX_ALL_KIND) and any(d.fix is not None and d.fix.applicability is Applicability.SAFE for d in linted.own if id(d) in fixable):
         fixed = linter.fix_all(linted)
         edits = document.edits_for(fixed) if fixed is not None else {}
         if edits:
@@ -117,6 +118,7 @@ def _overlaps(found: types.Range, wanted: types.Range) -> bool:
 def _fix_action(diagnostic: Diagnostic, reference: types.Diagnostic, edits: dict[str, list[types.TextEdit]],
                 versions: dict[str, int | None], client: Client) -> types.CodeAction:
     fix = diagnostic.fix
+    assert fix is not None  # offered for the diagnostics with a fix only
     unsafe = fix.applicability is Applicability.UNSAFE
     title = f"{'Unsafe fix' if unsafe else 'Fix'} {diagnostic.code}: {fix.message}"
     # An unsafe fix changes behaviour (the server rewrite replaces the whole handler): the client shows the
@@ -185,7 +187,8 @@ def _workspace_edit(edits: dict[str, list[types.TextEdit]], versions: dict[str, 
     annotations = None
     if annotation is not None and client.change_annotations:
         annotations = {"vllm-lint-unsafe": annotation}
-        edits = {uri: [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id="vllm-lint-unsafe")
+        edits = {uri: [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text,  # type: ignore[misc]
+                                               annotation_id="vllm-lint-unsafe")
                        for e in items] for uri, items in edits.items()}
     documents = [
         types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=versions.get(uri)),

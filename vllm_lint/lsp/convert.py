@@ -97,7 +97,7 @@ def _helm_value(template: Path, values_name: str, dotted: str) -> types.Location
         if match is None:
             return None
         key_node, node = match
-    if key_node is None:
+    if key_node is None or node is None:
         return None
     start = types.Position(line=key_node.start_mark.line, character=key_node.start_mark.column)
     end = types.Position(line=node.end_mark.line, character=node.end_mark.column)

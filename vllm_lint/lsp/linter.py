@@ -15,12 +15,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vllm_lint.config import ConfigError
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.engine.runner import FileResult, RunOptions
 from vllm_lint.lsp.settings import EditorSettings, SettingsResolver
 from vllm_lint.surfaces import Surface
+
+if TYPE_CHECKING:
+    from vllm_lint.project.facts import FileFacts
 
 
 @dataclass
@@ -43,7 +47,7 @@ class Linted:
 class Linter:
     def __init__(self, editor: EditorSettings | None = None) -> None:
         self.resolver = SettingsResolver(editor)
-        self._facts: dict[str, object] = {}  # path -> FileFacts, for the project rules
+        self._facts: dict[str, FileFacts | None] = {}  # path -> its facts, for the project rules
         self._lock = threading.Lock()
         self._surfaces: list[Surface] | None = None
         self._linted: set[str] = set()  # open documents: their facts come from their text, not the disk

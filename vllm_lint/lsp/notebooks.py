@@ -51,6 +51,7 @@ def _within_cell(diagnostic: Diagnostic) -> Diagnostic:
     from dataclasses import replace
 
     where = diagnostic.cell
+    assert where is not None  # called for the diagnostics of a cell only
     # The fix's edits are in the JSON's coordinates: a cell's text cannot take them.
     return replace(diagnostic, start=where.start, end=where.end, fix=None, noqa_lines=(), cell=None)
 

@@ -166,7 +166,7 @@ class VllmLintServer(LanguageServer):
         if notebook is None or path is None:
             return
         cells = self.cells_of(notebook)
-        text = as_ipynb(cells, notebook.metadata)
+        text = as_ipynb(cells, dict(notebook.metadata) if isinstance(notebook.metadata, dict) else None)
         try:
             linted = await self.on_worker(self.linter.lint, path, text)
         except ConfigError as exc:

@@ -30,11 +30,12 @@ class EditorSettings:
         ``"vllm-lint"`` (or ``"vllmLint"``) key, as editors nest each server's settings."""
         if not isinstance(raw, dict):
             return cls()
+        table: dict = raw
         for key in ("vllm-lint", "vllmLint", "vllm_lint"):
-            if isinstance(raw.get(key), dict):
-                raw = raw[key]
+            if isinstance(table.get(key), dict):
+                table = table[key]
                 break
-        values = {_snake(key): value for key, value in raw.items()}
+        values = {_snake(key): value for key, value in table.items()}
         settings = cls()
         changes: dict = {}
         for name in ("select", "ignore", "extend_select"):
