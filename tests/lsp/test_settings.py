@@ -57,3 +57,12 @@ def test_without_a_configuration_file_the_workspace_folder_is_the_root(tmp_path:
     resolver = SettingsResolver()
     assert resolver.options(folder / "src" / "app.py", folder).settings.root == folder
     assert resolver.options(tmp_path / "other.py").settings.root == tmp_path
+
+
+def test_the_editors_preview_setting_turns_preview_on_and_off(tmp_path: Path):
+    (tmp_path / "vllm-lint.toml").write_text("preview = true\n")
+    path = tmp_path / "app.py"
+    assert SettingsResolver().options(path).settings.preview is True
+    assert SettingsResolver(EditorSettings(preview=False)).options(path).settings.preview is False
+    (tmp_path / "vllm-lint.toml").write_text("")
+    assert SettingsResolver(EditorSettings(preview=True)).options(path).settings.preview is True

@@ -90,8 +90,8 @@ class SettingsResolver:
         editor = self.editor
         if editor.target_vllm_version is not None:
             settings = dataclasses.replace(settings, target_vllm_version=_target(editor.target_vllm_version))
-        if editor.preview is not None and "preview" in {field.name for field in dataclasses.fields(Settings)}:
-            settings = dataclasses.replace(settings, preview=editor.preview)  # where the engine has preview rules
+        if editor.preview is not None:
+            settings = dataclasses.replace(settings, preview=editor.preview)
         enabled = enabled_codes(settings, self.codes, editor.select, editor.ignore, editor.extend_select)
         return RunOptions(settings=settings, enabled=enabled, codes=self.codes)
 
