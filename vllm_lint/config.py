@@ -45,6 +45,9 @@ class ConfigError(Exception):
 class Settings:
     source: Path | None = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # globs are relative to this
+    # Outside a repository, how far up a file's vLLM pin is looked for (vllm_api.targets.file_target): the
+    # folders named on the command line and the configuration's; none: up to the filesystem's top.
+    pin_search_tops: tuple[Path, ...] = ()
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()

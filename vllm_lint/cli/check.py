@@ -82,7 +82,16 @@ def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
         settings = dataclasses.replace(settings, respect_gitignore=request.respect_gitignore)
     if request.target_vllm_version is not None:
         settings = dataclasses.replace(settings, target_vllm_version=_target_option(request.target_vllm_version))
-    return settings
+    return dataclasses.replace(settings, pin_search_tops=_pin_search_tops(request.paths, settings))
+
+
+def _pin_search_tops(paths: list[Path], settings: Settings) -> tuple[Path, ...]:
+    """The folders named on the command line and the configuration's: outside a repository, a file's vLLM pin
+    is looked for up to the outermost of them that holds it (vllm_api.targets), whatever the current folder."""
+    tops = [path.resolve() for path in paths if path.is_dir()]
+    if settings.source is not None:
+        tops.append(settings.source.resolve().parent)
+    return tuple(dict.fromkeys(tops))
 
 
 def _target_option(text: str) -> str:
@@ -401,7 +410,7 @@ def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> i
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = None
-        target = file_target(path, text, settings.target_vllm_version, settings.root)
+        target = file_target(path, text, settings.target_vllm_version, settings.pin_search_tops)
         api = load_api(target.specifier)
         print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
     return EXIT_CLEAN

@@ -120,6 +120,7 @@ def lint_bytes(
         launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
         target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
+        pin_search_tops=settings.pin_search_tops,
         known_summaries=options.summaries,
     )
     if not surface.may_match(job):
