@@ -7,20 +7,18 @@ condition that misses a shape of the rule shows only there.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 import vllm_lint.python.prefilter
-from vllm_lint.config import Settings, enabled_codes
-from vllm_lint.engine.runner import RunOptions, lint_file
-from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes, load_rules
+from vllm_lint.config import Settings
+from vllm_lint.engine.prefilter_check import compare_files
+from vllm_lint.rulebook import load_rules
 from vllm_lint.surfaces import all_surfaces
 
 from fixture_files import REPO, SEEDS
 
-CODES = all_codes()
 SURFACES = all_surfaces()
 
 
@@ -28,33 +26,13 @@ def _surface(path: Path):
     return next(s for s in SURFACES if s.claims(path.name, path.read_bytes()[:256]))
 
 
-def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, int]]:
-    settings = Settings(root=path.parent.resolve())
-    options = RunOptions(settings, enabled_codes(settings, CODES, select), CODES)
-    result = lint_file(path, _surface(path), options)
-    return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
-
-
-def _findings_parsing_everything(path: Path, monkeypatch) -> set[tuple[str, int, int]]:
-    with monkeypatch.context() as patch:
-        patch.setattr(vllm_lint.python.prefilter, "may_match", lambda *args: True)  # Python blocks in Markdown too
-        settings = Settings(root=path.parent.resolve())
-        options = RunOptions(settings, enabled_codes(settings, CODES), CODES)
-        surface = dataclasses.replace(_surface(path), may_match=lambda job: True)
-        result = lint_file(path, surface, options)
-    # a syntax error in a file no rule could match is not reported, by design
-    return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
-
-
 def _assert_nothing_hidden(path: Path, monkeypatch) -> None:
     # Named from its own folder, as a user there lints it (under tests/, a Python file is a test file).
     monkeypatch.chdir(path.parent)
     path = Path(path.name)
-    everything = _findings_parsing_everything(path, monkeypatch)
-    assert _findings(path) == everything, "hidden with every rule enabled"
-    for code in sorted({finding[0] for finding in everything}):
-        alone = _findings(path, (code,))
-        assert alone == {f for f in everything if f[0] == code}, f"{code} alone"
+    comparison = compare_files([(path, _surface(path))], Settings(root=Path.cwd().resolve()))
+    assert comparison.parsed_forced == 1
+    assert not comparison.hidden, f"hidden: {comparison.hidden}"
 
 
 EXAMPLES = [
@@ -76,7 +54,7 @@ def test_rule_examples(tmp_path, monkeypatch, rule, index):
     _assert_nothing_hidden(path, monkeypatch)
 
 
-FILES = sorted([*SEEDS.iterdir(), *(REPO / "examples").iterdir()])
+FILES = sorted([*SEEDS.iterdir(), *(SEEDS.parent / "markdown").iterdir(), *(REPO / "examples").iterdir()])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

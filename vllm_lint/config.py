@@ -63,6 +63,15 @@ class Settings:
     agent_rules_globs: tuple[str, ...] | None = None
 
 
+def pin_search_tops(paths: list[Path], source: Path | None) -> tuple[Path, ...]:
+    """The folders named on the command line and the configuration's (``source``): outside a repository, a
+    file's vLLM pin is looked for up to the outermost of them that holds it, whatever the current folder."""
+    tops = [path.resolve() for path in paths if path.is_dir()]
+    if source is not None:
+        tops.append(source.resolve().parent)
+    return tuple(dict.fromkeys(tops))
+
+
 def expand_selectors(selectors: tuple[str, ...] | list[str], codes: list[str], what: str) -> set[str]:
     """``ALL``, ``VLL``, ``VLL2``, ``VLL20``, ``VLL203`` -> the codes they name."""
     chosen: set[str] = set()

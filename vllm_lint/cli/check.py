@@ -16,6 +16,7 @@ from vllm_lint.config import (
     enabled_codes,
     find_config,
     load_settings,
+    pin_search_tops,
 )
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.engine.discovery import PathError, discover
@@ -82,16 +83,7 @@ def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
         settings = dataclasses.replace(settings, respect_gitignore=request.respect_gitignore)
     if request.target_vllm_version is not None:
         settings = dataclasses.replace(settings, target_vllm_version=_target_option(request.target_vllm_version))
-    return dataclasses.replace(settings, pin_search_tops=_pin_search_tops(request.paths, settings))
-
-
-def _pin_search_tops(paths: list[Path], settings: Settings) -> tuple[Path, ...]:
-    """The folders named on the command line and the configuration's: outside a repository, a file's vLLM pin
-    is looked for up to the outermost of them that holds it (vllm_api.targets), whatever the current folder."""
-    tops = [path.resolve() for path in paths if path.is_dir()]
-    if settings.source is not None:
-        tops.append(settings.source.resolve().parent)
-    return tuple(dict.fromkeys(tops))
+    return dataclasses.replace(settings, pin_search_tops=pin_search_tops(request.paths, settings.source))
 
 
 def _target_option(text: str) -> str:

@@ -11,6 +11,7 @@ surface would bring LibCST, which a run over files with nothing to report never 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -117,6 +118,15 @@ class LintJob:
 
     def api(self):
         return self._api
+
+
+# Set (to anything but "" or "0"), every surface parses every file it claims: what the pre-filter would skip is
+# linted too (vllm_lint.engine.prefilter_check compares the two runs; the real-corpus runner sets it).
+NO_PREFILTER_VARIABLE = "VLLM_LINT_NO_PREFILTER"
+
+
+def prefilter_disabled() -> bool:
+    return os.environ.get(NO_PREFILTER_VARIABLE, "") not in ("", "0")
 
 
 def suffix_of(name: str) -> str:
