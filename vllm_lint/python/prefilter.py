@@ -29,7 +29,12 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from vllm_lint.vllm_api import VllmApi
+
+if TYPE_CHECKING:
+    from vllm_lint.python.tree_facts import TreeFacts
 
 ApiLoader = Callable[[], VllmApi]
 
@@ -37,27 +42,44 @@ ApiLoader = Callable[[], VllmApi]
 class FileBytes:
     """What a condition reads. ``code`` is the file's bytes on the first pass and, on the second, the same with
     strings blanked and comments dropped (prose in docstrings and comments is not code); ``raw`` is always the
-    file's bytes (a command line is in a string)."""
+    file's bytes (a command line is in a string). On the last pass, ``facts()``: its ``ast`` tree's."""
 
-    __slots__ = ("code", "raw", "path", "_api_loader")
+    __slots__ = ("code", "raw", "path", "_api_loader", "_facts")
 
     def __init__(self, code: bytes, raw: bytes, path: Path, api_loader: ApiLoader) -> None:
         self.code, self.raw, self.path, self._api_loader = code, raw, path, api_loader
+        self._facts: TreeFacts | None = None
 
     def api(self) -> VllmApi:
         return self._api_loader()
 
+    def facts(self) -> TreeFacts:
+        if self._facts is None:
+            from vllm_lint.python.tree_facts import tree_facts
+
+            self._facts = tree_facts(self.raw)
+            if self._facts is None:
+                raise _Unparsable
+        return self._facts
+
+
+class _Unparsable(Exception):
+    """``ast`` cannot parse the file: LibCST decides (and reports the syntax error)."""
+
 
 class Condition:
-    """A necessary condition of one or more rules: ``holds`` is True for every file they would report.
+    """A necessary condition of one or more rules: ``holds`` is True for every file they would report, and so is
+    ``tree_holds`` (when given), asked only of files whose bytes passed, with ``FileBytes.facts()`` to read.
 
     ``cost`` orders the conditions of a run, cheapest first: 1 for substring and regular expression tests, 2 for
     those that read strings too, 3 and more for those that look names up in the vLLM API snapshot."""
 
-    __slots__ = ("name", "holds", "cost")
+    __slots__ = ("name", "holds", "cost", "tree_holds")
 
-    def __init__(self, name: str, holds: Callable[[FileBytes], bool], cost: int = 1) -> None:
-        self.name, self.holds, self.cost = name, holds, cost
+    def __init__(
+        self, name: str, holds: Callable[[FileBytes], bool], cost: int = 1, tree_holds: Callable[[FileBytes], bool] | None = None
+    ) -> None:
+        self.name, self.holds, self.cost, self.tree_holds = name, holds, cost, tree_holds
 
     def __repr__(self) -> str:
         return f"Condition({self.name!r})"
@@ -256,22 +278,31 @@ SAMPLING_PARAMS = CallableName(b"SamplingParams")
 # -- launches: the byte tests of the Python launch extractors, for the rules over the launch record -------
 # Engine constructions (python/launches.py).
 _ENGINES = (CallableName(b"LLM"), CallableName(b"EngineArgs"), CallableName(b"AsyncEngineArgs"))
-# Launches in subprocess lists (python/command_lines.py). The command starts a string or a list:
-# ``"vllm serve ..."``, ``["vllm", "serve", ...]``, ``"-m", "vllm.entrypoints.openai.api_server"`` (log
-# messages that mention it do not start with it).
+# Launches in subprocess lists (python/command_lines.py): ``subprocess.run(["vllm", "serve", ...])``,
+# ``"vllm serve ..."``, ``"-m", "vllm.entrypoints.openai.api_server"``, wrapped (``"exec vllm serve"``,
+# ``"docker run ... vllm/vllm-openai"``), ``-m vllm.X`` for a module vLLM lacks (VLL303). Between two items of a
+# command list anything that separates tokens may stand (spaces, line breaks, commas, comments, a string
+# prefix): the items may sit on one line or one per line, in either quotes.
+# Within one string, words are apart by blanks (a backslash-newline in a string continues it).
+_BETWEEN_ITEMS = rb"[\"'](?:[\s,]|#[^\n]*)*[fFrRbBuU]{0,2}[\"']"
+_BETWEEN_WORDS = rb"(?:[ \t]|\\\r?\n)+"
 _SERVE_COMMAND = (
-    lazy_re(rb"[\"']vllm(?:[\"'][ \t]*,[ \t]*[\"']|[ \t]+)serve\b"),
-    lazy_re(rb"[\"']vllm\.entrypoints\.(?:openai\.)?api_server[\"']"),
-    # python/command_lines.py also reads wrapped commands (`"exec vllm serve"`, `"docker run ... vllm/vllm-openai"`),
-    # `-m vllm.entrypoints.cli.main serve`, and `-m vllm.X` for a module vLLM lacks (VLL303)
-    lazy_re(rb"vllm[ \t]+serve\b"),
+    lazy_re(rb"[\"']vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b"),
+    lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server"),
+    lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b"),
     lazy_re(rb"vllm/vllm"),
     lazy_re(rb"vllm-openai"),
-    lazy_re(rb"-m[\"',\s]{1,8}vllm\b"),
+    lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b"),
 )
+# The same commands in the tree's strings (one item each): the words they hold.
+_SERVE_WORDS = ("serve", "-m", "vllm/", "vllm-openai")
 # The callees python/command_lines.py reads (subprocess.*, os.exec*/posix_spawn*/system/popen,
-# asyncio.create_subprocess_*), as written or imported: ``from os import execvp``, ``import os as o``.
-_PROCESS_WORDS = (b"subprocess", b"os.exec", b"os.posix_spawn", b"os.system", b"os.popen", b"from os import", b"import os as")
+# asyncio.create_subprocess_*), as written or imported (``from os import execvp``, ``o.system``).
+_PROCESS_WORDS = (b"subprocess", b"exec", b"spawn", b"system", b"popen")
+_PROCESS_IDENTIFIERS = frozenset({
+    "subprocess", "system", "popen", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe", "execl",
+    "execlp", "execle", "execlpe", "create_subprocess_exec", "create_subprocess_shell", "getoutput", "getstatusoutput",
+})
 
 
 def _engine_constructed(file: FileBytes) -> bool:
@@ -283,17 +314,28 @@ def _engine_constructed(file: FileBytes) -> bool:
 
 
 def _launch_in_command_line(file: FileBytes) -> bool:
-    """``subprocess.run(["vllm", "serve", ...])`` and friends: the command is in strings, so raw bytes."""
+    """The command is in strings, so raw bytes; the callee is code."""
     raw = file.raw
     return (
         b"vllm" in raw
-        and any(word in raw for word in _PROCESS_WORDS)
+        and any(word in file.code for word in _PROCESS_WORDS)
         and any(pattern.search(raw) for pattern in _SERVE_COMMAND)
     )
 
 
+def _launch_in_tree(file: FileBytes) -> bool:
+    """A string names vLLM, one has a word of a serve command (the same or another item of the list), and a
+    process-starting callee is named."""
+    facts = file.facts()
+    return (
+        not _PROCESS_IDENTIFIERS.isdisjoint(facts.identifiers)
+        and facts.any_string_has(("vllm",))
+        and facts.any_string_has(_SERVE_WORDS)
+    )
+
+
 ENGINE_CONSTRUCTION = Condition("a vLLM engine (LLM, EngineArgs, AsyncEngineArgs) is constructed", _engine_constructed)
-COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2)
+COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2, tree_holds=_launch_in_tree)
 
 
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
@@ -348,6 +390,8 @@ class Binding:
             line_start = code.rfind(b"\n", 0, match.start()) + 1
             before = code[line_start:match.start()]
             if b"=" not in before:
+                if not before.strip(b" \t([{"):
+                    yield None  # the call starts its line: an assignment on the lines above may bind it
                 continue  # not assigned: no name holds it
             target = self._TARGET.match(before)
             yield target.group(1) if target else None
@@ -356,7 +400,7 @@ class Binding:
 _attribute_sets: dict[tuple[int, tuple[str, ...]], frozenset[str] | None] = {}
 
 
-def _shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str] | None:
+def shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str] | None:
     """The attributes every one of ``classes`` has (None when the snapshot lacks one of them)."""
     key = (id(api), classes)
     if key not in _attribute_sets:
@@ -367,7 +411,7 @@ def _shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str]
 
 def instance_reads_fine(code: bytes, binding: Binding, classes: tuple[str, ...], api: VllmApi) -> bool:
     """Every ``name.attr`` read on a name bound to an instance of ``classes`` is an attribute all of them have."""
-    attributes = _shared_attributes(api, classes)
+    attributes = shared_attributes(api, classes)
     if attributes is None:
         return False
     for name in binding.names(code):
@@ -401,23 +445,27 @@ def conditions_of(enabled: frozenset[str]) -> tuple[Condition, ...]:
 
 
 @lru_cache(maxsize=16)
-def _tests(enabled: frozenset[str]) -> tuple[Callable[[FileBytes], bool], ...]:
-    return tuple(condition.holds for condition in conditions_of(enabled))
+def _tests(enabled: frozenset[str]) -> tuple[tuple[Callable[[FileBytes], bool], Callable[[FileBytes], bool] | None], ...]:
+    return tuple((condition.holds, condition.tree_holds) for condition in conditions_of(enabled))
 
 
 def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiLoader) -> bool:
     tests = _tests(enabled)
     # First on the raw bytes (fast, rules out most files), then once more on the code alone:
     # prose in docstrings and comments ("import vllm is called", "see the deployment") is not code.
-    return _any_holds(tests, FileBytes(data, data, path, api_loader)) and _any_holds(
-        tests, FileBytes(code_only(data), data, path, api_loader)
-    )
-
-
-def _any_holds(tests: tuple[Callable[[FileBytes], bool], ...], file: FileBytes) -> bool:
-    for holds in tests:
+    if not any(holds(FileBytes(data, data, path, api_loader)) for holds, _ in tests):
+        return False
+    file = FileBytes(code_only(data), data, path, api_loader)
+    for holds, tree_holds in tests:
         if holds(file):
-            return True
+            if tree_holds is None:
+                return True
+            # A condition with a reading of the tree: the file passes only if that holds too.
+            try:
+                if tree_holds(file):
+                    return True
+            except _Unparsable:
+                return True
     return False
 
 
