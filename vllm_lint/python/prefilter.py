@@ -109,6 +109,10 @@ def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
     return _Lazy(source, flags)  # type: ignore[return-value] - quacks like a Pattern
 
 
+# Where Python lets a statement's words stand apart: blanks, or a backslash and a line break. Inside brackets
+# any whitespace (``\s``) and comments may.
+GAP = rb"(?:[ \t]|\\\r?\n)"
+
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -166,37 +170,47 @@ _HANDLER_CLUES = (
     (b"Servicer", lazy_re(rb"Servicer\b")),
     (b"View", lazy_re(rb"View(?:Set)?\b")),
     # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
-    (b")(", lazy_re(rb"\.[ \t]*(?:post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\([ \t]*\w+[ \t]*\)")),
+    (b")(", lazy_re(rb"\.\s*(?:post|put|patch|delete|options|head|api_route|websocket|route)\s*\([^()]*\)\s*\(\s*\w+\s*,?\s*\)")),
     (b"web.", lazy_re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", lazy_re(rb"django\.urls")),
 )
 # Frameworks whose handlers are found only through their own names: importing one is necessary.
 _FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
-_IMPORT_LINE_START = lazy_re(rb"[ \t]*(?:from|import)[ \t]")
+_IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w. \t]+,[ \t]*)*)$")
 
 
 def _imports_a_framework(data: bytes) -> bool:
-    """``import gradio as gr``, ``from bentoml import ...``, ``import os, modal``: a line that imports one of them."""
+    """``import gradio as gr``, ``from bentoml import ...``, ``import os,modal``, continued with a backslash: a
+    statement that imports one of them (the name as a word, after ``from`` or in an ``import`` list)."""
     for name in _FRAMEWORK_NAMES:
-        if name not in data:
-            continue
-        for lead in (b"import ", b"from ", b", "):
-            start = data.find(lead + name)
-            while start != -1:
-                end = start + len(lead) + len(name)
-                if end >= len(data) or data[end] not in _WORD_BYTES:
-                    line_start = data.rfind(b"\n", 0, start) + 1
-                    if _IMPORT_LINE_START.match(data, line_start):
-                        return True
-                start = data.find(lead + name, start + 1)
+        start = data.find(name)
+        while start != -1:
+            end = start + len(name)
+            if (end >= len(data) or data[end] not in _WORD_BYTES) and (start == 0 or data[start - 1] not in _WORD_BYTES):
+                if _IMPORT_STATEMENT.search(_statement_before(data, start)):
+                    return True
+            start = data.find(name, end)
     return False
+
+
+def _statement_before(data: bytes, index: int) -> bytes:
+    """The text from the start of the (backslash-continued) line that holds ``index`` up to it, on one line."""
+    line_start = data.rfind(b"\n", 0, index) + 1
+    while line_start >= 2:
+        end = line_start - 1  # the line break ending the line above
+        if data[end - 1] == 0x0D:
+            end -= 1
+        if end < 1 or data[end - 1] != 0x5C:  # no backslash: the statement starts here
+            break
+        line_start = data.rfind(b"\n", 0, end - 1) + 1
+    return data[line_start:index].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
 
 
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
 _WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
 _WEB_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
-    lazy_re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _WEB_FRAMEWORKS),
+    lazy_re(rb"from" + GAP + rb"+" + _WEB_FRAMEWORKS),
+    lazy_re(rb"import" + GAP + rb"+(?:[\w. \t]+," + GAP + rb"*)*" + _WEB_FRAMEWORKS),
 )
 # Model loads and model calls: vocabulary.is_model_load, VLL102's generate, VLL103's LLM methods.
 _VLLM_ENGINE_WORD = lazy_re(rb"LLM(?:Engine)?\b")
@@ -248,8 +262,8 @@ class CallableName:
 
     def __init__(self, name: bytes) -> None:
         self.name = name
-        self._call = lazy_re(name + rb"[ \t]*(?:\(|\\\r?\n|as[ \t])")
-        self._bare = lazy_re(name + rb"[ \t]*(?:[#;\r\n]|$)")
+        self._call = lazy_re(name + rb"\s*(?:\(|\\\r?\n|as\s)")
+        self._bare = lazy_re(name + rb"[ \t]*(?:[#;\r\n)]|$)")
         self._last: tuple[bytes | None, bool] = (None, False)  # several rules ask about the same file
 
     def calls(self, data: bytes) -> Iterator[re.Match[bytes]]:
@@ -265,13 +279,13 @@ class CallableName:
     def aliased(self, data: bytes) -> bool:
         """``X = [mod.]Name`` (model.py follows such module-level aliases) or ``import ... Name as X``."""
         for match in word_matches(self._bare, data):
-            line_start = data.rfind(b"\n", 0, match.start()) + 1
-            if _ASSIGNED_NAME.search(data, line_start, match.start()):
+            # ``X = Name``, ``X = (\n    mod.Name\n)``: an ``=`` before it, brackets and line breaks between
+            if _ASSIGNED_NAME.search(data, max(0, match.start() - 200), match.start()):
                 return True
-        return any(m.group(0).endswith((b"as ", b"as\t")) for m in self.calls(data))
+        return any(m.group(0)[-3:-1] == b"as" for m in self.calls(data))
 
 
-_ASSIGNED_NAME = lazy_re(rb"=[ \t]*(?:[\w.]+\.)?$")
+_ASSIGNED_NAME = lazy_re(rb"=(?:[\s(]|\\)*(?:[\w.]+\.)?$")
 SAMPLING_PARAMS = CallableName(b"SamplingParams")
 
 
@@ -341,8 +355,8 @@ COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_com
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
 _CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
 _CLIENT_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + _CLIENT_LIBRARY),
-    lazy_re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _CLIENT_LIBRARY),
+    lazy_re(rb"from" + GAP + rb"+" + _CLIENT_LIBRARY),
+    lazy_re(rb"import" + GAP + rb"+(?:[\w. \t]+," + GAP + rb"*)*" + _CLIENT_LIBRARY),
 )
 
 
