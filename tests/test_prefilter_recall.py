@@ -69,3 +69,17 @@ def test_the_comparison_sees_a_hidden_finding(tmp_path, monkeypatch):
     monkeypatch.setattr(vllm_lint.python.prefilter, "_tests", lambda enabled: ())
     with pytest.raises(AssertionError, match="hidden"):
         _assert_nothing_hidden(path, monkeypatch)
+
+
+def test_the_switch_turns_the_pre_filter_off(tmp_path):
+    # A syntax error in a file no rule could match is not reported (the pre-filter skips it) unless the
+    # pre-filter is off, as the real-corpus runner and prefilter_check.compare turn it off.
+    import os
+
+    from lintutil import run_cli
+
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n", encoding="utf-8")
+    command = ("check", "--no-cache", "--isolated", "--output-format", "concise", str(tmp_path / "broken.py"))
+    assert run_cli(*command).returncode == 0
+    off = run_cli(*command, env={**os.environ, "VLLM_LINT_NO_PREFILTER": "1"})
+    assert off.returncode == 1 and "VLL000" in off.stdout
