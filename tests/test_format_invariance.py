@@ -115,3 +115,10 @@ def test_the_property_catches_a_layout_assumption(monkeypatch):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_command_list_one_item_per_line_is_linted():
+    # How Modal's own vLLM example writes its command: once hidden by the pre-filter.
+    case = Case("one-per-line", 'import subprocess\n\nsubprocess.Popen([\n    "vllm",\n    "serve",\n    "Qwen/Qwen3-8B",\n])\n', ".py",
+                lambda folder, text: (_write(folder / "serve.py", text), []))
+    assert {code for code, _, _ in case.findings(case.text)} >= {"VLL201", "VLL203"}
