@@ -109,9 +109,9 @@ def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
     return _Lazy(source, flags)  # type: ignore[return-value] - quacks like a Pattern
 
 
-# Where Python lets a statement's words stand apart: blanks, or a backslash and a line break. Inside brackets
-# any whitespace (``\s``) and comments may.
-GAP = rb"(?:[ \t]|\\\r?\n)"
+# The items of an ``import`` before the one a pattern looks for: ``a.b as c, d,``. Unambiguous (a name cannot
+# hold a blank), so a long list costs one pass, not a backtracking search.
+IMPORTED_ITEMS = rb"(?:\w+(?:[ \t]*\.[ \t]*\w+)*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -176,7 +176,7 @@ _HANDLER_CLUES = (
 )
 # Frameworks whose handlers are found only through their own names: importing one is necessary.
 _FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
-_IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w. \t]+,[ \t]*)*)$")
+_IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
 
 
 def _imports_a_framework(data: bytes) -> bool:
@@ -209,8 +209,8 @@ def _statement_before(data: bytes, index: int) -> bytes:
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
 _WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
 _WEB_IMPORTS = (
-    lazy_re(rb"from" + GAP + rb"+" + _WEB_FRAMEWORKS),
-    lazy_re(rb"import" + GAP + rb"+(?:[\w. \t]+," + GAP + rb"*)*" + _WEB_FRAMEWORKS),
+    lazy_re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _WEB_FRAMEWORKS),
 )
 # Model loads and model calls: vocabulary.is_model_load, VLL102's generate, VLL103's LLM methods.
 _VLLM_ENGINE_WORD = lazy_re(rb"LLM(?:Engine)?\b")
@@ -245,7 +245,7 @@ def handler_clue(data: bytes, path: Path) -> bool:
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:
-    return any(has_word(pattern, data) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
+    return any(has_word(pattern, joined_lines(data)) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
 
 
 @remembered
@@ -355,13 +355,22 @@ COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_com
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
 _CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
 _CLIENT_IMPORTS = (
-    lazy_re(rb"from" + GAP + rb"+" + _CLIENT_LIBRARY),
-    lazy_re(rb"import" + GAP + rb"+(?:[\w. \t]+," + GAP + rb"*)*" + _CLIENT_LIBRARY),
+    lazy_re(rb"from[ \t]+" + _CLIENT_LIBRARY),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _CLIENT_LIBRARY),
 )
 
 
 def imports_client_library(code: bytes) -> bool:
+    code = joined_lines(code)
     return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)
+
+
+def joined_lines(code: bytes) -> bytes:
+    """``code`` with each backslash-continued line joined to the next: a statement on one line, as the
+    import patterns read it (one pattern with the continuation in it would backtrack on every line)."""
+    if b"\\\n" not in code and b"\\\r\n" not in code:
+        return code
+    return code.replace(b"\\\r\n", b"  ").replace(b"\\\n", b" ")
 
 
 # -- calls and what their results are bound to ---------------------------------------------------
