@@ -1,116 +1,210 @@
-"""Time vllm-lint against ruff (and optionally Fixit) on the same trees, in the same run.
+"""Time vllm-lint against ruff on the same inputs, in one run, interleaved, and print medians.
 
 Usage:
-    python benchmarks/fetch_vllm_source.py --copies 10     # once: bench-data/vllm-src{,-x10}
-    python benchmarks/run_lint_benchmark.py [--fixit] [--repeat 3]
+    python benchmarks/fetch_vllm_source.py                 # once: bench-data/vllm-src
+    python benchmarks/run_lint_benchmark.py [--rounds 5] [--write docs/performance.md] [--fixit]
 
-Prints one table: wall time (best of --repeat) and peak RSS per tool and tree,
-and the vllm-lint/ruff ratio. Trees: the vllm package source (2,642 files), the
-Python standard library (a sparse tree), and 10x the vllm source.
+Every round runs each command once, in the same order (vllm-lint then ruff on the same input), so a drift of the
+machine's speed touches both sides of a pair alike; a row's figure is the median over the rounds, and a ratio is
+the median of the rounds' own ratios (median of pairs). One untimed round first (bytecode written, files in the
+page cache, for every tool alike).
+
+Rows: the vllm package source (2,642 files) cold (``--no-cache``) and warm (result cache) against
+``ruff check --select ALL --no-cache``; the standard library; one clean file and one file with findings as
+pre-commit runs them; ``vllm-lint hook claude`` on a file with findings (an agent's edit hook); the pre-filter's
+effect on vllm/entrypoints/serve (57 files): cold with it and with ``VLLM_LINT_NO_PREFILTER=1``, and how many files
+each parsed (vllm_lint.engine.prefilter_check, which also counts findings the pre-filter hid: 0 expected).
+``--write`` puts the table in a Markdown file (docs/performance.md), dated, with the machine and its load.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
-
-
-def _tool(name: str) -> list[str] | None:
-    found = shutil.which(name) or (str(Path(sys.executable).parent / name) if (Path(sys.executable).parent / name).exists() else None)
-    # Absolute: the tools run in a temporary folder, where a relative PATH entry would point nowhere.
-    return [os.path.abspath(found)] if found else None
-
+BAD_FILE = ROOT / "tests" / "fixtures" / "seeds" / "code" / "004_server.py"
 
 # Bytecode is cached as in any normal install: with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) an
 # editable install recompiles vllm-lint's modules on every run, ~50 ms that no user pays.
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MiB of the largest process in the run (the command or a worker), exit code."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    # wait4's usage covers the child and every descendant it waited for (vllm-lint's workers).
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss / 1024, process.returncode
+def _tool(name: str) -> list[str] | None:
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    # Absolute: the tools run in a temporary folder, where a relative PATH entry would point nowhere.
+    return [os.path.abspath(found)] if found else None
 
 
-def best_of(command: list[str], cwd: Path, repeat: int, warm_up: bool = True) -> tuple[float, float]:
-    if warm_up:
-        timed(command, cwd)  # untimed: bytecode written, files in the page cache, for every tool alike
-    runs = [timed(command, cwd) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs)
+@dataclass
+class Command:
+    label: str  # the row
+    tool: str  # "vllm-lint" or "ruff"
+    argv: list[str]
+    stdin: bytes = b""
+    env: dict[str, str] = field(default_factory=dict)
+    seconds: list[float] = field(default_factory=list)
+    peak_mib: list[float] = field(default_factory=list)
+
+    def run(self, cwd: Path, record: bool = True) -> None:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            self.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**ENV, **self.env},
+        )
+        process.stdin.write(self.stdin)
+        process.stdin.close()
+        # wait4's usage covers the child and every descendant it waited for (vllm-lint's workers).
+        _, _, usage = os.wait4(process.pid, 0)
+        if record:
+            self.seconds.append(time.perf_counter() - start)
+            self.peak_mib.append(usage.ru_maxrss / 1024)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--fixit", action="store_true", help="also time Fixit (slow: minutes on the vllm tree)")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (medians over them; at least 5)")
+    parser.add_argument("--write", type=Path, help="also write the table to this Markdown file")
+    parser.add_argument("--fixit", action="store_true", help="also time Fixit once on the vllm source (minutes)")
+    parser.add_argument("--stdlib-ruff", action="store_true", help="also time ruff on the standard library (slow)")
     args = parser.parse_args()
+    if args.rounds < 5:
+        parser.error("--rounds: at least 5")
 
-    # The console script of this Python's install, as pre-commit and CI run it (``-m`` would add runpy's
-    # start-up); ``-m`` where there is none (a checkout without an install).
+    # The console script of this Python's install, as pre-commit and CI run it; ``-m`` where there is none.
     script = Path(sys.executable).parent / "vllm-lint"
     vllm_lint = [str(script)] if script.is_file() else [sys.executable, "-m", "vllm_lint"]
     ruff = _tool("ruff")
-    fixit = _tool("fixit") if args.fixit else None
-    trees = {
-        "vllm source (2,642 files)": DATA / "vllm-src",
-        "stdlib": Path(sysconfig.get_paths()["stdlib"]),
-        "vllm source x10": DATA / "vllm-src-x10",
-    }
-    missing = [str(path) for path in trees.values() if not path.is_dir()]
-    if missing:
-        print(f"missing trees: {', '.join(missing)}; run benchmarks/fetch_vllm_source.py --copies 10 first", file=sys.stderr)
+    vllm_source = DATA / "vllm-src"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    entrypoints = vllm_source / "vllm" / "entrypoints" / "serve"
+    if not vllm_source.is_dir():
+        print(f"missing {vllm_source}: run benchmarks/fetch_vllm_source.py first", file=sys.stderr)
         return 2
+    if ruff is None:
+        print("ruff not found (pip install ruff, the bench extra)", file=sys.stderr)
+        return 2
+
     work = Path(tempfile.mkdtemp(prefix="vllm-lint-bench-"))
-    rows = []
-    for label, tree in trees.items():
-        base = [*vllm_lint, "check", "--no-respect-gitignore", "--isolated", "--exit-zero", "--output-format", "concise"]
-        seconds, rss = best_of([*base, "--no-cache", str(tree)], work, args.repeat)
-        rows.append((label, "vllm-lint check --no-cache (cold)", seconds, rss))
-        cache = ["--cache-dir", str(work / "cache")]
-        timed([*base, *cache, str(tree)], work)  # fill the cache
-        warm_seconds, warm_rss = best_of([*base, *cache, str(tree)], work, args.repeat)
-        rows.append((label, "vllm-lint check (warm cache)", warm_seconds, warm_rss))
-        if ruff:
-            ruff_cmd = [*ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--isolated", "--no-respect-gitignore", "-q", str(tree)]
-            ruff_seconds, ruff_rss = best_of(ruff_cmd, work, args.repeat)
-            rows.append((label, "ruff check --select ALL --no-cache", ruff_seconds, ruff_rss))
-            rows.append((label, "ratio cold vllm-lint / ruff", seconds / ruff_seconds, 0.0))
-        if fixit and label.startswith("vllm source ("):
-            fixit_seconds, fixit_rss = best_of([*fixit, "lint", str(tree)], work, 1, warm_up=False)
-            rows.append((label, "fixit lint (default rules)", fixit_seconds, fixit_rss))
-    # One file as pre-commit runs it: a clean file and one with findings.
     clean = work / "clean.py"
     clean.write_text("import os\n\nprint(os.getcwd())\n")
-    findings = ROOT.parent / "shared" / "seeds" / "code" / "004_server.py"
-    for label, path in (("one clean file", clean), ("one file with findings", findings)):
-        if path.exists():
-            seconds, rss = best_of([*vllm_lint, "check", "--no-cache", "--exit-zero", "--isolated", str(path)], work, max(args.repeat, 5))
-            rows.append((label, "vllm-lint check --no-cache", seconds, rss))
-            if ruff:
-                ruff_seconds, ruff_rss = best_of([*ruff, "check", "--no-cache", "--exit-zero", "--isolated", str(path)], work, max(args.repeat, 5))
-                rows.append((label, "ruff check", ruff_seconds, ruff_rss))
-    print(f"{'tree':<28} {'tool':<38} {'seconds':>9} {'peak MiB':>9}")
-    for label, tool, seconds, rss in rows:
-        shown_rss = f"{rss:9.0f}" if rss else " " * 9
-        print(f"{label:<28} {tool:<38} {seconds:9.3f} {shown_rss}")
-    print(f"(cores: {os.cpu_count()}, python {sys.version.split()[0]}, best of {args.repeat}; peak MiB: the largest single process)")
+    bad = work / BAD_FILE.name
+    shutil.copyfile(BAD_FILE, bad)
+    cache = ["--cache-dir", str(work / "cache")]
+    tree_options = ["--no-respect-gitignore", "--isolated", "--exit-zero", "--output-format", "concise"]
+    ruff_tree = [*ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--isolated", "--no-respect-gitignore", "-q"]
+    hook_payload = json.dumps({"hook_event_name": "PostToolUse", "cwd": str(work), "tool_name": "Write",
+                               "tool_input": {"file_path": str(bad)}}).encode()
+    commands = [
+        Command("vllm source, cold", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(vllm_source)]),
+        Command("vllm source, cold", "ruff", [*ruff_tree, str(vllm_source)]),
+        Command("vllm source, warm (cache)", "vllm-lint", [*vllm_lint, "check", *tree_options, *cache, str(vllm_source)]),
+        Command("standard library, cold", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(stdlib)]),
+        *([Command("standard library, cold", "ruff", [*ruff_tree, str(stdlib)])] if args.stdlib_ruff else []),
+        Command("one clean file", "vllm-lint", [*vllm_lint, "check", "--no-cache", "--exit-zero", "--isolated", str(clean)]),
+        Command("one clean file", "ruff", [*ruff, "check", "--no-cache", "--exit-zero", "--isolated", str(clean)]),
+        Command("one file with findings", "vllm-lint", [*vllm_lint, "check", "--no-cache", "--exit-zero", "--isolated", str(bad)]),
+        Command("one file with findings", "ruff", [*ruff, "check", "--no-cache", "--exit-zero", "--isolated", str(bad)]),
+        Command("hook claude, file with findings", "vllm-lint", [*vllm_lint, "hook", "claude"], stdin=hook_payload),
+        Command("vllm/entrypoints/serve, pre-filter on", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(entrypoints)]),
+        Command("vllm/entrypoints/serve, pre-filter off", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(entrypoints)],
+                env={"VLLM_LINT_NO_PREFILTER": "1"}),
+    ]
+    load_before = os.getloadavg()
+    for command in commands:
+        command.run(work, record=False)  # the untimed round (it fills the cache for the warm row)
+    for round_number in range(args.rounds):
+        for command in commands:
+            command.run(work)
+        print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr, flush=True)
+    load_after = os.getloadavg()
+    fixit_seconds = None
+    if args.fixit and _tool("fixit"):
+        fixit = Command("vllm source", "fixit", [*_tool("fixit"), "lint", str(vllm_source)])
+        fixit.run(work)
+        fixit_seconds = fixit.seconds[0]
+
+    from vllm_lint.engine.prefilter_check import compare
+
+    effect = compare([entrypoints], per_code=False)
     shutil.rmtree(work, ignore_errors=True)
+
+    lines = _table(commands, args.rounds)
+    lines.append("")
+    lines.append(
+        f"Pre-filter on vllm/entrypoints/serve ({effect.files} files): {effect.parsed_filtered} parsed with it, "
+        f"{effect.parsed_forced} without; findings it hid: {len(effect.hidden)}."
+    )
+    if fixit_seconds is not None:
+        lines.append(f"Fixit (default rules) on the vllm source, one run: {fixit_seconds:.1f} s.")
+    machine = (
+        f"{datetime.date.today().isoformat()}, {platform.machine()} {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {_version()}, {ruff_version(ruff)}; load average {load_before[0]:.1f} before, "
+        f"{load_after[0]:.1f} after; medians of {args.rounds} interleaved rounds after one untimed round."
+    )
+    print("\n".join(lines))
+    print(machine)
+    if args.write:
+        args.write.write_text(_document(lines, machine), encoding="utf-8")
     return 0
+
+
+def _table(commands: list[Command], rounds: int) -> list[str]:
+    rows: dict[str, dict[str, Command]] = {}
+    for command in commands:
+        rows.setdefault(command.label, {})[command.tool] = command
+    lines = [
+        "| input | vllm-lint | ruff `--select ALL` | vllm-lint / ruff (median of pairs) | peak MiB vllm-lint / ruff |",
+        "|---|---|---|---|---|",
+    ]
+    for label, tools in rows.items():
+        ours, theirs = tools.get("vllm-lint"), tools.get("ruff")
+        ratio = ""
+        if ours and theirs:
+            ratio = f"{_median([a / b for a, b in zip(ours.seconds, theirs.seconds)]):.2f}"
+        peak = f"{_median(ours.peak_mib):.0f}" + (f" / {_median(theirs.peak_mib):.0f}" if theirs else "")
+        lines.append(
+            f"| {label} | {_median(ours.seconds):.3f} s | {f'{_median(theirs.seconds):.3f} s' if theirs else ''} | {ratio} | {peak} |"
+        )
+    return lines
+
+
+def _version() -> str:
+    from vllm_lint import __version__
+
+    return f"vllm-lint {__version__}"
+
+
+def ruff_version(ruff: list[str]) -> str:
+    return subprocess.run([*ruff, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def _document(lines: list[str], machine: str) -> str:
+    return (
+        "# Performance\n\n"
+        "Written by `python benchmarks/run_lint_benchmark.py --write docs/performance.md` (see its docstring for\n"
+        "what each row runs). Every figure is a median over interleaved rounds, vllm-lint and ruff taking turns on\n"
+        "the same input; ratios are medians of the rounds' own ratios. Only the latest run is kept here.\n\n"
+        f"Measured {machine}\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 if __name__ == "__main__":

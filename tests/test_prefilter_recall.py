@@ -7,20 +7,18 @@ condition that misses a shape of the rule shows only there.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 import vllm_lint.python.prefilter
-from vllm_lint.config import Settings, enabled_codes
-from vllm_lint.engine.runner import RunOptions, lint_file
-from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes, load_rules
+from vllm_lint.config import Settings
+from vllm_lint.engine.prefilter_check import compare_files
+from vllm_lint.rulebook import load_rules
 from vllm_lint.surfaces import all_surfaces
 
 from fixture_files import REPO, SEEDS
 
-CODES = all_codes()
 SURFACES = all_surfaces()
 
 
@@ -28,33 +26,14 @@ def _surface(path: Path):
     return next(s for s in SURFACES if s.claims(path.name, path.read_bytes()[:256]))
 
 
-def _findings(path: Path, select: tuple[str, ...] = ()) -> set[tuple[str, int, int]]:
-    settings = Settings(root=path.parent.resolve(), preview=True)  # the rules in preview as well
-    options = RunOptions(settings, enabled_codes(settings, CODES, select), CODES)
-    result = lint_file(path, _surface(path), options)
-    return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
-
-
-def _findings_parsing_everything(path: Path, monkeypatch) -> set[tuple[str, int, int]]:
-    with monkeypatch.context() as patch:
-        patch.setattr(vllm_lint.python.prefilter, "may_match", lambda *args: True)  # Python blocks in Markdown too
-        settings = Settings(root=path.parent.resolve(), preview=True)
-        options = RunOptions(settings, enabled_codes(settings, CODES), CODES)
-        surface = dataclasses.replace(_surface(path), may_match=lambda job: True)
-        result = lint_file(path, surface, options)
-    # a syntax error in a file no rule could match is not reported, by design
-    return {(d.code, d.start.line, d.start.column) for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
-
-
 def _assert_nothing_hidden(path: Path, monkeypatch) -> None:
     # Named from its own folder, as a user there lints it (under tests/, a Python file is a test file).
     monkeypatch.chdir(path.parent)
     path = Path(path.name)
-    everything = _findings_parsing_everything(path, monkeypatch)
-    assert _findings(path) == everything, "hidden with every rule enabled"
-    for code in sorted({finding[0] for finding in everything}):
-        alone = _findings(path, (code,))
-        assert alone == {f for f in everything if f[0] == code}, f"{code} alone"
+    settings = Settings(root=Path.cwd().resolve(), preview=True)  # the rules in preview as well
+    comparison = compare_files([(path, _surface(path))], settings)
+    assert comparison.parsed_forced == 1
+    assert not comparison.hidden, f"hidden: {comparison.hidden}"
 
 
 EXAMPLES = [
@@ -76,7 +55,7 @@ def test_rule_examples(tmp_path, monkeypatch, rule, index):
     _assert_nothing_hidden(path, monkeypatch)
 
 
-FILES = sorted([*SEEDS.iterdir(), *(REPO / "examples").iterdir()])
+FILES = sorted([*SEEDS.iterdir(), *(SEEDS.parent / "markdown").iterdir(), *(REPO / "examples").iterdir()])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -91,3 +70,17 @@ def test_the_comparison_sees_a_hidden_finding(tmp_path, monkeypatch):
     monkeypatch.setattr(vllm_lint.python.prefilter, "_tests", lambda enabled: ())
     with pytest.raises(AssertionError, match="hidden"):
         _assert_nothing_hidden(path, monkeypatch)
+
+
+def test_the_switch_turns_the_pre_filter_off(tmp_path):
+    # A syntax error in a file no rule could match is not reported (the pre-filter skips it) unless the
+    # pre-filter is off, as the real-corpus runner and prefilter_check.compare turn it off.
+    import os
+
+    from lintutil import run_cli
+
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n", encoding="utf-8")
+    command = ("check", "--no-cache", "--isolated", "--output-format", "concise", str(tmp_path / "broken.py"))
+    assert run_cli(*command).returncode == 0
+    off = run_cli(*command, env={**os.environ, "VLLM_LINT_NO_PREFILTER": "1"})
+    assert off.returncode == 1 and "VLL000" in off.stdout

@@ -223,3 +223,22 @@ def test_a_module_of_vllm_itself_runs_on_its_own_release(tmp_path: Path) -> None
     own = Target("==0.32.0", "../../vllm/_version.py: the vLLM package itself, 0.32.0")
     assert file_target(root / "vllm" / "entrypoints" / "openai" / "api_server.py", None, None) == own
     assert file_target(root / "notvllm" / "x.py", None, None) == Target(None, "../requirements.txt: vllm unpinned (the newest release)")
+
+
+def test_the_result_does_not_depend_on_the_current_folder(tmp_path: Path) -> None:
+    # Outside a repository the pin is looked for up to the folder named on the command line, so linting one
+    # tree from its parent, from inside it and from elsewhere judges it against the same release.
+    from lintutil import run_cli
+
+    tree = tmp_path / "parent" / "project"
+    (tree / "service").mkdir(parents=True)
+    (tree / "requirements.txt").write_text("vllm==0.6.3\n", encoding="utf-8")
+    # vllm.utils defined FlexibleArgumentParser in 0.6.3; newer releases moved it (VLL303 there)
+    (tree / "service" / "serve.py").write_text("from vllm.utils import FlexibleArgumentParser\nparser = FlexibleArgumentParser()\n", encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    outputs = []
+    for cwd in (tmp_path / "parent", tree / "service", tmp_path / "elsewhere"):
+        result = run_cli("check", "--output-format", "json", "--no-cache", "--exit-zero", str(tree), cwd=cwd)
+        assert result.returncode == 0, result.stderr
+        outputs.append(json.loads(result.stdout))
+    assert outputs[0] == outputs[1] == outputs[2] == []

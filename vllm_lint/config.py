@@ -46,6 +46,9 @@ class ConfigError(Exception):
 class Settings:
     source: Path | None = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # globs are relative to this
+    # Outside a repository, how far up a file's vLLM pin is looked for (vllm_api.targets.file_target): the
+    # folders named on the command line and the configuration's; none: up to the filesystem's top.
+    pin_search_tops: tuple[Path, ...] = ()
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
@@ -60,6 +63,15 @@ class Settings:
     preview: bool = False  # run the rules still in preview (their YAML says `preview: true`)
     agent_rules_targets: tuple[str, ...] | None = None
     agent_rules_globs: tuple[str, ...] | None = None
+
+
+def pin_search_tops(paths: list[Path], source: Path | None) -> tuple[Path, ...]:
+    """The folders named on the command line and the configuration's (``source``): outside a repository, a
+    file's vLLM pin is looked for up to the outermost of them that holds it, whatever the current folder."""
+    tops = [path.resolve() for path in paths if path.is_dir()]
+    if source is not None:
+        tops.append(source.resolve().parent)
+    return tuple(dict.fromkeys(tops))
 
 
 def expand_selectors(selectors: tuple[str, ...] | list[str], codes: list[str], what: str) -> set[str]:

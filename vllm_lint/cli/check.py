@@ -16,6 +16,7 @@ from vllm_lint.config import (
     enabled_codes,
     find_config,
     load_settings,
+    pin_search_tops,
 )
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.engine.discovery import PathError, discover
@@ -86,7 +87,7 @@ def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
         settings = dataclasses.replace(settings, preview=request.preview)
     if request.target_vllm_version is not None:
         settings = dataclasses.replace(settings, target_vllm_version=_target_option(request.target_vllm_version))
-    return settings
+    return dataclasses.replace(settings, pin_search_tops=pin_search_tops(request.paths, settings.source))
 
 
 def _target_option(text: str) -> str:
@@ -407,7 +408,7 @@ def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> i
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = None
-        target = file_target(path, text, settings.target_vllm_version, settings.root)
+        target = file_target(path, text, settings.target_vllm_version, settings.pin_search_tops)
         api = load_api(target.specifier)
         print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
     return EXIT_CLEAN

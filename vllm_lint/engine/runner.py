@@ -18,7 +18,7 @@ from vllm_lint.diagnostics import Diagnostic, Severity
 from vllm_lint.engine.suppressions import skips_file, unsuppressed
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.source import SourceError, read_bytes
-from vllm_lint.surfaces import LintJob, Surface, parse_error
+from vllm_lint.surfaces import LintJob, Surface, parse_error, prefilter_disabled
 
 if TYPE_CHECKING:
     from vllm_lint.project.facts import FileFacts
@@ -120,9 +120,10 @@ def lint_bytes(
         launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
         target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
+        pin_search_tops=settings.pin_search_tops,
         known_summaries=options.summaries,
     )
-    if not surface.may_match(job):
+    if not prefilter_disabled() and not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)
         result.target = _target_of(job)
         return result

@@ -29,7 +29,12 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from vllm_lint.vllm_api import VllmApi
+
+if TYPE_CHECKING:
+    from vllm_lint.python.tree_facts import TreeFacts
 
 ApiLoader = Callable[[], VllmApi]
 
@@ -37,27 +42,44 @@ ApiLoader = Callable[[], VllmApi]
 class FileBytes:
     """What a condition reads. ``code`` is the file's bytes on the first pass and, on the second, the same with
     strings blanked and comments dropped (prose in docstrings and comments is not code); ``raw`` is always the
-    file's bytes (a command line is in a string)."""
+    file's bytes (a command line is in a string). On the last pass, ``facts()``: its ``ast`` tree's."""
 
-    __slots__ = ("code", "raw", "path", "_api_loader")
+    __slots__ = ("code", "raw", "path", "_api_loader", "_facts")
 
     def __init__(self, code: bytes, raw: bytes, path: Path, api_loader: ApiLoader) -> None:
         self.code, self.raw, self.path, self._api_loader = code, raw, path, api_loader
+        self._facts: TreeFacts | None = None
 
     def api(self) -> VllmApi:
         return self._api_loader()
 
+    def facts(self) -> TreeFacts:
+        if self._facts is None:
+            from vllm_lint.python.tree_facts import tree_facts
+
+            self._facts = tree_facts(self.raw)
+            if self._facts is None:
+                raise _Unparsable
+        return self._facts
+
+
+class _Unparsable(Exception):
+    """``ast`` cannot parse the file: LibCST decides (and reports the syntax error)."""
+
 
 class Condition:
-    """A necessary condition of one or more rules: ``holds`` is True for every file they would report.
+    """A necessary condition of one or more rules: ``holds`` is True for every file they would report, and so is
+    ``tree_holds`` (when given), asked only of files whose bytes passed, with ``FileBytes.facts()`` to read.
 
     ``cost`` orders the conditions of a run, cheapest first: 1 for substring and regular expression tests, 2 for
     those that read strings too, 3 and more for those that look names up in the vLLM API snapshot."""
 
-    __slots__ = ("name", "holds", "cost")
+    __slots__ = ("name", "holds", "cost", "tree_holds")
 
-    def __init__(self, name: str, holds: Callable[[FileBytes], bool], cost: int = 1) -> None:
-        self.name, self.holds, self.cost = name, holds, cost
+    def __init__(
+        self, name: str, holds: Callable[[FileBytes], bool], cost: int = 1, tree_holds: Callable[[FileBytes], bool] | None = None
+    ) -> None:
+        self.name, self.holds, self.cost, self.tree_holds = name, holds, cost, tree_holds
 
     def __repr__(self) -> str:
         return f"Condition({self.name!r})"
@@ -86,6 +108,10 @@ class _Lazy:
 def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
     return _Lazy(source, flags)  # type: ignore[return-value] - quacks like a Pattern
 
+
+# The items of an ``import`` before the one a pattern looks for: ``a.b as c, d,``. Unambiguous (a name cannot
+# hold a blank), so a long list costs one pass, not a backtracking search.
+IMPORTED_ITEMS = rb"(?:\w+(?:[ \t]*\.[ \t]*\w+)*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -144,37 +170,47 @@ _HANDLER_CLUES = (
     (b"Servicer", lazy_re(rb"Servicer\b")),
     (b"View", lazy_re(rb"View(?:Set)?\b")),
     # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
-    (b")(", lazy_re(rb"\.[ \t]*(?:post|put|patch|delete|options|head|api_route|websocket|route)[ \t]*\([^()\n]*\)[ \t]*\([ \t]*\w+[ \t]*\)")),
+    (b")(", lazy_re(rb"\.\s*(?:post|put|patch|delete|options|head|api_route|websocket|route)\s*\([^()]*\)\s*\(\s*\w+\s*,?\s*\)")),
     (b"web.", lazy_re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", lazy_re(rb"django\.urls")),
 )
 # Frameworks whose handlers are found only through their own names: importing one is necessary.
 _FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
-_IMPORT_LINE_START = lazy_re(rb"[ \t]*(?:from|import)[ \t]")
+_IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
 
 
 def _imports_a_framework(data: bytes) -> bool:
-    """``import gradio as gr``, ``from bentoml import ...``, ``import os, modal``: a line that imports one of them."""
+    """``import gradio as gr``, ``from bentoml import ...``, ``import os,modal``, continued with a backslash: a
+    statement that imports one of them (the name as a word, after ``from`` or in an ``import`` list)."""
     for name in _FRAMEWORK_NAMES:
-        if name not in data:
-            continue
-        for lead in (b"import ", b"from ", b", "):
-            start = data.find(lead + name)
-            while start != -1:
-                end = start + len(lead) + len(name)
-                if end >= len(data) or data[end] not in _WORD_BYTES:
-                    line_start = data.rfind(b"\n", 0, start) + 1
-                    if _IMPORT_LINE_START.match(data, line_start):
-                        return True
-                start = data.find(lead + name, start + 1)
+        start = data.find(name)
+        while start != -1:
+            end = start + len(name)
+            if (end >= len(data) or data[end] not in _WORD_BYTES) and (start == 0 or data[start - 1] not in _WORD_BYTES):
+                if _IMPORT_STATEMENT.search(_statement_before(data, start)):
+                    return True
+            start = data.find(name, end)
     return False
+
+
+def _statement_before(data: bytes, index: int) -> bytes:
+    """The text from the start of the (backslash-continued) line that holds ``index`` up to it, on one line."""
+    line_start = data.rfind(b"\n", 0, index) + 1
+    while line_start >= 2:
+        end = line_start - 1  # the line break ending the line above
+        if data[end - 1] == 0x0D:
+            end -= 1
+        if end < 1 or data[end - 1] != 0x5C:  # no backslash: the statement starts here
+            break
+        line_start = data.rfind(b"\n", 0, end - 1) + 1
+    return data[line_start:index].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
 
 
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
 _WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
 _WEB_IMPORTS = (
     lazy_re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
-    lazy_re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _WEB_FRAMEWORKS),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _WEB_FRAMEWORKS),
 )
 # Model loads and model calls: vocabulary.is_model_load, VLL102's generate, VLL103's LLM methods.
 _VLLM_ENGINE_WORD = lazy_re(rb"LLM(?:Engine)?\b")
@@ -209,7 +245,7 @@ def handler_clue(data: bytes, path: Path) -> bool:
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:
-    return any(has_word(pattern, data) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
+    return any(has_word(pattern, joined_lines(data)) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
 
 
 @remembered
@@ -226,8 +262,8 @@ class CallableName:
 
     def __init__(self, name: bytes) -> None:
         self.name = name
-        self._call = lazy_re(name + rb"[ \t]*(?:\(|\\\r?\n|as[ \t])")
-        self._bare = lazy_re(name + rb"[ \t]*(?:[#;\r\n]|$)")
+        self._call = lazy_re(name + rb"\s*(?:\(|\\\r?\n|as\s)")
+        self._bare = lazy_re(name + rb"[ \t]*(?:[#;\r\n)]|$)")
         self._last: tuple[bytes | None, bool] = (None, False)  # several rules ask about the same file
 
     def calls(self, data: bytes) -> Iterator[re.Match[bytes]]:
@@ -243,35 +279,44 @@ class CallableName:
     def aliased(self, data: bytes) -> bool:
         """``X = [mod.]Name`` (model.py follows such module-level aliases) or ``import ... Name as X``."""
         for match in word_matches(self._bare, data):
-            line_start = data.rfind(b"\n", 0, match.start()) + 1
-            if _ASSIGNED_NAME.search(data, line_start, match.start()):
+            # ``X = Name``, ``X = (\n    mod.Name\n)``: an ``=`` before it, brackets and line breaks between
+            if _ASSIGNED_NAME.search(data, max(0, match.start() - 200), match.start()):
                 return True
-        return any(m.group(0).endswith((b"as ", b"as\t")) for m in self.calls(data))
+        return any(m.group(0)[-3:-1] == b"as" for m in self.calls(data))
 
 
-_ASSIGNED_NAME = lazy_re(rb"=[ \t]*(?:[\w.]+\.)?$")
+_ASSIGNED_NAME = lazy_re(rb"=(?:[\s(]|\\)*(?:[\w.]+\.)?$")
 SAMPLING_PARAMS = CallableName(b"SamplingParams")
 
 
 # -- launches: the byte tests of the Python launch extractors, for the rules over the launch record -------
 # Engine constructions (python/launches.py).
 _ENGINES = (CallableName(b"LLM"), CallableName(b"EngineArgs"), CallableName(b"AsyncEngineArgs"))
-# Launches in subprocess lists (python/command_lines.py). The command starts a string or a list:
-# ``"vllm serve ..."``, ``["vllm", "serve", ...]``, ``"-m", "vllm.entrypoints.openai.api_server"`` (log
-# messages that mention it do not start with it).
+# Launches in subprocess lists (python/command_lines.py): ``subprocess.run(["vllm", "serve", ...])``,
+# ``"vllm serve ..."``, ``"-m", "vllm.entrypoints.openai.api_server"``, wrapped (``"exec vllm serve"``,
+# ``"docker run ... vllm/vllm-openai"``), ``-m vllm.X`` for a module vLLM lacks (VLL303). Between two items of a
+# command list anything that separates tokens may stand (spaces, line breaks, commas, comments, a string
+# prefix): the items may sit on one line or one per line, in either quotes.
+# Within one string, words are apart by blanks (a backslash-newline in a string continues it).
+_BETWEEN_ITEMS = rb"[\"'](?:[\s,]|#[^\n]*)*[fFrRbBuU]{0,2}[\"']"
+_BETWEEN_WORDS = rb"(?:[ \t]|\\\r?\n)+"
 _SERVE_COMMAND = (
-    lazy_re(rb"[\"']vllm(?:[\"'][ \t]*,[ \t]*[\"']|[ \t]+)serve\b"),
-    lazy_re(rb"[\"']vllm\.entrypoints\.(?:openai\.)?api_server[\"']"),
-    # python/command_lines.py also reads wrapped commands (`"exec vllm serve"`, `"docker run ... vllm/vllm-openai"`),
-    # `-m vllm.entrypoints.cli.main serve`, and `-m vllm.X` for a module vLLM lacks (VLL303)
-    lazy_re(rb"vllm[ \t]+serve\b"),
+    lazy_re(rb"[\"']vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b"),
+    lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server"),
+    lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b"),
     lazy_re(rb"vllm/vllm"),
     lazy_re(rb"vllm-openai"),
-    lazy_re(rb"-m[\"',\s]{1,8}vllm\b"),
+    lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b"),
 )
+# The same commands in the tree's strings (one item each): the words they hold.
+_SERVE_WORDS = ("serve", "-m", "vllm/", "vllm-openai")
 # The callees python/command_lines.py reads (subprocess.*, os.exec*/posix_spawn*/system/popen,
-# asyncio.create_subprocess_*), as written or imported: ``from os import execvp``, ``import os as o``.
-_PROCESS_WORDS = (b"subprocess", b"os.exec", b"os.posix_spawn", b"os.system", b"os.popen", b"from os import", b"import os as")
+# asyncio.create_subprocess_*), as written or imported (``from os import execvp``, ``o.system``).
+_PROCESS_WORDS = (b"subprocess", b"exec", b"spawn", b"system", b"popen")
+_PROCESS_IDENTIFIERS = frozenset({
+    "subprocess", "system", "popen", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe", "execl",
+    "execlp", "execle", "execlpe", "create_subprocess_exec", "create_subprocess_shell", "getoutput", "getstatusoutput",
+})
 
 
 def _engine_constructed(file: FileBytes) -> bool:
@@ -283,29 +328,49 @@ def _engine_constructed(file: FileBytes) -> bool:
 
 
 def _launch_in_command_line(file: FileBytes) -> bool:
-    """``subprocess.run(["vllm", "serve", ...])`` and friends: the command is in strings, so raw bytes."""
+    """The command is in strings, so raw bytes; the callee is code."""
     raw = file.raw
     return (
         b"vllm" in raw
-        and any(word in raw for word in _PROCESS_WORDS)
+        and any(word in file.code for word in _PROCESS_WORDS)
         and any(pattern.search(raw) for pattern in _SERVE_COMMAND)
     )
 
 
+def _launch_in_tree(file: FileBytes) -> bool:
+    """A string names vLLM, one has a word of a serve command (the same or another item of the list), and a
+    process-starting callee is named."""
+    facts = file.facts()
+    return (
+        not _PROCESS_IDENTIFIERS.isdisjoint(facts.identifiers)
+        and facts.any_string_has(("vllm",))
+        and facts.any_string_has(_SERVE_WORDS)
+    )
+
+
 ENGINE_CONSTRUCTION = Condition("a vLLM engine (LLM, EngineArgs, AsyncEngineArgs) is constructed", _engine_constructed)
-COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2)
+COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2, tree_holds=_launch_in_tree)
 
 
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
 _CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
 _CLIENT_IMPORTS = (
     lazy_re(rb"from[ \t]+" + _CLIENT_LIBRARY),
-    lazy_re(rb"import[ \t]+(?:[\w. \t]+,[ \t]*)*" + _CLIENT_LIBRARY),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _CLIENT_LIBRARY),
 )
 
 
 def imports_client_library(code: bytes) -> bool:
+    code = joined_lines(code)
     return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)
+
+
+def joined_lines(code: bytes) -> bytes:
+    """``code`` with each backslash-continued line joined to the next: a statement on one line, as the
+    import patterns read it (one pattern with the continuation in it would backtrack on every line)."""
+    if b"\\\n" not in code and b"\\\r\n" not in code:
+        return code
+    return code.replace(b"\\\r\n", b"  ").replace(b"\\\n", b" ")
 
 
 # -- calls and what their results are bound to ---------------------------------------------------
@@ -348,6 +413,8 @@ class Binding:
             line_start = code.rfind(b"\n", 0, match.start()) + 1
             before = code[line_start:match.start()]
             if b"=" not in before:
+                if not before.strip(b" \t([{"):
+                    yield None  # the call starts its line: an assignment on the lines above may bind it
                 continue  # not assigned: no name holds it
             target = self._TARGET.match(before)
             yield target.group(1) if target else None
@@ -356,7 +423,7 @@ class Binding:
 _attribute_sets: dict[tuple[int, tuple[str, ...]], frozenset[str] | None] = {}
 
 
-def _shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str] | None:
+def shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str] | None:
     """The attributes every one of ``classes`` has (None when the snapshot lacks one of them)."""
     key = (id(api), classes)
     if key not in _attribute_sets:
@@ -367,7 +434,7 @@ def _shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str]
 
 def instance_reads_fine(code: bytes, binding: Binding, classes: tuple[str, ...], api: VllmApi) -> bool:
     """Every ``name.attr`` read on a name bound to an instance of ``classes`` is an attribute all of them have."""
-    attributes = _shared_attributes(api, classes)
+    attributes = shared_attributes(api, classes)
     if attributes is None:
         return False
     for name in binding.names(code):
@@ -401,23 +468,27 @@ def conditions_of(enabled: frozenset[str]) -> tuple[Condition, ...]:
 
 
 @lru_cache(maxsize=16)
-def _tests(enabled: frozenset[str]) -> tuple[Callable[[FileBytes], bool], ...]:
-    return tuple(condition.holds for condition in conditions_of(enabled))
+def _tests(enabled: frozenset[str]) -> tuple[tuple[Callable[[FileBytes], bool], Callable[[FileBytes], bool] | None], ...]:
+    return tuple((condition.holds, condition.tree_holds) for condition in conditions_of(enabled))
 
 
 def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiLoader) -> bool:
     tests = _tests(enabled)
     # First on the raw bytes (fast, rules out most files), then once more on the code alone:
     # prose in docstrings and comments ("import vllm is called", "see the deployment") is not code.
-    return _any_holds(tests, FileBytes(data, data, path, api_loader)) and _any_holds(
-        tests, FileBytes(code_only(data), data, path, api_loader)
-    )
-
-
-def _any_holds(tests: tuple[Callable[[FileBytes], bool], ...], file: FileBytes) -> bool:
-    for holds in tests:
+    if not any(holds(FileBytes(data, data, path, api_loader)) for holds, _ in tests):
+        return False
+    file = FileBytes(code_only(data), data, path, api_loader)
+    for holds, tree_holds in tests:
         if holds(file):
-            return True
+            if tree_holds is None:
+                return True
+            # A condition with a reading of the tree: the file passes only if that holds too.
+            try:
+                if tree_holds(file):
+                    return True
+            except _Unparsable:
+                return True
     return False
 
 

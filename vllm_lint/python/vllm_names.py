@@ -41,8 +41,11 @@ def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
     return None
 
 
+_CLASS_NAMES = frozenset(("vllm.LLM", "vllm.AsyncLLMEngine", "vllm.SamplingParams", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.LLMEngine"))
+
+
 def class_names(api: VllmApi) -> frozenset[str]:
-    return frozenset(("vllm.LLM", "vllm.AsyncLLMEngine", "vllm.SamplingParams", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.LLMEngine"))
+    return _CLASS_NAMES
 
 
 def missing_class_attribute(api: VllmApi, klass: str, rest: list[str]) -> tuple[str, str] | None:

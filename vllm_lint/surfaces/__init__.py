@@ -11,6 +11,7 @@ surface would bring LibCST, which a run over files with nothing to report never 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -42,9 +43,11 @@ class LintJob:
     # What the file tells the project rules (servers it starts, requests its clients send): set by a
     # surface when one of them is enabled; the engine keeps it with the file's result.
     facts: FileFacts | None = None
-    # The project root (how far up the project's vLLM pin is looked for, vllm_api.targets), and the module
-    # summaries the result cache holds (python/project.py), for what the project's other files do.
+    # The project root and the module summaries the result cache holds (python/project.py), for what the
+    # project's other files do; the folders up to which the project's vLLM pin is looked for outside a
+    # repository (Settings.pin_search_tops, vllm_api.targets).
     project_root: Path | None = None
+    pin_search_tops: tuple[Path, ...] = ()
     known_summaries: Mapping[str, object] | None = None
     # Filled by the surface: the other files the result depends on (path -> (size, mtime_ns, hash)), and
     # the summaries it computed (for the cache).
@@ -96,7 +99,7 @@ class LintJob:
         from vllm_lint.vllm_api.targets import file_target
 
         dockerfile = self.data.decode("utf-8", errors="replace") if is_dockerfile_name(self.path.name) else None
-        return file_target(self.path, dockerfile, self.target_vllm_version, self.project_root)
+        return file_target(self.path, dockerfile, self.target_vllm_version, self.pin_search_tops)
 
     @property
     def api_version(self) -> str | None:
@@ -115,6 +118,15 @@ class LintJob:
 
     def api(self):
         return self._api
+
+
+# Set (to anything but "" or "0"), every surface parses every file it claims: what the pre-filter would skip is
+# linted too (vllm_lint.engine.prefilter_check compares the two runs; the real-corpus runner sets it).
+NO_PREFILTER_VARIABLE = "VLLM_LINT_NO_PREFILTER"
+
+
+def prefilter_disabled() -> bool:
+    return os.environ.get(NO_PREFILTER_VARIABLE, "") not in ("", "0")
 
 
 def suffix_of(name: str) -> str:

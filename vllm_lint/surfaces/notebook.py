@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from vllm_lint.diagnostics import CellLocation, Diagnostic, Edit, Fix, Position
-from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
+from vllm_lint.surfaces import LintJob, Surface, parse_error, prefilter_disabled, suffix_of
 from vllm_lint.text import TextIndex
 
 _SHELL_MAGICS = frozenset({"bash", "sh", "shell", "system"})
@@ -348,7 +348,7 @@ def _lint_other(cell: CodeCell, job: LintJob, notebook: Notebook) -> list[Diagno
     surface, sub = other
     if surface.name == "shell":
         return _lint_shell(cell.body, job, notebook, ()) if "vllm" in cell.body.lower() else []
-    return surface.lint(sub) if surface.may_match(sub) else []
+    return surface.lint(sub) if prefilter_disabled() or surface.may_match(sub) else []
 
 
 class _Locator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
+from vllm_lint.surfaces import LintJob, Surface, parse_error, prefilter_disabled, suffix_of
 from vllm_lint.source import SourceError, decode_python
 
 
@@ -19,6 +19,8 @@ def claims(name: str, head: bytes) -> bool:
 def may_match(job: LintJob) -> bool:
     from vllm_lint.python.prefilter import may_match as bytes_may_match
 
+    if prefilter_disabled():
+        return True  # a Markdown file's Python blocks and a notebook's cells ask here too
     if not _decodes_cleanly(job.data):
         return True  # let the full path report the NUL byte or the undecodable text (VLL000)
 

@@ -49,6 +49,9 @@ class VllmApi:
         self.fit = fit
         self.newest_entry = newest(mask)
         self.version: str = database.versions[self.newest_entry]
+        # Answers computed once per target: the pre-filter and the checkers ask the same names of every file.
+        self._module_names: dict[str, tuple[frozenset[str], bool] | None] = {}
+        self._class_attributes: dict[str, frozenset[str] | None] = {}
 
     @property
     def predates(self) -> bool:
@@ -157,17 +160,21 @@ class VllmApi:
 
         Names with a leading underscore are not stored: no rule reports them.
         """
+        if module not in self._module_names:
+            self._module_names[module] = self._read_module_names(module)
+        return self._module_names[module]
+
+    def _read_module_names(self, module: str) -> tuple[frozenset[str], bool] | None:
         if not self.database.module_masks().get(module, 0) & self.mask:
             return None
         names = self._names(self.database.module_name_masks(module))
         return names | self.implicit_module_names, bool(self.database.open_mask(module) & self.mask)
 
     def class_attributes(self, qualified_class: str) -> frozenset[str] | None:
-        masks = self.database.class_attribute_masks(qualified_class)
-        if masks is None:
-            return None
-        names = self._names(masks)
-        return names or None
+        if qualified_class not in self._class_attributes:
+            masks = self.database.class_attribute_masks(qualified_class)
+            self._class_attributes[qualified_class] = (self._names(masks) or None) if masks is not None else None
+        return self._class_attributes[qualified_class]
 
     def same_class(self, klass: str, other: str) -> bool:
         """Whether, in every release of the range, ``klass`` has exactly ``other``'s attributes (an alias:

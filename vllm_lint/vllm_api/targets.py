@@ -350,11 +350,12 @@ def project_target(folder: Path, stop: Path | None = None) -> Target | None:
     return None if above is None else Target(above.specifier, f"../{above.reason}")
 
 
-def file_target(path: Path, dockerfile: str | None, configured: str | None, root: Path | None = None) -> Target:
+def file_target(path: Path, dockerfile: str | None, configured: str | None, tops: tuple[Path, ...] = ()) -> Target:
     """The target of one file (see the module docstring for the order); ``dockerfile``: the file's
     text when it is a Dockerfile. The project's pin is looked for from the file's folder up to its
-    repository's top (the folder with ``.git``), or, outside a repository, up to ``root`` (the
-    configuration's folder or the current one)."""
+    repository's top (the folder with ``.git``), or, outside a repository, up to the outermost of ``tops``
+    (the folders named on the command line, the configuration's folder) that holds the file, else up to
+    the filesystem's top: what decides is where the file is and what was named, never the current folder."""
     if configured:
         return Target(configured, "target-vllm-version setting")
     if dockerfile is not None:
@@ -363,16 +364,16 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, root
             return own
     if path.is_symlink():  # the project of the file it points to
         folder = path.resolve().parent
-        return project_target(folder, _search_stop(folder, root)) or NEWEST
-    return _folder_file_target(path.parent, root)
+        return project_target(folder, _search_stop(folder, tops)) or NEWEST
+    return _folder_file_target(path.parent, tops)
 
 
 @lru_cache(maxsize=1024)
-def _folder_file_target(folder: Path, root: Path | None) -> Target:
+def _folder_file_target(folder: Path, tops: tuple[Path, ...]) -> Target:
     # Every file of a folder has the same project pin; resolving and searching once per folder keeps a warm
     # run (the result cache asks this of each file it answers for) from paying it per file.
     resolved = folder.resolve()
-    return project_target(resolved, _search_stop(resolved, root)) or NEWEST
+    return project_target(resolved, _search_stop(resolved, tops)) or NEWEST
 
 
 def forget_project_files() -> None:
@@ -382,15 +383,12 @@ def forget_project_files() -> None:
         cached.cache_clear()
 
 
-def _search_stop(folder: Path, root: Path | None) -> Path:
+def _search_stop(folder: Path, tops: tuple[Path, ...]) -> Path | None:
     top = _repository_top(folder)
     if top is not None:
         return top
-    if root is not None:
-        resolved = _resolved(root)
-        if folder.is_relative_to(resolved):
-            return resolved
-    return folder
+    holding = [resolved for resolved in map(_resolved, tops) if folder.is_relative_to(resolved)]
+    return min(holding, key=lambda path: len(path.parts)) if holding else None  # None: the filesystem's top
 
 
 @lru_cache(maxsize=64)

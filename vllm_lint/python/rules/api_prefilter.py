@@ -10,6 +10,7 @@ from vllm_lint.python.prefilter import (
     Binding,
     Condition,
     FileBytes,
+    shared_attributes,
     instance_reads_fine,
     lazy_re,
     word_matches,
@@ -40,6 +41,32 @@ def _sampling_params_read_wrong(file: FileBytes) -> bool:
     return SAMPLING_PARAMS.aliased(code) or not instance_reads_fine(code, _SAMPLING_BINDING, ("vllm.SamplingParams",), file.api())
 
 
+def _reads_fine_in_tree(file: FileBytes, bound: set[str] | None, classes: tuple[str, ...]) -> bool:
+    attributes = shared_attributes(file.api(), classes)
+    if bound is None or attributes is None:
+        return False
+    facts = file.facts()
+    return all(facts.reads.get(name, frozenset()) <= attributes for name in bound)
+
+
+def _sampling_params_read_wrong_in_tree(file: FileBytes) -> bool:
+    facts = file.facts()
+    if len(facts.names_for(("SamplingParams",))) > 1:
+        return True  # aliased: the parser follows the alias
+    return not _reads_fine_in_tree(file, facts.bound_to_calls({"SamplingParams"}), ("vllm.SamplingParams",))
+
+
+# What semantics.canonical turns into vllm.AsyncLLMEngine or vllm.LLMEngine, by their last names.
+_ENGINE_CLASS_NAMES = ("AsyncLLMEngine", "LLMEngine", "AsyncLLM")
+
+
+def _engine_read_wrong_in_tree(file: FileBytes) -> bool:
+    """Only ``<engine class>.from_engine_args`` makes an engine (``LLM.from_engine_args`` makes an LLM)."""
+    facts = file.facts()
+    bound = facts.bound_to_calls({"from_engine_args"}, facts.names_for(_ENGINE_CLASS_NAMES))
+    return not _reads_fine_in_tree(file, bound, _ENGINE_CLASSES)
+
+
 def _engine_read_wrong(file: FileBytes) -> bool:
     """Attributes of engines built by ``from_engine_args`` (semantics.produced_by)."""
     return b"from_engine_args" in file.code and not instance_reads_fine(file.code, _ENGINE_BINDING, _ENGINE_CLASSES, file.api())
@@ -47,7 +74,7 @@ def _engine_read_wrong(file: FileBytes) -> bool:
 
 # -- VLL303 on imports and the names they bind --------------------------------------------------------
 _FROM_IMPORT = lazy_re(
-    rb"from[ \t]+(vllm(?:[ \t]*\.[ \t]*\w+)*)[ \t]+import[ \t]+"
+    rb"from(?:[ \t]|\\\r?\n)+(vllm(?:\s*\.\s*\w+)*)(?:[ \t]|\\\r?\n)+import(?:[ \t]|\\\r?\n)+"
     rb"(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*(?:\\\r?\n[^\n;#]*)*)"
 )
 _IMPORT = lazy_re(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
@@ -169,7 +196,8 @@ def _reads_known(data: bytes, local: str, target: str, reader: _Reader) -> bool:
     encoded = local.encode("ascii")
     if encoded + b"." not in data and encoded + b" ." not in data:
         return True
-    reads = re.compile(re.escape(encoded) + rb"((?:[ \t]*\.[ \t]*\w+)+)")
+    # \s: inside brackets an attribute read may run over lines
+    reads = re.compile(re.escape(encoded) + rb"((?:\s*\.\s*\w+)+)")
     for match in word_matches(reads, data, allow_dot=False):
         start = match.start()
         if start and data[start - 1] in b"\"'/":
@@ -188,8 +216,8 @@ PREFILTER = {
     "VLL303": (
         # attributes of LLM, EngineArgs and AsyncEngineArgs instances
         ENGINE_CONSTRUCTION,
-        Condition("an attribute of a SamplingParams vLLM lacks", _sampling_params_read_wrong, cost=3),
-        Condition("an attribute of an engine vLLM lacks", _engine_read_wrong, cost=4),
+        Condition("an attribute of a SamplingParams vLLM lacks", _sampling_params_read_wrong, cost=3, tree_holds=_sampling_params_read_wrong_in_tree),
+        Condition("an attribute of an engine vLLM lacks", _engine_read_wrong, cost=4, tree_holds=_engine_read_wrong_in_tree),
         Condition("a vLLM name the snapshot lacks", _vllm_name_missing, cost=5),
     ),
     "VLL501": (Condition("a legacy engine module imported", _legacy_engine_import),),

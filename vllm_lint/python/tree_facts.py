@@ -1,0 +1,140 @@
+"""What the pre-filter's last stage reads: facts of a module's standard-library ``ast`` tree, gathered in one walk.
+
+A file that the byte tests let through is parsed by ``ast`` (in C, several times cheaper than LibCST) before
+LibCST parses it for the checkers. The tree knows nothing of formatting: a list written one item per line, a
+string in other quotes, a comment between two arguments give the same facts, so a condition read off them
+holds or fails whatever the layout. Conditions ask only for what rules read: identifiers, string contents,
+the names bound to a call's result and the attributes read on names.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Iterable
+
+
+class TreeFacts:
+    """One walk over the module; each fact is a set or a list the conditions test membership in."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.identifiers: set[str] = set()  # names, attribute names, imported names and modules (each part)
+        self.strings: list[str] = []  # string constants (f-string parts too), bare string statements left out
+        self.reads: dict[str, set[str]] = {}  # dotted name (``engine``, ``self.engine``) -> attributes read on it
+        self.calls: list[ast.Call] = []
+        self.aliases: list[tuple[str, str]] = []  # (bound name, final part of what it names): imports, assignments
+        self._parents: dict[int, ast.AST] = {}
+        identifiers, strings, parents = self.identifiers, self.strings, self._parents
+        docstrings: set[int] = set()  # bare string statements: prose, never a value
+        stack: list[ast.AST] = [tree]
+        while stack:  # one pass that records each node's parent as it goes (ast.walk would need two)
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+                stack.append(child)
+            if isinstance(node, ast.Name):
+                identifiers.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                identifiers.add(node.attr)
+                base = dotted(node.value)
+                if base is not None:
+                    self.reads.setdefault(base, set()).add(node.attr)
+            elif isinstance(node, ast.Constant):
+                if isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
+                    strings.append(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
+            elif isinstance(node, ast.Call):
+                self.calls.append(node)
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                docstrings.add(id(node.value))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    identifiers.update(node.module.split("."))
+                for alias in node.names:
+                    identifiers.update(alias.name.split("."))
+                    if alias.asname:
+                        identifiers.add(alias.asname)
+                        self.aliases.append((alias.asname, alias.name.rpartition(".")[2]))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+                self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(id(node))
+
+    def names_for(self, finals: Iterable[str]) -> set[str]:
+        """``finals`` and every name bound to one of them (``import X as Y``, ``Y = mod.X``), through chains."""
+        names = set(finals)
+        changed = True
+        while changed:
+            changed = False
+            for bound, final in self.aliases:
+                if final in names and bound not in names:
+                    names.add(bound)
+                    changed = True
+        return names
+
+    def any_string_has(self, words: Iterable[str]) -> bool:
+        return any(word in text for text in self.strings for word in words)
+
+    def bound_to_calls(self, callee_finals: set[str], receiver_finals: set[str] | None = None) -> set[str] | None:
+        """The dotted names bound to the result of a call of one of ``callee_finals`` (a name, or an attribute
+        whose own base ends in one of ``receiver_finals``); None where a result is bound to something that is
+        not a dotted name (a tuple, a subscript), so the caller lets the parser decide."""
+        bound: set[str] = set()
+        for call in self.calls:
+            func = call.func
+            if isinstance(func, ast.Name):
+                if receiver_finals is not None or func.id not in callee_finals:
+                    continue
+            elif isinstance(func, ast.Attribute):
+                if func.attr not in callee_finals:
+                    continue
+                if receiver_finals is not None and final_name(func.value) not in receiver_finals:
+                    continue
+            else:
+                continue
+            holder: ast.AST | None = self.parent(call)
+            if isinstance(holder, ast.Await):
+                holder = self.parent(holder)
+            if isinstance(holder, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.withitem)):
+                targets = (
+                    holder.targets if isinstance(holder, ast.Assign)
+                    else [holder.optional_vars] if isinstance(holder, ast.withitem) else [holder.target]
+                )
+                for target in targets:
+                    if target is None:
+                        continue
+                    name = dotted(target)
+                    if name is None:
+                        return None
+                    bound.add(name)
+            # Anything else (dropped, returned, passed on) binds no name, as python/model.py records bindings.
+        return bound
+
+
+def dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def final_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def tree_facts(text: bytes) -> TreeFacts | None:
+    """The facts of a module, None when ``ast`` cannot parse it (the full path reports the syntax error)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "invalid escape sequence": the checkers' business, not this reader's
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return TreeFacts(tree)
