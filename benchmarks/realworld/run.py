@@ -102,34 +102,30 @@ def lint_json(paths: list[str], *extra: str) -> list[dict]:
 def lint_with_and_without_prefilter(paths: list[Path]) -> tuple[dict[str, set], dict[str, set], dict[str, float]]:
     """Findings per file with the pre-filter (as vllm-lint runs) and with it off, and each file's lint time.
 
-    The one place that knows how to turn the pre-filter off: every surface's ``may_match`` and the Python
-    byte pre-filter (which Markdown's Python blocks also read) are forced to say yes, as
-    benchmarks/prefilter_recall.py does.
+    The pre-filter is turned off by vllm-lint's own switch (``VLLM_LINT_NO_PREFILTER``, which
+    ``vllm_lint.engine.prefilter_check`` and the recall test use too): every surface then parses what it claims,
+    Markdown's Python blocks and notebook cells included.
     """
     from vllm_lint.cli.check import CheckRequest, resolve_settings
     from vllm_lint.config import enabled_codes
     from vllm_lint.engine.discovery import discover
     from vllm_lint.engine.runner import RunOptions, lint_file
-    from vllm_lint.python import prefilter
     from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes
-    from vllm_lint.surfaces import all_surfaces
+    from vllm_lint.surfaces import NO_PREFILTER_VARIABLE, all_surfaces
 
     codes = all_codes()
     settings = resolve_settings(CheckRequest(paths=paths, isolated=True, respect_gitignore=False), codes)
     options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes, (), (), ()), codes=codes)
     files = list(discover(paths, settings, all_surfaces()))
-    forced = {s.name: dataclasses.replace(s, may_match=lambda job: True) for s in all_surfaces()}
 
-    def run(force: bool) -> tuple[dict[str, set], dict[str, float]]:
+    def run(prefilter_off: bool) -> tuple[dict[str, set], dict[str, float]]:
         found: dict[str, set] = {}
         seconds: dict[str, float] = {}
-        bytes_may_match = prefilter.may_match
-        if force:
-            prefilter.may_match = lambda *args: True
+        before = os.environ.pop(NO_PREFILTER_VARIABLE, None)
+        if prefilter_off:
+            os.environ[NO_PREFILTER_VARIABLE] = "1"
         try:
             for path, surface in files:
-                if surface is not None and force:
-                    surface = forced[surface.name]
                 start = time.perf_counter()
                 try:
                     result = lint_file(path, surface, options)
@@ -141,11 +137,13 @@ def lint_with_and_without_prefilter(paths: list[Path]) -> tuple[dict[str, set], 
                 found[str(path.resolve())] = {(d.code, d.start.line, d.start.column, d.message[:120])
                                               for d in result.diagnostics if d.code != PARSE_ERROR_CODE}
         finally:
-            prefilter.may_match = bytes_may_match
+            os.environ.pop(NO_PREFILTER_VARIABLE, None)
+            if before is not None:
+                os.environ[NO_PREFILTER_VARIABLE] = before
         return found, seconds
 
-    filtered, seconds = run(force=False)
-    unfiltered, _ = run(force=True)
+    filtered, seconds = run(prefilter_off=False)
+    unfiltered, _ = run(prefilter_off=True)
     return filtered, unfiltered, seconds
 
 
