@@ -10,7 +10,7 @@ import pytest
 
 from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, prompt_for
 from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
-from vllm_lint.reference.validate.compare import compare, response_shape, response_text
+from vllm_lint.reference.validate.compare import compare, response_shape, response_text, response_texts
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
 from vllm_lint.reference.validate.plot import write_plot
@@ -279,6 +279,22 @@ def test_streams_of_json_lines_and_cumulative_text():
     assert response_text(_rec(0, events, "text/event-stream", streamed=True)) == "Hello!"
     deltas = decode_body(b'{"text": "He"}\n{"text": "llo"}\n', "application/x-ndjson")
     assert response_text(_rec(0, deltas, "application/x-ndjson", streamed=True)) == "Hello"
+
+
+def test_a_one_token_cumulative_stream_with_a_repeated_final_event():
+    """Seed 004's fixed server streams the text so far and ends with an event that repeats it: a one-token
+    completion is then two equal events, which read as deltas too; the reference's answer decides."""
+    p = prompt_for
+    events = [{"text": "last", "finish_reason": None}, {"text": "last", "finish_reason": "length"}]
+    streamed = _rec(0, events, "text/event-stream", streamed=True)
+    assert response_texts(streamed) == ("lastlast", "last")
+    assert compare(LoadResult(1, 1, 1.0, [_rec(0, {"text": "last"})]),
+                   LoadResult(1, 1, 1.0, [streamed]), p, shapes_of=None).passed
+    repeated = LoadResult(1, 1, 1.0, [_rec(0, {"text": "lastlast"})])
+    assert compare(repeated, LoadResult(1, 1, 1.0, [streamed]), p, shapes_of=None).passed  # one token twice, as deltas
+    other = LoadResult(1, 1, 1.0, [_rec(0, {"text": "lost"})])
+    c = compare(other, LoadResult(1, 1, 1.0, [streamed]), p, shapes_of=None)
+    assert not c.passed and c.mismatches[0]["fixed_text"] == "lastlast"
 
 
 def test_compare_texts_only_against_a_reference_without_shapes():
