@@ -16,6 +16,7 @@ from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
+from vllm_lint.python.rewrite.hf_generate import GenerateChains, output_reads_ok
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
@@ -381,6 +382,40 @@ class ModelCalls(ModuleFacts):
             if isinstance(parent, cst.Subscript) and parent.value is call and is_index_zero(parent):
                 replaced, shape = parent, ResultShape.REQUEST_OUTPUT
         return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement, extra_arguments=tuple(extra))
+
+    def hf_generate_call(self, occurrence: Occurrence) -> HandlerCall:
+        """``out = model.generate(**tokenizer(prompt, return_tensors="pt"), ...)``: one engine request whose
+        final output stands in for ``out`` as its token sequences (hf_generate)."""
+        call = occurrence.ancestor(2)
+        assert isinstance(call, cst.Call)
+        function, mode = self.handler_of(call, "model")
+        statement = self.check_hoistable(call, occurrence, 2)
+        chain = GenerateChains(self.ctx).chain(call, function)
+        typing = self.string_typing(function, mode)
+        prompt_code, as_list = self.one_prompt(typing, chain.prompt, call, "model")
+        if as_list:
+            raise Refusal(f"`{snippet(self.module, call)}` tokenises a list of prompts; one engine request per prompt is needed")
+        why = None
+        assign = statement.body[0]
+        if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            why = output_reads_ok(self.module, function.node, assign.targets[0].target.value)
+        elif isinstance(assign, cst.Assign) and assign.value is call:
+            why = f"`{snippet(self.module, statement)}` unpacks the generate output"
+        if why is not None:
+            raise Refusal(why)
+        try:
+            sampling = sampling_keywords(self.module, chain.settings)
+        except NotCarried as exc:
+            raise Refusal(str(exc)) from None
+        if sampling.counts_prompt and not is_plain_read(chain.prompt):
+            raise Refusal(
+                f"max_length= counts the prompt's tokens, and the prompt `{snippet(self.module, chain.prompt)}` is computed "
+                "in the tokenizer call; pass max_new_tokens=, or bind the prompt to a variable first"
+            )
+        return HandlerCall(
+            call, mode, function.node, prompt_code, sampling, call, ResultShape.TOKEN_SEQUENCES, statement,
+            removed=chain.removed, prompt_lengths=chain.prompt_lengths, tokenizer=chain.tokenizer,
+        )
 
     def keeps_working(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine, what: str) -> bool:
         """Whether a use of the model's variable works the same on an engine object (or is its binding)."""

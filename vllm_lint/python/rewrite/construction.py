@@ -10,6 +10,7 @@ from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
+from vllm_lint.python.rewrite.hf_generate import model_name_of
 from vllm_lint.python.rewrite.names import names_in
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.prompts import rebound_names
@@ -19,6 +20,13 @@ _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
 _PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the model on the GPU(s) itself
 _PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
+# from_pretrained's placement and loading options: the engine places and loads the weights itself.
+_HF_PLACEMENT = frozenset({"device_map", "device", "low_cpu_mem_usage", "attn_implementation", "use_safetensors", "local_files_only"})
+
+
+def _is_tokenizer_load(qualified: str | None) -> bool:
+    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Tokenizer.from_pretrained") \
+        or qualified in ("transformers.AutoTokenizer.from_pretrained", "transformers.PreTrainedTokenizerFast.from_pretrained")
 
 
 class EngineConstruction(ModuleFacts):
@@ -78,6 +86,71 @@ class EngineConstruction(ModuleFacts):
             ("enable_prefix_caching", "True"),
         ]
         return tuple(engine), generation, full_text
+
+    def hf_model_construction(self, call: cst.Call, calls) -> tuple[tuple[str, str], ...]:
+        """AsyncEngineArgs keywords for ``AutoModelForCausalLM.from_pretrained(...)``, and the tokenizer its
+        generate calls tokenise with, when it names another model than the model does."""
+        if any(arg.star for arg in call.args):
+            raise Refusal("from_pretrained(...) gets *args/**kwargs whose keys are unknown")
+        if len(positional_args(call)) > 1:
+            raise Refusal("from_pretrained(...) gets positional arguments beyond the model")
+        function = self.sites[id(call)].function
+        model_expr = model_name_of(call)
+        if model_expr is None or not self.is_model_name(model_expr, function=function):
+            shown = snippet(self.module, model_expr) if model_expr is not None else "nothing"
+            raise Refusal(f"cannot tell that the model `{shown}` is a model name or path the engine can load too")
+        code = self.module.code_for_node
+        engine: list[tuple[str, str]] = [("model", code(model_expr))]
+        tokenizer = self._tokenizer_model(calls, model_expr)
+        if tokenizer is not None:
+            engine.append(("tokenizer", code(tokenizer)))
+        for name, arg in keyword_args(call).items():
+            value = arg.value
+            if name == "pretrained_model_name_or_path" or name in _HF_PLACEMENT:
+                continue
+            if name in ("revision", "trust_remote_code"):
+                engine.append((name, code(value)))
+            elif name == "cache_dir":
+                engine.append(("download_dir", code(value)))
+            elif name in ("torch_dtype", "dtype"):
+                engine.append(("dtype", self._dtype(value)))
+            else:
+                raise Refusal(
+                    f"from_pretrained(..., {name}=...) has no AsyncEngineArgs equivalent the rewrite knows "
+                    "(a quantization or weights option: give the engine its own, e.g. quantization=, by hand)"
+                )
+        engine += [
+            ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
+            ("max_model_len", str(self.ctx.settings.fix_max_model_len)),
+            ("enable_prefix_caching", "True"),
+        ]
+        return tuple(engine)
+
+    def _tokenizer_model(self, calls, model_expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What the generate calls' tokenizer was loaded from, when that is not the model's own expression."""
+        found: dict[str, cst.BaseExpression] = {}
+        for c in calls:
+            name = dotted_name(c.tokenizer)
+            bindings = [b for (_, target), bs in self.model.bindings.items() if target == name for b in bs]
+            loads = [b.call for b in bindings if _is_tokenizer_load(self.semantics.callee(b.call))]
+            if name is None or len(bindings) != 1 or len(loads) != 1:
+                raise Refusal(
+                    f"cannot tell which tokenizer `{snippet(self.module, c.tokenizer)}` is (one AutoTokenizer.from_pretrained "
+                    "binding is what the rewrite follows); the engine tokenises with its own"
+                )
+            source = model_name_of(loads[0])
+            if source is None or not self.is_model_name(source, function=self.sites[id(loads[0])].function):
+                raise Refusal(f"cannot tell what `{snippet(self.module, loads[0])}` loads")
+            if any(arg.keyword is not None and arg.keyword.value not in ("pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast") for arg in loads[0].args):
+                raise Refusal(f"`{snippet(self.module, loads[0])}` passes tokenizer options the engine's tokenizer would not have")
+            found[self.module.code_for_node(source)] = source
+        if len(found) > 1:
+            raise Refusal("the handlers tokenise with more than one tokenizer; one engine has one")
+        code, source = next(iter(found.items()))
+        same = code == self.module.code_for_node(model_expr) or (
+            (a := self.semantics.fold(source)) is not None and (b := self.semantics.fold(model_expr)) is not None and a.value == b.value
+        )
+        return None if same else source
 
     def check_llm_construction(self, call: cst.Call) -> None:
         if any(arg.star for arg in call.args):
@@ -166,4 +239,4 @@ class EngineConstruction(ModuleFacts):
         value = self.semantics.fold(expr)
         if value is not None and value.value in _DTYPE_STRINGS:
             return self.module.code_for_node(expr)
-        raise Refusal(f"the pipeline's dtype `{snippet(self.module, expr)}` has no known vLLM dtype name")
+        raise Refusal(f"the dtype `{snippet(self.module, expr)}` has no known vLLM dtype name")

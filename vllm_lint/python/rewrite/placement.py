@@ -30,7 +30,7 @@ class EnginePlacement(ModuleFacts):
         self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], through_helpers: tuple[FunctionInfo, ...] = ()
     ) -> Lifespan | BuiltInPlace | Bridge:
         """``through_helpers``: the handlers that reach the model through helpers made async."""
-        what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
+        what = kind.what
         function = site.function
         statement = site.statement
         assert isinstance(statement, cst.SimpleStatementLine)

@@ -17,6 +17,17 @@ class Refusal(Exception):
 class ModelKind(str, Enum):
     PIPELINE = "transformers pipeline"
     LLM = "vLLM LLM"
+    HF_MODEL = "transformers model"  # AutoModelForCausalLM.from_pretrained(...), called by model.generate(...)
+
+    @property
+    def what(self) -> str:
+        """How messages name the object."""
+        return {ModelKind.PIPELINE: "pipeline", ModelKind.LLM: "LLM", ModelKind.HF_MODEL: "model"}[self]
+
+    @property
+    def loaded_by_name(self) -> bool:
+        """Built from a model name the engine loads too (the engine's arguments are written from it)."""
+        return self is not ModelKind.LLM
 
 
 class ResultShape(Enum):
@@ -26,6 +37,7 @@ class ResultShape(Enum):
     PIPELINE_NEW_TEXT = "[{'generated_text': completion}, ...]"
     REQUEST_OUTPUT_LIST = "[RequestOutput]"  # LLM.generate(...)
     REQUEST_OUTPUT = "RequestOutput"  # LLM.generate(...)[0]
+    TOKEN_SEQUENCES = "[prompt ids + new ids, ...]"  # what model.generate returns, one row per sequence
     NEW_TEXT_PIECES = "the text each output adds"  # what a TextIteratorStreamer(skip_prompt=True) yields
 
 
@@ -54,7 +66,10 @@ class HandlerCall:
     statement: cst.SimpleStatementLine | None = None
     batch_of_one: bool = False  # a pipeline given ``[prompt]`` returns one list per prompt
     extra_arguments: tuple[tuple[str, cst.BaseExpression], ...] = ()  # carried to engine.generate
-    removed: tuple[cst.SimpleStatementLine, ...] = ()  # THREAD_STREAMED: the streamer, the thread and its start
+    # THREAD_STREAMED: the streamer, the thread and its start; a model.generate chain: the tokenizer call
+    removed: tuple[cst.SimpleStatementLine, ...] = ()
+    prompt_lengths: tuple[cst.BaseExpression, ...] = ()  # reads of the prompt's token count, from the final output
+    tokenizer: cst.BaseExpression | None = None  # a model.generate chain: the tokenizer object its prompt went through
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,3 +140,5 @@ class ServerPlan:
     # A pipeline loaded at module scope leaves its variable behind and the engine gets a name of its own;
     # an engine built in a function (a start-up hook) keeps the variable its ``global`` statement names.
     renames_model: bool = False
+    # ``model.eval()``, ``model.to(device)``: lines on the model that mean nothing to the engine, removed
+    removed_lines: tuple[cst.SimpleStatementLine, ...] = ()

@@ -241,9 +241,32 @@ class StringTyping:
                 return True
             if isinstance(func, cst.Attribute) and func.attr.value in _STR_METHODS:
                 return self.is_one_string(func.value, depth + 1)
+            if isinstance(func, cst.Attribute) and func.attr.value == "apply_chat_template":
+                return self._renders_one_conversation(expr, depth + 1)
             if isinstance(func, cst.Attribute) and func.attr.value == "get" and self._is_flask_text_field(func.value):
                 default = [a for a in expr.args if a.keyword is None][1:2] or [a for a in expr.args if a.keyword and a.keyword.value == "default"]
                 return not default or self.is_one_string(default[0].value, depth + 1)
+        return False
+
+    def _renders_one_conversation(self, call: cst.Call, depth: int) -> bool:
+        """``tokenizer.apply_chat_template(messages, tokenize=False, ...)`` with ``messages`` one conversation
+        (a list of message dicts): the rendered text, one string."""
+        tokenize = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "tokenize"), None)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        conversation = positional[0] if positional else next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "conversation"), None)
+        if not (isinstance(tokenize, cst.Name) and tokenize.value == "False") or conversation is None:
+            return False
+        return self._is_conversation(conversation, depth)
+
+    def _is_conversation(self, expr: cst.BaseExpression, depth: int) -> bool:
+        if depth > _DEPTH:
+            return False
+        if isinstance(expr, cst.List):
+            return bool(expr.elements) and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Dict) for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            kind, value, _ = self._lookup(expr.value)
+            return kind == "local" and value is not None and self._is_conversation(value, depth + 1)
         return False
 
     def one_item_batch(self, expr: cst.BaseExpression, depth: int = 0) -> OneItemBatch | None:

@@ -103,6 +103,9 @@ def _result_code(call: HandlerCall, stream: str, completion: str) -> str:
         code = f'[{{"generated_text": {stream}.prompt + {completion}.text}} for {completion} in {stream}.outputs]'
     elif shape is ResultShape.PIPELINE_NEW_TEXT:
         code = f'[{{"generated_text": {completion}.text}} for {completion} in {stream}.outputs]'
+    elif shape is ResultShape.TOKEN_SEQUENCES:
+        # model.generate returns each sequence as the prompt's tokens followed by the new ones.
+        return f"[[*{stream}.prompt_token_ids, *{completion}.token_ids] for {completion} in {stream}.outputs]"
     elif shape is ResultShape.REQUEST_OUTPUT_LIST:
         return f"[{stream}]"
     else:
@@ -147,6 +150,11 @@ class ServerRewrite:
             stream_statement = self._stream_statement(call, stream)
             result = cst.parse_expression(_result_code(call, stream, completion))
             replacements[id(call.replaced)] = lambda node, result=result: result
+            length = cst.parse_expression(f"len({stream}.prompt_token_ids)")
+            for read in call.prompt_lengths:
+                replacements[id(read)] = lambda node, length=length: length
+            for line in call.removed:
+                replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
             replacements[id(call.statement)] = lambda node, stream_statement=stream_statement: cst.FlattenSentinel(
                 [stream_statement.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])]
             )
@@ -156,6 +164,8 @@ class ServerRewrite:
             replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
         if self.new_text:
             self._insert_new_text_helper(replacements)
+        for line in self.plan.removed_lines:
+            replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
         if isinstance(placement, BuiltInPlace):
@@ -183,6 +193,7 @@ class ServerRewrite:
             module = self._with_bridge(module, rewriter, top_level, placement)
         removed = names_in(self.plan.model_call.func) | _names_of_dropped_arguments(self.plan)
         removed |= {name for call in self.plan.calls for line in call.removed for name in names_in(line)}
+        removed |= {name for line in (self.plan.model_statement, *self.plan.removed_lines) for name in names_in(line)}
         return remove_unused_imports(module, removed)
 
     # -- handlers -------------------------------------------------------------
@@ -219,7 +230,7 @@ class ServerRewrite:
 
     def _engine_statement(self, model_statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         """``name = pipeline(...)`` / ``name = LLM(...)`` -> ``engine = AsyncLLMEngine.from_engine_args(...)``."""
-        if self.plan.kind is ModelKind.PIPELINE:
+        if self.plan.kind.loaded_by_name:
             return self._pipeline_engine_statement(model_statement)
         assign = model_statement.body[0]
         assert isinstance(assign, cst.Assign)
@@ -383,7 +394,7 @@ def _at_least_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseS
 
 def _names_of_dropped_arguments(plan: ServerPlan) -> set[str]:
     """Names only the pipeline's own arguments used (``torch`` in torch_dtype=torch.float16, say)."""
-    if plan.kind is not ModelKind.PIPELINE:
+    if not plan.kind.loaded_by_name:
         return set()
     return names_in(plan.model_call)
 
