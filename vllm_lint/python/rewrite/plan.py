@@ -51,6 +51,16 @@ class CallMode(Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class PromptCheck:
+    """A prompt whose type the code does not state, checked at run time before the engine gets it: a value
+    that is not one string gets the framework's own answer to a bad request."""
+
+    answer: str  # "fastapi" (HTTPException 422), "flask" (abort(400)), "grpc" (context.abort(INVALID_ARGUMENT))
+    context: str | None = None  # gRPC: the servicer method's context parameter
+    bind: bool = False  # the prompt is computed (a call): evaluated once, into a local, before the check
+
+
+@dataclass(frozen=True, slots=True)
 class HandlerCall:
     """One ``pipe(...)`` / ``llm.generate(...)`` in a handler, to become a request to the engine."""
 
@@ -70,6 +80,7 @@ class HandlerCall:
     removed: tuple[cst.SimpleStatementLine, ...] = ()
     prompt_lengths: tuple[cst.BaseExpression, ...] = ()  # reads of the prompt's token count, from the final output
     tokenizer: cst.BaseExpression | None = None  # a model.generate chain: the tokenizer object its prompt went through
+    check: PromptCheck | None = None  # the prompt is checked to be one string at run time
 
 
 @dataclass(frozen=True, slots=True)

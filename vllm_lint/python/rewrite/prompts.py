@@ -269,6 +269,16 @@ class StringTyping:
             return kind == "local" and value is not None and self._is_conversation(value, depth + 1)
         return False
 
+    def stated_otherwise(self, expr: cst.BaseExpression) -> bool:
+        """The code says ``expr`` is something other than one string: a parameter annotated with another type,
+        or a local bound once to a list, tuple, dict or set."""
+        if not isinstance(expr, cst.Name):
+            return False
+        kind, value, _ = self._lookup(expr.value)
+        if kind == "param":
+            return value is not None and not _is_str_annotation(value)
+        return kind == "local" and isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp))
+
     def one_item_batch(self, expr: cst.BaseExpression, depth: int = 0) -> OneItemBatch | None:
         """``[s]`` with ``s`` one string, or a local variable bound once to one and only ever read."""
         if depth > _DEPTH:

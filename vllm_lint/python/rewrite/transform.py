@@ -8,6 +8,7 @@ text and parsed, which gives it the module's own newline and indentation.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import libcst as cst
 
@@ -66,6 +67,10 @@ class _Names:
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
         self.async_engine_args = self._use("vllm", "AsyncEngineArgs")
         self.async_llm_engine = self._use("vllm", "AsyncLLMEngine")
+        answers = {c.check.answer for c in plan.calls if c.check is not None}
+        self.http_exception = self._use("fastapi", "HTTPException") if "fastapi" in answers else ""
+        self.abort = self._use("flask", "abort") if "flask" in answers else ""
+        self.grpc = self._use_module("grpc") if "grpc" in answers else ""
         needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
 
@@ -146,6 +151,9 @@ class ServerRewrite:
                 replacements[id(call.replaced)] = lambda node, stream_call=stream_call: stream_call
                 continue
             fresh = per_function.setdefault(id(call.function), FreshNames(names_in(call.function) | names_in(self.module)))
+            checks: list[cst.BaseStatement] = []
+            if call.check is not None:
+                call, checks = self._checked(call, fresh)
             stream, completion = fresh.take("request_output"), fresh.take("completion")
             stream_statement = self._stream_statement(call, stream)
             result = cst.parse_expression(_result_code(call, stream, completion))
@@ -155,8 +163,8 @@ class ServerRewrite:
                 replacements[id(read)] = lambda node, length=length: length
             for line in call.removed:
                 replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
-            replacements[id(call.statement)] = lambda node, stream_statement=stream_statement: cst.FlattenSentinel(
-                [stream_statement.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])]
+            replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: cst.FlattenSentinel(
+                [new[0].with_changes(leading_lines=node.leading_lines), *new[1:], node.with_changes(leading_lines=[])]
             )
         for function in (*self.plan.handlers_made_async, *self.plan.helpers_made_async):
             replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
@@ -204,6 +212,25 @@ class ServerRewrite:
         helper = with_blank_lines(cst.parse_statement(_NEW_TEXT_HELPER.format(name=self.new_text)), 2)
         made_async = replacements.get(id(first))
         replacements[id(first)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+
+    def _checked(self, call: HandlerCall, fresh: FreshNames) -> tuple[HandlerCall, list[cst.BaseStatement]]:
+        """The statements that check the prompt is one string (evaluated once, into a local, when computed),
+        and the call reading the prompt from where they leave it."""
+        check = call.check
+        assert check is not None
+        statements: list[cst.BaseStatement] = []
+        prompt = call.prompt
+        if check.bind:
+            prompt = fresh.take("prompt")
+            statements.append(cst.parse_statement(f"{prompt} = {call.prompt}\n"))
+        message = '"the prompt must be one string"'
+        answer = {
+            "fastapi": f"raise {self.names.http_exception}(status_code=422, detail={message})",
+            "flask": f"{self.names.abort}(400, description={message})",
+            "grpc": f"{check.context}.abort({self.names.grpc}.StatusCode.INVALID_ARGUMENT, {message})",
+        }[check.answer]
+        statements.append(cst.parse_statement(f"if not isinstance({prompt}, str):\n    {answer}\n"))
+        return replace(call, prompt=prompt), statements
 
     def _sampling(self, call: HandlerCall) -> str:
         if isinstance(call.sampling, SamplingKeywords):
