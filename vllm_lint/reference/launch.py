@@ -177,9 +177,10 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
     the model directory's weights (on the CPU in float32 when there is no GPU), and each ``generate`` greedy
     with ``max_tokens`` new tokens at most, counted. Tokenizers are pointed at the directory by ``prepare``."""
     from transformers.generation.utils import GenerationMixin
-    from transformers.models.auto.auto_factory import _BaseAutoModelClass
 
-    for owner in (transformers.PreTrainedModel, _BaseAutoModelClass):
+    # Each Auto class carries its own copy of from_pretrained (transformers' auto_class_update).
+    autos = [getattr(transformers, name) for name in dir(transformers) if name.startswith("AutoModel")]
+    for owner in (transformers.PreTrainedModel, *autos):
         def from_pretrained(cls, name, *args, _original=owner.from_pretrained.__func__, **kwargs):
             if not cuda:
                 for key in ("device_map", "torch_dtype", "dtype", "quantization_config", "load_in_8bit", "load_in_4bit"):
