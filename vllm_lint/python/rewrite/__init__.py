@@ -51,6 +51,10 @@ def rewritten_module(ctx: PyContext) -> tuple[cst.Module, str]:
         cst.parse_module(new.code)
     except cst.ParserSyntaxError as exc:  # a bug in the rewrite: never offer it
         raise Refusal(f"the rewritten module would not parse ({exc.message})") from None
+    if isinstance(plan.placement, Bridge) and plan.placement.raised_limits:
+        from vllm_lint.python.rewrite.transform import GRADIO_CONCURRENCY_LIMIT
+
+        return new, f"{BRIDGE_FIX_TITLE}; the Gradio events that call it run up to {GRADIO_CONCURRENCY_LIMIT} calls at once (concurrency_limit), so that requests batch"
     return new, BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
 
 

@@ -11,6 +11,7 @@ from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
+from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
 from vllm_lint.python.rewrite.prompts import bound_names
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
@@ -155,7 +156,16 @@ class EnginePlacement(ModuleFacts):
                 app_site = self.sites[id(binding.call)]
                 if app_site.function is None and any(s is app_site.statement for s in body):
                     indexes.append(body.index(app_site.statement))
-        return Bridge(body[min(indexes)], SYNC_FRAMEWORKS[frameworks.pop()])
+        framework = frameworks.pop()
+        raised: tuple[cst.Call, ...] = ()
+        if framework == "gradio":
+            entries = {self.handler_node_of(c).name.value for c in calls}
+            inputs = GradioInputs(self.ctx)
+            raised = tuple(
+                call for name in sorted(entries) for call in inputs.registrations(name)
+                if not any(arg.keyword is not None and arg.keyword.value == "concurrency_limit" for arg in call.args)
+            )
+        return Bridge(body[min(indexes)], SYNC_FRAMEWORKS[framework], raised)
 
     def handler_node_of(self, call: HandlerCall) -> cst.FunctionDef:
         """The request handler a call is in (a stream's function is nested in it)."""

@@ -130,6 +130,9 @@ class Bridge:
 
     anchor: cst.BaseStatement  # the helper class goes right before this top-level statement
     framework: str  # as the helper's docstring names it: "Flask", "Django", "gRPC"
+    # Gradio's registrations of the callbacks that call the engine, which get a concurrency_limit: Gradio runs
+    # one call of an event at a time by default, and requests batch only when they overlap.
+    raised_limits: tuple[cst.Call, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,8 @@ from vllm_lint.python.rewrite.plan import (
 )
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
+# Concurrent calls of a Gradio event the engine's requests may batch: Gradio's default is one at a time.
+GRADIO_CONCURRENCY_LIMIT = 64
 _STREAM_NOTE = "# the stream is cumulative: its last output holds the whole completion"
 _NEW_TEXT_HELPER = '''async def {name}(stream):
     """The text each of the engine's outputs adds, as transformers' TextIteratorStreamer(skip_prompt=True) sent it.
@@ -176,6 +178,9 @@ class ServerRewrite:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
+        if isinstance(placement, Bridge):
+            for registration in placement.raised_limits:
+                replacements[id(registration)] = lambda node: with_keyword(node, "concurrency_limit", str(GRADIO_CONCURRENCY_LIMIT))
         if isinstance(placement, BuiltInPlace):
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
