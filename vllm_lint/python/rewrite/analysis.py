@@ -44,6 +44,8 @@ class _Analysis(ModuleFacts):
         pipelines = [s for s in self.model.calls if is_pipeline_factory(self.semantics.callee(s.node))]
         llms = [s for s in self.model.calls if self.semantics.callee(s.node) == "vllm.LLM"]
         hf_models = [s for s in self.model.calls if HF_GENERATIVE_MODEL.match(self.semantics.callee(s.node) or "")]
+        if len(pipelines) == 1 and hf_models and all(self._only_fed_to(s, pipelines[0].node) for s in hf_models):
+            hf_models = []  # the pipeline wraps the model the module loaded: the engine loads its name
         found = [(kind, sites) for kind, sites in ((ModelKind.PIPELINE, pipelines), (ModelKind.LLM, llms), (ModelKind.HF_MODEL, hf_models)) if sites]
         if len(found) > 1:
             raise Refusal(f"the module loads both a {found[0][0].value} and a {found[1][0].value}; one engine per GPU is what the rewrite produces")
@@ -53,6 +55,41 @@ class _Analysis(ModuleFacts):
         if len(sites) > 1:
             raise Refusal(f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces")
         return kind, sites[0]
+
+    def _only_fed_to(self, load: CallSite, pipeline: cst.Call) -> bool:
+        """The model ``load`` builds is held in a module variable that only ``pipeline``'s model= reads (besides
+        ``.eval()``-like lines, which go with it)."""
+        statement = load.statement
+        if load.function is not None or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        assign = statement.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                and _loaded_value(assign.value, ModelKind.HF_MODEL) is load.node):
+            return False
+        name = assign.targets[0].target.value
+        model_arg = next((a.value for a in pipeline.args if a.keyword is not None and a.keyword.value == "model"), None)
+        for o in occurrences(self.module, [name])[name]:
+            if o.name is model_arg or housekeeping_line(o) is not None:
+                continue
+            if isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is assign:
+                continue
+            return False
+        return True
+
+    def fed_model_lines(self, pipeline: cst.Call) -> list[cst.SimpleStatementLine]:
+        """The lines of a model the pipeline wraps (its load, its ``.eval()``-like lines), which go: the engine
+        loads the model itself."""
+        model_arg = next((a.value for a in pipeline.args if a.keyword is not None and a.keyword.value == "model"), None)
+        if not isinstance(model_arg, cst.Name):
+            return []
+        lines = []
+        for o in occurrences(self.module, [model_arg.value])[model_arg.value]:
+            line = housekeeping_line(o)
+            if line is None and isinstance(o.parent, cst.AssignTarget):
+                line = o.ancestor(3)
+            if isinstance(line, cst.SimpleStatementLine) and all(line is not seen for seen in lines):
+                lines.append(line)
+        return lines
 
     def binding(self, kind: ModelKind, site: CallSite) -> str:
         """The variable that holds the model: a plain name, or ``self.x`` set in a class's ``__init__``."""
@@ -129,8 +166,10 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     engine_arguments: tuple[tuple[str, str], ...] = ()
     generation: dict[str, cst.BaseExpression] = {}
     full_text = True
+    removed_lines: list[cst.SimpleStatementLine] = []
     if kind is ModelKind.PIPELINE:
         engine_arguments, generation, full_text = construction.pipeline_construction(site.node)
+        removed_lines += analysis.fed_model_lines(site.node) if any(HF_GENERATIVE_MODEL.match(ctx.semantics.callee(s.node) or "") for s in ctx.model.calls) else []
     elif kind is ModelKind.LLM:
         construction.check_llm_construction(site.node)
     if kind is ModelKind.PIPELINE:
@@ -138,7 +177,6 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         taken = {id(line) for c in streams for line in c.removed}
         uses = [o for o in uses if not any(id(p) in taken for p in o.parents)]  # e.g. the streamer's pipe.tokenizer
         calls.extend(streams)
-    removed_lines: list[cst.SimpleStatementLine] = []
     if kind is ModelKind.HF_MODEL:
         uses, removed_lines = _without_housekeeping(uses)
         generates = [calls_of.hf_generate_call(o) for o in uses if _calls_generate(o)]

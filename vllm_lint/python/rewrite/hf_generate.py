@@ -49,7 +49,7 @@ _TOKENIZER_IGNORED = frozenset({"return_tensors", "padding", "return_attention_m
 # What a prompt length is read as: ``inputs["input_ids"].shape[1]``, ``inputs.input_ids.shape[-1]``.
 _LENGTH_INDEXES = frozenset({"1", "-1"})
 # Statements on the model that mean nothing to the engine (it places and runs the model itself).
-MODEL_HOUSEKEEPING = frozenset({"eval", "to", "cuda", "half", "bfloat16", "float"})
+MODEL_HOUSEKEEPING = frozenset({"eval", "to", "cuda"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +98,13 @@ class GenerateChains(ModuleFacts):
             raise Refusal(str(exc)) from None
         prompt, tokenizer, holder, line = self._tokenized(source, function, shown)
         lengths, other_reads = self._holder_reads(holder, function, source) if holder is not None else ((), 0)
+        order = _visit_order(function.node)
+        early = next((read for read in lengths if order.get(id(read), 0) < order.get(id(call), 0)), None)
+        if early is not None:
+            raise Refusal(
+                f"`{snippet(self.module, early)}` reads the prompt's token count before `{shown}`; the engine counts "
+                "the prompt's tokens as it generates: read it from the output (len(output.prompt_token_ids)) after the call"
+            )
         removed = (line,) if line is not None and other_reads == 0 else ()
         if line is not None and other_reads:
             raise Refusal(
@@ -180,6 +187,23 @@ class GenerateChains(ModuleFacts):
             else:
                 others += 1
         return tuple(lengths), others
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: dict[int, int] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.order[id(node)] = len(self.order)
+        return True
+
+
+def _visit_order(function: cst.FunctionDef) -> dict[int, int]:
+    """Each node's place in the function's source order."""
+    visitor = _Order()
+    walk(function, visitor)
+    return visitor.order
 
 
 class _Assignments(cst.CSTVisitor):
@@ -295,13 +319,31 @@ def model_name_of(call: cst.Call) -> cst.BaseExpression | None:
 
 
 def housekeeping_line(o: Occurrence) -> cst.SimpleStatementLine | None:
-    """``model.eval()`` / ``model.to(device)`` as a statement of its own: the engine places and runs its
-    model itself, so the line goes."""
-    attribute, call, expr, line = o.ancestor(1), o.ancestor(2), o.ancestor(3), o.ancestor(4)
-    if (
-        isinstance(attribute, cst.Attribute) and attribute.value is o.name and attribute.attr.value in MODEL_HOUSEKEEPING
-        and isinstance(call, cst.Call) and call.func is attribute and isinstance(expr, cst.Expr)
-        and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
-    ):
+    """``model.eval()`` / ``model.to(device)`` as a statement of its own, or ``model = model.to(device)``
+    (either name of that line): the engine places and runs its model itself, so the line goes."""
+    if isinstance(o.parent, cst.AssignTarget):
+        assign, line = o.ancestor(2), o.ancestor(3)
+        if isinstance(assign, cst.Assign) and _placed(assign.value, o.name) and isinstance(line, cst.SimpleStatementLine) \
+                and len(line.body) == 1 and len(assign.targets) == 1:
+            return line
+        return None
+    attribute, call, small, line = o.ancestor(1), o.ancestor(2), o.ancestor(3), o.ancestor(4)
+    if not (isinstance(attribute, cst.Attribute) and attribute.value is o.name and isinstance(call, cst.Call) and call.func is attribute):
+        return None
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and _placed(call, o.name)):
+        return None
+    if isinstance(small, cst.Expr):
         return line
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is call:
+        target = small.targets[0].target
+        return line if isinstance(target, type(o.name)) and cst.Module([]).code_for_node(target) == cst.Module([]).code_for_node(o.name) else None
     return None
+
+
+def _placed(value: cst.BaseExpression, name: cst.BaseExpression) -> bool:
+    """``name.to(...)``, ``name.eval()``, ``name.to(...).eval()``, ...: the model itself, placed."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODEL_HOUSEKEEPING):
+        return False
+    inner = value.func.value
+    code = cst.Module([]).code_for_node
+    return code(inner) == code(name) or _placed(inner, name)

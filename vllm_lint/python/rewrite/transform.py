@@ -241,6 +241,8 @@ class ServerRewrite:
         if isinstance(call.sampling, SamplingKeywords):
             engine = f"{self.engine}.engine" if call.mode is CallMode.BRIDGED else self.engine
             prompt_tokens = f"len({engine}.get_tokenizer().encode({call.prompt}))"
+            if call.tokenizer is not None:  # the tokenizer the original counted the prompt with
+                prompt_tokens = f"len({self.module.code_for_node(call.tokenizer)}({call.prompt}).input_ids)"
             return call.sampling.render(self.names.sampling_params, prompt_tokens)
         if call.sampling is None:
             return f"{self.names.sampling_params}(max_tokens={DEFAULT_MAX_TOKENS})"
