@@ -313,6 +313,7 @@ def test_unservable_servers_are_named():
     assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC module that starts no server")
     assert unservable("import grpc\nserver = grpc.aio.server()\nserver.add_insecure_port('[::]:50051')\n") is None
     assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n") is None  # a views module
+    assert unservable("import modal\napp = modal.App()\n@app.cls()\nclass M:\n    pass\n").startswith("a Modal app: validate does not run")
     assert unservable("from django.apps import AppConfig\nclass C(AppConfig):\n    pass\n").startswith("Django code with no view")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") is None
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/health')\ndef h():\n    pass\n") \

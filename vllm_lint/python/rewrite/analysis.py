@@ -27,7 +27,7 @@ from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeepin
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
-from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
+from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
 from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_pipeline_factory
@@ -110,7 +110,10 @@ class _Analysis(ModuleFacts):
         held_on = dotted_name(target) or snippet(self.module, target)
         function = site.function
         # A LitServe API builds its model in setup(), which LitServe calls once per worker.
-        builder = "setup" if function is not None and served_class_kind(self.semantics, function) == LITSERVE_API else "__init__"
+        served = served_class_kind(self.semantics, function) if function is not None else None
+        builder = "setup" if served == LITSERVE_API else "__init__"
+        if served == MODAL_CLASS and is_modal_lifecycle(self.semantics, function, "enter"):
+            builder = function.name  # Modal runs a class's @modal.enter() methods once per container
         if not (
             held_on.startswith("self.") and held_on.count(".") == 1 and function is not None and function.is_method
             and function.name == builder and function.class_info is not None
@@ -118,7 +121,7 @@ class _Analysis(ModuleFacts):
             raise Refusal(
                 f"the {what} is held on an object (`{held_on}`); the rewrite handles a model held in a module "
                 "variable, on `self` in the __init__ of a plain class the module builds once, a Ray Serve deployment, "
-                "BentoML service or gRPC servicer, or in a LitServe API's setup()"
+                "BentoML service or gRPC servicer, in a LitServe API's setup(), or in a Modal class's @modal.enter() method"
             )
         if not directly_in(function.node, statement):
             raise Refusal(f"the {what} is built inside a block of {builder}(); build it at the top of {builder}()")

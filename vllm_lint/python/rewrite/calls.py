@@ -98,8 +98,13 @@ class ModelCalls(ModuleFacts):
             self.check_bentoml_workers(function)
         if handler.framework == "litserve" and function.name != "predict":
             raise Refusal(f"the {what} is called in {function.name}(); only a LitServe API's predict() is rewritten")
+        if handler.framework == "modal" and not (function.is_method and in_served_class(self.semantics, function)):
+            raise Refusal(
+                f"{function.name}() is a Modal function that builds no model of its own; build the model in a class's "
+                "@modal.enter() method and serve it from its @modal.method()s (the rewrite then builds the engine there)"
+            )
         if function.is_method and not in_served_class(self.semantics, function):
-            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services and LitServe APIs are rewritten")
+            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services, LitServe APIs and Modal classes are rewritten")
         return CallMode.AWAITED
 
     def check_grpc_aio(self, function: FunctionInfo) -> None:
@@ -215,7 +220,7 @@ class ModelCalls(ModuleFacts):
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
-        if framework not in (None, "fastapi", "ray", "bentoml", "litserve"):
+        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal"):
             raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:

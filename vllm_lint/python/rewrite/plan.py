@@ -121,6 +121,11 @@ class BuiltInPlace:
     # A LitServe API's instantiations, which get ``enable_async=True``: LitServe awaits an async predict,
     # running requests concurrently on the worker's event loop, only when the LitAPI was built with it.
     enable_async_calls: tuple[cst.Call, ...] = ()
+    # A Modal class: Modal gives a container one input at a time unless the class is @modal.concurrent; the
+    # class gets it (None: it has it, or the older allow_concurrent_inputs=), and a @modal.exit() method that
+    # shuts the engine down.
+    modal_class: cst.ClassDef | None = None
+    modal_concurrent: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,8 @@ from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
 # Concurrent calls of a Gradio event the engine's requests may batch: Gradio's default is one at a time.
 GRADIO_CONCURRENCY_LIMIT = 64
+# Inputs a Modal container takes at once (modal.concurrent): Modal's default is one at a time.
+MODAL_MAX_INPUTS = 64
 _STREAM_NOTE = "# the stream is cumulative: its last output holds the whole completion"
 _NEW_TEXT_HELPER = '''async def {name}(stream):
     """The text each of the engine's outputs adds, as transformers' TextIteratorStreamer(skip_prompt=True) sent it.
@@ -181,6 +183,8 @@ class ServerRewrite:
         if isinstance(placement, Bridge):
             for registration in placement.raised_limits:
                 replacements[id(registration)] = lambda node: with_keyword(node, "concurrency_limit", str(GRADIO_CONCURRENCY_LIMIT))
+        if isinstance(placement, BuiltInPlace) and placement.modal_class is not None:
+            replacements[id(placement.modal_class)] = self._modal_class_edit(placement)
         if isinstance(placement, BuiltInPlace):
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
@@ -208,6 +212,30 @@ class ServerRewrite:
         removed |= {name for call in self.plan.calls for line in call.removed for name in names_in(line)}
         removed |= {name for line in (self.plan.model_statement, *self.plan.removed_lines) for name in names_in(line)}
         return remove_unused_imports(module, removed)
+
+    def _modal_class_edit(self, placement: BuiltInPlace) -> Callable[[cst.CSTNode], cst.CSTNode]:
+        """A Modal class: ``@modal.concurrent(max_inputs=...)`` under its ``@app.cls(...)`` (unless it takes
+        concurrent inputs already) and a ``@modal.exit()`` method that shuts the engine down."""
+        modal = (imported_as(self.module, {"modal.concurrent"}) or "modal.concurrent").rsplit(".", 1)[0]
+        klass = placement.modal_class
+        assert klass is not None
+        exit_name = FreshNames(names_in(klass)).take("shutdown_engine")
+        method = cst.parse_statement(
+            f"@{modal}.exit()\ndef {exit_name}(self):\n    {self.plan.model_name}.shutdown()\n",
+            config=self.module.config_for_parsing,
+        )
+        concurrent = cst.Decorator(cst.parse_expression(f"{modal}.concurrent(max_inputs={MODAL_MAX_INPUTS})"))
+
+        def edit(node: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+            decorators = list(node.decorators)
+            if placement.modal_concurrent:
+                index = next(i for i, d in enumerate(decorators) if _is_cls_decorator(d))
+                decorators.insert(index + 1, concurrent)
+            body = [*node.body.body, method.with_changes(leading_lines=[cst.EmptyLine(indent=False)])]
+            return node.with_changes(decorators=decorators, body=node.body.with_changes(body=body))
+
+        return edit
 
     # -- handlers -------------------------------------------------------------
 
@@ -397,6 +425,12 @@ class ServerRewrite:
             elif not isinstance(new, cst.RemovalSentinel):
                 body.append(new)
         return updated.with_changes(body=body)
+
+
+def _is_cls_decorator(decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    return isinstance(target, cst.Attribute) and target.attr.value == "cls"
 
 
 def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
