@@ -10,6 +10,10 @@ the "bad" and the "fixed" server run the same local model with the same decoding
 * ``transformers.pipeline(...)``: ``model``/``tokenizer`` become the model directory, ``device`` becomes the
   CPU when there is no GPU; each call of the returned pipeline generates greedily (``do_sample=False``) and
   exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped.
+* a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
+  class): the model directory's weights, on the CPU in float32 when there is no GPU; each ``generate`` call
+  of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
+  bad servers).
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
   ``max_model_len`` is capped at the model's context; on the CPU backend ``kv_cache_memory_bytes``,
   ``dtype=float32``, ``enforce_eager`` and ``tensor_parallel_size=1`` are set so it starts on a laptop; for
