@@ -187,6 +187,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         uses = [o for o in uses if not _calls_generate(o) and not any(id(p) in taken for p in o.parents)]  # ``.to(model.device)``
         calls.extend(generates)
         engine_arguments = construction.hf_model_construction(site.node, generates)
+    default_params = [c for o in uses if (c := _default_params_call(o, kind)) is not None]
+    uses = [o for o in uses if _default_params_call(o, kind) is None]
     for o in uses:
         if calls_of.keeps_working(o, statement, what):
             if not (isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is statement.body[0]):
@@ -232,6 +234,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         renames_model=kind.loaded_by_name and site.function is None,
         instance=_instance_name(ctx, site, name),
         removed_lines=tuple(removed_lines),
+        default_params_calls=tuple(default_params),
     )
 
 
@@ -273,3 +276,13 @@ def _without_housekeeping(uses: list[Occurrence]) -> tuple[list[Occurrence], lis
     """The uses other than ``model.eval()``-like lines, and those lines."""
     lines = [(o, housekeeping_line(o)) for o in uses]
     return [o for o, line in lines if line is None], [line for _, line in lines if line is not None]
+
+
+def _default_params_call(o: Occurrence, kind: ModelKind) -> cst.Call | None:
+    """``llm.get_default_sampling_params()`` in a function (the engine exists by the time it runs)."""
+    attribute, call = o.ancestor(1), o.ancestor(2)
+    if kind is ModelKind.LLM and o.function is not None and isinstance(attribute, cst.Attribute) \
+            and attribute.attr.value == "get_default_sampling_params" and isinstance(call, cst.Call) \
+            and call.func is attribute and not call.args:
+        return call
+    return None

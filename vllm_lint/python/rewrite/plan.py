@@ -161,3 +161,5 @@ class ServerPlan:
     renames_model: bool = False
     # ``model.eval()``, ``model.to(device)``: lines on the model that mean nothing to the engine, removed
     removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
+    # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults
+    default_params_calls: tuple[cst.Call, ...] = ()

@@ -75,7 +75,7 @@ class _Names:
         self.http_exception = self._use("fastapi", "HTTPException") if "fastapi" in answers else ""
         self.abort = self._use("flask", "abort") if "flask" in answers else ""
         self.grpc = self._use_module("grpc") if "grpc" in answers else ""
-        needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls)
+        needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls) or bool(plan.default_params_calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
 
     def _use(self, from_module: str, name: str) -> str:
@@ -178,6 +178,12 @@ class ServerRewrite:
             self._insert_new_text_helper(replacements)
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+        if self.plan.default_params_calls:
+            # LLM.get_default_sampling_params(): the model's generation config's settings (vllm/entrypoints/llm.py).
+            engine = f"{self.engine}.engine" if isinstance(self.plan.placement, Bridge) else self.engine
+            defaults = cst.parse_expression(f"{self.names.sampling_params}.from_optional(**{engine}.model_config.get_diff_sampling_param())")
+            for call in self.plan.default_params_calls:
+                replacements[id(call)] = lambda node, defaults=defaults: defaults
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
         if isinstance(placement, Bridge):
