@@ -2,7 +2,8 @@
 
 ``analysis`` decides whether the whole module is understood (else a Refusal
 says why), from ``construction`` (the engine's arguments), ``calls`` (each use
-of the model; ``prompts``: is an input one string?), ``helpers`` (the helpers
+of the model; ``prompts``: is an input one string?; ``hf_generate``: a transformers model's tokenizer ->
+generate chain), ``helpers`` (the helpers
 between a handler and the model that become async, from ``callers``: every call
 of each) and ``placement`` (where the engine is built: ``lifespan`` for FastAPI,
 the sync frameworks' ``bridge``, the classes of ``served``);
