@@ -551,18 +551,6 @@ LLM_REFUSED = {
         """,
         "is not awaited, so what it was meant to return is unknown",
     ),
-    "batch": (
-        """\
-        from fastapi import FastAPI
-        from vllm import LLM
-        app = FastAPI()
-        llm = LLM(model="m")
-        @app.post("/g")
-        def g(prompts: list[str]):
-            return llm.generate(prompts)
-        """,
-        "a batch needs one engine.generate() per prompt",
-    ),
     "LLM-only keyword": (
         """\
         from fastapi import FastAPI

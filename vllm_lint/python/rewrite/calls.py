@@ -406,7 +406,13 @@ class ModelCalls(ModuleFacts):
         prompts = positional[0].value if positional else (keywords.pop("prompts").value if "prompts" in keywords else None)
         sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
         typing = self.string_typing(function, mode)
-        if mode is CallMode.STREAMED:
+        gathered = (
+            mode is CallMode.AWAITED and method == "generate" and prompts is not None and typing.is_string_list(prompts)
+            and isinstance(occurrence.name, cst.Name)  # a module-level LLM: the gathering helper reaches its engine
+        )
+        if gathered:
+            prompt_code, as_list, check = self.module.code_for_node(prompts), True, None
+        elif mode is CallMode.STREAMED:
             prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
             check = None
         else:
@@ -434,7 +440,10 @@ class ModelCalls(ModuleFacts):
             parent = occurrence.ancestor(3)
             if isinstance(parent, cst.Subscript) and parent.value is call and is_index_zero(parent):
                 replaced, shape = parent, ResultShape.REQUEST_OUTPUT
-        return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement, extra_arguments=tuple(extra), check=check)
+        if gathered and extra:
+            raise Refusal(f"LLM.{method}(..., {extra[0][0]}=...) is not carried into each of the batch's requests")
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement,
+                           extra_arguments=tuple(extra), check=check, gathered=gathered)
 
     def hf_generate_call(self, occurrence: Occurrence) -> HandlerCall:
         """``out = model.generate(**tokenizer(prompt, return_tensors="pt"), ...)``: one engine request whose

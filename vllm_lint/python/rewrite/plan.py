@@ -81,6 +81,9 @@ class HandlerCall:
     prompt_lengths: tuple[cst.BaseExpression, ...] = ()  # reads of the prompt's token count, from the final output
     tokenizer: cst.BaseExpression | None = None  # a model.generate chain: the tokenizer object its prompt went through
     check: PromptCheck | None = None  # the prompt is checked to be one string at run time
+    # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
+    # final outputs in the list's order as LLM.generate returns them
+    gathered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,6 +139,15 @@ def _is_str_annotation(annotation: cst.BaseExpression | None) -> bool:
     return False
 
 
+def _is_str_list_annotation(annotation: cst.BaseExpression | None) -> bool:
+    """``list[str]`` / ``List[str]``."""
+    if not (isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name)
+            and annotation.value.value in ("list", "List") and len(annotation.slice) == 1):
+        return False
+    item = annotation.slice[0].slice
+    return isinstance(item, cst.Index) and _is_str_annotation(item.value)
+
+
 @dataclass(frozen=True, slots=True)
 class OneItemBatch:
     """``[prompt]``: the list the model was given, and how the rewrite names its one prompt."""
@@ -267,6 +276,19 @@ class StringTyping:
         if isinstance(expr, cst.Name):
             kind, value, _ = self._lookup(expr.value)
             return kind == "local" and value is not None and self._is_conversation(value, depth + 1)
+        return False
+
+    def is_string_list(self, expr: cst.BaseExpression) -> bool:
+        """A parameter annotated ``list[str]``, or such a field of the model class a parameter is annotated with
+        (FastAPI validates both)."""
+        if isinstance(expr, cst.Name):
+            kind, annotation, _ = self._lookup(expr.value)
+            return kind == "param" and _is_str_list_annotation(annotation)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            kind, annotation, _ = self._lookup(expr.value.value)
+            if kind == "param" and isinstance(annotation, cst.Name):
+                klass = self._module_class(annotation.value)
+                return klass is not None and _is_str_list_annotation(self._field_annotation(klass, expr.attr.value))
         return False
 
     def stated_otherwise(self, expr: cst.BaseExpression) -> bool:

@@ -56,6 +56,14 @@ _NEW_TEXT_HELPER = '''async def {name}(stream):
 '''
 
 
+_FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
+    """The engine's final output for one prompt, as LLM.generate() returns one per prompt."""
+    async for request_output in {engine}.generate(prompt, sampling_params, request_id={uuid4}().hex):
+        pass  # the stream is cumulative: its last output holds the whole completion
+    return request_output
+'''
+
+
 class _Names:
     """The local names the new code uses, resolved (and imported) before it is written."""
 
@@ -64,7 +72,7 @@ class _Names:
         lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
-        self.asyncio = self._use_module("asyncio") if bridge else ""
+        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
         self.uuid4 = self._use("uuid", "uuid4")
@@ -136,6 +144,7 @@ class ServerRewrite:
         self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
         streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
         self.new_text = self.fresh.take("new_text") if streams else ""
+        self.final_output = self.fresh.take("final_output") if any(c.gathered for c in plan.calls) else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -158,9 +167,9 @@ class ServerRewrite:
             checks: list[cst.BaseStatement] = []
             if call.check is not None:
                 call, checks = self._checked(call, fresh)
-            stream, completion = fresh.take("request_output"), fresh.take("completion")
-            stream_statement = self._stream_statement(call, stream)
-            result = cst.parse_expression(_result_code(call, stream, completion))
+            stream, completion = fresh.take("request_outputs" if call.gathered else "request_output"), fresh.take("completion")
+            stream_statement = self._gathered_statement(call, stream, fresh.take("prompt")) if call.gathered else self._stream_statement(call, stream)
+            result = cst.parse_expression(stream if call.gathered else _result_code(call, stream, completion))
             replacements[id(call.replaced)] = lambda node, result=result: result
             length = cst.parse_expression(f"len({stream}.prompt_token_ids)")
             for read in call.prompt_lengths:
@@ -176,6 +185,9 @@ class ServerRewrite:
             replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
         if self.new_text:
             self._insert_new_text_helper(replacements)
+        if self.final_output:
+            self._insert_helper(replacements, next(c.function for c in self.plan.calls if c.gathered), _FINAL_OUTPUT_HELPER.format(
+                name=self.final_output, engine=self.engine, uuid4=self.names.uuid4))
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
         if self.plan.default_params_calls:
@@ -248,9 +260,19 @@ class ServerRewrite:
     def _insert_new_text_helper(self, replacements: dict[int, Callable]) -> None:
         """The async generator a streamed response sends, right before the first handler that uses it."""
         first = next(c.function for c in self.plan.calls if c.mode is CallMode.THREAD_STREAMED)
-        helper = with_blank_lines(cst.parse_statement(_NEW_TEXT_HELPER.format(name=self.new_text)), 2)
-        made_async = replacements.get(id(first))
-        replacements[id(first)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+        self._insert_helper(replacements, first, _NEW_TEXT_HELPER.format(name=self.new_text))
+
+    def _insert_helper(self, replacements: dict[int, Callable], before: cst.FunctionDef, source: str) -> None:
+        """A module-level helper, right before the handler ``before``."""
+        helper = with_blank_lines(cst.parse_statement(source), 2)
+        made_async = replacements.get(id(before))
+        replacements[id(before)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+
+    def _gathered_statement(self, call: HandlerCall, outputs: str, item: str) -> cst.BaseStatement:
+        """``outputs = await asyncio.gather(...)``: one engine request per prompt of the list, in its order."""
+        return cst.parse_statement(
+            f"{outputs} = await {self.names.asyncio}.gather(*({self.final_output}({item}, {self._sampling(call)}) for {item} in {call.prompt}))\n"
+        )
 
     def _checked(self, call: HandlerCall, fresh: FreshNames) -> tuple[HandlerCall, list[cst.BaseStatement]]:
         """The statements that check the prompt is one string (evaluated once, into a local, when computed),
