@@ -75,18 +75,6 @@ REFUSED = {
         """,
         "Flask runs each async view in an event loop of its own",
     ),
-    "untyped flask input": (
-        """\
-        from flask import Flask, request
-        from transformers import pipeline
-        app = Flask(__name__)
-        pipe = pipeline("text-generation", model="gpt2")
-        @app.post("/g")
-        def g():
-            return pipe(request.get_json()["prompt"])[0]["generated_text"]
-        """,
-        "is one string",
-    ),
     "gradio input that is not a text box": (
         """\
         import gradio as gr
@@ -114,15 +102,6 @@ REFUSED = {
             box = gr.Number()
             gr.Button("a").click(g, inputs=[box], outputs=box)
         """,
-        "is one string",
-    ),
-    "untyped input": (
-        APP + """
-@app.post("/g")
-async def g(request):
-    data = await request.json()
-    return pipe(data["prompt"])
-""",
         "is one string",
     ),
     "escaping object": (
@@ -191,19 +170,6 @@ def g(prompt: str):
     return run(prompt)
 """,
         "run() is decorated with @functools.lru_cache",
-    ),
-    "helper of an untyped prompt": (
-        APP + """
-from fastapi import Request
-
-def run(prompt):
-    return pipe(prompt)
-
-@app.post("/g")
-async def g(request: Request):
-    return run((await request.json())["prompt"])
-""",
-        "cannot tell that the pipeline input `prompt` is one string",
     ),
     "constructor argument of unknown type": (
         APP.replace('pipe = pipeline("text-generation", model="gpt2")\n', "import sys\n") + """
@@ -585,31 +551,6 @@ LLM_REFUSED = {
         """,
         "is not awaited, so what it was meant to return is unknown",
     ),
-    "batch": (
-        """\
-        from fastapi import FastAPI
-        from vllm import LLM
-        app = FastAPI()
-        llm = LLM(model="m")
-        @app.post("/g")
-        def g(prompts: list[str]):
-            return llm.generate(prompts)
-        """,
-        "a batch needs one engine.generate() per prompt",
-    ),
-    "one-item batch of an untyped prompt": (
-        """\
-        from fastapi import FastAPI, Request
-        from vllm import LLM
-        app = FastAPI()
-        llm = LLM(model="m")
-        @app.post("/g")
-        async def g(request: Request):
-            prompt = (await request.json())["prompt"]
-            return llm.generate([prompt])[0].outputs[0].text
-        """,
-        "cannot tell that the prompt `prompt` in `llm.generate([prompt])` is one string; annotate it `str`, or wrap it in str(...)",
-    ),
     "LLM-only keyword": (
         """\
         from fastapi import FastAPI
@@ -689,13 +630,191 @@ def test_refused_llm_rewrite_says_why(tmp_path, case, snapshots):
     snapshots.assert_match(f"rewrite-refusals/VLL103 {case}", f"{finding.start.line}:{finding.start.column}: {finding.message}\n")
 
 
+# A transformers model's generate chain (VLL102): where its behaviour cannot be kept on the engine.
+HF_MODEL = """\
+        from fastapi import FastAPI
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+"""
+HF_REFUSED = {
+    "a custom logits processor": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            out = model.generate(**inputs, logits_processor=[object()])
+            return tokenizer.decode(out[0])
+        """,
+        "passes logits_processor=: a custom logits processor runs Python on the model's logits",
+    ),
+    "beam search": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            out = model.generate(**inputs, num_beams=4)
+            return tokenizer.decode(out[0])
+        """,
+        "passes num_beams=: beam search is a separate API in vLLM",
+    ),
+    "hidden states": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            out = model.generate(**inputs, output_hidden_states=True, return_dict_in_generate=True)
+            return tokenizer.decode(out.sequences[0])
+        """,
+        "passes output_hidden_states=: vLLM's generate does not return hidden states",
+    ),
+    "the output read as a tensor": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            out = model.generate(**inputs, max_new_tokens=8)
+            return {"ids": out[0].tolist()}
+        """,
+        "`out[0].tolist` reads the generate output as a tensor",
+    ),
+    "a truncating tokenizer call": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt", truncation=True, max_length=512)
+            out = model.generate(**inputs, max_new_tokens=8)
+            return tokenizer.decode(out[0])
+        """,
+        "the tokenizer call passes truncation=, which the engine's own tokenisation of the prompt string would not do",
+    ),
+    "the model's head changed in Python": (
+        HF_MODEL + """\
+        model.lm_head = None
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            return tokenizer.decode(model.generate(**inputs)[0])
+        """,
+        "`model.lm_head` uses the model other than by model.generate(...)",
+    ),
+    "an untyped prompt in a Bottle view": (
+        """\
+        import bottle
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        app = bottle.Bottle()
+        tokenizer = AutoTokenizer.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        @app.post("/g")
+        def generate():
+            prompt = bottle.request.json["prompt"]
+            inputs = tokenizer(prompt, return_tensors="pt")
+            return {"text": tokenizer.decode(model.generate(**inputs)[0])}
+        """,
+        "or check it at run time (`if not isinstance(prompt, str):` answer the request with an error) by hand",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HF_REFUSED))
+def test_refused_hf_generate_rewrite_says_why(tmp_path, case, snapshots):
+    source, reason = HF_REFUSED[case]
+    [finding] = findings(tmp_path, source, "VLL102")
+    assert finding.fix is None and NO_FIX in finding.message and reason in finding.message, finding.message
+    snapshots.assert_match(f"rewrite-refusals/VLL102 {case}", f"{finding.start.line}:{finding.start.column}: {finding.message}\n")
+
+
+# Prompts of no stated type: checked at run time to be one string (the framework's bad-request answer otherwise).
+CHECKED_PROMPTS = {
+    "VLL101 untyped flask input": (
+        """\
+        from flask import Flask, request
+        from transformers import pipeline
+        app = Flask(__name__)
+        pipe = pipeline("text-generation", model="gpt2")
+        @app.post("/g")
+        def g():
+            return pipe(request.get_json()["prompt"])[0]["generated_text"]
+        """,
+        "abort(400",
+    ),
+    "VLL101 untyped input": (
+        APP + """
+@app.post("/g")
+async def g(request):
+    data = await request.json()
+    return pipe(data["prompt"])
+""",
+        "raise HTTPException(status_code=422",
+    ),
+    "VLL101 helper of an untyped prompt": (
+        APP + """
+from fastapi import Request
+
+def run(prompt):
+    return pipe(prompt)
+
+@app.post("/g")
+async def g(request: Request):
+    return run((await request.json())["prompt"])
+""",
+        "raise HTTPException(status_code=422",
+    ),
+    "VLL103 one-item batch of an untyped prompt": (
+        """\
+        from fastapi import FastAPI, Request
+        from vllm import LLM
+        app = FastAPI()
+        llm = LLM(model="m")
+        @app.post("/g")
+        async def g(request: Request):
+            prompt = (await request.json())["prompt"]
+            return llm.generate([prompt])[0].outputs[0].text
+        """,
+        "raise HTTPException(status_code=422",
+    ),
+    "VLL102 gRPC request field with no .proto in reach": (
+        """\
+        import grpc
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import gen_pb2_grpc
+        class S(gen_pb2_grpc.GenServicer):
+            def __init__(self):
+                self.tokenizer = AutoTokenizer.from_pretrained("gpt2")
+                self.model = AutoModelForCausalLM.from_pretrained("gpt2")
+            def Generate(self, request, context):
+                inputs = self.tokenizer(request.prompt, return_tensors="pt")
+                out = self.model.generate(**inputs, max_new_tokens=16)
+                return self.tokenizer.decode(out[0], skip_special_tokens=True)
+        server = grpc.server(None)
+        """,
+        "context.abort(grpc.StatusCode.INVALID_ARGUMENT",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHECKED_PROMPTS))
+def test_untyped_prompts_are_checked_at_run_time(tmp_path, case, snapshots):
+    source, check = CHECKED_PROMPTS[case]
+    code = case.split()[0]
+    [finding] = findings(tmp_path, source, code)
+    assert finding.fix is not None, finding.message
+    result, applied = fixed(tmp_path, textwrap.dedent(source))
+    assert applied.get(code) == 1 and check in result and "if not isinstance(" in result, result
+    compile(result, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", result) if d.code in ("VLL101", "VLL102", "VLL103")] == []
+    snapshots.assert_match(f"checked-prompts/{case}", result)
+
+
 def test_no_stale_refusal_snapshots(snapshots):
-    snapshots.assert_only("rewrite-refusals", [*(f"VLL101 {c}" for c in REFUSED), *(f"VLL103 {c}" for c in LLM_REFUSED)])
+    snapshots.assert_only("rewrite-refusals", [*(f"VLL101 {c}" for c in REFUSED), *(f"VLL103 {c}" for c in LLM_REFUSED),
+                                               *(f"VLL102 {c}" for c in HF_REFUSED)])
 
 
 REWRITTEN = [
     pytest.param(example, id=f"{code}-{number}")
-    for code in ("VLL101", "VLL103")
+    for code in ("VLL101", "VLL102", "VLL103")
     for number, example in enumerate(load_rules()[code].examples, start=1)
     if example.fixed is not None
 ]

@@ -619,6 +619,16 @@ def render(report: dict, triage: Path, started: float) -> str:
     return "\n".join(out) + "\n"
 
 
+# Sections of the page that other measurements write (benchmarks/realworld/rewrite_servers.py's servers validated
+# side by side): the runner rewrites what comes before the first of them and keeps them as they are.
+KEPT_SECTION = "\n## Server rewrite on real servers\n"
+
+
+def kept_sections(page: Path) -> str:
+    text = page.read_text(encoding="utf-8") if page.exists() else ""
+    return text[text.index(KEPT_SECTION):] if KEPT_SECTION in text else ""
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="what restore.py wrote")
@@ -632,7 +642,7 @@ def main(argv: list[str]) -> int:
     report = measure(args.folder.resolve(), args.manifest, fix=args.fix)
     text = render(report, args.triage, started)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
+    args.out.write_text(text + kept_sections(args.out), encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps(report["findings"], indent=1), encoding="utf-8")
     print(text)

@@ -11,7 +11,7 @@ import pytest
 
 from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, prompt_for
 from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
-from vllm_lint.reference.validate.compare import compare, response_shape, response_text
+from vllm_lint.reference.validate.compare import compare, response_shape, response_text, response_texts
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
 from vllm_lint.reference.validate.plot import write_plot
@@ -111,8 +111,9 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17))]
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56)),
+                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10)),
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     for case in cases:  # every one servable: none raises NotServable
@@ -285,6 +286,22 @@ def test_streams_of_json_lines_and_cumulative_text():
     assert response_text(_rec(0, deltas, "application/x-ndjson", streamed=True)) == "Hello"
 
 
+def test_a_one_token_cumulative_stream_with_a_repeated_final_event():
+    """Seed 004's fixed server streams the text so far and ends with an event that repeats it: a one-token
+    completion is then two equal events, which read as deltas too; the reference's answer decides."""
+    p = prompt_for
+    events = [{"text": "last", "finish_reason": None}, {"text": "last", "finish_reason": "length"}]
+    streamed = _rec(0, events, "text/event-stream", streamed=True)
+    assert response_texts(streamed) == ("lastlast", "last")
+    assert compare(LoadResult(1, 1, 1.0, [_rec(0, {"text": "last"})]),
+                   LoadResult(1, 1, 1.0, [streamed]), p, shapes_of=None).passed
+    repeated = LoadResult(1, 1, 1.0, [_rec(0, {"text": "lastlast"})])
+    assert compare(repeated, LoadResult(1, 1, 1.0, [streamed]), p, shapes_of=None).passed  # one token twice, as deltas
+    other = LoadResult(1, 1, 1.0, [_rec(0, {"text": "lost"})])
+    c = compare(other, LoadResult(1, 1, 1.0, [streamed]), p, shapes_of=None)
+    assert not c.passed and c.mismatches[0]["fixed_text"] == "lastlast"
+
+
 def test_compare_texts_only_against_a_reference_without_shapes():
     p = prompt_for
     reference = LoadResult(1, 2, 1.0, [_rec(0, " abc", "text/plain"), _rec(1, " def", "text/plain")])
@@ -301,6 +318,7 @@ def test_unservable_servers_are_named():
     assert unservable("import grpc\nclass S(pb2_grpc.GenServicer):\n    pass\n").startswith("a gRPC module that starts no server")
     assert unservable("import grpc\nserver = grpc.aio.server()\nserver.add_insecure_port('[::]:50051')\n") is None
     assert unservable("from django.http import JsonResponse\ndef generate(request):\n    pass\n") is None  # a views module
+    assert unservable("import modal\napp = modal.App()\n@app.cls()\nclass M:\n    pass\n").startswith("a Modal app: validate does not run")
     assert unservable("from django.apps import AppConfig\nclass C(AppConfig):\n    pass\n").startswith("Django code with no view")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") is None
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/health')\ndef h():\n    pass\n") \

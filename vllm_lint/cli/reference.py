@@ -162,7 +162,7 @@ def validate(bad_files: tuple[Path, ...], rules: tuple[str, ...], fixed_file: Pa
     """Run bad servers and their autofix side by side on a local model; compare answers and speed.
 
     BAD_FILES are server files (a folder: each of its .py files the autofixer rewrites into a server); with
-    none, the bad example servers of the rules whose fix rewrites a server (VLL101, VLL103). The fixed
+    none, the bad example servers of the rules whose fix rewrites a server (VLL101, VLL102, VLL103). The fixed
     version is what `vllm-lint check --fix --unsafe-fixes` makes of each, after the model it names is
     pointed at the local model. Both servers get the same prompts (greedy, --max-tokens new tokens); each
     fixed response must have the bad response's JSON shape and completion text. Exits 1 when any differs

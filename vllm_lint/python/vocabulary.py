@@ -86,6 +86,8 @@ def call_effect(semantics: Semantics, site: CallSite) -> CallEffect | None:
         return None
     method = func.attr.value
     producers = semantics.produced_by(func.value, site.function)
+    if method == "generate" and not producers:
+        producers = _placed_model_producers(semantics, func.value, site.function)
     if method == "generate" and any(HF_GENERATIVE_MODEL.match(p) for p in producers):
         return CallEffect(HF_GENERATE, "model.generate() of a transformers model")
     if method in ("generate", "chat", "encode") and "vllm.LLM" in producers:
@@ -93,6 +95,22 @@ def call_effect(semantics: Semantics, site: CallSite) -> CallEffect | None:
     if method == "step" and producers & {"vllm.LLMEngine", "vllm.LLMEngine.from_engine_args"}:
         return CallEffect(LLM_GENERATE, "a synchronous LLMEngine.step() loop")
     return None
+
+
+# A model placed as it is loaded (``from_pretrained(...).to("cuda").eval()``) is the model itself.
+_PLACEMENT_METHODS = frozenset({"to", "cuda", "eval", "half", "float", "bfloat16"})
+
+
+def _placed_model_producers(semantics: Semantics, expr: cst.BaseExpression, function) -> set[str]:
+    """What loaded the model ``expr`` names when its binding places it in the same expression."""
+    found = set()
+    for call in semantics.bindings_of(expr, function):
+        while isinstance(call.func, cst.Attribute) and call.func.attr.value in _PLACEMENT_METHODS and isinstance(call.func.value, cst.Call):
+            call = call.func.value
+        callee = semantics.callee(call)
+        if callee:
+            found.add(callee)
+    return found
 
 
 def handler_calls_into_project(ctx: PyContext, kind: str) -> Iterator[tuple[CallSite, Handler, Reached]]:

@@ -10,6 +10,10 @@ the "bad" and the "fixed" server run the same local model with the same decoding
 * ``transformers.pipeline(...)``: ``model``/``tokenizer`` become the model directory, ``device`` becomes the
   CPU when there is no GPU; each call of the returned pipeline generates greedily (``do_sample=False``) and
   exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped.
+* a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
+  class): the model directory's weights, on the CPU in float32 when there is no GPU; each ``generate`` call
+  of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
+  bad servers).
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
   ``max_model_len`` is capped at the model's context; on the CPU backend ``kv_cache_memory_bytes``,
   ``dtype=float32``, ``enforce_eager`` and ``tensor_parallel_size=1`` are set so it starts on a laptop; for
@@ -120,6 +124,7 @@ class _GreedyPipeline:
         self._pipe, self._max_tokens = pipe, max_tokens
         model = getattr(pipe, "model", None)
         if model is not None and hasattr(model, "generate"):
+            model._vllm_lint_in_pipeline = True
             original = model.generate
 
             def generate(*args, **kwargs):  # count new tokens: output length minus prompt length
@@ -162,12 +167,46 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
         return _GreedyPipeline(original(*args, **kwargs), max_tokens)
 
     transformers.pipeline = pipeline
+    _patch_models(transformers, model_dir, max_tokens, cuda)
     try:
         import transformers.pipelines as pipelines_module
 
         pipelines_module.pipeline = pipeline
     except ImportError:
         pass
+
+
+def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> None:
+    """A model a server loads itself (``AutoModelForCausalLM.from_pretrained(...)``) and calls ``generate`` on:
+    the model directory's weights (on the CPU in float32 when there is no GPU), and each ``generate`` greedy
+    with ``max_tokens`` new tokens at most, counted. Tokenizers are pointed at the directory by ``prepare``."""
+    from transformers.generation.utils import GenerationMixin
+
+    # Each Auto class carries its own copy of from_pretrained (transformers' auto_class_update).
+    autos = [getattr(transformers, name) for name in dir(transformers) if name.startswith("AutoModel")]
+    for owner in (transformers.PreTrainedModel, *autos):
+        def from_pretrained(cls, name, *args, _original=owner.from_pretrained.__func__, **kwargs):
+            if not cuda:
+                for key in ("device_map", "torch_dtype", "dtype", "quantization_config", "load_in_8bit", "load_in_4bit"):
+                    kwargs.pop(key, None)
+            return _original(cls, model_dir, *args, **kwargs)
+
+        owner.from_pretrained = classmethod(from_pretrained)
+    original_generate = GenerationMixin.generate
+
+    def generate(self, *args, **kwargs):
+        if getattr(self, "_vllm_lint_in_pipeline", False):  # _GreedyPipeline decides and counts
+            return original_generate(self, *args, **kwargs)
+        for key in GENERATION_KWARGS:
+            kwargs.pop(key, None)
+        out = original_generate(self, *args, max_new_tokens=max_tokens, do_sample=False, **kwargs)
+        seqs = getattr(out, "sequences", out)
+        prompt = kwargs.get("input_ids", args[0] if args else None)
+        if prompt is not None and hasattr(seqs, "shape") and len(seqs.shape) == 2:
+            COUNTER.add(int(seqs.shape[0]) * max(0, int(seqs.shape[1]) - int(prompt.shape[-1])))
+        return out
+
+    GenerationMixin.generate = generate
 
 
 def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seqs: int | None) -> None:

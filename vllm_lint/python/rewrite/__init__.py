@@ -2,7 +2,8 @@
 
 ``analysis`` decides whether the whole module is understood (else a Refusal
 says why), from ``construction`` (the engine's arguments), ``calls`` (each use
-of the model; ``prompts``: is an input one string?), ``helpers`` (the helpers
+of the model; ``prompts``: is an input one string?; ``hf_generate``: a transformers model's tokenizer ->
+generate chain), ``helpers`` (the helpers
 between a handler and the model that become async, from ``callers``: every call
 of each) and ``placement`` (where the engine is built: ``lifespan`` for FastAPI,
 the sync frameworks' ``bridge``, the classes of ``served``);
@@ -51,6 +52,10 @@ def rewritten_module(ctx: PyContext) -> tuple[cst.Module, str]:
         cst.parse_module(new.code)
     except cst.ParserSyntaxError as exc:  # a bug in the rewrite: never offer it
         raise Refusal(f"the rewritten module would not parse ({exc.message})") from None
+    if isinstance(plan.placement, Bridge) and plan.placement.raised_limits:
+        from vllm_lint.python.rewrite.transform import GRADIO_CONCURRENCY_LIMIT
+
+        return new, f"{BRIDGE_FIX_TITLE}; the Gradio events that call it run up to {GRADIO_CONCURRENCY_LIMIT} calls at once (concurrency_limit), so that requests batch"
     return new, BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
 
 

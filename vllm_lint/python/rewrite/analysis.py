@@ -23,13 +23,14 @@ from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
+from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
-from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
+from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
-from vllm_lint.python.vocabulary import is_pipeline_factory
+from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_pipeline_factory
 
 class _Analysis(ModuleFacts):
     """The model object: where it is built, what holds it, and the handlers that become async."""
@@ -42,24 +43,63 @@ class _Analysis(ModuleFacts):
     def model_site(self) -> tuple[ModelKind, CallSite]:
         pipelines = [s for s in self.model.calls if is_pipeline_factory(self.semantics.callee(s.node))]
         llms = [s for s in self.model.calls if self.semantics.callee(s.node) == "vllm.LLM"]
-        if pipelines and llms:
-            raise Refusal("the module loads both a transformers pipeline and a vLLM LLM")
-        sites = pipelines or llms
-        if not sites:
+        hf_models = [s for s in self.model.calls if HF_GENERATIVE_MODEL.match(self.semantics.callee(s.node) or "")]
+        if len(pipelines) == 1 and hf_models and all(self._only_fed_to(s, pipelines[0].node) for s in hf_models):
+            hf_models = []  # the pipeline wraps the model the module loaded: the engine loads its name
+        found = [(kind, sites) for kind, sites in ((ModelKind.PIPELINE, pipelines), (ModelKind.LLM, llms), (ModelKind.HF_MODEL, hf_models)) if sites]
+        if len(found) > 1:
+            raise Refusal(f"the module loads both a {found[0][0].value} and a {found[1][0].value}; one engine per GPU is what the rewrite produces")
+        if not found:
             raise Refusal("the model object is not built in this module")
+        kind, sites = found[0]
         if len(sites) > 1:
             raise Refusal(f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces")
-        return (ModelKind.PIPELINE if pipelines else ModelKind.LLM), sites[0]
+        return kind, sites[0]
+
+    def _only_fed_to(self, load: CallSite, pipeline: cst.Call) -> bool:
+        """The model ``load`` builds is held in a module variable that only ``pipeline``'s model= reads (besides
+        ``.eval()``-like lines, which go with it)."""
+        statement = load.statement
+        if load.function is not None or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        assign = statement.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                and _loaded_value(assign.value, ModelKind.HF_MODEL) is load.node):
+            return False
+        name = assign.targets[0].target.value
+        model_arg = next((a.value for a in pipeline.args if a.keyword is not None and a.keyword.value == "model"), None)
+        for o in occurrences(self.module, [name])[name]:
+            if o.name is model_arg or housekeeping_line(o) is not None:
+                continue
+            if isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is assign:
+                continue
+            return False
+        return True
+
+    def fed_model_lines(self, pipeline: cst.Call) -> list[cst.SimpleStatementLine]:
+        """The lines of a model the pipeline wraps (its load, its ``.eval()``-like lines), which go: the engine
+        loads the model itself."""
+        model_arg = next((a.value for a in pipeline.args if a.keyword is not None and a.keyword.value == "model"), None)
+        if not isinstance(model_arg, cst.Name):
+            return []
+        lines = []
+        for o in occurrences(self.module, [model_arg.value])[model_arg.value]:
+            line = housekeeping_line(o)
+            if line is None and isinstance(o.parent, cst.AssignTarget):
+                line = o.ancestor(3)
+            if isinstance(line, cst.SimpleStatementLine) and all(line is not seen for seen in lines):
+                lines.append(line)
+        return lines
 
     def binding(self, kind: ModelKind, site: CallSite) -> str:
         """The variable that holds the model: a plain name, or ``self.x`` set in a class's ``__init__``."""
-        what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
+        what = kind.what
         statement = site.statement
         if not (
             isinstance(statement, cst.SimpleStatementLine)
             and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Assign)
-            and statement.body[0].value is site.node
+            and _loaded_value(statement.body[0].value, kind) is site.node
             and len(statement.body[0].targets) == 1
             and isinstance(statement.body[0].targets[0].target, (cst.Name, cst.Attribute))
         ):
@@ -70,7 +110,10 @@ class _Analysis(ModuleFacts):
         held_on = dotted_name(target) or snippet(self.module, target)
         function = site.function
         # A LitServe API builds its model in setup(), which LitServe calls once per worker.
-        builder = "setup" if function is not None and served_class_kind(self.semantics, function) == LITSERVE_API else "__init__"
+        served = served_class_kind(self.semantics, function) if function is not None else None
+        builder = "setup" if served == LITSERVE_API else "__init__"
+        if served == MODAL_CLASS and is_modal_lifecycle(self.semantics, function, "enter"):
+            builder = function.name  # Modal runs a class's @modal.enter() methods once per container
         if not (
             held_on.startswith("self.") and held_on.count(".") == 1 and function is not None and function.is_method
             and function.name == builder and function.class_info is not None
@@ -78,7 +121,7 @@ class _Analysis(ModuleFacts):
             raise Refusal(
                 f"the {what} is held on an object (`{held_on}`); the rewrite handles a model held in a module "
                 "variable, on `self` in the __init__ of a plain class the module builds once, a Ray Serve deployment, "
-                "BentoML service or gRPC servicer, or in a LitServe API's setup()"
+                "BentoML service or gRPC servicer, in a LitServe API's setup(), or in a Modal class's @modal.enter() method"
             )
         if not directly_in(function.node, statement):
             raise Refusal(f"the {what} is built inside a block of {builder}(); build it at the top of {builder}()")
@@ -119,26 +162,44 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     name = analysis.binding(kind, site)
     statement = site.statement
     assert isinstance(statement, cst.SimpleStatementLine)
-    what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
+    what = kind.what
     uses = analysis.model_uses(name, site)
     calls: list[HandlerCall] = []
     kept: list[Occurrence] = []  # uses that keep working on the engine object
     engine_arguments: tuple[tuple[str, str], ...] = ()
+    generation: dict[str, cst.BaseExpression] = {}
+    full_text = True
+    removed_lines: list[cst.SimpleStatementLine] = []
     if kind is ModelKind.PIPELINE:
         engine_arguments, generation, full_text = construction.pipeline_construction(site.node)
-    else:
+        removed_lines += analysis.fed_model_lines(site.node) if any(HF_GENERATIVE_MODEL.match(ctx.semantics.callee(s.node) or "") for s in ctx.model.calls) else []
+    elif kind is ModelKind.LLM:
         construction.check_llm_construction(site.node)
     if kind is ModelKind.PIPELINE:
         streams = [c for o in uses if (c := ThreadedStreams(ctx).threaded_stream(o, generation)) is not None]
         taken = {id(line) for c in streams for line in c.removed}
         uses = [o for o in uses if not any(id(p) in taken for p in o.parents)]  # e.g. the streamer's pipe.tokenizer
         calls.extend(streams)
+    if kind is ModelKind.HF_MODEL:
+        uses, removed_lines = _without_housekeeping(uses)
+        generates = [calls_of.hf_generate_call(o) for o in uses if _calls_generate(o)]
+        taken = {id(line) for c in generates for line in c.removed}
+        uses = [o for o in uses if not _calls_generate(o) and not any(id(p) in taken for p in o.parents)]  # ``.to(model.device)``
+        calls.extend(generates)
+        engine_arguments = construction.hf_model_construction(site.node, generates)
+    default_params = [c for o in uses if (c := _default_params_call(o, kind)) is not None]
+    uses = [o for o in uses if _default_params_call(o, kind) is None]
     for o in uses:
         if calls_of.keeps_working(o, statement, what):
             if not (isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is statement.body[0]):
                 kept.append(o)
         elif kind is ModelKind.PIPELINE:
             calls.append(calls_of.pipeline_call(o, generation, full_text))
+        elif kind is ModelKind.HF_MODEL:
+            raise Refusal(
+                f"`{snippet(ctx.module, o.parent)}` uses the model other than by model.generate(...); the engine "
+                "that replaces it has no such attribute"
+            )
         else:
             calls.append(calls_of.llm_generate_call(o))
     if not calls:
@@ -156,7 +217,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     helpers.check_bridged([c.function for c in calls if c.mode is CallMode.BRIDGED])
     registered = [f for f in awaiting if analysis.registered(f)]
     placement = EnginePlacement(ctx).placement(kind, site, name, calls, chain.handlers)
-    if kind is ModelKind.PIPELINE and kept and site.function is None:
+    if kind.loaded_by_name and kept and site.function is None:
         shown = snippet(ctx.module, kept[0].parent)
         raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
     return ServerPlan(
@@ -170,8 +231,10 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         handlers_made_async=analysis.handlers_made_async([*registered, *(h.node for h in chain.handlers)]),
         helpers_made_async=chain.helpers,
         awaited_calls=chain.awaited,
-        renames_model=kind is ModelKind.PIPELINE and site.function is None,
+        renames_model=kind.loaded_by_name and site.function is None,
         instance=_instance_name(ctx, site, name),
+        removed_lines=tuple(removed_lines),
+        default_params_calls=tuple(default_params),
     )
 
 
@@ -193,3 +256,33 @@ def _instance_name(ctx: PyContext, site: CallSite, name: str) -> str | None:
     callers = Callers(ctx)
     klass = site.function.class_info
     return None if callers.framework_owned(klass) else callers.instance(klass).name
+
+
+def _loaded_value(value: cst.BaseExpression, kind: ModelKind) -> cst.BaseExpression:
+    """A transformers model's load under its placement calls (``.from_pretrained(...).to("cuda").eval()``):
+    the engine places and runs its model itself."""
+    while kind is ModelKind.HF_MODEL and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in MODEL_HOUSEKEEPING and isinstance(value.func.value, cst.Call):
+        value = value.func.value
+    return value
+
+
+def _calls_generate(o: Occurrence) -> bool:
+    attribute, call = o.ancestor(1), o.ancestor(2)
+    return isinstance(attribute, cst.Attribute) and attribute.attr.value == "generate" and isinstance(call, cst.Call) and call.func is attribute
+
+
+def _without_housekeeping(uses: list[Occurrence]) -> tuple[list[Occurrence], list[cst.SimpleStatementLine]]:
+    """The uses other than ``model.eval()``-like lines, and those lines."""
+    lines = [(o, housekeeping_line(o)) for o in uses]
+    return [o for o, line in lines if line is None], [line for _, line in lines if line is not None]
+
+
+def _default_params_call(o: Occurrence, kind: ModelKind) -> cst.Call | None:
+    """``llm.get_default_sampling_params()`` in a function (the engine exists by the time it runs)."""
+    attribute, call = o.ancestor(1), o.ancestor(2)
+    if kind is ModelKind.LLM and o.function is not None and isinstance(attribute, cst.Attribute) \
+            and attribute.attr.value == "get_default_sampling_params" and isinstance(call, cst.Call) \
+            and call.func is attribute and not call.args:
+        return call
+    return None

@@ -33,7 +33,8 @@ class BridgeNames:
 _ONE_AT_A_TIME = {
     "Gradio": (
         "Gradio runs one call of each event at a time unless its concurrency_limit (or the queue's\n"
-        "    default_concurrency_limit) allows more: raise it for requests to batch."
+        "    default_concurrency_limit) allows more: the events that call the engine were given one, so\n"
+        "    that requests overlap and batch."
     ),
     "Bottle": (
         "Bottle's default server (wsgiref) serves one request at a time: run the app on a threaded\n"

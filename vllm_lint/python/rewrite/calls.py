@@ -16,9 +16,11 @@ from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
+from vllm_lint.python.rewrite.hf_generate import GenerateChains, output_reads_ok
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
-from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, Refusal, ResultShape
+from vllm_lint.python.rewrite.imports import imported_as
+from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, PromptCheck, Refusal, ResultShape
 from vllm_lint.python.rewrite.prompts import StringTyping
 from vllm_lint.python.rewrite.served import in_served_class
 from vllm_lint.python.rewrite.shapes import (
@@ -96,8 +98,13 @@ class ModelCalls(ModuleFacts):
             self.check_bentoml_workers(function)
         if handler.framework == "litserve" and function.name != "predict":
             raise Refusal(f"the {what} is called in {function.name}(); only a LitServe API's predict() is rewritten")
+        if handler.framework == "modal" and not (function.is_method and in_served_class(self.semantics, function)):
+            raise Refusal(
+                f"{function.name}() is a Modal function that builds no model of its own; build the model in a class's "
+                "@modal.enter() method and serve it from its @modal.method()s (the rewrite then builds the engine there)"
+            )
         if function.is_method and not in_served_class(self.semantics, function):
-            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services and LitServe APIs are rewritten")
+            raise Refusal(f"{function.name}() is a method; only module-level handlers and the methods of Ray Serve deployments, BentoML services, LitServe APIs and Modal classes are rewritten")
         return CallMode.AWAITED
 
     def check_grpc_aio(self, function: FunctionInfo) -> None:
@@ -213,7 +220,7 @@ class ModelCalls(ModuleFacts):
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
-        if framework not in (None, "fastapi", "ray", "bentoml", "litserve"):
+        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal"):
             raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:
@@ -263,6 +270,11 @@ class ModelCalls(ModuleFacts):
                 f"cannot tell that the pipeline input `{shown}` is one string "
                 "(a list of prompts or chat messages returns another shape); annotate it `str`, or wrap it in str(...)"
             )
+        if what == "model" and expr is not None:
+            raise Refusal(
+                f"cannot tell that the text `{snippet(self.module, expr)}` tokenised for `{snippet(self.module, call)}` is one "
+                "string (a list of texts is a batch); annotate it `str`, or wrap it in str(...)"
+            )
         if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.Element):
             raise Refusal(
                 f"cannot tell that the prompt `{snippet(self.module, expr.elements[0].value)}` in "
@@ -272,6 +284,44 @@ class ModelCalls(ModuleFacts):
             f"cannot tell that `{snippet(self.module, call)}` generates for one prompt string; a batch "
             "needs one engine.generate() per prompt"
         )
+
+    def prompt_or_check(self, typing: StringTyping, expr: cst.BaseExpression | None, call: cst.Call, what: str,
+                        function: FunctionInfo, mode: CallMode) -> tuple[str, bool, PromptCheck | None]:
+        """``one_prompt``; where the prompt's type is not stated, a check at run time that it is one string (the
+        framework's own bad-request answer otherwise), when the framework has one the rewrite can write."""
+        try:
+            return (*self.one_prompt(typing, expr, call, what), None)
+        except Refusal as refusal:
+            if expr is None or mode is CallMode.STREAMED:
+                raise
+            as_list = False
+            if isinstance(expr, cst.List):
+                if not (len(expr.elements) == 1 and isinstance(expr.elements[0], cst.Element)):
+                    raise
+                expr, as_list = expr.elements[0].value, True
+            if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.Dict, cst.Set, cst.StarredElement)) or typing.stated_otherwise(expr):
+                raise
+            answer = self._bad_request_answer(function)
+            if answer is None:
+                raise Refusal(f"{refusal}; or check it at run time (`if not isinstance(prompt, str):` answer the request with an error) by hand") from None
+            kind, context = answer
+            return self.module.code_for_node(expr), as_list, PromptCheck(kind, context, bind=not is_plain_read(expr))
+
+    def _bad_request_answer(self, function: FunctionInfo) -> tuple[str, str | None] | None:
+        """How the handler answers a bad request: FastAPI's HTTPException, Flask's abort, a gRPC context's abort."""
+        handler = self.semantics.enclosing_handler(function)
+        if handler is None:
+            return None
+        framework = handler.framework or "fastapi"
+        if framework == "fastapi" and imported_as(self.module, {"fastapi.FastAPI", "fastapi.APIRouter"}):
+            return "fastapi", None
+        if framework == "flask":
+            return "flask", None
+        if framework == "grpc" and handler.direct and function.is_method:
+            params = [*function.node.params.posonly_params, *function.node.params.params]
+            if len(params) == 3:
+                return "grpc", params[2].name.value
+        return None
 
     def pipeline_call(self, occurrence: Occurrence, construction: dict[str, cst.BaseExpression], full_text_default: bool) -> HandlerCall:
         call = occurrence.parent
@@ -287,7 +337,7 @@ class ModelCalls(ModuleFacts):
         if prompt is None or len(positional) > 1:
             raise Refusal(f"`{snippet(self.module, call)}` does not pass exactly one input")
         typing = self.string_typing(function, mode)
-        prompt_code, batch_of_one = self.one_prompt(typing, prompt, call, "pipeline")
+        prompt_code, batch_of_one, check = self.prompt_or_check(typing, prompt, call, "pipeline", function, mode)
         settings = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
         full_text = full_text_default
         for name, arg in keywords.items():
@@ -309,7 +359,7 @@ class ModelCalls(ModuleFacts):
                 "in the call; give the pipeline max_new_tokens=, or bind the prompt to a variable first"
             )
         shape = ResultShape.PIPELINE_FULL_TEXT if full_text else ResultShape.PIPELINE_NEW_TEXT
-        return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one)
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one, check=check)
 
     def llm_generate_call(self, occurrence: Occurrence) -> HandlerCall:
         attribute, call = occurrence.ancestor(1), occurrence.ancestor(2)
@@ -356,7 +406,17 @@ class ModelCalls(ModuleFacts):
         prompts = positional[0].value if positional else (keywords.pop("prompts").value if "prompts" in keywords else None)
         sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
         typing = self.string_typing(function, mode)
-        prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
+        gathered = (
+            mode is CallMode.AWAITED and method == "generate" and prompts is not None and typing.is_string_list(prompts)
+            and isinstance(occurrence.name, cst.Name)  # a module-level LLM: the gathering helper reaches its engine
+        )
+        if gathered:
+            prompt_code, as_list, check = self.module.code_for_node(prompts), True, None
+        elif mode is CallMode.STREAMED:
+            prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
+            check = None
+        else:
+            prompt_code, as_list, check = self.prompt_or_check(typing, prompts, call, "LLM", function, mode)
         if isinstance(sampling, (cst.List, cst.Tuple)):
             raise Refusal("a list of per-prompt SamplingParams has no single-request equivalent")
         extra = []
@@ -380,7 +440,44 @@ class ModelCalls(ModuleFacts):
             parent = occurrence.ancestor(3)
             if isinstance(parent, cst.Subscript) and parent.value is call and is_index_zero(parent):
                 replaced, shape = parent, ResultShape.REQUEST_OUTPUT
-        return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement, extra_arguments=tuple(extra))
+        if gathered and extra:
+            raise Refusal(f"LLM.{method}(..., {extra[0][0]}=...) is not carried into each of the batch's requests")
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement,
+                           extra_arguments=tuple(extra), check=check, gathered=gathered)
+
+    def hf_generate_call(self, occurrence: Occurrence) -> HandlerCall:
+        """``out = model.generate(**tokenizer(prompt, return_tensors="pt"), ...)``: one engine request whose
+        final output stands in for ``out`` as its token sequences (hf_generate)."""
+        call = occurrence.ancestor(2)
+        assert isinstance(call, cst.Call)
+        function, mode = self.handler_of(call, "model")
+        statement = self.check_hoistable(call, occurrence, 2)
+        chain = GenerateChains(self.ctx).chain(call, function)
+        typing = self.string_typing(function, mode)
+        prompt_code, as_list, check = self.prompt_or_check(typing, chain.prompt, call, "model", function, mode)
+        if as_list:
+            raise Refusal(f"`{snippet(self.module, call)}` tokenises a list of prompts; one engine request per prompt is needed")
+        why = None
+        assign = statement.body[0]
+        if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            why = output_reads_ok(self.module, function.node, assign.targets[0].target.value)
+        elif isinstance(assign, cst.Assign) and assign.value is call:
+            why = f"`{snippet(self.module, statement)}` unpacks the generate output"
+        if why is not None:
+            raise Refusal(why)
+        try:
+            sampling = sampling_keywords(self.module, chain.settings)
+        except NotCarried as exc:
+            raise Refusal(str(exc)) from None
+        if sampling.counts_prompt and not is_plain_read(chain.prompt):
+            raise Refusal(
+                f"max_length= counts the prompt's tokens, and the prompt `{snippet(self.module, chain.prompt)}` is computed "
+                "in the tokenizer call; pass max_new_tokens=, or bind the prompt to a variable first"
+            )
+        return HandlerCall(
+            call, mode, function.node, prompt_code, sampling, call, ResultShape.TOKEN_SEQUENCES, statement,
+            removed=chain.removed, prompt_lengths=chain.prompt_lengths, tokenizer=chain.tokenizer, check=check,
+        )
 
     def keeps_working(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine, what: str) -> bool:
         """Whether a use of the model's variable works the same on an engine object (or is its binding)."""

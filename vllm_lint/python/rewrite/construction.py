@@ -10,15 +10,24 @@ from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
+from vllm_lint.python.rewrite.hf_generate import model_name_of
 from vllm_lint.python.rewrite.names import names_in
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.prompts import rebound_names
 from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
+from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL
 
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
 _PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the model on the GPU(s) itself
 _PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
+# from_pretrained's placement and loading options: the engine places and loads the weights itself.
+_HF_PLACEMENT = frozenset({"device_map", "device", "low_cpu_mem_usage", "attn_implementation", "use_safetensors", "local_files_only"})
+
+
+def _is_tokenizer_load(qualified: str | None) -> bool:
+    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Tokenizer.from_pretrained") \
+        or qualified in ("transformers.AutoTokenizer.from_pretrained", "transformers.PreTrainedTokenizerFast.from_pretrained")
 
 
 class EngineConstruction(ModuleFacts):
@@ -32,21 +41,30 @@ class EngineConstruction(ModuleFacts):
         keywords = keyword_args(call)
         task_expr = positional[0].value if positional else (keywords["task"].value if "task" in keywords else None)
         task = self.semantics.fold(task_expr) if task_expr is not None else None
-        if task is None or task.value != "text-generation":
+        model_given = keywords["model"].value if "model" in keywords else None
+        loaded = self.loaded_model(model_given) if model_given is not None else None
+        # With no task, the pipeline takes the model's: a causal LM's is text-generation.
+        inferred = task_expr is None and loaded is not None and "CausalLM" in (self.semantics.callee(loaded) or "")
+        if not inferred and (task is None or task.value != "text-generation"):
             shown = repr(task.value) if task is not None else "not given"
             raise Refusal(
                 f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate() (vLLM does not serve "
                 "this task); keep the pipeline off the event loop (a worker thread or process), or serve a generative model"
             )
-        model_expr = positional[1].value if len(positional) > 1 else (keywords["model"].value if "model" in keywords else None)
+        model_expr = positional[1].value if len(positional) > 1 else model_given
         if len(positional) > 2:
             raise Refusal("pipeline(...) gets more positional arguments than task and model")
         if model_expr is None:
             raise Refusal("the pipeline names no model (it would load the task's default model)")
-        if not self.is_model_name(model_expr, function=self.sites[id(call)].function):
-            raise Refusal(f"cannot tell that model=`{snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
         code = self.module.code_for_node
-        engine: list[tuple[str, str]] = [("model", code(model_expr))]
+        if loaded is not None and model_expr is model_given:
+            # A model object the module loaded by name: the engine loads that name.
+            engine = list(self.hf_load_arguments(loaded))
+            model_expr = model_name_of(loaded)
+        elif not self.is_model_name(model_expr, function=self.sites[id(call)].function):
+            raise Refusal(f"cannot tell that model=`{snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
+        else:
+            engine = [("model", code(model_expr))]
         generation: dict[str, cst.BaseExpression] = {}
         full_text = True
         for name, arg in keywords.items():
@@ -54,9 +72,11 @@ class EngineConstruction(ModuleFacts):
                 continue
             value = arg.value
             if name == "tokenizer":
-                if not self.is_model_name(value, function=self.sites[id(call)].function):
+                tokenizer = self._tokenizer_source(value, model_expr) if loaded is not None else value
+                if tokenizer is not None and not self.is_model_name(tokenizer, function=self.sites[id(call)].function):
                     raise Refusal("the pipeline's tokenizer= is an object, not a name or path")
-                engine.append((name, code(value)))
+                if tokenizer is not None:
+                    engine.append((name, code(tokenizer)))
             elif name in _PIPELINE_ENGINE_KEYWORDS:
                 engine.append((name, code(value)))
             elif name in ("torch_dtype", "dtype"):
@@ -78,6 +98,106 @@ class EngineConstruction(ModuleFacts):
             ("enable_prefix_caching", "True"),
         ]
         return tuple(engine), generation, full_text
+
+    def hf_model_construction(self, call: cst.Call, calls) -> tuple[tuple[str, str], ...]:
+        """AsyncEngineArgs keywords for ``AutoModelForCausalLM.from_pretrained(...)``, and the tokenizer its
+        generate calls tokenise with, when it names another model than the model does."""
+        model_expr = model_name_of(call)
+        engine = list(self.hf_load_arguments(call))
+        tokenizer = self._tokenizer_model(calls, model_expr)
+        if tokenizer is not None:
+            engine.insert(1, ("tokenizer", self.module.code_for_node(tokenizer)))
+        engine += [
+            ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
+            ("max_model_len", str(self.ctx.settings.fix_max_model_len)),
+            ("enable_prefix_caching", "True"),
+        ]
+        return tuple(engine)
+
+    def hf_load_arguments(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
+        """AsyncEngineArgs keywords for what ``X.from_pretrained(...)`` loads: its model and how."""
+        if any(arg.star for arg in call.args):
+            raise Refusal("from_pretrained(...) gets *args/**kwargs whose keys are unknown")
+        if len(positional_args(call)) > 1:
+            raise Refusal("from_pretrained(...) gets positional arguments beyond the model")
+        model_expr = model_name_of(call)
+        if model_expr is None or not self.is_model_name(model_expr, function=self.sites[id(call)].function):
+            shown = snippet(self.module, model_expr) if model_expr is not None else "nothing"
+            raise Refusal(f"cannot tell that the model `{shown}` is a model name or path the engine can load too")
+        code = self.module.code_for_node
+        engine: list[tuple[str, str]] = [("model", code(model_expr))]
+        for name, arg in keyword_args(call).items():
+            value = arg.value
+            if name == "pretrained_model_name_or_path" or name in _HF_PLACEMENT:
+                continue
+            if name in ("revision", "trust_remote_code"):
+                engine.append((name, code(value)))
+            elif name == "cache_dir":
+                engine.append(("download_dir", code(value)))
+            elif name in ("torch_dtype", "dtype"):
+                engine.append(("dtype", self._dtype(value)))
+            else:
+                raise Refusal(
+                    f"from_pretrained(..., {name}=...) has no AsyncEngineArgs equivalent the rewrite knows "
+                    "(a quantization or weights option: give the engine its own, e.g. quantization=, by hand)"
+                )
+        return tuple(engine)
+
+    def loaded_model(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The ``X.from_pretrained(...)`` of a causal LM that the module-level name ``expr`` holds (placed with
+        ``.to(...)``/``.eval()`` or not), when that is its one binding."""
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = self.model.bindings.get((None, expr.value), [])
+        if len(bindings) != 1:
+            return None
+        call = bindings[0].call
+        while isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "eval", "cuda") and isinstance(call.func.value, cst.Call):
+            call = call.func.value
+        return call if HF_GENERATIVE_MODEL.match(self.semantics.callee(call) or "") else None
+
+    def _tokenizer_source(self, value: cst.BaseExpression, model_expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The name a tokenizer object was loaded from; None when that is the model's own."""
+        if not isinstance(value, cst.Name):
+            return value
+        bindings = self.model.bindings.get((None, value.value), [])
+        loads = [b.call for b in bindings if _is_tokenizer_load(self.semantics.callee(b.call))]
+        if len(bindings) != 1 or len(loads) != 1:
+            raise Refusal(f"cannot tell which tokenizer `{value.value}` is (one AutoTokenizer.from_pretrained binding is what the rewrite follows)")
+        source = model_name_of(loads[0])
+        if source is None:
+            raise Refusal(f"cannot tell what `{snippet(self.module, loads[0])}` loads")
+        code = self.module.code_for_node
+        same = code(source) == code(model_expr) or (
+            (a := self.semantics.fold(source)) is not None and (b := self.semantics.fold(model_expr)) is not None and a.value == b.value
+        )
+        return None if same else source
+
+    def _tokenizer_model(self, calls, model_expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What the generate calls' tokenizer was loaded from, when that is not the model's own expression."""
+        found: dict[str, cst.BaseExpression] = {}
+        for c in calls:
+            name = dotted_name(c.tokenizer)
+            bindings = [b for (_, target), bs in self.model.bindings.items() if target == name for b in bs]
+            loads = [b.call for b in bindings if _is_tokenizer_load(self.semantics.callee(b.call))]
+            if name is None or len(bindings) != 1 or len(loads) != 1:
+                raise Refusal(
+                    f"cannot tell which tokenizer `{snippet(self.module, c.tokenizer)}` is (one AutoTokenizer.from_pretrained "
+                    "binding is what the rewrite follows); the engine tokenises with its own"
+                )
+            source = model_name_of(loads[0])
+            if source is None or not self.is_model_name(source, function=self.sites[id(loads[0])].function):
+                raise Refusal(f"cannot tell what `{snippet(self.module, loads[0])}` loads")
+            if any(arg.keyword is not None and arg.keyword.value not in ("pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast") for arg in loads[0].args):
+                raise Refusal(f"`{snippet(self.module, loads[0])}` passes tokenizer options the engine's tokenizer would not have")
+            found[self.module.code_for_node(source)] = source
+        if len(found) > 1:
+            raise Refusal("the handlers tokenise with more than one tokenizer; one engine has one")
+        code, source = next(iter(found.items()))
+        same = code == self.module.code_for_node(model_expr) or (
+            (a := self.semantics.fold(source)) is not None and (b := self.semantics.fold(model_expr)) is not None and a.value == b.value
+        )
+        return None if same else source
 
     def check_llm_construction(self, call: cst.Call) -> None:
         if any(arg.star for arg in call.args):
@@ -166,4 +286,4 @@ class EngineConstruction(ModuleFacts):
         value = self.semantics.fold(expr)
         if value is not None and value.value in _DTYPE_STRINGS:
             return self.module.code_for_node(expr)
-        raise Refusal(f"the pipeline's dtype `{snippet(self.module, expr)}` has no known vLLM dtype name")
+        raise Refusal(f"the dtype `{snippet(self.module, expr)}` has no known vLLM dtype name")

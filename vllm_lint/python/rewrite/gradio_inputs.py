@@ -4,7 +4,7 @@ Gradio passes the value of each input component to the callback's parameter in t
 text box (``"text"``, ``"textbox"``, ``"textarea"``, ``gr.Textbox(...)``, ``gr.TextArea(...)``) passes a
 str. A parameter counts only when every registration of the callback in the module (``gr.Interface(fn,
 inputs, ...)``, ``component.click(fn, inputs, ...)`` and the other listeners) gives it a text box that can
-be read from the source: a component bound to a name once, at module level, counts; anything else does not.
+be read from the source (``gr.ChatInterface(fn)`` gives its first parameter the chat box's text): a component bound to a name once, at module level, counts; anything else does not.
 """
 
 from __future__ import annotations
@@ -35,18 +35,40 @@ class GradioInputs(ModuleFacts):
             text = found if text is None else text & found
         return frozenset(names[i] for i in (text or ()) if i < len(names))
 
+    def registrations(self, name: str) -> list[cst.Call]:
+        """Each Gradio registration of the module function ``name``: ``gr.Interface(fn)``, ``gr.ChatInterface(fn)``,
+        ``component.click(fn, ...)`` and the other listeners."""
+        found = []
+        for site in self.model.calls:
+            call = site.node
+            listener = isinstance(call.func, cst.Attribute) and call.func.attr.value in GRADIO_LISTENERS
+            if not listener and self.semantics.callee(call) not in ("gradio.Interface", "gradio.ChatInterface"):
+                continue
+            positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+            fn = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "fn"), positional[0] if positional else None)
+            if isinstance(fn, cst.Name) and fn.value == name:
+                found.append(call)
+        return found
+
     def _registrations(self, name: str) -> list[list[cst.BaseExpression | None]]:
         """The input components of each Gradio registration of the module function ``name``."""
         found = []
         for site in self.model.calls:
             call = site.node
             listener = isinstance(call.func, cst.Attribute) and call.func.attr.value in GRADIO_LISTENERS
-            if not listener and self.semantics.callee(call) != "gradio.Interface":
+            callee = self.semantics.callee(call)
+            if not listener and callee not in ("gradio.Interface", "gradio.ChatInterface"):
                 continue
             positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
             keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
             fn = keywords.get("fn", positional[0] if positional else None)
             if not (isinstance(fn, cst.Name) and fn.value == name):
+                continue
+            if callee == "gradio.ChatInterface":
+                # fn(message, history, ...): the message is the chat box's text unless multimodal=True.
+                multimodal = keywords.get("multimodal")
+                text = multimodal is None or (isinstance(multimodal, cst.Name) and multimodal.value == "False")
+                found.append([cst.SimpleString('"text"') if text else None])
                 continue
             inputs = keywords.get("inputs", positional[1] if len(positional) > 1 else None)
             if isinstance(inputs, (cst.List, cst.Tuple)):

@@ -11,9 +11,11 @@ from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
+from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
 from vllm_lint.python.rewrite.prompts import bound_names
-from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
+from vllm_lint.python.rewrite.imports import imported_as
+from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, modal_cls_decorator, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, only_call, positional_args, snippet, top_level_index_of
 
 _SERVE_CALLS = frozenset({"uvicorn.run"})
@@ -30,7 +32,7 @@ class EnginePlacement(ModuleFacts):
         self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], through_helpers: tuple[FunctionInfo, ...] = ()
     ) -> Lifespan | BuiltInPlace | Bridge:
         """``through_helpers``: the handlers that reach the model through helpers made async."""
-        what = "pipeline" if kind is ModelKind.PIPELINE else "LLM"
+        what = kind.what
         function = site.function
         statement = site.statement
         assert isinstance(statement, cst.SimpleStatementLine)
@@ -51,6 +53,8 @@ class EnginePlacement(ModuleFacts):
         if any(c.mode is CallMode.BRIDGED for c in calls):
             return self.bridge_placement(site, name, calls, what)
         if held:
+            if served_class_kind(self.semantics, function) == MODAL_CLASS:
+                return self.modal_placement(function.class_info.node)
             if served_class_kind(self.semantics, function) == LITSERVE_API:
                 return BuiltInPlace(enable_async_calls=self.litserve_instantiations(function.class_info))
             callers = Callers(self.ctx)
@@ -85,6 +89,21 @@ class EnginePlacement(ModuleFacts):
         if not self.semantics.is_startup_hook(function):
             raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
         return plan_lifespan(self.ctx, self.sites, handlers, name, None, function.node)
+
+    def modal_placement(self, klass: cst.ClassDef) -> BuiltInPlace:
+        """The engine built in the class's @modal.enter() method; the class made @modal.concurrent unless it
+        already takes concurrent inputs, since Modal otherwise hands a container one input at a time."""
+        concurrent = any(
+            (self.semantics.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "") == "modal.concurrent"
+            for d in klass.decorators
+        )
+        cls_decorator = modal_cls_decorator(self.semantics, klass)
+        cls_call = cls_decorator.decorator if cls_decorator is not None else None
+        if isinstance(cls_call, cst.Call) and "allow_concurrent_inputs" in keyword_args(cls_call):
+            concurrent = True
+        if "." not in (imported_as(self.module, {"modal.concurrent"}) or ""):
+            raise Refusal("the module does not `import modal`, which the @modal.concurrent and @modal.exit() the rewrite adds name")
+        return BuiltInPlace(modal_class=klass, modal_concurrent=not concurrent)
 
     def litserve_instantiations(self, klass: ClassInfo) -> tuple[cst.Call, ...]:
         """Every ``TextAPI()`` of the LitAPI subclass, when each can take ``enable_async=True`` as it is."""
@@ -155,7 +174,16 @@ class EnginePlacement(ModuleFacts):
                 app_site = self.sites[id(binding.call)]
                 if app_site.function is None and any(s is app_site.statement for s in body):
                     indexes.append(body.index(app_site.statement))
-        return Bridge(body[min(indexes)], SYNC_FRAMEWORKS[frameworks.pop()])
+        framework = frameworks.pop()
+        raised: tuple[cst.Call, ...] = ()
+        if framework == "gradio":
+            entries = {self.handler_node_of(c).name.value for c in calls}
+            inputs = GradioInputs(self.ctx)
+            raised = tuple(
+                call for name in sorted(entries) for call in inputs.registrations(name)
+                if not any(arg.keyword is not None and arg.keyword.value == "concurrency_limit" for arg in call.args)
+            )
+        return Bridge(body[min(indexes)], SYNC_FRAMEWORKS[framework], raised)
 
     def handler_node_of(self, call: HandlerCall) -> cst.FunctionDef:
         """The request handler a call is in (a stream's function is nested in it)."""

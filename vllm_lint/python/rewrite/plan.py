@@ -17,6 +17,17 @@ class Refusal(Exception):
 class ModelKind(str, Enum):
     PIPELINE = "transformers pipeline"
     LLM = "vLLM LLM"
+    HF_MODEL = "transformers model"  # AutoModelForCausalLM.from_pretrained(...), called by model.generate(...)
+
+    @property
+    def what(self) -> str:
+        """How messages name the object."""
+        return {ModelKind.PIPELINE: "pipeline", ModelKind.LLM: "LLM", ModelKind.HF_MODEL: "model"}[self]
+
+    @property
+    def loaded_by_name(self) -> bool:
+        """Built from a model name the engine loads too (the engine's arguments are written from it)."""
+        return self is not ModelKind.LLM
 
 
 class ResultShape(Enum):
@@ -26,6 +37,7 @@ class ResultShape(Enum):
     PIPELINE_NEW_TEXT = "[{'generated_text': completion}, ...]"
     REQUEST_OUTPUT_LIST = "[RequestOutput]"  # LLM.generate(...)
     REQUEST_OUTPUT = "RequestOutput"  # LLM.generate(...)[0]
+    TOKEN_SEQUENCES = "[prompt ids + new ids, ...]"  # what model.generate returns, one row per sequence
     NEW_TEXT_PIECES = "the text each output adds"  # what a TextIteratorStreamer(skip_prompt=True) yields
 
 
@@ -36,6 +48,16 @@ class CallMode(Enum):
     STREAMED = "the call is the iterable of an async for: the engine's stream takes its place"
     BRIDGED = "a plain def handler of a sync framework: the final output fetched through the engine's thread before the statement"
     THREAD_STREAMED = "a thread feeding a TextIteratorStreamer that a StreamingResponse sends: the response sends the engine's new text instead"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCheck:
+    """A prompt whose type the code does not state, checked at run time before the engine gets it: a value
+    that is not one string gets the framework's own answer to a bad request."""
+
+    answer: str  # "fastapi" (HTTPException 422), "flask" (abort(400)), "grpc" (context.abort(INVALID_ARGUMENT))
+    context: str | None = None  # gRPC: the servicer method's context parameter
+    bind: bool = False  # the prompt is computed (a call): evaluated once, into a local, before the check
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +76,14 @@ class HandlerCall:
     statement: cst.SimpleStatementLine | None = None
     batch_of_one: bool = False  # a pipeline given ``[prompt]`` returns one list per prompt
     extra_arguments: tuple[tuple[str, cst.BaseExpression], ...] = ()  # carried to engine.generate
-    removed: tuple[cst.SimpleStatementLine, ...] = ()  # THREAD_STREAMED: the streamer, the thread and its start
+    # THREAD_STREAMED: the streamer, the thread and its start; a model.generate chain: the tokenizer call
+    removed: tuple[cst.SimpleStatementLine, ...] = ()
+    prompt_lengths: tuple[cst.BaseExpression, ...] = ()  # reads of the prompt's token count, from the final output
+    tokenizer: cst.BaseExpression | None = None  # a model.generate chain: the tokenizer object its prompt went through
+    check: PromptCheck | None = None  # the prompt is checked to be one string at run time
+    # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
+    # final outputs in the list's order as LLM.generate returns them
+    gathered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +124,11 @@ class BuiltInPlace:
     # A LitServe API's instantiations, which get ``enable_async=True``: LitServe awaits an async predict,
     # running requests concurrently on the worker's event loop, only when the LitAPI was built with it.
     enable_async_calls: tuple[cst.Call, ...] = ()
+    # A Modal class: Modal gives a container one input at a time unless the class is @modal.concurrent; the
+    # class gets it (None: it has it, or the older allow_concurrent_inputs=), and a @modal.exit() method that
+    # shuts the engine down.
+    modal_class: cst.ClassDef | None = None
+    modal_concurrent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +138,9 @@ class Bridge:
 
     anchor: cst.BaseStatement  # the helper class goes right before this top-level statement
     framework: str  # as the helper's docstring names it: "Flask", "Django", "gRPC"
+    # Gradio's registrations of the callbacks that call the engine, which get a concurrency_limit: Gradio runs
+    # one call of an event at a time by default, and requests batch only when they overlap.
+    raised_limits: tuple[cst.Call, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,3 +162,7 @@ class ServerPlan:
     # A pipeline loaded at module scope leaves its variable behind and the engine gets a name of its own;
     # an engine built in a function (a start-up hook) keeps the variable its ``global`` statement names.
     renames_model: bool = False
+    # ``model.eval()``, ``model.to(device)``: lines on the model that mean nothing to the engine, removed
+    removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
+    # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults
+    default_params_calls: tuple[cst.Call, ...] = ()

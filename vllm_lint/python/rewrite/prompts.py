@@ -139,6 +139,15 @@ def _is_str_annotation(annotation: cst.BaseExpression | None) -> bool:
     return False
 
 
+def _is_str_list_annotation(annotation: cst.BaseExpression | None) -> bool:
+    """``list[str]`` / ``List[str]``."""
+    if not (isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name)
+            and annotation.value.value in ("list", "List") and len(annotation.slice) == 1):
+        return False
+    item = annotation.slice[0].slice
+    return isinstance(item, cst.Index) and _is_str_annotation(item.value)
+
+
 @dataclass(frozen=True, slots=True)
 class OneItemBatch:
     """``[prompt]``: the list the model was given, and how the rewrite names its one prompt."""
@@ -241,10 +250,56 @@ class StringTyping:
                 return True
             if isinstance(func, cst.Attribute) and func.attr.value in _STR_METHODS:
                 return self.is_one_string(func.value, depth + 1)
+            if isinstance(func, cst.Attribute) and func.attr.value == "apply_chat_template":
+                return self._renders_one_conversation(expr, depth + 1)
             if isinstance(func, cst.Attribute) and func.attr.value == "get" and self._is_flask_text_field(func.value):
                 default = [a for a in expr.args if a.keyword is None][1:2] or [a for a in expr.args if a.keyword and a.keyword.value == "default"]
                 return not default or self.is_one_string(default[0].value, depth + 1)
         return False
+
+    def _renders_one_conversation(self, call: cst.Call, depth: int) -> bool:
+        """``tokenizer.apply_chat_template(messages, tokenize=False, ...)`` with ``messages`` one conversation
+        (a list of message dicts): the rendered text, one string."""
+        tokenize = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "tokenize"), None)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        conversation = positional[0] if positional else next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "conversation"), None)
+        if not (isinstance(tokenize, cst.Name) and tokenize.value == "False") or conversation is None:
+            return False
+        return self._is_conversation(conversation, depth)
+
+    def _is_conversation(self, expr: cst.BaseExpression, depth: int) -> bool:
+        if depth > _DEPTH:
+            return False
+        if isinstance(expr, cst.List):
+            return bool(expr.elements) and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Dict) for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            kind, value, _ = self._lookup(expr.value)
+            return kind == "local" and value is not None and self._is_conversation(value, depth + 1)
+        return False
+
+    def is_string_list(self, expr: cst.BaseExpression) -> bool:
+        """A parameter annotated ``list[str]``, or such a field of the model class a parameter is annotated with
+        (FastAPI validates both)."""
+        if isinstance(expr, cst.Name):
+            kind, annotation, _ = self._lookup(expr.value)
+            return kind == "param" and _is_str_list_annotation(annotation)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            kind, annotation, _ = self._lookup(expr.value.value)
+            if kind == "param" and isinstance(annotation, cst.Name):
+                klass = self._module_class(annotation.value)
+                return klass is not None and _is_str_list_annotation(self._field_annotation(klass, expr.attr.value))
+        return False
+
+    def stated_otherwise(self, expr: cst.BaseExpression) -> bool:
+        """The code says ``expr`` is something other than one string: a parameter annotated with another type,
+        or a local bound once to a list, tuple, dict or set."""
+        if not isinstance(expr, cst.Name):
+            return False
+        kind, value, _ = self._lookup(expr.value)
+        if kind == "param":
+            return value is not None and not _is_str_annotation(value)
+        return kind == "local" and isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp))
 
     def one_item_batch(self, expr: cst.BaseExpression, depth: int = 0) -> OneItemBatch | None:
         """``[s]`` with ``s`` one string, or a local variable bound once to one and only ever read."""

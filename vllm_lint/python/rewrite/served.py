@@ -16,6 +16,9 @@ _SERVED_CLASS_DECORATORS = {"ray.serve.deployment": "Ray Serve deployment", "ben
 # ``predict`` as a task on the worker's event loop (see ``placement.litserve_instantiations``).
 LITSERVE_API_BASES = frozenset({"litserve.LitAPI", "litserve.api.LitAPI"})
 LITSERVE_API = "LitServe API"
+# A class decorated ``@app.cls(...)`` of a modal.App: Modal builds one object per container, runs its
+# ``@modal.enter()`` methods once, and awaits an async ``@modal.method()`` as a task on the container's loop.
+MODAL_CLASS = "Modal class"
 
 
 def served_class_kind(semantics, function: FunctionInfo) -> str | None:
@@ -33,9 +36,31 @@ def served_class_kind(semantics, function: FunctionInfo) -> str | None:
             return _SERVED_CLASS_DECORATORS[qualified]
     if any(semantics.qualify(base.value) in LITSERVE_API_BASES for base in klass.node.bases):
         return LITSERVE_API
+    if modal_cls_decorator(semantics, klass.node) is not None:
+        return MODAL_CLASS
     return None
 
 
+def modal_cls_decorator(semantics, klass: cst.ClassDef) -> cst.Decorator | None:
+    """The ``@app.cls(...)`` of a class, ``app`` a modal.App."""
+    for decorator in klass.decorators:
+        expr = decorator.decorator
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        if isinstance(target, cst.Attribute) and target.attr.value == "cls" and semantics.app_framework(target.value, None) == "modal":
+            return decorator
+    return None
+
+
+def is_modal_lifecycle(semantics, function: FunctionInfo, hook: str) -> bool:
+    """Decorated ``@modal.enter()`` (hook "enter") or ``@modal.exit()``."""
+    for decorator in function.node.decorators:
+        expr = decorator.decorator
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        if (semantics.qualify(target) or dotted_name(target) or "") == f"modal.{hook}":
+            return True
+    return False
+
+
 def in_served_class(semantics, function: FunctionInfo) -> bool:
-    """A request method of a Ray Serve deployment, a BentoML service or a LitServe API."""
+    """A request method of a Ray Serve deployment, a BentoML service, a LitServe API or a Modal class."""
     return served_class_kind(semantics, function) is not None

@@ -8,6 +8,7 @@ text and parsed, which gives it the module's own newline and indentation.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import libcst as cst
 
@@ -35,6 +36,10 @@ from vllm_lint.python.rewrite.plan import (
 )
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
+# Concurrent calls of a Gradio event the engine's requests may batch: Gradio's default is one at a time.
+GRADIO_CONCURRENCY_LIMIT = 64
+# Inputs a Modal container takes at once (modal.concurrent): Modal's default is one at a time.
+MODAL_MAX_INPUTS = 64
 _STREAM_NOTE = "# the stream is cumulative: its last output holds the whole completion"
 _NEW_TEXT_HELPER = '''async def {name}(stream):
     """The text each of the engine's outputs adds, as transformers' TextIteratorStreamer(skip_prompt=True) sent it.
@@ -51,6 +56,14 @@ _NEW_TEXT_HELPER = '''async def {name}(stream):
 '''
 
 
+_FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
+    """The engine's final output for one prompt, as LLM.generate() returns one per prompt."""
+    async for request_output in {engine}.generate(prompt, sampling_params, request_id={uuid4}().hex):
+        pass  # the stream is cumulative: its last output holds the whole completion
+    return request_output
+'''
+
+
 class _Names:
     """The local names the new code uses, resolved (and imported) before it is written."""
 
@@ -59,14 +72,18 @@ class _Names:
         lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
-        self.asyncio = self._use_module("asyncio") if bridge else ""
+        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
         self.uuid4 = self._use("uuid", "uuid4")
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
         self.async_engine_args = self._use("vllm", "AsyncEngineArgs")
         self.async_llm_engine = self._use("vllm", "AsyncLLMEngine")
-        needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls)
+        answers = {c.check.answer for c in plan.calls if c.check is not None}
+        self.http_exception = self._use("fastapi", "HTTPException") if "fastapi" in answers else ""
+        self.abort = self._use("flask", "abort") if "flask" in answers else ""
+        self.grpc = self._use_module("grpc") if "grpc" in answers else ""
+        needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls) or bool(plan.default_params_calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
 
     def _use(self, from_module: str, name: str) -> str:
@@ -103,6 +120,9 @@ def _result_code(call: HandlerCall, stream: str, completion: str) -> str:
         code = f'[{{"generated_text": {stream}.prompt + {completion}.text}} for {completion} in {stream}.outputs]'
     elif shape is ResultShape.PIPELINE_NEW_TEXT:
         code = f'[{{"generated_text": {completion}.text}} for {completion} in {stream}.outputs]'
+    elif shape is ResultShape.TOKEN_SEQUENCES:
+        # model.generate returns each sequence as the prompt's tokens followed by the new ones.
+        return f"[[*{stream}.prompt_token_ids, *{completion}.token_ids] for {completion} in {stream}.outputs]"
     elif shape is ResultShape.REQUEST_OUTPUT_LIST:
         return f"[{stream}]"
     else:
@@ -124,6 +144,7 @@ class ServerRewrite:
         self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
         streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
         self.new_text = self.fresh.take("new_text") if streams else ""
+        self.final_output = self.fresh.take("final_output") if any(c.gathered for c in plan.calls) else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -143,12 +164,20 @@ class ServerRewrite:
                 replacements[id(call.replaced)] = lambda node, stream_call=stream_call: stream_call
                 continue
             fresh = per_function.setdefault(id(call.function), FreshNames(names_in(call.function) | names_in(self.module)))
-            stream, completion = fresh.take("request_output"), fresh.take("completion")
-            stream_statement = self._stream_statement(call, stream)
-            result = cst.parse_expression(_result_code(call, stream, completion))
+            checks: list[cst.BaseStatement] = []
+            if call.check is not None:
+                call, checks = self._checked(call, fresh)
+            stream, completion = fresh.take("request_outputs" if call.gathered else "request_output"), fresh.take("completion")
+            stream_statement = self._gathered_statement(call, stream, fresh.take("prompt")) if call.gathered else self._stream_statement(call, stream)
+            result = cst.parse_expression(stream if call.gathered else _result_code(call, stream, completion))
             replacements[id(call.replaced)] = lambda node, result=result: result
-            replacements[id(call.statement)] = lambda node, stream_statement=stream_statement: cst.FlattenSentinel(
-                [stream_statement.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])]
+            length = cst.parse_expression(f"len({stream}.prompt_token_ids)")
+            for read in call.prompt_lengths:
+                replacements[id(read)] = lambda node, length=length: length
+            for line in call.removed:
+                replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+            replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: cst.FlattenSentinel(
+                [new[0].with_changes(leading_lines=node.leading_lines), *new[1:], node.with_changes(leading_lines=[])]
             )
         for function in (*self.plan.handlers_made_async, *self.plan.helpers_made_async):
             replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
@@ -156,8 +185,24 @@ class ServerRewrite:
             replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
         if self.new_text:
             self._insert_new_text_helper(replacements)
+        if self.final_output:
+            self._insert_helper(replacements, next(c.function for c in self.plan.calls if c.gathered), _FINAL_OUTPUT_HELPER.format(
+                name=self.final_output, engine=self.engine, uuid4=self.names.uuid4))
+        for line in self.plan.removed_lines:
+            replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+        if self.plan.default_params_calls:
+            # LLM.get_default_sampling_params(): the model's generation config's settings (vllm/entrypoints/llm.py).
+            engine = f"{self.engine}.engine" if isinstance(self.plan.placement, Bridge) else self.engine
+            defaults = cst.parse_expression(f"{self.names.sampling_params}.from_optional(**{engine}.model_config.get_diff_sampling_param())")
+            for call in self.plan.default_params_calls:
+                replacements[id(call)] = lambda node, defaults=defaults: defaults
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
+        if isinstance(placement, Bridge):
+            for registration in placement.raised_limits:
+                replacements[id(registration)] = lambda node: with_keyword(node, "concurrency_limit", str(GRADIO_CONCURRENCY_LIMIT))
+        if isinstance(placement, BuiltInPlace) and placement.modal_class is not None:
+            replacements[id(placement.modal_class)] = self._modal_class_edit(placement)
         if isinstance(placement, BuiltInPlace):
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
@@ -183,21 +228,77 @@ class ServerRewrite:
             module = self._with_bridge(module, rewriter, top_level, placement)
         removed = names_in(self.plan.model_call.func) | _names_of_dropped_arguments(self.plan)
         removed |= {name for call in self.plan.calls for line in call.removed for name in names_in(line)}
+        removed |= {name for line in (self.plan.model_statement, *self.plan.removed_lines) for name in names_in(line)}
         return remove_unused_imports(module, removed)
+
+    def _modal_class_edit(self, placement: BuiltInPlace) -> Callable[[cst.CSTNode], cst.CSTNode]:
+        """A Modal class: ``@modal.concurrent(max_inputs=...)`` under its ``@app.cls(...)`` (unless it takes
+        concurrent inputs already) and a ``@modal.exit()`` method that shuts the engine down."""
+        modal = (imported_as(self.module, {"modal.concurrent"}) or "modal.concurrent").rsplit(".", 1)[0]
+        klass = placement.modal_class
+        assert klass is not None
+        exit_name = FreshNames(names_in(klass)).take("shutdown_engine")
+        method = cst.parse_statement(
+            f"@{modal}.exit()\ndef {exit_name}(self):\n    {self.plan.model_name}.shutdown()\n",
+            config=self.module.config_for_parsing,
+        )
+        concurrent = cst.Decorator(cst.parse_expression(f"{modal}.concurrent(max_inputs={MODAL_MAX_INPUTS})"))
+
+        def edit(node: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+            decorators = list(node.decorators)
+            if placement.modal_concurrent:
+                index = next(i for i, d in enumerate(decorators) if _is_cls_decorator(d))
+                decorators.insert(index + 1, concurrent)
+            body = [*node.body.body, method.with_changes(leading_lines=[cst.EmptyLine(indent=False)])]
+            return node.with_changes(decorators=decorators, body=node.body.with_changes(body=body))
+
+        return edit
 
     # -- handlers -------------------------------------------------------------
 
     def _insert_new_text_helper(self, replacements: dict[int, Callable]) -> None:
         """The async generator a streamed response sends, right before the first handler that uses it."""
         first = next(c.function for c in self.plan.calls if c.mode is CallMode.THREAD_STREAMED)
-        helper = with_blank_lines(cst.parse_statement(_NEW_TEXT_HELPER.format(name=self.new_text)), 2)
-        made_async = replacements.get(id(first))
-        replacements[id(first)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+        self._insert_helper(replacements, first, _NEW_TEXT_HELPER.format(name=self.new_text))
+
+    def _insert_helper(self, replacements: dict[int, Callable], before: cst.FunctionDef, source: str) -> None:
+        """A module-level helper, right before the handler ``before``."""
+        helper = with_blank_lines(cst.parse_statement(source), 2)
+        made_async = replacements.get(id(before))
+        replacements[id(before)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+
+    def _gathered_statement(self, call: HandlerCall, outputs: str, item: str) -> cst.BaseStatement:
+        """``outputs = await asyncio.gather(...)``: one engine request per prompt of the list, in its order."""
+        return cst.parse_statement(
+            f"{outputs} = await {self.names.asyncio}.gather(*({self.final_output}({item}, {self._sampling(call)}) for {item} in {call.prompt}))\n"
+        )
+
+    def _checked(self, call: HandlerCall, fresh: FreshNames) -> tuple[HandlerCall, list[cst.BaseStatement]]:
+        """The statements that check the prompt is one string (evaluated once, into a local, when computed),
+        and the call reading the prompt from where they leave it."""
+        check = call.check
+        assert check is not None
+        statements: list[cst.BaseStatement] = []
+        prompt = call.prompt
+        if check.bind:
+            prompt = fresh.take("prompt")
+            statements.append(cst.parse_statement(f"{prompt} = {call.prompt}\n"))
+        message = '"the prompt must be one string"'
+        answer = {
+            "fastapi": f"raise {self.names.http_exception}(status_code=422, detail={message})",
+            "flask": f"{self.names.abort}(400, description={message})",
+            "grpc": f"{check.context}.abort({self.names.grpc}.StatusCode.INVALID_ARGUMENT, {message})",
+        }[check.answer]
+        statements.append(cst.parse_statement(f"if not isinstance({prompt}, str):\n    {answer}\n"))
+        return replace(call, prompt=prompt), statements
 
     def _sampling(self, call: HandlerCall) -> str:
         if isinstance(call.sampling, SamplingKeywords):
             engine = f"{self.engine}.engine" if call.mode is CallMode.BRIDGED else self.engine
             prompt_tokens = f"len({engine}.get_tokenizer().encode({call.prompt}))"
+            if call.tokenizer is not None:  # the tokenizer the original counted the prompt with
+                prompt_tokens = f"len({self.module.code_for_node(call.tokenizer)}({call.prompt}).input_ids)"
             return call.sampling.render(self.names.sampling_params, prompt_tokens)
         if call.sampling is None:
             return f"{self.names.sampling_params}(max_tokens={DEFAULT_MAX_TOKENS})"
@@ -219,7 +320,7 @@ class ServerRewrite:
 
     def _engine_statement(self, model_statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         """``name = pipeline(...)`` / ``name = LLM(...)`` -> ``engine = AsyncLLMEngine.from_engine_args(...)``."""
-        if self.plan.kind is ModelKind.PIPELINE:
+        if self.plan.kind.loaded_by_name:
             return self._pipeline_engine_statement(model_statement)
         assign = model_statement.body[0]
         assert isinstance(assign, cst.Assign)
@@ -354,6 +455,12 @@ class ServerRewrite:
         return updated.with_changes(body=body)
 
 
+def _is_cls_decorator(decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    return isinstance(target, cst.Attribute) and target.attr.value == "cls"
+
+
 def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
     await_ = cst.Await(expression=call.with_changes(lpar=[], rpar=[]), lpar=call.lpar, rpar=call.rpar)
     if parenthesized and not call.lpar:
@@ -383,7 +490,7 @@ def _at_least_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseS
 
 def _names_of_dropped_arguments(plan: ServerPlan) -> set[str]:
     """Names only the pipeline's own arguments used (``torch`` in torch_dtype=torch.float16, say)."""
-    if plan.kind is not ModelKind.PIPELINE:
+    if not plan.kind.loaded_by_name:
         return set()
     return names_in(plan.model_call)
 

@@ -105,15 +105,19 @@ def _through_project(
 
 @python_rule("VLL102")
 def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
+    rewrite = _LazyRewrite(ctx)
     for site, handler, _ in _effects_in_handlers(ctx, HF_GENERATE):
+        outcome = rewrite.get()
         yield PyFinding(
             code="VLL102",
             message=(
                 f"transformers model.generate() called inside a request handler ({handler.shown}): it "
-                f"{_blocking_consequence(handler, site, ctx)}; serve with vLLM's AsyncLLMEngine (see VLL101's fix)"
+                f"{_blocking_consequence(handler, site, ctx)}; serve with vLLM's AsyncLLMEngine instead"
+                + outcome.message_suffix()
             ),
             node=site.node,
             statement=site.statement,
+            fix=outcome.fix,
         )
     yield from _through_project(
         ctx, "VLL102", HF_GENERATE,

@@ -26,7 +26,7 @@ class Case:
 
 def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
     """The bad example servers of every rule whose ``fixed`` example is a server rewrite onto AsyncLLMEngine
-    (VLL101, VLL103, ...), or of the rules in ``codes``."""
+    (VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's)."""
     from vllm_lint.rulebook import load_rules
 
     rules = load_rules()
@@ -40,13 +40,24 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
             continue
         for number, example in enumerate(rule.examples, start=1):
             if example.kind == "bad" and example.lang == "python" and example.fixed \
-                    and builds_async_engine(example.fixed) > builds_async_engine(example.code):
+                    and builds_async_engine(example.fixed) > builds_async_engine(example.code) \
+                    and not _runs_elsewhere(example.code):
                 cases.append(Case(f"{code} example {number}", example.clean_code,
                                   f"rules/{code}.yaml, example {number}", explicit=False,
                                   filename=example.filename or "server.py", files=example.files))
     if wanted and not cases:
         raise ValidationError(f"no example of {', '.join(sorted(wanted))} is a server its fix rewrites")
     return cases
+
+
+def _runs_elsewhere(source: str) -> bool:
+    """A server only its platform runs (a Modal class, in Modal's containers): not a case validate can serve."""
+    from vllm_lint.reference.python_source import imported_packages
+
+    try:
+        return "modal" in imported_packages(ast.parse(source))
+    except SyntaxError:
+        return False
 
 
 def file_cases(paths: list[Path]) -> list[Case]:

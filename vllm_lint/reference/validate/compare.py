@@ -56,20 +56,26 @@ def _event_text(event: dict) -> str:
     return max((t for _, t in _string_leaves(event)), key=len, default="")
 
 
-def _stream_text(parts: list[str]) -> str:
-    """A stream's text: its last event when each one starts with the one before (the whole text so far, as
-    vLLM's default cumulative outputs give it; an output may add no text when its token ends mid-character),
-    else the events joined (each one a delta)."""
-    if len(parts) > 1 and len(parts[-1]) > len(parts[0]) and all(b.startswith(a) for a, b in zip(parts, parts[1:])):
-        return parts[-1]
-    return "".join(parts)
+def _stream_readings(parts: list[str]) -> tuple[str, ...]:
+    """A stream's text, each way its events can be read: its last event when each one starts with the one
+    before and the text grows (the whole text so far, as vLLM's default cumulative outputs give it; an output may
+    add no text when its token ends mid-character), else the events joined (each one a delta). Events that are
+    all the same text are both: a one-token completion sent cumulatively and then once more as the final event,
+    or one token repeated as deltas; only the other server's answer tells which."""
+    if len(parts) > 1 and all(b.startswith(a) for a, b in zip(parts, parts[1:])):
+        if len(parts[-1]) > len(parts[0]):
+            return (parts[-1],)
+        if parts[-1]:
+            return ("".join(parts), parts[-1])
+    return ("".join(parts),)
 
 
-def response_text(record: Record) -> str:
-    """The generated text a response carries, whatever its shape."""
+def response_texts(record: Record) -> tuple[str, ...]:
+    """The generated text a response carries, whatever its shape: its readings, the likelier first (more than
+    one only for a stream that reads as deltas and as cumulative text alike)."""
     body = record.body
     if isinstance(body, str):
-        return body
+        return (body,)
     if record.streamed and isinstance(body, list):
         parts = []
         openai = False
@@ -82,12 +88,17 @@ def response_text(record: Record) -> str:
                 parts.append(_event_text(event))
             elif isinstance(event, str) and event != "[DONE]":
                 parts.append(event)
-        return "".join(parts) if openai else _stream_text(parts)
+        return ("".join(parts),) if openai else _stream_readings(parts)
     if isinstance(body, dict) and _openai_choice(body) is not None:
         choice = body["choices"][0]
-        return choice.get("text") or (choice.get("message") or {}).get("content") or ""
+        return (choice.get("text") or (choice.get("message") or {}).get("content") or "",)
     leaves = _string_leaves(body)
-    return max((text for _, text in leaves), key=len, default="")
+    return (max((text for _, text in leaves), key=len, default=""),)
+
+
+def response_text(record: Record) -> str:
+    """The generated text a response carries: its likelier reading."""
+    return response_texts(record)[0]
 
 
 def completion_of(text: str, prompt: str) -> tuple[str, bool]:
@@ -116,6 +127,13 @@ class Comparison:
                 "mismatches": self.mismatches[:10]}
 
 
+def _closest_readings(b: Record, f: Record, prompt: Callable[[int], str]) -> tuple[tuple[str, bool], tuple[str, bool]]:
+    """The (completion, echoed) of each response, in the readings that agree when some pair does."""
+    bs = [completion_of(t, prompt(b.index)) for t in response_texts(b)]
+    fs = [completion_of(t, prompt(f.index)) for t in response_texts(f)]
+    return next(((x, y) for x in bs for y in fs if x[0] == y[0]), (bs[0], fs[0]))
+
+
 _BAD = object()  # compare()'s default: the shapes of ``bad``'s own responses
 
 
@@ -140,8 +158,7 @@ def compare(bad: LoadResult, fixed: LoadResult, prompt: Callable[[int], str], sh
         bs, fs = (response_shape(shaped_b) if shaped_b is not None else None), response_shape(f)
         shape_ok = bs == fs or not shapes
         result.same_shape += bs == fs and shapes
-        b_text, b_echo = completion_of(response_text(b), prompt(b.index))
-        f_text, f_echo = completion_of(response_text(f), prompt(f.index))
+        (b_text, b_echo), (f_text, f_echo) = _closest_readings(b, f, prompt)
         text_ok = b_text == f_text
         result.same_text += text_ok
         result.echo_differs += b_echo != f_echo

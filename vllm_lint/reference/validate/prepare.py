@@ -159,6 +159,10 @@ def unservable(source: str) -> str | None:
     modules = imported_packages(tree)
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
+    if "modal" in modules:
+        # Modal runs a class's methods in its cloud containers, called through Modal's own client.
+        return ("a Modal app: validate does not run Modal's containers; serve the class's methods behind a local "
+                "FastAPI app to validate them")
     if "ray" in modules:
         if not is_ray_serve_app(source):
             return "Ray code with no Serve deployment: validate serves a Ray Serve application"

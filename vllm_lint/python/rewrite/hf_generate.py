@@ -1,0 +1,349 @@
+"""A transformers causal LM's ``model.generate(...)`` chain in a handler, and the engine request it becomes.
+
+The shape: ``inputs = tokenizer(prompt, return_tensors="pt")`` (perhaps ``.to(model.device)``, or only its
+``.input_ids``), then ``out = model.generate(**inputs, max_new_tokens=...)``, then ``tokenizer.decode(out[0],
+...)`` (or ``out[0][inputs["input_ids"].shape[1]:]`` for the new text only). The engine tokenises the prompt
+string as the tokenizer call did (the same tokenizer, with its special tokens), so the call becomes one
+``engine.generate(prompt, ...)`` whose final output stands in for ``out``: one token sequence per returned
+sequence, the prompt's tokens then the new ones, as ``model.generate`` returns them. The decode lines are left
+as they are (the tokenizer stays; it decodes a list of ids as it decoded a tensor row), and the prompt's length
+is read from the output (``len(request_output.prompt_token_ids)``); the tokenizer call, now unused, goes.
+
+What cannot be kept is refused with the reason: a logits processor, beam search, scores or hidden states, an
+output used as a tensor, a tokenizer call that truncates or adds no special tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from vllm_lint.python.model import FunctionInfo
+from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
+from vllm_lint.python.rewrite.names import Occurrence, occurrences
+from vllm_lint.python.rewrite.plan import Refusal
+from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
+from vllm_lint.python.walk import walk
+
+# model.generate keywords that change nothing here: the attention mask of one unpadded prompt, the KV cache.
+_GENERATE_IGNORED = frozenset({"attention_mask", "use_cache"})
+_WHY_NOT = {
+    "logits_processor": "a custom logits processor runs Python on the model's logits; vLLM takes its own "
+    "logits processors (vllm.v1.sample.logits_processor), which must be written by hand",
+    "stopping_criteria": "custom stopping criteria run Python per step; use SamplingParams(stop=..., stop_token_ids=...) by hand",
+    "output_scores": "the scores are tensors vLLM does not return (SamplingParams(logprobs=...) gives log-probabilities)",
+    "output_logits": "the logits are tensors vLLM does not return",
+    "output_hidden_states": "vLLM's generate does not return hidden states",
+    "output_attentions": "vLLM's generate does not return attentions",
+    "return_dict_in_generate": "the output is a ModelOutput, not token sequences",
+    "num_beams": "beam search is a separate API in vLLM (LLM.beam_search), not a sampling setting",
+    "streamer": "a streamer is fed from a thread; stream with `async for output in engine.generate(...)` instead",
+    "generation_config": "a GenerationConfig object cannot be read statically",
+    "prefix_allowed_tokens_fn": "a per-step Python callback has no engine equivalent",
+    "bad_words_ids": "token-id lists are not carried over (SamplingParams(bad_words=...) takes words)",
+}
+# The tokenizer call: keywords that change nothing for one prompt string.
+_TOKENIZER_IGNORED = frozenset({"return_tensors", "padding", "return_attention_mask"})
+# What a prompt length is read as: ``inputs["input_ids"].shape[1]``, ``inputs.input_ids.shape[-1]``.
+_LENGTH_INDEXES = frozenset({"1", "-1"})
+# Statements on the model that mean nothing to the engine (it places and runs the model itself).
+MODEL_HOUSEKEEPING = frozenset({"eval", "to", "cuda"})
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateChain:
+    """What one ``model.generate(...)`` reads and what reads it."""
+
+    prompt: cst.BaseExpression  # what the tokenizer was given: one string
+    tokenizer: cst.BaseExpression  # the tokenizer object it was given to
+    settings: tuple[tuple[str, cst.BaseExpression], ...]  # generation keywords
+    removed: tuple[cst.SimpleStatementLine, ...]  # the tokenizer call's statement, when nothing else reads it
+    prompt_lengths: tuple[cst.BaseExpression, ...]  # expressions that read the prompt's token count
+
+
+class GenerateChains(ModuleFacts):
+    """Reads a ``model.generate(...)`` call and the tokenizer call that feeds it."""
+
+    def chain(self, call: cst.Call, function: FunctionInfo) -> GenerateChain:
+        shown = snippet(self.module, call)
+        if len(positional_args(call)) > 1:
+            raise Refusal(f"`{shown}` passes more positional arguments than the input ids")
+        source: cst.BaseExpression | None = None  # what holds the tokenizer's output (inputs or input_ids)
+        settings: list[tuple[str, cst.BaseExpression]] = []
+        for arg in call.args:
+            if arg.star == "**" or (arg.keyword is None and not arg.star) or (arg.keyword is not None and arg.keyword.value == "input_ids"):
+                if source is not None:
+                    raise Refusal(f"`{shown}` passes the input ids twice")
+                source = arg.value
+                continue
+            if arg.star:
+                raise Refusal(f"`{shown}` passes *args whose values are unknown")
+            name = arg.keyword.value
+            if name in _GENERATE_IGNORED or (name in ("pad_token_id", "eos_token_id") and self._tokenizer_own(arg.value, name)):
+                continue  # the engine stops at the tokenizer's EOS token too, and never pads
+            if name == "num_beams" and isinstance(arg.value, cst.Integer) and arg.value.evaluated_value == 1:
+                continue
+            if name in _WHY_NOT:
+                raise Refusal(f"`{shown}` passes {name}=: {_WHY_NOT[name]}")
+            if name not in GENERATION_KEYWORDS:
+                raise Refusal(f"the generate keyword {name}= has no SamplingParams equivalent here")
+            settings.append((name, arg.value))
+        if source is None:
+            raise Refusal(f"`{shown}` passes no input ids")
+        try:
+            sampling_keywords(self.module, settings)
+        except NotCarried as exc:
+            raise Refusal(str(exc)) from None
+        prompt, tokenizer, holder, line = self._tokenized(source, function, shown)
+        lengths, other_reads = self._holder_reads(holder, function, source) if holder is not None else ((), 0)
+        order = _visit_order(function.node)
+        early = next((read for read in lengths if order.get(id(read), 0) < order.get(id(call), 0)), None)
+        if early is not None:
+            raise Refusal(
+                f"`{snippet(self.module, early)}` reads the prompt's token count before `{shown}`; the engine counts "
+                "the prompt's tokens as it generates: read it from the output (len(output.prompt_token_ids)) after the call"
+            )
+        removed = (line,) if line is not None and other_reads == 0 else ()
+        if line is not None and other_reads:
+            raise Refusal(
+                f"`{holder}` (the tokenizer's output) is read other than by generate() and its prompt length; "
+                "the engine takes the prompt string, so those reads would have nothing to read"
+            )
+        return GenerateChain(prompt, tokenizer, tuple(settings), removed, lengths)
+
+    def _tokenizer_own(self, value: cst.BaseExpression, keyword: str) -> bool:
+        """``tokenizer.eos_token_id`` (for pad_token_id too: vLLM never pads one sequence)."""
+        return isinstance(value, cst.Attribute) and value.attr.value in ("eos_token_id", "pad_token_id") or (
+            keyword == "pad_token_id" and isinstance(value, (cst.Integer, cst.Name))
+        )
+
+    def _tokenized(self, source: cst.BaseExpression, function: FunctionInfo, shown: str):
+        """(prompt, tokenizer, the local holding the tokenizer's output or None, its statement or None)."""
+        holder = None
+        line = None
+        expr = source
+        if isinstance(expr, cst.Name):
+            holder = expr.value
+            line, expr = self._only_binding(function, holder, shown)
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)) and _input_ids_of(expr) is not None and isinstance(_input_ids_of(expr), cst.Name):
+            holder = _input_ids_of(expr).value
+            line, expr = self._only_binding(function, holder, shown)
+        inner = _input_ids_of(expr) if isinstance(expr, (cst.Attribute, cst.Subscript)) else None
+        if inner is not None:
+            expr = inner
+        expr = _without_to(expr)
+        if not isinstance(expr, cst.Call):
+            raise Refusal(f"cannot tell what `{shown}` is given as input ids (a tokenizer call's output is what the rewrite follows)")
+        tokenizer_call = expr
+        if isinstance(tokenizer_call.func, cst.Attribute) and tokenizer_call.func.attr.value == "encode":
+            tokenizer = tokenizer_call.func.value
+        elif isinstance(tokenizer_call.func, cst.Attribute) and tokenizer_call.func.attr.value == "apply_chat_template":
+            raise Refusal(
+                "the input ids come from apply_chat_template(..., tokenize=True); render it as text "
+                "(tokenize=False) and tokenize that, or pass the ids to the engine as {\"prompt_token_ids\": ...} by hand"
+            )
+        else:
+            tokenizer = tokenizer_call.func
+        if any(arg.star for arg in tokenizer_call.args):
+            raise Refusal(f"`{snippet(self.module, tokenizer_call)}` passes *args/**kwargs whose keys are unknown")
+        positional = positional_args(tokenizer_call)
+        keywords = keyword_args(tokenizer_call)
+        if len(positional) != 1:
+            raise Refusal(f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text")
+        for name, arg in keywords.items():
+            if name in _TOKENIZER_IGNORED:
+                continue
+            if name == "add_special_tokens" and literal_flag(arg.value) is True:
+                continue
+            raise Refusal(
+                f"the tokenizer call passes {name}=, which the engine's own tokenisation of the prompt string would "
+                "not do; pass the engine {\"prompt_token_ids\": ...} by hand"
+            )
+        return positional[0].value, tokenizer, holder, line
+
+    def _only_binding(self, function: FunctionInfo, name: str, shown: str) -> tuple[cst.SimpleStatementLine, cst.BaseExpression]:
+        """The one ``name = value`` line in the function body that binds ``name``."""
+        found = _Assignments(name)
+        walk(function.node, found)
+        if len(found.lines) != 1 or found.other:
+            raise Refusal(f"`{name}`, which `{shown}` reads, is not bound once by a plain assignment in {function.name}()")
+        line, value = found.lines[0]
+        return line, value
+
+    def _holder_reads(self, holder: str, function: FunctionInfo, source: cst.BaseExpression) -> tuple[tuple[cst.BaseExpression, ...], int]:
+        """(the prompt-length reads of the tokenizer's output, how many other reads it has)."""
+        lengths = []
+        others = 0
+        for o in occurrences(function.node, [holder])[holder]:
+            if isinstance(o.parent, cst.AssignTarget):
+                continue
+            if any(p is source for p in o.parents) or o.name is source:
+                continue
+            length = _prompt_length(o)
+            if length is not None:
+                lengths.append(length)
+            else:
+                others += 1
+        return tuple(lengths), others
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: dict[int, int] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.order[id(node)] = len(self.order)
+        return True
+
+
+def _visit_order(function: cst.FunctionDef) -> dict[int, int]:
+    """Each node's place in the function's source order."""
+    visitor = _Order()
+    walk(function, visitor)
+    return visitor.order
+
+
+class _Assignments(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.lines: list[tuple[cst.SimpleStatementLine, cst.BaseExpression]] = []
+        self.other = False
+        self._line: cst.SimpleStatementLine | None = None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == self.name:
+                if len(node.targets) == 1 and self._line is not None and len(self._line.body) == 1:
+                    self.lines.append((self._line, node.value))
+                else:
+                    self.other = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.other = True
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.other = True
+
+
+def _input_ids_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x.input_ids`` / ``x["input_ids"]``: x; else None."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "input_ids":
+        return expr.value
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key = expr.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and key.evaluated_value == "input_ids":
+            return expr.value
+    return None
+
+
+def _without_to(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.to(device)`` -> x (the engine places its own tensors)."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda"):
+        expr = expr.func.value
+    return expr
+
+
+def _prompt_length(o: Occurrence) -> cst.BaseExpression | None:
+    """The expression around a read of the tokenizer's output that is the prompt's token count:
+    ``x["input_ids"].shape[1]``, ``x.input_ids.shape[-1]``, ``len(x["input_ids"][0])``, ``x.shape[1]`` (x the ids)."""
+    parents = list(o.parents)
+    node: cst.CSTNode = o.name
+    index = len(parents) - 1
+
+    def up() -> cst.CSTNode | None:
+        nonlocal node, index
+        if index < 0:
+            return None
+        node, index = parents[index], index - 1
+        return node
+
+    parent = parents[index] if index >= 0 else None
+    if (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "input_ids") or (
+        isinstance(parent, cst.Subscript) and parent.value is node and _input_ids_of(parent) is node
+    ):
+        up()
+    parent = parents[index] if index >= 0 else None
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "shape":
+        up()
+        parent = parents[index] if index >= 0 else None
+        if isinstance(parent, cst.Subscript) and parent.value is node and len(parent.slice) == 1 and isinstance(parent.slice[0].slice, cst.Index):
+            key = parent.slice[0].slice.value
+            code = cst.Module([]).code_for_node(key)
+            if code in _LENGTH_INDEXES:
+                return parent
+        return None
+    if isinstance(parent, cst.Subscript) and parent.value is node and len(parent.slice) == 1 and isinstance(parent.slice[0].slice, cst.Index):
+        key = parent.slice[0].slice.value
+        if isinstance(key, cst.Integer) and key.evaluated_value == 0:
+            up()
+            arg = parents[index] if index >= 0 else None
+            call = parents[index - 1] if index >= 1 else None
+            if isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1:
+                return call
+    return None
+
+
+def output_reads_ok(module: cst.Module, function: cst.FunctionDef, name: str) -> str | None:
+    """Why the generate output held in ``name`` cannot become a list of token-id lists (a read that needs a
+    tensor: ``.shape``, ``.tolist()``, ``.cpu()``), or None."""
+    for o in occurrences(function, [name])[name]:
+        parent = o.parent
+        node: cst.CSTNode = o.name
+        # out[0], out[0][n:], ... then what reads it
+        i = len(o.parents) - 1
+        while isinstance(parent, cst.Subscript) and parent.value is node and i > 0:
+            node, i = parent, i - 1
+            parent = o.parents[i]
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return f"`{snippet(module, parent)}` reads the generate output as a tensor; the engine's tokens are a list of ids"
+    return None
+
+
+def model_name_of(call: cst.Call) -> cst.BaseExpression | None:
+    """What ``X.from_pretrained(...)`` is given as its model."""
+    positional = positional_args(call)
+    if positional:
+        return positional[0].value
+    keywords = keyword_args(call)
+    arg = keywords.get("pretrained_model_name_or_path")
+    return arg.value if arg is not None else None
+
+
+def housekeeping_line(o: Occurrence) -> cst.SimpleStatementLine | None:
+    """``model.eval()`` / ``model.to(device)`` as a statement of its own, or ``model = model.to(device)``
+    (either name of that line): the engine places and runs its model itself, so the line goes."""
+    if isinstance(o.parent, cst.AssignTarget):
+        assign, line = o.ancestor(2), o.ancestor(3)
+        if isinstance(assign, cst.Assign) and _placed(assign.value, o.name) and isinstance(line, cst.SimpleStatementLine) \
+                and len(line.body) == 1 and len(assign.targets) == 1:
+            return line
+        return None
+    attribute, call, small, line = o.ancestor(1), o.ancestor(2), o.ancestor(3), o.ancestor(4)
+    if not (isinstance(attribute, cst.Attribute) and attribute.value is o.name and isinstance(call, cst.Call) and call.func is attribute):
+        return None
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and _placed(call, o.name)):
+        return None
+    if isinstance(small, cst.Expr):
+        return line
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is call:
+        target = small.targets[0].target
+        return line if isinstance(target, type(o.name)) and cst.Module([]).code_for_node(target) == cst.Module([]).code_for_node(o.name) else None
+    return None
+
+
+def _placed(value: cst.BaseExpression, name: cst.BaseExpression) -> bool:
+    """``name.to(...)``, ``name.eval()``, ``name.to(...).eval()``, ...: the model itself, placed."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODEL_HOUSEKEEPING):
+        return False
+    inner = value.func.value
+    code = cst.Module([]).code_for_node
+    return code(inner) == code(name) or _placed(inner, name)
