@@ -32,8 +32,10 @@ LIVE_EXAMPLES = (
     LiveExample("VLL103 example 7", "DJANGO_VIEWS", "Django view, bridged"),
 )
 
-# Kinds and families the other live tests of test_ref_validate_live.py prove, by test.
+# Kinds and families the other live tests prove, by test (in test_ref_validate_live.py unless named with its file).
 LIVE_ELSEWHERE = {
+    "test_rewrite_live_round2.py::test_validate_a_model_generate_server_against_its_autofix":
+        ("APP", "transformers model.generate chain (VLL102)"),
     "test_validate_the_seed_pipeline_server_against_its_autofix": ("APP", "FastAPI module-level pipeline, lifespan"),
     "test_validate_a_websocket_only_server": ("APP", "websocket handler"),
     "test_validate_the_blog_seed_server_streamed_and_not": ("APP", "offline LLM in a startup hook, streamed"),

@@ -100,7 +100,7 @@ def test_validate_each_server_kind_and_rewrite_family(tiny_model_dir, tmp_path, 
                               "--json", str(out_json)], tmp_path)
     assert result.exit_code == 0, result.output + logs
     [run] = json.loads(out_json.read_text())["runs"]
-    assert set(run["fixes_applied"]) & {"VLL101", "VLL103"}, run["fixes_applied"]
+    assert set(run["fixes_applied"]) & {"VLL101", "VLL102", "VLL103"}, run["fixes_applied"]
     assert run["bad"]["ok"] == run["fixed"]["ok"] == 2, run
     assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 2 and run["comparison"]["passed"]
     assert run["fixed"]["tokens"] > 0
@@ -217,8 +217,9 @@ def test_a_terminated_validate_stops_its_servers(tiny_model_dir, tmp_path):
 
 def test_validate_a_gradio_app_launched_as_its_file_launches_it(tiny_model_dir, tmp_path):
     """VLL101's Gradio Blocks app and its fix (one engine on an event-loop thread behind the same Blocks), each
-    launched by its own `demo.launch()` on a free port, called through Gradio's HTTP API. Gradio runs one call
-    of the event at a time (its default concurrency_limit), as both files leave it."""
+    launched by its own `demo.launch()` on a free port, called through Gradio's HTTP API. The bad app runs one
+    call of the event at a time (Gradio's default concurrency_limit); the fix raises the limit on the events
+    that call the engine, so that it can batch them."""
     require_modules("vllm", "gradio", "gradio_client", "httpx", "transformers", "psutil", what="the validation harness")
     from vllm_lint.rulebook import load_rules
 

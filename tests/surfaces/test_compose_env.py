@@ -123,7 +123,7 @@ def test_a_fix_after_a_variable_goes_after_its_brace(tmp_path):
 
 
 def test_the_result_follows_dotenv(tmp_path):
-    path = _project(tmp_path, {"compose.yaml": COMPOSE, ".env": DOTENV})
+    _project(tmp_path, {"compose.yaml": COMPOSE, ".env": DOTENV})
     assert "VLL202" in run_cli("check", "--output-format", "concise", "compose.yaml", cwd=tmp_path).stdout
     (tmp_path / ".env").write_text(DOTENV.replace("0.97", "0.9"))
     assert "VLL202" not in run_cli("check", "--output-format", "concise", "compose.yaml", cwd=tmp_path).stdout

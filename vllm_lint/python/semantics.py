@@ -8,7 +8,6 @@ to tell vLLM's ``LLM`` from TensorRT-LLM's, and cheap.
 from __future__ import annotations
 
 from functools import cached_property
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import libcst as cst

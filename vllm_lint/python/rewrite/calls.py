@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import FunctionInfo, dotted_name
+from vllm_lint.python.model import FunctionInfo
 from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs

@@ -169,7 +169,7 @@ class EnginePlacement(ModuleFacts):
                 raise Refusal(f"the {what} is built inside {function.name}(), not into a module variable")
         body = list(self.module.body)
         indexes = [top_level_index_of(body, site.statement)]
-        for app, framework in self.semantics.app_objects.items():
+        for app in self.semantics.app_objects:
             for binding in self.model.bindings.get((None, app), []):
                 app_site = self.sites[id(binding.call)]
                 if app_site.function is None and any(s is app_site.statement for s in body):

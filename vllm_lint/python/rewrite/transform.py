@@ -30,7 +30,6 @@ from vllm_lint.python.rewrite.plan import (
     CallMode,
     HandlerCall,
     Lifespan,
-    ModelKind,
     ResultShape,
     ServerPlan,
 )

@@ -9,7 +9,7 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
-from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rewrite import server_rewrite
 from vllm_lint.python.handlers import Handler

@@ -49,8 +49,9 @@ def generated_tokens(base_url: str) -> int | None:
 
 def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint | GradioEndpoint, *, requests: int, concurrency: int, options: Options,
           counter, progress: Progress, offset: int = 0, stream: bool = False) -> LoadResult:
-    count_tokens = (lambda r: counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body,
-                                             r.content_type, r.streamed)))
+    def count_tokens(r: Record) -> int:
+        return counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body, r.content_type, r.streamed))
+
     if isinstance(endpoint, GrpcEndpoint):
         # base_url is the server's host:port; its tokens are counted from the answers.
         return asyncio.run(endpoint.run_load(
