@@ -47,8 +47,9 @@ class Reformatted:
             if edit.start > offset or (edit.start == offset and edit.end > edit.start):
                 break  # an edit that replaces text starting here keeps this position at its start
             if edit.end > offset:
-                offset = edit.start  # inside replaced blanks: where the replacement starts
-                break
+                if len(edit.text) != edit.end - edit.start:
+                    offset = edit.start  # inside replaced blanks: where the replacement starts
+                break  # inside a string whose quotes were swapped: the same place in it
             shift += len(edit.text) - (edit.end - edit.start)
         new = offset + shift
         index = bisect.bisect_right(self._new_starts, new) - 1

@@ -8,6 +8,8 @@ one line); the last test shows the property catches one.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -49,13 +51,28 @@ def _example_case(code: str, index: int, example) -> Case:
     return Case(f"{code}-{index}", example.clean_code, Path(example.default_filename).suffix, write, example.target)
 
 
-def _seed_case(path: Path) -> Case:
+def _seed_case(path: Path, name: str | None = None) -> Case:
     def write(folder: Path, text: str) -> tuple[Path, list[Path]]:
         target = folder / path.name
         target.write_text(text, encoding="utf-8")
         return target, []
 
-    return Case(f"seed/{path.name}", path.read_text(encoding="utf-8"), path.suffix, write)
+    return Case(name or f"seed/{path.name}", path.read_text(encoding="utf-8", errors="replace"), path.suffix, write)
+
+
+# A restored real corpus (benchmarks/realworld/README.md): its Python and shell files join the cases, a fixed
+# sample of them, each linted alone (as its own project) before and after the re-formatting.
+REALWORLD_VARIABLE = "VLLM_LINT_REALWORLD"
+REALWORLD_SAMPLE = 150
+
+
+def _corpus_cases() -> list[Case]:
+    folder = os.environ.get(REALWORLD_VARIABLE)
+    if not folder:
+        return []
+    files = sorted(p for p in Path(folder).rglob("*") if p.suffix in _REFORMATTERS and p.is_file())
+    sample = sorted(files, key=lambda p: hashlib.sha256(str(p.relative_to(folder)).encode()).hexdigest())
+    return [_seed_case(path, name=str(path.relative_to(folder))) for path in sample[:REALWORLD_SAMPLE]]
 
 
 def _reformattable(case: Case) -> bool:
@@ -76,6 +93,7 @@ CASES = [
           for index, example in enumerate(rule.examples)
           if Path(example.default_filename).suffix in _REFORMATTERS),
         *(_seed_case(path) for path in sorted(SEEDS.iterdir()) if path.suffix in _REFORMATTERS),
+        *_corpus_cases(),
     ]
     if _reformattable(case)
 ]
@@ -90,7 +108,7 @@ def _assert_same_findings(case: Case, edited: Reformatted) -> None:
     assert case.findings(edited.text) == expected, f"{case.name} re-formatted:\n{edited.text}"
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=60 if not os.environ.get(REALWORLD_VARIABLE) else 400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_reformatting_keeps_the_findings(data):
     case = data.draw(st.sampled_from(CASES))
