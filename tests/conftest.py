@@ -13,8 +13,6 @@ from fixture_files import REPO
 from snapshot import UPDATE_OPTION, Snapshots
 
 
-# The pytest-xdist group of the tests that start a vLLM engine (see pytest_collection_modifyitems).
-ENGINE_GROUP = "vllm-engine"
 RULE_OPTION = "--rule"
 # What `--rule VLLnnn` runs: the rule's own cases (its examples, fixes, pre-filter recall, listed surfaces) and the
 # checks over the whole catalogue (registry, generated files, rule pages), not the other rules' cases.
@@ -39,15 +37,15 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's ``--dist loadgroup`` (.ci/run), the tests that start a vLLM engine (those on the
-    session's tiny model; tests/robustness/test_server_faults.py joins the group by its own mark) run in one
-    worker, one after the other: two engines started at once would fight for the machine's cores, and the tiny
-    model and the shared reference server are made once, in that worker. The other tests share out over every
-    worker. With ``--rule VLLnnn``, only that rule's cases and the catalogue checks are kept."""
+    """Every test on the session's tiny model starts a vLLM engine: it is marked ``engine`` (as
+    tests/robustness/test_server_faults.py is by hand), so that .ci/run runs those one after the other in one
+    process (`-m engine`: two engines at once would fight for the cores) beside the rest (`-m "not engine"`).
+    With ``--rule VLLnnn``, only that rule's cases and the catalogue checks are kept."""
     for item in items:
         if "tiny_model_dir" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+            item.add_marker(pytest.mark.engine)
     code = config.getoption(RULE_OPTION)
     if not code:
         return

@@ -30,7 +30,7 @@ from serverutil import wait_serving
 
 from vllm_lint.reference.processes import kill_process_tree
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("vllm-engine")]  # see tests/conftest.py
+pytestmark = [pytest.mark.slow, pytest.mark.engine]  # its own server: see tests/conftest.py
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_IN_FLIGHT = 240
