@@ -182,41 +182,47 @@ def _outcome(tmp_path: Path, source: str, files: dict[str, str]) -> tuple[str, s
     return outcome.fixed.decode(), remaining[0] if remaining else ""
 
 
+# What the .proto says of the field the servicer passes as the prompt: "string" (rewritten as it is), "other"
+# (typed as something else: refused), "unknown" (no .proto, or one the reader cannot tell: rewritten behind a check
+# at run time that answers INVALID_ARGUMENT when it is not one string).
 @pytest.mark.parametrize(
-    ("field", "files", "rewritten"),
+    ("field", "files", "typed"),
     [
-        ("prompt", {"generate.proto": PROTO}, True),
-        ("prompt", {"protos/generate.proto": PROTO}, True),
-        ("prompts", {"generate.proto": PROTO}, False),
-        ("n", {"generate.proto": PROTO}, False),
-        ("other", {"generate.proto": PROTO}, False),
-        ("missing", {"generate.proto": PROTO}, False),
-        ("prompt", {}, False),
-        ("prompt", {"generate.proto": PROTO.replace("string prompt", "bytes prompt")}, False),
-        ("prompt", {"generate.proto": PROTO.replace("service Generator", "service Other")}, False),
-        ("prompt", {"generate.proto": PROTO.replace("syntax", "import \"other.proto\";\nsyntax")}, False),
-        ("prompt", {"generate.proto": PROTO + "message Broken {"}, False),
-        ("prompt", {"generate.proto": PROTO, "protos/generate.proto": PROTO.replace("string prompt", "bytes prompt")}, False),
+        ("prompt", {"generate.proto": PROTO}, "string"),
+        ("prompt", {"protos/generate.proto": PROTO}, "string"),
+        ("prompts", {"generate.proto": PROTO}, "other"),
+        ("n", {"generate.proto": PROTO}, "other"),
+        ("other", {"generate.proto": PROTO}, "other"),
+        ("missing", {"generate.proto": PROTO}, "unknown"),
+        ("prompt", {}, "unknown"),
+        ("prompt", {"generate.proto": PROTO.replace("string prompt", "bytes prompt")}, "other"),
+        ("prompt", {"generate.proto": PROTO.replace("service Generator", "service Other")}, "unknown"),
+        ("prompt", {"generate.proto": PROTO.replace("syntax", "import \"other.proto\";\nsyntax")}, "unknown"),
+        ("prompt", {"generate.proto": PROTO + "message Broken {"}, "unknown"),
+        ("prompt", {"generate.proto": PROTO, "protos/generate.proto": PROTO.replace("string prompt", "bytes prompt")}, "unknown"),
     ],
     ids=[
         "string field", "proto in protos/", "repeated string", "int32", "message type", "no such field", "no .proto",
         "bytes", "other service", "an import", "unclear file", "two different .proto files",
     ],
 )
-def test_request_field_typed_by_the_proto(tmp_path, field, files, rewritten):
+def test_request_field_typed_by_the_proto(tmp_path, field, files, typed):
     fixed, remaining = _outcome(tmp_path, SERVICER.replace("PROMPT", field), files)
-    if rewritten:
-        assert remaining == ""
-        assert f"self.generator.generate(request.{field}, SamplingParams(max_tokens=64))" in fixed
-    else:
+    check = (f"        if not isinstance(request.{field}, str):\n"
+             '            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the prompt must be one string")\n')
+    if typed == "other":
         assert REFUSED.format(field=field) in remaining
         assert fixed == SERVICER.replace("PROMPT", field)
+        return
+    assert remaining == ""
+    assert f"self.generator.generate(request.{field}, SamplingParams(max_tokens=64))" in fixed
+    assert (check in fixed) == (typed == "unknown")
 
 
 def test_rebound_request_is_not_typed(tmp_path):
     source = SERVICER.replace("        out = self", "        request = context\n        out = self").replace("PROMPT", "prompt")
     fixed, remaining = _outcome(tmp_path, source, {"generate.proto": PROTO})
-    assert REFUSED.format(field="prompt") in remaining
+    assert remaining == "" and "if not isinstance(request.prompt, str):" in fixed  # not known from the .proto: checked
 
 
 def test_a_change_to_the_proto_lints_again(tmp_path):
@@ -232,5 +238,5 @@ def test_a_change_to_the_proto_lints_again(tmp_path):
     assert ["no automatic fix" in m for m in messages()] == [False]
     assert list((tmp_path / ".vllm_lint_cache").glob("v*.json"))
     time.sleep(0.01)
-    (tmp_path / "generate.proto").write_text(PROTO.replace("string prompt", "repeated string prompt"))
+    (tmp_path / "generate.proto").write_text(PROTO.replace("string prompt = 1", "repeated string prompt = 1"))
     assert [REFUSED.format(field="prompt") in m for m in messages()] == [True]

@@ -66,15 +66,18 @@ class ProtoFile:
     def string_fields(self, service: str, method: str) -> frozenset[str] | None:
         """The request fields of ``service.method`` that are one string each; None when anything is unclear
         (an import, an unknown service, method or message, a client-streaming request)."""
+        fields = self.request_fields(service, method)
+        return None if fields is None else frozenset(f.name for f in fields if f.type == "string" and not f.repeated)
+
+    def request_fields(self, service: str, method: str) -> list[ProtoField] | None:
+        """Every field of ``service.method``'s request message; None when anything is unclear."""
         if self.imports:
             return None
         rpc = self.services.get(service, {}).get(method)
         if rpc is None or rpc.client_streaming:
             return None
         fields = self.message(rpc.request)
-        if fields is None:
-            return None
-        return frozenset(f.name for f in fields.values() if f.type == "string" and not f.repeated)
+        return None if fields is None else list(fields.values())
 
 
 # Comments out, strings kept whole: ``//`` inside "a // b" is no comment.

@@ -170,10 +170,13 @@ class ModelCalls(ModuleFacts):
             text = GradioInputs(self.ctx).text_params(function)
         elif framework == "litserve":
             text = self._litserve_text_params(function)
-        fields = GrpcInputs(self.ctx).text_fields(function) if framework == "grpc" else None
+        inputs = GrpcInputs(self.ctx) if framework == "grpc" else None
+        fields = inputs.text_fields(function) if inputs is not None else None
+        others = inputs.other_fields(function) if inputs is not None else None
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
         fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc")
-        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields)
+        return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields,
+                            other_fields=others)
 
     def _helper_text_params(self, helper: FunctionInfo, mode: CallMode, depth: int) -> frozenset[str]:
         """The helper's parameters that each of its calls fills with one string (a default counts when it is one)."""

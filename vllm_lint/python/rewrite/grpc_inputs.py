@@ -19,6 +19,14 @@ _SERVICER = "Servicer"
 class GrpcInputs(ModuleFacts):
     def text_fields(self, function: FunctionInfo) -> dict[str, frozenset[str]]:
         """{the request parameter's name: its fields that are one string}, or {} when that is not known."""
+        return self._fields(function, one_string=True)
+
+    def other_fields(self, function: FunctionInfo) -> dict[str, frozenset[str]]:
+        """{the request parameter's name: its fields the ``.proto`` types as something else than one string
+        (a number, bytes, a message, a repeated field)}, or {} when that is not known."""
+        return self._fields(function, one_string=False)
+
+    def _fields(self, function: FunctionInfo, one_string: bool) -> dict[str, frozenset[str]]:
         klass = function.class_info
         project = self.semantics.project
         if klass is None or not function.is_method or project is None:
@@ -43,12 +51,13 @@ class GrpcInputs(ModuleFacts):
 
         try:
             text = source.decode("utf-8")
-            fields = read_proto(text).string_fields(service, function.name)
+            request = read_proto(text).request_fields(service, function.name)
         except (UnicodeDecodeError, ProtoUnclear, RecursionError):
             return {}
-        if not fields:
+        if request is None:
             return {}
-        return {plain[1].name.value: fields}
+        fields = frozenset(f.name for f in request if (f.type == "string" and not f.repeated) == one_string)
+        return {plain[1].name.value: fields} if fields else {}
 
 
 __all__ = ["GrpcInputs"]

@@ -160,14 +160,16 @@ class StringTyping:
     """Answers "is this one string?" for expressions inside one function (and the functions it is nested in)."""
 
     def __init__(self, model: ModuleModel, function: FunctionInfo, fastapi_route: bool = False,
-                 text_params: frozenset[str] = frozenset(), text_fields: Mapping[str, frozenset[str]] | None = None) -> None:
+                 text_params: frozenset[str] = frozenset(), text_fields: Mapping[str, frozenset[str]] | None = None,
+                 other_fields: Mapping[str, frozenset[str]] | None = None) -> None:
         """``fastapi_route``: ``function`` is a FastAPI route, whose parameters FastAPI fills from the request;
         ``text_params``: parameters of ``function`` its framework fills with a str (a Gradio text box's);
         ``text_fields``: parameters of ``function`` whose named attributes are each a str (a gRPC request's
-        string fields)."""
+        string fields); ``other_fields``: the attributes of such parameters that are typed as something else."""
         self.model = model
         self.function = function
         self._text_fields = text_fields or {}
+        self._other_fields = other_fields or {}
         self._scopes: list[tuple[dict[str, cst.BaseExpression | None], dict[str, list[cst.BaseExpression | None]], cst.FunctionDef]] = []
         scope: FunctionInfo | None = function
         while scope is not None:
@@ -293,7 +295,10 @@ class StringTyping:
 
     def stated_otherwise(self, expr: cst.BaseExpression) -> bool:
         """The code says ``expr`` is something other than one string: a parameter annotated with another type,
-        or a local bound once to a list, tuple, dict or set."""
+        or a local bound once to a list, tuple, dict or set, or a request field its ``.proto`` types otherwise."""
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            kind, _, scope = self._lookup(expr.value.value)
+            return kind == "param" and scope is self.function.node and expr.attr.value in self._other_fields.get(expr.value.value, ())
         if not isinstance(expr, cst.Name):
             return False
         kind, value, _ = self._lookup(expr.value)
