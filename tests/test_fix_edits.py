@@ -21,6 +21,7 @@ EDITS = {
     "000_good_async_engine_server.py": 3,
     "004_server.py": 4,
     "vll101_sync_pipeline_in_handler.py": 1,
+    "vll102_hf_generate_in_handler.py": 1,
     "vll103_offline_llm_in_server.py": 1,
     "vll106_constant_request_id.py": 2,
     "vll107_blocking_llm_client_in_async_handler.py": 3,
