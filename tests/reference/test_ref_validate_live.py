@@ -101,10 +101,13 @@ def test_validate_each_server_kind_and_rewrite_family(tiny_model_dir, tmp_path, 
     assert result.exit_code == 0, result.output + logs
     [run] = json.loads(out_json.read_text())["runs"]
     assert set(run["fixes_applied"]) & {"VLL101", "VLL102", "VLL103"}, run["fixes_applied"]
-    assert run["bad"]["ok"] == run["fixed"]["ok"] == 2, run
+    assert run["fixed"]["ok"] == 2, run
+    # The answers compared with: the bad server's, one request at a time (a bad server on vLLM's offline LLM may
+    # fail under load: that is what its rule reports, and validate measures it apart).
+    assert run["bad_one_at_a_time"] is None or run["bad_one_at_a_time"]["ok"] == 2, run
     assert run["comparison"]["same_text"] == run["comparison"]["compared"] == 2 and run["comparison"]["passed"]
     assert run["fixed"]["tokens"] > 0
-    if run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server":
+    if run["bad"]["ok"] == 2 and run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server":
         assert run["bad"]["tokens"] == run["fixed"]["tokens"]
     assert re.search(r"2/2 same completion text as (the bad server's|transformers' greedy decoding) -> PASS",
                      result.output), result.output
