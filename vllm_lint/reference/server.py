@@ -168,7 +168,9 @@ class BodySizeLimit:
         await self.app(scope, replay, send)
 
 
-GENERATION_PATHS = frozenset({"/v1/completions", "/v1/chat/completions"})
+COMPLETIONS_PATH, CHAT_PATH = "/v1/completions", "/v1/chat/completions"
+# The routes that take an in-flight slot: a full server refuses them before reading their body.
+GENERATION_PATHS = frozenset({COMPLETIONS_PATH, CHAT_PATH})
 
 
 def _key_matches(api_key: str | None, authorization: str) -> bool:
@@ -380,7 +382,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
             "id": settings.model_name, "object": "model", "created": 0, "owned_by": "vllm-lint",
             "root": settings.model, "max_model_len": settings.max_model_len}]})
 
-    @app.post("/v1/completions")
+    @app.post(COMPLETIONS_PATH)
     async def completions(request: Request) -> Response:
         check_api_key(request)
         body = await parse_body(request, CompletionRequest)
@@ -393,7 +395,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         return await run_request(request, engine, body, prompt_ids, chat=False,
                                  max_tokens=body.max_tokens, param="max_tokens")
 
-    @app.post("/v1/chat/completions")
+    @app.post(CHAT_PATH)
     async def chat_completions(request: Request) -> Response:
         check_api_key(request)
         body = await parse_body(request, ChatCompletionRequest)
