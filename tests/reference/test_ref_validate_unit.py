@@ -379,6 +379,38 @@ def test_launcher_describes_a_flask_apps_post_routes():
     assert document["paths"]["/query"]["post"]["parameters"] == [{"name": "q", "in": "query"}]
 
 
+def test_launcher_describes_the_bodies_fastapi_handlers_read_by_hand(tmp_path):
+    require_modules("fastapi", "httpx", what="the FastAPI OpenAPI test")
+    from fastapi.testclient import TestClient
+
+    from vllm_lint.reference.launch import describe_hand_read_bodies, load_app
+
+    server = tmp_path / "server.py"
+    server.write_text(
+        "from fastapi import FastAPI, Request\n"
+        "app = FastAPI()\n\n"
+        "@app.post('/typed')\n"
+        "def typed(question: str):\n"
+        "    return question\n\n"
+        "@app.post('/generate')\n"
+        "async def generate(request: Request):\n"
+        "    data = await request.json()\n"
+        "    return data.get('prompt', '')\n\n"
+        "@app.post('/form')\n"
+        "async def form(req: Request):\n"
+        "    return (await req.form())['text']\n")
+    app = load_app(server)
+    describe_hand_read_bodies(app)
+    document = TestClient(app).get("/openapi.json").json()
+    generate_body = document["paths"]["/generate"]["post"]["requestBody"]["content"]
+    assert generate_body == {"application/json": {"schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}}
+    assert list(document["paths"]["/form"]["post"]["requestBody"]["content"]) == ["application/x-www-form-urlencoded"]
+    typed = document["paths"]["/typed"]["post"]  # FastAPI's own description is kept
+    assert [p["name"] for p in typed["parameters"]] == ["question"] and "requestBody" not in typed
+    generate = {"paths": {"/generate": document["paths"]["/generate"]}}
+    assert discover_endpoint(generate).describe() == "POST /generate with 'prompt' in the JSON body"
+
+
 def test_loadgen_counts_and_percentiles():
     require_modules("httpx", what="the load generator")
     import httpx

@@ -349,6 +349,42 @@ def flask_openapi(app) -> dict:
     return post_routes_document(app.name, routes)
 
 
+# What a Starlette (FastAPI) handler awaits to read a body by hand, and where an OpenAPI document puts it.
+_STARLETTE_BODIES = {"json": "json", "form": "form"}
+
+
+def _starlette_source(expr: ast.expr) -> str | None:
+    """"json" or "form" for ``await request.json()`` / ``await request.form()``."""
+    if not (isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call) and not expr.value.args):
+        return None
+    func = expr.value.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return _STARLETTE_BODIES.get(func.attr)
+    return None
+
+
+def describe_hand_read_bodies(app) -> None:
+    """Add to a FastAPI app's OpenAPI document the body fields its POST handlers read by hand.
+
+    A handler that takes the ``Request`` and reads ``(await request.json())["prompt"]`` has no body in
+    FastAPI's schema, so the route that takes the prompt could not be found; Flask views are read the same
+    way (``flask_openapi``)."""
+    original = app.openapi
+
+    def openapi() -> dict:
+        document = original()
+        routes = [(route.path, fields_read(route.endpoint, _starlette_source)) for route in app.routes
+                  if "POST" in (getattr(route, "methods", None) or ()) and callable(getattr(route, "endpoint", None))]
+        described = post_routes_document(app.title, [(path, fields) for path, fields in routes if fields])
+        for path, item in described["paths"].items():
+            operation = document.get("paths", {}).get(path, {}).get("post")
+            if operation is not None and "requestBody" not in operation and "requestBody" in item["post"]:
+                operation["requestBody"] = item["post"]["requestBody"]
+        return document
+
+    app.openapi = openapi
+
+
 def serve(app, host: str, port: int) -> None:
     add_stats_route(app)
     if _is_flask(app):
@@ -356,6 +392,8 @@ def serve(app, host: str, port: int) -> None:
         app.add_url_rule("/openapi.json", "vllm_lint_openapi", lambda: document)
         serve_wsgi(app, host, port)
         return
+    if callable(getattr(app, "openapi", None)) and hasattr(app, "routes"):
+        describe_hand_read_bodies(app)
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
