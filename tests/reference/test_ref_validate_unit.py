@@ -581,6 +581,33 @@ def test_launcher_pipeline_wrapper_forces_greedy_and_counts_tokens():
     assert wrapped.task == "text-generation"  # everything else passes through
 
 
+def test_launcher_pipeline_without_a_task_asks_for_text_generation(tmp_path):
+    """Offline, transformers cannot ask the hub for the task of a model named without one; the launcher's model
+    is a causal LM, which the hub tags "text-generation"."""
+    require_modules("transformers", what="the launcher's pipeline patch")
+    import subprocess
+    import sys
+    import textwrap
+
+    probe = textwrap.dedent("""
+        import transformers
+        from vllm_lint.reference import launch
+
+        seen = []
+        transformers.pipeline = lambda *args, **kwargs: seen.append((args, kwargs)) or object()
+        launch.patch_transformers(MODEL_DIR, 7)
+        transformers.pipeline(model=object(), tokenizer=object())
+        transformers.pipeline("summarization", model="t5-small")
+        transformers.pipeline(task="fill-mask", model="bert-base-uncased")
+        for args, kwargs in seen:
+            print(args, kwargs.get("task"), kwargs.get("model"))
+    """).replace("MODEL_DIR", repr(str(tmp_path)))
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"() text-generation {tmp_path}", f"('summarization',) None {tmp_path}", f"() fill-mask {tmp_path}"]
+
+
 def test_loadgen_usage_tokens():
     from vllm_lint.reference.loadgen import _usage_tokens
 

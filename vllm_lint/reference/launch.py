@@ -157,6 +157,10 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
             args = (args[0], model_dir, *args[2:])
         else:
             kwargs["model"] = model_dir
+        if not args and kwargs.get("task") is None:
+            # The hub tags a causal LM "text-generation", which is what pipeline() asks it when no task is
+            # given; the launcher runs offline, and its model is a causal LM.
+            kwargs["task"] = "text-generation"
         if kwargs.get("tokenizer") is not None:
             kwargs["tokenizer"] = model_dir
         if not cuda:
