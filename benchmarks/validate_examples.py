@@ -4,6 +4,7 @@
     python benchmarks/validate_examples.py            # every VLL101/VLL103/... example whose fix rewrites a server
     python benchmarks/validate_examples.py --rule VLL101 --requests 8 --concurrency 4   # fewer, smaller
     python benchmarks/validate_examples.py --files DIR_OR_FILE ...   # also these servers (e.g. a restored corpus)
+    python benchmarks/validate_examples.py --rerun VLL101:55 --rerun VLL102   # these again; their rows replaced
 
 The test suite validates one server of each kind and rewrite family live (tests/reference/); this runs all of
 them, with the load the figures in docs/ are quoted at, and writes the table to docs/validate-examples.md
@@ -127,6 +128,22 @@ def write_doc(data: dict, args: argparse.Namespace, started: dt.datetime, second
     DOC.write_text("\n".join(lines))
 
 
+def rerun_doc(data: dict, args: argparse.Namespace, started: dt.datetime, load: str) -> None:
+    """Replace the rows of the servers run again in the table of the last full run, and say so above it."""
+    lines = DOC.read_text().splitlines()
+    fresh = {row.split(" | ")[0]: row for row in table(data)[2:]}
+    names = ", ".join(name.removeprefix("| ") for name in fresh)
+    kept = [fresh.pop(line.split(" | ")[0], line) for line in lines if not line.startswith("Re-run ")]
+    at = next(i for i, line in enumerate(kept) if line.startswith("| --- "))
+    end = at + 1 + sum(1 for line in kept[at + 1:] if line.startswith("| "))
+    kept[end:end] = list(fresh.values())  # servers the full run did not have
+    note = (f"Re-run {started:%Y-%m-%d} at commit `{_commit()}` (`--rerun {' --rerun '.join(args.rerun)}`, load "
+            f"average {load}): {names}; their rows below are from that run.")
+    first = next(i for i, line in enumerate(kept) if line.startswith("Machine: "))
+    kept[first + 1:first + 1] = ["", note]
+    DOC.write_text("\n".join(kept) + "\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rule", action="append", default=[], metavar="CODE", help="only this rule's examples")
@@ -135,8 +152,11 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--model", type=Path, default=None, help="model directory [default: the tiny model M]")
+    parser.add_argument("--rerun", action="append", default=[], metavar="CODE[:NUMBER]",
+                        help=f"run these examples again and replace their rows in {DOC.relative_to(REPO)}")
     parser.add_argument("--no-doc", action="store_true", help=f"do not rewrite {DOC.relative_to(REPO)}")
     args = parser.parse_args()
+    args.rule += args.rerun
     if not args.files and not args.rule:
         args.files = []  # no file: validate runs every rule example server
     sys.path.insert(0, str(REPO))
@@ -151,7 +171,10 @@ def main() -> int:
     seconds = (dt.datetime.now(dt.timezone.utc) - started).total_seconds()
     print("\n".join(table(data)))
     if not args.no_doc:
-        write_doc(data, args, started, seconds, load)
+        if args.rerun:
+            rerun_doc(data, args, started, load)
+        else:
+            write_doc(data, args, started, seconds, load)
         print(f"written to {DOC.relative_to(REPO)}", file=sys.stderr)
     return 0 if data["passed"] and status == 0 else 1
 

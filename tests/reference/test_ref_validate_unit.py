@@ -128,6 +128,12 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
         rule_cases(("VLL999",))
     with pytest.raises(ValidationError, match="no example of VLL201"):
         rule_cases(("VLL201",))
+    assert [c.name for c in rule_cases(("VLL103:4", "vll101:5", "VLL103:7"))] == [
+        "VLL101 example 5", "VLL103 example 4", "VLL103 example 7"]
+    with pytest.raises(ValidationError, match="unknown rule code or example: VLL101:x"):
+        rule_cases(("VLL101:x",))
+    with pytest.raises(ValidationError, match="no example of VLL101:2000"):
+        rule_cases(("VLL101:2000",))
 
 
 def test_a_folder_keeps_only_the_servers_the_fix_rewrites(tmp_path):

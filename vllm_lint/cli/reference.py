@@ -124,8 +124,8 @@ def make_tiny_model(directory: Path, size: str, seed: int) -> None:
 @click.command("validate")
 @click.argument("bad_files", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--rule", "rules", multiple=True, metavar="CODE",
-              help="Validate this rule's bad example servers (repeatable) [default, with no BAD_FILES: every "
-                   "rule whose fix rewrites a server].")
+              help="Validate this rule's bad example servers, or one of them as CODE:NUMBER (repeatable) "
+                   "[default, with no BAD_FILES: every rule whose fix rewrites a server].")
 @click.option("--fixed", "fixed_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="With one BAD_FILE: compare against this fixed file instead of the autofixer's.")
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -26,19 +26,26 @@ class Case:
 
 def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
     """The bad example servers of every rule whose ``fixed`` example is a server rewrite onto AsyncLLMEngine
-    (VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's)."""
+    (VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's).
+    A code may name one example by its number in the rule's YAML: ``VLL101:55``."""
     from vllm_lint.rulebook import load_rules
 
     rules = load_rules()
-    unknown = [c for c in codes if c.upper() not in rules]
-    if unknown:
-        raise ValidationError(f"unknown rule code(s): {', '.join(unknown)}")
-    wanted = {c.upper() for c in codes}
+    wanted: dict[str, set[int]] = {}  # code -> example numbers (empty: all of them)
+    for given in codes:
+        code, _, number = given.upper().partition(":")
+        if code not in rules or (number and not number.isdigit()):
+            raise ValidationError(f"unknown rule code or example: {given} (a code, or CODE:NUMBER)")
+        numbers = wanted.setdefault(code, set())
+        if number:
+            numbers.add(int(number))
     cases = []
     for code, rule in rules.items():
         if wanted and code not in wanted:
             continue
         for number, example in enumerate(rule.examples, start=1):
+            if wanted.get(code) and number not in wanted[code]:
+                continue
             if example.kind == "bad" and example.lang == "python" and example.fixed \
                     and builds_async_engine(example.fixed) > builds_async_engine(example.code) \
                     and not _runs_elsewhere(example.code):
@@ -46,7 +53,7 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
                                   f"rules/{code}.yaml, example {number}", explicit=False,
                                   filename=example.filename or "server.py", files=example.files))
     if wanted and not cases:
-        raise ValidationError(f"no example of {', '.join(sorted(wanted))} is a server its fix rewrites")
+        raise ValidationError(f"no example of {', '.join(codes)} is a server its fix rewrites")
     return cases
 
 
