@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
 
@@ -258,14 +258,14 @@ class HandlerFinder:
             if call is not None and isinstance(call.func, cst.Attribute):
                 verb = call.func.attr.value
                 if verb in table.ROUTE_VERBS:
-                    framework = self._route_framework(call, function.parent)
-                    if framework is not False:
-                        return self._made(function, framework)
+                    routed = self._route_framework(call, function.parent)
+                    if routed is not False:
+                        return self._made(function, routed)
                 elif verb in table.GRADIO_LISTENERS and self._gradio_registration(function.parent, function.in_main_guard):
                     return self._made(function, "gradio")
         return None
 
-    def _route_framework(self, call: cst.Call, scope: FunctionInfo | None) -> str | None | bool:
+    def _route_framework(self, call: cst.Call, scope: FunctionInfo | None) -> str | None | Literal[False]:
         """The framework of a route decorator or registration ``owner.<verb>(...)``; False when it is none."""
         owner = call.func.value if isinstance(call.func, cst.Attribute) else None
         if owner is None:

@@ -8,7 +8,7 @@ to tell vLLM's ``LLM`` from TensorRT-LLM's, and cheap.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import libcst as cst
 
@@ -16,6 +16,7 @@ from vllm_lint.file_roles import is_test_path
 from vllm_lint.python import handler_table
 from vllm_lint.python.handlers import Handler, HandlerFinder
 from vllm_lint.python.model import (
+    Binding,
     CallSite,
     FunctionInfo,
     ModuleModel,
@@ -47,6 +48,10 @@ _NOT_SERVERS = frozenset({"modal"})
 _MAX_FOLD_DEPTH = 12
 
 
+@overload
+def canonical(qualified: str) -> str: ...
+@overload
+def canonical(qualified: None) -> None: ...
 def canonical(qualified: str | None) -> str | None:
     if qualified is None:
         return None
@@ -118,12 +123,12 @@ class Semantics:
 
     # -- what names hold -------------------------------------------------------
 
-    def bindings_of(self, expr: cst.BaseExpression, function: FunctionInfo | None) -> list[CallSite | cst.Call]:
+    def bindings_of(self, expr: cst.BaseExpression, function: FunctionInfo | None) -> list[cst.Call]:
         """The calls whose results a name (or ``self.x``) may hold where it is used."""
         name = dotted_name(expr)
         if name is None:
             return []
-        found = []
+        found: list[Binding] = []
         if name.startswith("self.") and function is not None and function.class_info is not None:
             found += self.model.bindings.get((function.class_info, name), [])
         else:
@@ -492,10 +497,10 @@ class Semantics:
 def _single(stored: list[tuple[cst.BaseExpression | None, FunctionInfo | None]]
             ) -> tuple[cst.BaseExpression, FunctionInfo | None, str | None] | None:
     """The value of a name stored exactly once, with the function that stores it."""
-    if len(stored) != 1 or stored[0][0] is None:
+    if len(stored) != 1:
         return None
     value, function = stored[0]
-    return value, function, None
+    return None if value is None else (value, function, None)
 
 
 def _passed(function: FunctionInfo, site: CallSite, name: str) -> tuple[cst.BaseExpression, FunctionInfo | None] | None:

@@ -11,6 +11,7 @@ from vllm_lint.python.summary import Effect, FunctionSummary, ModuleSummary, Out
 from vllm_lint.python.vocabulary import MODEL_LOAD, call_effect, caches_load
 
 if TYPE_CHECKING:
+    from vllm_lint.python.positions import ModuleLayout
     from vllm_lint.python.semantics import Semantics
 
 
@@ -86,7 +87,7 @@ class _Lines:
 
     def __init__(self, module: cst.Module) -> None:
         self._module = module
-        self._layout = None
+        self._layout: ModuleLayout | None = None
 
     def line(self, node: cst.CSTNode) -> int:
         if self._layout is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import libcst as cst
 
@@ -104,7 +105,7 @@ def blocking_llm_client_in_async_handler(ctx: PyContext) -> Iterator[PyFinding]:
             statement=site.statement,
             fix=PyFix(
                 applicability=Applicability.UNSAFE,
-                build=lambda site=site, blocking=blocking: _awaited(ctx, site, blocking),
+                build=partial(_awaited, ctx, site, blocking),
             ),
         )
 
@@ -158,7 +159,8 @@ def _twin(ctx: PyContext, func: cst.BaseExpression, qualified: str, twin: str) -
     if len(uses) == 2 and len(imports) == 1 and any(u.name is func for u in uses):
         alias = imports[0].parent
         statement = imports[0].ancestor(2)
-        if alias.asname is None and isinstance(statement, cst.ImportFrom) and dotted_name(statement.module) == qualified.rsplit(".", 1)[0]:
+        if (isinstance(alias, cst.ImportAlias) and alias.asname is None and isinstance(statement, cst.ImportFrom)
+                and statement.module is not None and dotted_name(statement.module) == qualified.rsplit(".", 1)[0]):
             return cst.Name(twin), [NodeEdit(alias.name, cst.Name(twin))]
     try:
         module, expression = ensure_imported(ctx.module, qualified.rsplit(".", 1)[0], twin)
