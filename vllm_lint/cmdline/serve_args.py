@@ -30,6 +30,13 @@ class Span:
     end: int
 
 
+def as_span(anchor: object) -> Span:
+    """The anchor of something read from text (a command line's launch or setting, an image reference): a Span."""
+    if not isinstance(anchor, Span):
+        raise TypeError(f"an anchor in text is a Span, not {type(anchor).__name__}")
+    return anchor
+
+
 class FlagTable:
     """The flags of ``vllm serve`` (``surface="serve"``) or of ``python -m vllm.entrypoints.openai.api_server``
     in the releases ``api`` covers; before 0.10 the module's parser lacked the serve-only ones."""
@@ -156,14 +163,14 @@ def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool)
     """Settings from the arguments that follow ``vllm serve`` (or the api_server module), each with the
     condition of the word that names it."""
     parsed = _parse_serve_args(args, table, positional_model)
-    conditions = parsed.settings.conditions
+    conditions = parsed.settings.conditions if isinstance(parsed.settings, _Settings) else []
     parsed.settings = list(parsed.settings)
     if any(conditions):
         parsed.conditions = conditions
     return parsed
 
 
-class _Settings(list):
+class _Settings(list[Setting]):
     """The settings read so far, and for each the condition of the word it was read from."""
 
     def __init__(self) -> None:
@@ -220,8 +227,7 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
         if not text.startswith("-") or _NEGATIVE_NUMBER.match(text) or text == "-":
             if positional_model and not seen_positional:
                 seen_positional = True
-                value = Value(text, word.origin)
-                settings.append(Setting("model", "MODEL", True, value, Span(word.start, word.end), Span(word.start, word.end)))
+                settings.append(Setting("model", "MODEL", True, Value(text, word.origin), Span(word.start, word.end), Span(word.start, word.end)))
             i += 1
             continue
         name, eq, inline = text.partition("=")
@@ -281,8 +287,9 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
             consumed = 1 + len(values)
             if values:
                 first = values[0]
+                texts = [v.value for v in values if v.value is not None]
                 value = _value_of(first) if len(values) == 1 else (
-                    None if any(v.value is None for v in values) else Value(" ".join(v.value for v in values), first.origin)
+                    Value(" ".join(texts), first.origin) if len(texts) == len(values) else None
                 )
                 value_span = Span(first.start, values[-1].end)
         if flag.dest == "config":
