@@ -29,7 +29,7 @@ import uuid
 import weakref
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal
+from typing import TYPE_CHECKING, Any, AsyncIterator, Literal, cast
 
 import anyio
 from fastapi import FastAPI, Request
@@ -38,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vllm_lint.reference.settings import DEFAULT_CPU_KV_CACHE_BYTES, ServerSettings
+
+if TYPE_CHECKING:
+    from vllm.config.model import ModelDType
 
 logger = logging.getLogger("vllm_lint.reference.server")
 
@@ -241,7 +244,7 @@ def build_engine(settings: ServerSettings):
         kv_cache_memory_bytes=kv_cache_bytes,
         enable_prefix_caching=True,
         tensor_parallel_size=tensor_parallel_size,
-        dtype=settings.dtype,
+        dtype=cast("ModelDType", settings.dtype),  # a name vLLM checks (the settings read it as text)
         enforce_eager=enforce_eager,
         seed=settings.seed,
         **optional,
@@ -278,7 +281,7 @@ class ServerState:
     def __init__(self, settings: ServerSettings):
         self.settings = settings
         self.engine = None
-        self.tokenizer = None
+        self.tokenizer: Any = None  # the engine's (a transformers tokenizer), set when the engine is
         self.in_flight = InFlight(settings.max_in_flight)
         self.active: set[str] = set()
         self.aborted = 0  # requests aborted in the engine because their client went away
