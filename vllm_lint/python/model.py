@@ -25,6 +25,13 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def decorator_parts(decorator: cst.Decorator) -> tuple[cst.BaseExpression, cst.Call | None]:
+    """What a decorator names, and its call when it has one: (``app.get``, the call) for ``@app.get("/")``."""
+    expr = decorator.decorator
+    call = expr if isinstance(expr, cst.Call) else None
+    return (call.func if call is not None else expr), call
+
+
 def module_path(node: cst.BaseExpression | None) -> str:
     if node is None:
         return ""

@@ -24,7 +24,7 @@ from vllm_lint.python.rewrite.layout import (
     without_small_statement,
 )
 from vllm_lint.python.rewrite.names import names_in, occurrences
-from vllm_lint.python.semantics import canonical
+from vllm_lint.python.names import canonical
 
 
 class NameTaken(Exception):

@@ -19,7 +19,7 @@ from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
 from vllm_lint.python.rewrite.shapes import snippet, top_level_index_of
-from vllm_lint.python.semantics import ROUTE_VERBS
+from vllm_lint.python.handler_table import ROUTE_VERBS
 
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
 _EVENTS = ("startup", "shutdown")
