@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import FunctionInfo
+from vllm_lint.python.model import FunctionInfo, decorator_parts
 from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
@@ -122,9 +122,7 @@ class ModelCalls(ModuleFacts):
     def _is_bentoml_api(self, function: FunctionInfo) -> bool:
         """Decorated ``@bentoml.api`` (BentoML documents async API methods; a ``@bentoml.task`` is queued instead)."""
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            expr = expr.func if isinstance(expr, cst.Call) else expr
-            if self.semantics.qualify(expr) == "bentoml.api":
+            if self.semantics.qualify(decorator_parts(decorator)[0]) == "bentoml.api":
                 return True
         return False
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
@@ -95,7 +95,7 @@ class EnginePlacement(ModuleFacts):
         """The engine built in the class's @modal.enter() method; the class made @modal.concurrent unless it
         already takes concurrent inputs, since Modal otherwise hands a container one input at a time."""
         concurrent = any(
-            (self.semantics.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "") == "modal.concurrent"
+            (self.semantics.qualify(decorator_parts(d)[0]) or "") == "modal.concurrent"
             for d in klass.decorators
         )
         cls_decorator = modal_cls_decorator(self.semantics, klass)

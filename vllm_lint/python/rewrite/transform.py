@@ -14,6 +14,7 @@ import libcst as cst
 
 from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.edits import keyword_arg, with_keyword
+from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.generation import SamplingKeywords
 from vllm_lint.python.rewrite.imports import (
@@ -457,8 +458,7 @@ class ServerRewrite:
 
 
 def _is_cls_decorator(decorator: cst.Decorator) -> bool:
-    expr = decorator.decorator
-    target = expr.func if isinstance(expr, cst.Call) else expr
+    target, _ = decorator_parts(decorator)
     return isinstance(target, cst.Attribute) and target.attr.value == "cls"
 
 

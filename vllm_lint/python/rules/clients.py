@@ -11,7 +11,7 @@ import libcst as cst
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.llm_clients import POOLED_CLIENTS, SYNC_CLIENTS, SYNC_FUNCTIONS
-from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rewrite.names import occurrences
 from vllm_lint.python.handlers import Handler
@@ -273,8 +273,7 @@ def _built_once(ctx: PyContext, site: CallSite) -> bool:
         return True
     while function is not None:
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
+            name = dotted_name(decorator_parts(decorator)[0]) or ""
             if name.rsplit(".", 1)[-1] in ("lru_cache", "cache", "cached_property", "cache_resource"):
                 return True
         function = function.parent
