@@ -1,4 +1,5 @@
-"""The package layout is the architecture: no import cycles between packages, and no module imports a rule module.
+"""The package layout is the architecture: no import cycles between packages, no two modules of the Python layer
+that import each other, and no module imports a rule module.
 
 Every import counts, the ones inside functions too: a lazy import still ties two packages together. A package
 is a folder of ``vllm_lint`` at any depth (``vllm_lint.python`` and ``vllm_lint.python.rules`` are two), and a
@@ -100,6 +101,24 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_package_graph_has_no_cycle():
     assert _cycles(_package_graph()) == []
+
+
+def _mutual_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Pairs of modules each of which imports the other."""
+    return sorted({(a, b) if a < b else (b, a) for a, targets in graph.items() for b in targets if a in graph.get(b, ())})
+
+
+def test_no_two_modules_of_the_python_layer_import_each_other():
+    # Within vllm_lint.python (its subpackages included), TYPE_CHECKING and lazy imports counted: a module that
+    # needs another's answers takes them as an argument or moves them below both (semantics.py imported
+    # handlers.py, which imported it back; project.py imported checker.py and semantics.py, which import it).
+    inside = [m for m in MODULES if m == "vllm_lint.python" or m.startswith("vllm_lint.python.")]
+    graph = {m: {i for i in _imports(m) if i in inside and i != m} for m in inside}
+    assert _mutual_pairs(graph) == []
+
+
+def test_the_mutual_import_check_finds_a_pair():
+    assert _mutual_pairs({"a": {"b"}, "b": {"a", "c"}, "c": set()}) == [("a", "b")]
 
 
 def _is_rule_module(module: str) -> bool:

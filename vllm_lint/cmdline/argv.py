@@ -72,7 +72,7 @@ def _hole_parts(value: str) -> list:
 
 def _hole_parts_of(parts: list) -> list:
     """Parts with every hole made unknown (the literal text before the first hole is kept)."""
-    out = []
+    out: list[tuple] = []
     for part in parts:
         if part[0] == "lit" and HOLE in part[1]:
             head = part[1].split(HOLE, 1)[0]

@@ -29,9 +29,12 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
     if isinstance(intent, SetValue):
         setting = intent.setting
         if isinstance(intent.value, bool):
-            flag_text = text[setting.anchor.start : setting.anchor.end]
+            flag = setting.anchor
+            if not isinstance(flag, Span):
+                return None
+            flag_text = text[flag.start : flag.end]
             if intent.value and flag_text.startswith("--no-") and "=" not in flag_text:
-                return [_edit(index, setting.anchor.start, setting.anchor.start + 5, "--")]
+                return [_edit(index, flag.start, flag.start + 5, "--")]
             return None
         span = setting.value_anchor
         if not isinstance(span, Span):
@@ -61,10 +64,10 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
         return [_edit(index, last_end, last_end, f" {addition}")]
     if isinstance(intent, Rename):
         setting = intent.setting
-        written = text[setting.anchor.start : setting.anchor.start + len(setting.spelled)]
-        if written != setting.spelled:
+        flag = setting.anchor
+        if not isinstance(flag, Span) or text[flag.start : flag.start + len(setting.spelled)] != setting.spelled:
             return None
-        return [_edit(index, setting.anchor.start, setting.anchor.start + len(setting.spelled), intent.new_key)]
+        return [_edit(index, flag.start, flag.start + len(setting.spelled), intent.new_key)]
     if isinstance(intent, RemoveSetting):
         return _removal(text, index, found, intent.setting)
     if isinstance(intent, RewriteEntrypoint):
@@ -78,15 +81,17 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
         elif model is None or not isinstance(model.value_anchor, Span):
             return None
         if model is not None and isinstance(model.value_anchor, Span):
+            flag = model.anchor
+            if not isinstance(flag, Span):
+                return None
             if found.launch.entrypoint == "api_server":
                 # delete `--model X` with the blank (and continuation) before it
-                start = model.anchor.start
-                previous = [w.end for w in found.words if w.end <= start]
-                cut = max(previous) if previous else found.head.end
-                edits.append(_edit(index, cut, model.anchor.end, ""))
+                previous = [w.end for w in found.words if w.end <= flag.start]
+                cut = max(previous) if previous else found.head.end if found.head is not None else flag.start
+                edits.append(_edit(index, cut, flag.end, ""))
             else:
                 value = text[model.value_anchor.start : model.value_anchor.end]
-                edits.append(_edit(index, model.anchor.start, model.anchor.end, value))
+                edits.append(_edit(index, flag.start, flag.end, value))
         return edits or None
     return None
 
@@ -111,8 +116,10 @@ def _removal(text: str, index: TextIndex, found: Found, setting) -> list[Edit] |
     if not isinstance(span, Span) or not text.startswith(setting.spelled, span.start):
         return None
     before = [w.end for w in found.words if w.end <= span.start]
-    if before or found.head is not None:
-        return [_edit(index, max(before) if before else found.head.end, span.end, "")]
+    if before:
+        return [_edit(index, max(before), span.end, "")]
+    if found.head is not None:
+        return [_edit(index, found.head.end, span.end, "")]
     after = [w.start for w in found.words if w.start >= span.end]
     return [_edit(index, span.start, min(after), "")] if after else None
 

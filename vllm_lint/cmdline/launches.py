@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vllm_lint.cmdline.serve_args import FlagTable, Span, flag_table, parse_serve_args
 from vllm_lint.cmdline.shell import (
@@ -25,6 +26,9 @@ from vllm_lint.cmdline.shell import (
 )
 from vllm_lint.launch.record import ImageReference, Launch, Reach
 from vllm_lint.values import Value
+
+if TYPE_CHECKING:
+    from vllm_lint.vllm_api import VllmApi
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 CLI_MODULE = "vllm.entrypoints.cli.main"
@@ -274,7 +278,7 @@ class Extractor:
     """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
     tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
 
-    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True) -> None:
+    def __init__(self, api: VllmApi, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True) -> None:
         self.api = api
         self.source = source
         # Spans of the source whose text something else fills in before the shell sees it (a notebook's
@@ -282,7 +286,7 @@ class Extractor:
         self.opaque = opaque
         self.images_pin = images_pin
         self.found: list[Found] = []
-        self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
+        self._image: tuple[VllmApi, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
         self.reader = ""  # the kind of text being read, stamped on each launch found (``Found.reader``)
 
@@ -304,9 +308,10 @@ class Extractor:
             # a script bash accepts is read, never refused: the grammar splits what the tokenizer cannot
             from vllm_lint.cmdline.shell_grammar import tokenize_with_grammar
 
-            commands = tokenize_with_grammar(text, base)
-            if commands is None:
+            split = tokenize_with_grammar(text, base)
+            if split is None:
                 raise
+            commands = split
         if self.opaque:
             for command in commands:
                 for word in command.words:
@@ -459,7 +464,8 @@ class Extractor:
             from_arguments = isinstance(found.launch.anchor, Span) and found.launch.anchor.start < base
             if not from_arguments and not any(w is a for w in found.words for a in arguments):
                 continue
-            counterpart = None if from_arguments else alone_at.get(found.launch.anchor.start)
+            launch_anchor = found.launch.anchor
+            counterpart = alone_at.get(launch_anchor.start) if isinstance(launch_anchor, Span) and not from_arguments else None
             found.joined = Joined(base, anchor, counterpart, f"in {name}, run with the CMD's arguments")
             found.head, found.fixable = None, False
             found.words = [w for w in found.words if w.start < base]
@@ -492,8 +498,11 @@ class Extractor:
     def inline_script(self, word: Word, env: Environment, container: Container | None) -> None:
         """A script held in one word (``sh -c '...'``): map its offsets when quoting is simple."""
         raw = word.raw
-        if word.script is not None or (word.offsets is not None and word.value is not None):
-            text, offsets, unknown = word.script or (word.value, word.offsets, ())
+        script = word.script
+        if script is None and word.offsets is not None and word.value is not None:
+            script = (word.value, word.offsets, ())
+        if script is not None:
+            text, offsets, unknown = script
             try:
                 for command in tokenize(text, 0):
                     for w in command.words:
@@ -510,9 +519,9 @@ class Extractor:
         elif word.literal and "\\" not in raw and not word.quoted:
             body, base, fixable = raw, word.start, True
         else:
-            body = "".join(p[1] for p in word.parts if p[0] == "lit") if word.literal else None
-            if body is None:
+            if not word.literal:
                 return
+            body = "".join(p[1] for p in word.parts if p[0] == "lit")
             base, fixable = word.start, False
         try:
             if fixable:
@@ -545,6 +554,7 @@ class Extractor:
                 break
             name, eq, inline = text.partition("=")
             if name in _DOCKER_VALUE_OPTIONS:
+                value: str | None
                 if eq:
                     value, value_span = inline, Span(word.start, word.end)
                     i += 1
@@ -646,7 +656,7 @@ class Extractor:
             self.found.append(Found(launch, None, False, [], start, reader=self.reader))
 
     # -- containers of the vllm/vllm-openai image -------------------------------------------------
-    def image_api(self, image: str) -> tuple[object, str | None]:
+    def image_api(self, image: str) -> tuple[VllmApi, str | None]:
         """The releases a container of ``image`` runs, and the image when its tag chose them."""
         if not self.images_pin or not _OPENAI_IMAGE.search(image):
             # not vLLM's image: what was decided outside stands (a compose service built from a pinning Dockerfile)

@@ -30,6 +30,13 @@ class Span:
     end: int
 
 
+def as_span(anchor: object) -> Span:
+    """The anchor of something read from text (a command line's launch or setting, an image reference): a Span."""
+    if not isinstance(anchor, Span):
+        raise TypeError(f"an anchor in text is a Span, not {type(anchor).__name__}")
+    return anchor
+
+
 class FlagTable:
     """The flags of ``vllm serve`` (``surface="serve"``) or of ``python -m vllm.entrypoints.openai.api_server``
     in the releases ``api`` covers; before 0.10 the module's parser lacked the serve-only ones."""
@@ -156,14 +163,14 @@ def parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool)
     """Settings from the arguments that follow ``vllm serve`` (or the api_server module), each with the
     condition of the word that names it."""
     parsed = _parse_serve_args(args, table, positional_model)
-    conditions = parsed.settings.conditions
+    conditions = parsed.settings.conditions if isinstance(parsed.settings, _Settings) else []
     parsed.settings = list(parsed.settings)
     if any(conditions):
         parsed.conditions = conditions
     return parsed
 
 
-class _Settings(list):
+class _Settings(list[Setting]):
     """The settings read so far, and for each the condition of the word it was read from."""
 
     def __init__(self) -> None:
@@ -177,89 +184,114 @@ class _Settings(list):
 
 
 def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool) -> ParsedArgs:
-    settings = _Settings()
-    opaque = False
-    reasons: list[str] = []
-    i = 0
-    seen_positional = False
-    while i < len(args):
-        word = settings.word = args[i]
+    return _ServeArgsReader(args, table, positional_model).read()
+
+
+class _ServeArgsReader:
+    """Reads the arguments of ``vllm serve`` one word (or flag and its values) at a time, as vLLM's parser would."""
+
+    def __init__(self, args: list[Word], table: FlagTable, positional_model: bool) -> None:
+        self.args, self.table, self.positional_model = args, table, positional_model
+        self.settings = _Settings()
+        self.opaque = False
+        self.reasons: list[str] = []
+        self.seen_positional = False
+
+    def read(self) -> ParsedArgs:
+        i = 0
+        while i < len(self.args):
+            i += self._word(i)
+        return ParsedArgs(self.settings, self.opaque, reasons=list(dict.fromkeys(self.reasons)))
+
+    def _word(self, i: int) -> int:
+        """Read the word at ``i`` (with the values it takes); how many words that was."""
+        word = self.settings.word = self.args[i]
         text = word.value
         if text is None:
-            name = _flag_name(word)
-            if name is not None:
-                # a flag whose value is not statically known: set, value unknown
-                flag, candidates = table.lookup(normalise(name))
-                if flag is not None and flag.kind != "help":
-                    settings.append(Setting(flag.dest, name, True, None, Span(word.start, word.end)))
-                    if flag.dest == "config":
-                        opaque = True
-                        reasons.append("config file (--config)")
-                else:
-                    key = normalise(name).lstrip("-").replace("-", "_")
-                    suggestions = candidates or table.suggest(normalise(name))
-                    settings.append(Setting(key, name, False, None, Span(word.start, word.end), None, suggestions))
-                i += 1
-                continue
-            if word.raw.startswith("-"):
-                i += 1
-                continue
-            if positional_model and not seen_positional and _single_unknown(word):
-                seen_positional = True
-                settings.append(Setting("model", "MODEL", True, None, Span(word.start, word.end), Span(word.start, word.end)))
-                i += 1
-                continue
-            # "$@" / "${ARGS[@]}" / *args: arguments we cannot see
-            opaque = True
-            reasons.append(opaque_reason(word))
-            i += 1
-            continue
+            self._unknown_word(word)
+            return 1
         if text == "--":
-            i += 1
-            continue
+            return 1
         if not text.startswith("-") or _NEGATIVE_NUMBER.match(text) or text == "-":
-            if positional_model and not seen_positional:
-                seen_positional = True
-                value = Value(text, word.origin)
-                settings.append(Setting("model", "MODEL", True, value, Span(word.start, word.end), Span(word.start, word.end)))
-            i += 1
-            continue
+            if self.positional_model and not self.seen_positional:
+                self.seen_positional = True
+                self.settings.append(Setting("model", "MODEL", True, Value(text, word.origin), Span(word.start, word.end), Span(word.start, word.end)))
+            return 1
         name, eq, inline = text.partition("=")
-        spelled = name
-        flag, candidates = table.lookup(normalise(name))
+        flag, candidates = self.table.lookup(normalise(name))
+        if flag is None:
+            return self._unknown_flag(i, name, eq, inline, candidates)
+        if flag.kind == "help":
+            return 1
+        if flag.is_boolean:
+            self._boolean_flag(word, flag, name, eq, inline, candidates)
+            return 1
+        return self._flag_with_values(i, flag, name, eq, inline)
+
+    def _unknown_word(self, word: Word) -> None:
+        """A word whose value is not statically known: a flag set to an unknown value, the model, or arguments
+        that cannot be seen (the launch is opaque)."""
+        name = _flag_name(word)
+        if name is not None:
+            # a flag whose value is not statically known: set, value unknown
+            flag, candidates = self.table.lookup(normalise(name))
+            if flag is not None and flag.kind != "help":
+                self.settings.append(Setting(flag.dest, name, True, None, Span(word.start, word.end)))
+                if flag.dest == "config":
+                    self.opaque = True
+                    self.reasons.append("config file (--config)")
+            else:
+                key = normalise(name).lstrip("-").replace("-", "_")
+                suggestions = candidates or self.table.suggest(normalise(name))
+                self.settings.append(Setting(key, name, False, None, Span(word.start, word.end), None, suggestions))
+            return
+        if word.raw.startswith("-"):
+            return
+        if self.positional_model and not self.seen_positional and _single_unknown(word):
+            self.seen_positional = True
+            self.settings.append(Setting("model", "MODEL", True, None, Span(word.start, word.end), Span(word.start, word.end)))
+            return
+        # "$@" / "${ARGS[@]}" / *args: arguments we cannot see
+        self.opaque = True
+        self.reasons.append(opaque_reason(word))
+
+    def _unknown_flag(self, i: int, spelled: str, eq: str, inline: str, candidates) -> int:
+        """A flag vLLM does not have, with the value it seems to take."""
+        args, word = self.args, self.args[i]
         value_word: Word | None = None
         value: Value | None = None
         value_span: Span | None = None
         consumed = 1
-        if flag is None:
-            if eq:
-                value = Value(inline, word.origin)
-                value_span = Span(word.end - len(inline), word.end) if word.raw.endswith(inline) else None
-            elif i + 1 < len(args) and not (args[i + 1].value or args[i + 1].raw).startswith("-"):
-                value_word = args[i + 1]
-                consumed = 2
-            key = normalise(name).lstrip("-").replace("-", "_")
-            suggestions = candidates or table.suggest(normalise(name))
-            if value_word is not None:
-                value, value_span = _value_of(value_word), Span(value_word.start, value_word.end)
-            end = (value_word.end if value_word else word.end)
-            settings.append(Setting(key, spelled, False, value, Span(word.start, end), value_span, suggestions))
-            i += consumed
-            continue
-        if flag.kind == "help":
-            i += 1
-            continue
-        if flag.is_boolean:
-            key = normalise(name)
-            matched = key if key in table.exact else (candidates[0] if candidates else key)
-            negative = matched.startswith("--no-")
-            if eq:
-                value = Value(inline, word.origin)
-            else:
-                value = Value(not negative, None)
-            settings.append(Setting(flag.dest, spelled, True, value, Span(word.start, word.end)))
-            i += 1
-            continue
+        if eq:
+            value = Value(inline, word.origin)
+            value_span = Span(word.end - len(inline), word.end) if word.raw.endswith(inline) else None
+        elif i + 1 < len(args) and not (args[i + 1].value or args[i + 1].raw).startswith("-"):
+            value_word = args[i + 1]
+            consumed = 2
+        key = normalise(spelled).lstrip("-").replace("-", "_")
+        suggestions = candidates or self.table.suggest(normalise(spelled))
+        if value_word is not None:
+            value, value_span = _value_of(value_word), Span(value_word.start, value_word.end)
+        end = (value_word.end if value_word else word.end)
+        self.settings.append(Setting(key, spelled, False, value, Span(word.start, end), value_span, suggestions))
+        return consumed
+
+    def _boolean_flag(self, word: Word, flag, spelled: str, eq: str, inline: str, candidates) -> None:
+        key = normalise(spelled)
+        matched = key if key in self.table.exact else (candidates[0] if candidates else key)
+        negative = matched.startswith("--no-")
+        if eq:
+            value = Value(inline, word.origin)
+        else:
+            value = Value(not negative, None)
+        self.settings.append(Setting(flag.dest, spelled, True, value, Span(word.start, word.end)))
+
+    def _flag_with_values(self, i: int, flag, spelled: str, eq: str, inline: str) -> int:
+        """A flag that takes values: inline (``--x=1``) or the words after it (several for ``nargs="+"``)."""
+        args, word = self.args, self.args[i]
+        value: Value | None = None
+        value_span: Span | None = None
+        consumed = 1
         values: list[Word] = []
         if eq:
             value = Value(inline, word.origin) if word.value is not None else None
@@ -281,21 +313,21 @@ def _parse_serve_args(args: list[Word], table: FlagTable, positional_model: bool
             consumed = 1 + len(values)
             if values:
                 first = values[0]
+                texts = [v.value for v in values if v.value is not None]
                 value = _value_of(first) if len(values) == 1 else (
-                    None if any(v.value is None for v in values) else Value(" ".join(v.value for v in values), first.origin)
+                    Value(" ".join(texts), first.origin) if len(texts) == len(values) else None
                 )
                 value_span = Span(first.start, values[-1].end)
         if flag.dest == "config":
-            opaque = True
-            reasons.append("config file (--config)")
+            self.opaque = True
+            self.reasons.append("config file (--config)")
         bad_choice = None
         if value is not None:
             converted = convert_value(flag.dest, str(value.value))
             value = Value(converted, value.origin)
             bad_choice = invalid_value(flag, value.value)
         end = value_span.end if value_span is not None else word.end
-        settings.append(
+        self.settings.append(
             Setting(flag.dest, spelled, True, value, Span(word.start, end), value_span, bad_choice=bad_choice)
         )
-        i += consumed
-    return ParsedArgs(settings, opaque, reasons=list(dict.fromkeys(reasons)))
+        return consumed

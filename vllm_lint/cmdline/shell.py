@@ -196,7 +196,7 @@ def _substitution_end(text: str, i: int) -> int | None:
 def _expand_inner(text: str, parts: list) -> None:
     """Parts of a default value (``${X:-this}``): quotes removed, expansions kept."""
     i, n = 0, len(text)
-    buffer = []
+    buffer: list[str] = []
     while i < n:
         c = text[i]
         if c == "$":
@@ -523,17 +523,18 @@ class Environment:
                         return None, None
                     text = str(known.value)
                     if op in (":-", ":=") and text == "":
-                        text, _ = self.expand_parts(default)
-                        if text is None:
+                        expanded, _ = self.expand_parts(default)
+                        if expanded is None:
                             return None, None
+                        text = expanded
                     out.append(text)
                     origins.append(known.origin or f"${name}")
                 elif op is not None:
-                    text, _ = self.expand_parts(default)
-                    if text is None:
+                    expanded, _ = self.expand_parts(default)
+                    if expanded is None:
                         return None, None
-                    out.append(text)
-                    origins.append(f"default of ${{{name}{op}{text}}}")
+                    out.append(expanded)
+                    origins.append(f"default of ${{{name}{op}{expanded}}}")
                 else:
                     return None, None
         return "".join(out), (", ".join(origins) if origins else None)

@@ -190,9 +190,9 @@ class ArgumentReader:
             for part in expr.parts:
                 if isinstance(part, cst.FormattedStringText):
                     out.append(part.value.replace("{{", "{").replace("}}", "}"))
-                else:
+                elif isinstance(part, cst.FormattedStringExpression):
                     known = self.text_value(part.expression) if part.format_spec is None and part.conversion is None else None
-                    out.append(known.value if known is not None else HOLE)
+                    out.append(str(known.value) if known is not None else HOLE)
             return "".join(out)
         if isinstance(expr, cst.ConcatenatedString):
             left, right = self._command_text(expr.left, depth + 1), self._command_text(expr.right, depth + 1)
@@ -257,18 +257,18 @@ class ArgumentReader:
             if resolved is None:
                 return None
             value, where, growth = resolved
-            words = self.sequence(value, where, function, depth + 1)
-            if words is None:
+            bound = self.sequence(value, where, function, depth + 1)
+            if bound is None:
                 return None
             if growth is True:
-                words.append(self.splat(expr, statement))  # changed elsewhere (another function): more may follow
-                return words
+                bound.append(self.splat(expr, statement))  # changed elsewhere (another function): more may follow
+                return bound
             for added, added_at in growth or ():
                 # cmd += [...], cmd.append(x), cmd.extend([...]), under an if too: the words it adds; a change
                 # that cannot be followed adds "any arguments" there, and only there
                 more = self.sequence(added, added_at, function, depth + 1) if added is not None else None
-                words += more if more is not None else [self.splat(added if added is not None else expr, added_at)]
-            return words
+                bound += more if more is not None else [self.splat(added if added is not None else expr, added_at)]
+            return bound
         if isinstance(expr, cst.Call):
             split = self._split_call(expr, statement)
             return split if split is not None else self._returned(expr, depth)
@@ -280,10 +280,11 @@ class ArgumentReader:
         function = self.ctx.model.module_functions.get(name or "")
         if function is None:
             return None
-        returns = [r for r in function.returns if r.value is not None]
+        returns = [(r.value, r) for r in function.returns if r.value is not None]
         if len(returns) != 1:
             return None
-        return self.sequence(returns[0].value, returns[0], function, depth + 1)
+        value, statement = returns[0]
+        return self.sequence(value, statement, function, depth + 1)
 
     def resolve(self, name: str, function: FunctionInfo | None):
         """The single list a name is bound to: (value, its statement, its growth in this function's scope,
@@ -376,7 +377,7 @@ def environment(
         return env
     if isinstance(expr, cst.Dict):
         for element in expr.elements:
-            if isinstance(element, cst.StarredDictElement):
+            if not isinstance(element, cst.DictElement):  # **spread
                 if not _is_os_environ(ctx, element.value):
                     env.setdefault("VLLM_API_KEY", None)  # spread from a mapping we cannot see
                 continue

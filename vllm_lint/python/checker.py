@@ -10,6 +10,7 @@ from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 from vllm_lint.launch.record import LaunchFinding, SetValue
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.project.facts import FileFacts
+from vllm_lint.python.command_lines import CommandLine
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
@@ -168,6 +169,8 @@ def _rebuild(path: list[tuple[cst.CSTNode, str | None]], replacement: cst.CSTNod
     """Copy each ancestor on ``path`` (root first) with the child below it replaced."""
     new_child: cst.CSTNode = replacement
     for (parent, field), (old_child, _) in zip(reversed(path[:-1]), reversed(path[1:])):
+        if field is None:
+            raise ValueError("only the last node of a path has no field holding a child")
         value = getattr(parent, field)
         if isinstance(value, (list, tuple)):
             value = type(value)(new_child if item is old_child else item for item in value)
@@ -267,7 +270,7 @@ def _launches_seen(path: str, launches: list, locator: _Locator) -> list[Diagnos
     return seen
 
 
-def _from_launch(ctx: PyContext, call: cst.Call, statement: cst.CSTNode, finding: LaunchFinding) -> PyFinding:
+def _from_launch(ctx: PyContext, call: cst.Call | CommandLine, statement: cst.CSTNode, finding: LaunchFinding) -> PyFinding:
     fix = None
     if finding.fix is not None and _fix_applies(finding):
         fix = PyFix(
@@ -275,7 +278,7 @@ def _from_launch(ctx: PyContext, call: cst.Call, statement: cst.CSTNode, finding
             applicability=finding.applicability,
             build=lambda: render_fix(ctx, call, finding),
         )
-    node = finding.anchor if isinstance(finding.anchor, cst.CSTNode) else call
+    node = finding.anchor if isinstance(finding.anchor, cst.CSTNode) else call if isinstance(call, cst.Call) else statement
     return PyFinding(finding.message, node, statement, finding.severity, fix, code=finding.code)
 
 

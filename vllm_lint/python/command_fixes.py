@@ -35,7 +35,7 @@ def _string(text: str, quote: str) -> cst.SimpleString:
 
 def render_command_fix(line: CommandLine, finding: LaunchFinding) -> list[NodeEdit]:
     intent = finding.fix
-    first = line.piece_at(line.found.launch.anchor.start)
+    first = line.launch_piece
     if first.text is not None:
         return _render_in_string(line, first, finding)
     if isinstance(intent, Rename):
@@ -182,7 +182,7 @@ def _rewrite_entrypoint(line: CommandLine, intent: RewriteEntrypoint) -> list[No
     if found.launch.entrypoint == "api_server":
         # `python -m vllm.entrypoints.cli.main serve` is what the `vllm serve` script runs, and keeps the
         # interpreter (sys.executable, a venv's python) the list names
-        head = [cst.Element(_string("vllm.entrypoints.cli.main", quote)), cst.Element(_string("serve", quote))]
+        head: list[cst.BaseElement] = [cst.Element(_string("vllm.entrypoints.cli.main", quote)), cst.Element(_string("serve", quote))]
     elif moved is not None:
         head = [elements[last.index]]
     else:

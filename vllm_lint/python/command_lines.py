@@ -85,6 +85,12 @@ class CommandLine:
     def table(self) -> FlagTable:
         return flag_table(self.api)
 
+    @property
+    def launch_piece(self) -> Piece:
+        """The piece the launch's anchor (a span of its command line's words) starts in."""
+        anchor = self.found.launch.anchor
+        return self.piece_at(anchor.start if isinstance(anchor, Span) else 0)
+
     def piece_at(self, offset: int) -> Piece:
         starts = [p.start for p in self.pieces]
         return self.pieces[max(bisect.bisect_right(starts, offset) - 1, 0)]
@@ -125,16 +131,16 @@ def _extract(ctx: PyContext, site: CallSite, callee: str, args: ArgumentReader) 
     env = Environment(environment(ctx, env_expr, args, site.function))
     extractor = Extractor(ctx.api, "", images_pin=ctx.settings.target_vllm_version is None)
     if callee in _VARARG_CALLS:
-        words: list[Word] | None = []
+        argv: list[Word] = []
         for arg in [a for a in call.args if a.keyword is None][_VARARG_CALLS[callee] :]:
             if arg.star == "*":
                 inner = args.sequence(arg.value, site.statement, site.function)
-                words += inner if inner is not None else [args.splat(arg.value, site.statement)]
+                argv += inner if inner is not None else [args.splat(arg.value, site.statement)]
             elif arg.star:
                 break
             else:
-                words.append(args.element(arg.value, site.statement, None, -1))
-        extractor.command(words, env, None, fixable=False)
+                argv.append(args.element(arg.value, site.statement, None, -1))
+        extractor.command(argv, env, None, fixable=False)
         return extractor
     if callee in _SHELL_CALLS:
         command = _positional(call, _SHELL_CALLS[callee]) or _keyword(call, "cmd") or _keyword(call, "command")
@@ -168,7 +174,7 @@ def _mapped(found: Found, pieces: list[Piece], api) -> tuple[Launch, CommandLine
     """The launch with every span replaced by the node written there; the spans kept for fixes."""
     line = CommandLine(found, pieces, {}, api)
 
-    def node(span: Span | None, last: bool = False):
+    def node(span: object, last: bool = False) -> object:
         if not isinstance(span, Span):
             return span
         return line.piece_at(span.end - 1 if last else span.start).node
@@ -187,5 +193,4 @@ def _mapped(found: Found, pieces: list[Piece], api) -> tuple[Launch, CommandLine
         entrypoint_anchor=node(launch.entrypoint_anchor, last=True),
         gpu_count_anchor=node(launch.gpu_count_anchor),
     )
-    statement = line.piece_at(launch.anchor.start).statement if isinstance(launch.anchor, Span) else None
-    return mapped_launch, line, statement
+    return mapped_launch, line, line.launch_piece.statement

@@ -137,7 +137,7 @@ def _link_weight(parent: ast.AST, field: str) -> float:
     return _OTHER
 
 
-def _statement_weight(statement: ast.stmt) -> tuple[float, int]:
+def _statement_weight(statement: ast.AST) -> tuple[float, int]:
     """The heaviest root-to-leaf path through the expressions of one statement (not its body), and the
     deepest one in LibCST's nodes (a call or a collection item is two of them per level)."""
     heaviest, deepest = 0.0, 0
@@ -160,8 +160,8 @@ def _statement_weight(statement: ast.stmt) -> tuple[float, int]:
     return heaviest, deepest
 
 
-def _statements(tree: ast.Module):
-    stack: list[ast.stmt] = list(reversed(tree.body))
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = list(reversed(tree.body))
     while stack:
         statement = stack.pop()
         yield statement

@@ -44,8 +44,9 @@ def with_keyword(call: cst.Call, name: str, value_code: str) -> cst.Call:
     if insert_at < len(args):
         anchor = args[insert_at]
         comma = anchor.comma if isinstance(anchor.comma, cst.Comma) and _multiline(anchor.comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        if insert_at > 0 and isinstance(args[insert_at - 1].comma, cst.Comma):
-            comma = args[insert_at - 1].comma
+        previous = args[insert_at - 1].comma if insert_at > 0 else None
+        if isinstance(previous, cst.Comma):
+            comma = previous
         args.insert(insert_at, new_keyword(name, value_code, comma))
         return call.with_changes(args=args)
     if isinstance(last.comma, cst.Comma):

@@ -3,7 +3,7 @@
 A *handler* is code that runs once per request a server receives: a function its framework registers
 (a route decorator, a registration call, a method of a class-based view or of a serving class, a
 Gradio callback), or a function of the same module that such a function calls, transitively up to
-``MAX_CALL_DEPTH`` calls. The shapes, per framework, are the tables of ``handler_table.py`` (and the
+``handler_table.MAX_CALL_DEPTH`` calls. The shapes, per framework, are the tables of ``handler_table.py`` (and the
 page generated from them, docs/handlers.md). *Start-up hooks* run once, before requests: lifespan
 handlers, ``on_event("startup")``, a serving class's ``__init__``/``setup``, and what they call.
 
@@ -16,17 +16,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
 
+from vllm_lint.file_roles import is_test_path
 from vllm_lint.python import handler_table as table
-from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, decorator_parts, dotted_name
 
 if TYPE_CHECKING:
-    from vllm_lint.python.semantics import Semantics
+    from vllm_lint.python.folding import Folding
 
-MAX_CALL_DEPTH = table.MAX_CALL_DEPTH
 # Decorators that make a function compute its result once: a model "loaded" through it is loaded once.
 CACHING_DECORATORS = frozenset({
     "functools.lru_cache", "functools.cache", "functools.cached_property", "streamlit.cache_resource",
@@ -82,22 +82,17 @@ class _Direct:
 
 
 class HandlerFinder:
-    """Finds the handlers and start-up hooks of one module (``Semantics`` asks it once)."""
+    """Finds the handlers and start-up hooks of one module (``semantics.Semantics`` asks it once)."""
 
-    def __init__(self, semantics: Semantics) -> None:
+    def __init__(self, semantics: Folding) -> None:
         self.semantics = semantics
         self.model = semantics.model
-        self._classes = {klass.name: klass for klass in self.model.classes if klass.function is None}
-        self._nested: dict[FunctionInfo, list[FunctionInfo]] = {}
-        for function in self.model.functions:
-            if function.parent is not None:
-                self._nested.setdefault(function.parent, []).append(function)
-        self._callees: dict[FunctionInfo, list[FunctionInfo]] = {}
+        self.functions = semantics.functions
 
     # -- the results -----------------------------------------------------------------------------------
 
     def handlers(self) -> dict[FunctionInfo, Handler]:
-        if self.semantics.is_test_file:
+        if is_test_path(self.semantics.path):
             return {}
         direct: dict[FunctionInfo, _Direct] = {}
         for found in self._direct_handlers():
@@ -108,7 +103,7 @@ class HandlerFinder:
             result[found.function] = Handler(found.function, found.framework, found.runs_on_event_loop, found.function)
         for found in direct.values():
             entry = result[found.function]
-            for function, via in self.reached_from(found.function):
+            for function, via in self.functions.reached_from(found.function):
                 if function not in result:
                     result[function] = Handler(function, entry.framework, entry.runs_on_event_loop, entry.function, via)
         return result
@@ -117,106 +112,8 @@ class HandlerFinder:
         """Functions that run once at start-up, and the functions of the module they call."""
         hooks = set(self._explicit_startup_hooks())
         for hook in list(hooks):
-            hooks.update(function for function, _ in self.reached_from(hook))
+            hooks.update(function for function, _ in self.functions.reached_from(hook))
         return hooks
-
-    # -- calls within the module -------------------------------------------------------------------------
-
-    def reached_from(self, start: FunctionInfo) -> Iterator[tuple[FunctionInfo, tuple[FunctionInfo, ...]]]:
-        """Functions of this module that ``start`` calls, transitively, each with the path to it (shortest first)."""
-        seen = {start}
-        frontier: list[tuple[FunctionInfo, tuple[FunctionInfo, ...]]] = [(start, ())]
-        for _ in range(MAX_CALL_DEPTH):
-            following = []
-            for function, path in frontier:
-                for callee in self.callees(function):
-                    if callee in seen or callee.in_main_guard:
-                        continue
-                    seen.add(callee)
-                    reached = path + (callee,)
-                    yield callee, reached
-                    following.append((callee, reached))
-            frontier = following
-            if not frontier:
-                return
-
-    def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
-        """Functions of this module that ``function`` (or a closure inside it) calls directly."""
-        found = self._callees.get(function)
-        if found is None:
-            found = self._callees[function] = [
-                callee
-                for scope in self.with_closures(function)
-                for name in sorted(scope.called_names)
-                if (callee := self.resolve_call(name, scope)) is not None
-            ]
-        return found
-
-    def with_closures(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
-        """``function`` and the functions defined inside it, at any depth."""
-        stack = [function]
-        while stack:
-            scope = stack.pop()
-            yield scope
-            stack.extend(self._nested.get(scope, ()))
-
-    def resolve_call(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
-        """The function of this module a call of dotted ``name`` made in ``scope`` runs (``__init__`` for a class)."""
-        head, _, rest = name.partition(".")
-        if not rest:
-            for candidate in self._nested.get(scope, ()) if scope is not None else ():
-                if candidate.name == name:
-                    return candidate
-            if name in self.model.module_functions:
-                return self.model.module_functions[name]
-            klass = self._classes.get(name)
-            return self.method_of(klass, "__init__") if klass is not None else None
-        if "." in rest:
-            return None
-        if head in ("self", "cls") and scope is not None and scope.class_info is not None:
-            return self.method_of(scope.class_info, rest)
-        if head in self._classes:
-            return self.method_of(self._classes[head], rest)
-        klass = self.instance_class(cst.Name(head), scope)
-        return self.method_of(klass, rest) if klass is not None else None
-
-    def instance_class(self, expr: cst.BaseExpression, scope: FunctionInfo | None) -> ClassInfo | None:
-        """The class of this module whose instance a name (or ``self.x``) holds, when every binding agrees."""
-        classes = {dotted_name(call.func) for call in self.semantics.bindings_of(expr, scope)}
-        if len(classes) == 1:
-            return self._classes.get(classes.pop() or "")
-        return None
-
-    def method_of(self, klass: ClassInfo | None, name: str, depth: int = 0) -> FunctionInfo | None:
-        """A method of ``klass`` or of a base class defined in this module."""
-        if klass is None or depth > 8:
-            return None
-        if name in klass.methods:
-            return klass.methods[name]
-        for base in klass.bases:
-            found = self.method_of(self._classes.get(dotted_name(base) or ""), name, depth + 1)
-            if found is not None:
-                return found
-        return None
-
-    def resolve_function(self, expr: cst.BaseExpression, scope: FunctionInfo | None) -> FunctionInfo | None:
-        """The function of this module an expression names: ``fn``, ``self.m``, ``View.m``, ``partial(fn, ...)``."""
-        if isinstance(expr, cst.Call) and self.semantics.callee(expr) == "functools.partial" and expr.args:
-            return self.resolve_function(expr.args[0].value, scope)
-        name = dotted_name(expr)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        if not rest:
-            for candidate in self._nested.get(scope, ()) if scope is not None else ():
-                if candidate.name == name:
-                    return candidate
-            return self.model.module_functions.get(name)
-        if "." in rest:
-            return None
-        if head in ("self", "cls") and scope is not None and scope.class_info is not None:
-            return self.method_of(scope.class_info, rest)
-        return self.method_of(self._classes.get(head), rest)
 
     # -- handlers the framework registers ------------------------------------------------------------------
 
@@ -244,9 +141,7 @@ class HandlerFinder:
 
     def _by_decorator(self, function: FunctionInfo) -> _Direct | None:
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            call = expr if isinstance(expr, cst.Call) else None
-            target = call.func if call is not None else expr
+            target, call = decorator_parts(decorator)
             qualified = self.semantics.qualify(target)
             framework = table.FUNCTION_DECORATORS.get(qualified or "")
             if framework is not None:
@@ -258,14 +153,14 @@ class HandlerFinder:
             if call is not None and isinstance(call.func, cst.Attribute):
                 verb = call.func.attr.value
                 if verb in table.ROUTE_VERBS:
-                    framework = self._route_framework(call, function.parent)
-                    if framework is not False:
-                        return self._made(function, framework)
+                    routed = self._route_framework(call, function.parent)
+                    if routed is not False:
+                        return self._made(function, routed)
                 elif verb in table.GRADIO_LISTENERS and self._gradio_registration(function.parent, function.in_main_guard):
                     return self._made(function, "gradio")
         return None
 
-    def _route_framework(self, call: cst.Call, scope: FunctionInfo | None) -> str | None | bool:
+    def _route_framework(self, call: cst.Call, scope: FunctionInfo | None) -> str | None | Literal[False]:
         """The framework of a route decorator or registration ``owner.<verb>(...)``; False when it is none."""
         owner = call.func.value if isinstance(call.func, cst.Attribute) else None
         if owner is None:
@@ -299,7 +194,7 @@ class HandlerFinder:
         if isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) and func.func.attr.value in table.ROUTE_VERBS:
             framework = self._route_framework(func, scope)
             target = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
-            function = self.resolve_function(target, scope) if target is not None else None
+            function = self.functions.resolve_function(target, scope) if target is not None else None
             if framework is not False and function is not None:
                 yield self._made(function, framework)
             return
@@ -330,14 +225,14 @@ class HandlerFinder:
         """The functions of this module a registration call passes as its handler."""
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in keywords:
-                function = self.resolve_function(arg.value, scope)
+                function = self.functions.resolve_function(arg.value, scope)
                 return [function] if function is not None else []
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if skip_first:
             positional = positional[1:]
         if first_only:
             positional = positional[:1]
-        found = [f for f in (self.resolve_function(value, scope) for value in positional) if f is not None]
+        found = [f for f in (self.functions.resolve_function(value, scope) for value in positional) if f is not None]
         return found[:1]
 
     def _gradio_registration(self, scope: FunctionInfo | None, in_main_guard: bool) -> bool:
@@ -393,7 +288,7 @@ class HandlerFinder:
             seen.add(id(current))
             for name, method in current.methods.items():
                 found.setdefault(name, method)
-            stack.extend(self._classes[b] for b in (dotted_name(base) or "" for base in current.bases) if b in self._classes)
+            stack.extend(self.functions.classes[b] for b in (dotted_name(base) or "" for base in current.bases) if b in self.functions.classes)
         return list(found.values())
 
     def _class_shape(self, klass: ClassInfo, depth: int = 0) -> table.ClassShape | None:
@@ -404,16 +299,15 @@ class HandlerFinder:
                 return table.CLASS_BASES[qualified]
             if name.endswith("Servicer") and (qualified is None or "_pb2_grpc." in qualified or qualified.startswith("grpc")):
                 return table.GRPC_SERVICER
-            if name in self._classes and depth < 8 and self._classes[name] is not klass:
-                shape = self._class_shape(self._classes[name], depth + 1)
+            if name in self.functions.classes and depth < 8 and self.functions.classes[name] is not klass:
+                shape = self._class_shape(self.functions.classes[name], depth + 1)
                 if shape is not None:
                     return shape
         return None
 
     def _class_decorator_framework(self, klass: ClassInfo) -> str | None:
         for decorator in klass.node.decorators:
-            expr = decorator.decorator
-            target = expr.func if isinstance(expr, cst.Call) else expr
+            target, _ = decorator_parts(decorator)
             framework = table.CLASS_DECORATORS.get(self.semantics.qualify(target) or "")
             if framework is not None:
                 return framework
@@ -424,8 +318,7 @@ class HandlerFinder:
 
     def _method_decorated(self, method: FunctionInfo, framework: str) -> bool:
         for decorator in method.node.decorators:
-            expr = decorator.decorator
-            target = expr.func if isinstance(expr, cst.Call) else expr
+            target, _ = decorator_parts(decorator)
             if table.METHOD_DECORATORS.get(self.semantics.qualify(target) or "") == framework:
                 return True
         return False
@@ -456,9 +349,7 @@ class HandlerFinder:
             yield from self._startup_registered_by(site)
 
     def _startup_decorator(self, decorator: cst.Decorator) -> bool:
-        expr = decorator.decorator
-        call = expr if isinstance(expr, cst.Call) else None
-        target = call.func if call is not None else expr
+        target, call = decorator_parts(decorator)
         if self.semantics.qualify(target) in table.STARTUP_DECORATORS:
             return True
         name = (dotted_name(target) or "").rsplit(".", 1)[-1]
@@ -476,7 +367,7 @@ class HandlerFinder:
                 if arg.keyword is not None and arg.keyword.value in table.STARTUP_KEYWORDS:
                     values = [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
                     for value in values:
-                        function = self.resolve_function(value, scope)
+                        function = self.functions.resolve_function(value, scope)
                         if function is not None:
                             yield function
             return
@@ -487,12 +378,12 @@ class HandlerFinder:
         if method == "add_event_handler" and len(call.args) >= 2:
             event = self.semantics.fold(call.args[0].value)
             if event is not None and event.value == "startup":
-                function = self.resolve_function(call.args[1].value, scope)
+                function = self.functions.resolve_function(call.args[1].value, scope)
                 if function is not None:
                     yield function
         elif method in ("append", "insert") and isinstance(func.value, cst.Attribute) and func.value.attr.value in table.STARTUP_LISTS:
             for arg in call.args:
-                function = self.resolve_function(arg.value, scope)
+                function = self.functions.resolve_function(arg.value, scope)
                 if function is not None:
                     yield function
 
@@ -501,8 +392,7 @@ class HandlerFinder:
     def caches_result(self, function: FunctionInfo) -> bool:
         """Whether ``function`` is decorated to compute its result once (``@lru_cache``, ``@st.cache_resource``)."""
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            target = expr.func if isinstance(expr, cst.Call) else expr
+            target, _ = decorator_parts(decorator)
             if self.semantics.qualify(target) in CACHING_DECORATORS:
                 return True
         return False
@@ -516,7 +406,7 @@ class HandlerFinder:
             return True
         for caller, callee in zip(chain, chain[1:]):
             sites = [s for s in self.semantics.sites_in(caller)
-                     if self.resolve_call(dotted_name(s.node.func) or "", s.function) is callee]
+                     if self.functions.resolve_call(dotted_name(s.node.func) or "", s.function) is callee]
             if sites and all(caches_load(s) for s in sites):
                 return True
         return False

@@ -36,7 +36,7 @@ def _known_names(ctx: PyContext, kind: str) -> frozenset[str]:
     return api.engine_args
 
 
-def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | CommandLine, object]]:
+def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | CommandLine, cst.CSTNode]]:
     """Engine constructions (``LLM(...)``, ``EngineArgs(...)``), then command lines the module starts.
 
     A command line's findings are anchored at the nodes of its arguments; its ``CommandLine``

@@ -25,6 +25,13 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def decorator_parts(decorator: cst.Decorator) -> tuple[cst.BaseExpression, cst.Call | None]:
+    """What a decorator names, and its call when it has one: (``app.get``, the call) for ``@app.get("/")``."""
+    expr = decorator.decorator
+    call = expr if isinstance(expr, cst.Call) else None
+    return (call.func if call is not None else expr), call
+
+
 def module_path(node: cst.BaseExpression | None) -> str:
     if node is None:
         return ""
@@ -138,11 +145,11 @@ class ModuleModel(cst.CSTVisitor):
     def _push_statement(self, node: cst.CSTNode) -> None:
         self._statement_stack.append(node)
 
-    def _pop_statement(self, node: cst.CSTNode) -> None:
+    def _pop_statement(self, original_node: cst.CSTNode) -> None:  # named as LibCST's leave_* methods name it
         self._statement_stack.pop()
 
-    visit_SimpleStatementLine = _push_statement  # type: ignore[assignment]
-    leave_SimpleStatementLine = _pop_statement  # type: ignore[assignment]
+    visit_SimpleStatementLine = _push_statement
+    leave_SimpleStatementLine = _pop_statement
 
     def visit_If(self, node: cst.If) -> None:
         self._push_statement(node)
@@ -296,7 +303,7 @@ class ModuleModel(cst.CSTVisitor):
         self._record_unknown_stores(node.target)
         self._bind(node.target)
 
-    leave_For = _pop_statement  # type: ignore[assignment]
+    leave_For = _pop_statement
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:

@@ -118,7 +118,7 @@ class ModuleLayout:
             child = path[0][0]
             parent = parents.get(id(child))
             name = _field_holding(parent, child) if parent is not None else None
-            if name is None:
+            if parent is None or name is None:
                 return None
             path.insert(0, (parent, name))
         return path

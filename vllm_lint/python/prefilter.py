@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from vllm_lint.vllm_api import VllmApi
 
@@ -97,7 +97,8 @@ class _Lazy:
     __slots__ = ("_source", "_flags", "_compiled")
 
     def __init__(self, source: bytes, flags: int = 0) -> None:
-        self._source, self._flags, self._compiled = source, flags, None
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[bytes] | None = None
 
     def __getattr__(self, name: str):
         if self._compiled is None:
@@ -106,7 +107,7 @@ class _Lazy:
 
 
 def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
-    return _Lazy(source, flags)  # type: ignore[return-value] - quacks like a Pattern
+    return cast("re.Pattern[bytes]", _Lazy(source, flags))  # every attribute is the compiled pattern's
 
 
 # The items of an ``import`` before the one a pattern looks for: ``a.b as c, d,``. Unambiguous (a name cannot
@@ -428,7 +429,8 @@ def shared_attributes(api: VllmApi, classes: tuple[str, ...]) -> frozenset[str] 
     key = (id(api), classes)
     if key not in _attribute_sets:
         sets = [api.class_attributes(klass) for klass in classes]
-        _attribute_sets[key] = None if any(s is None for s in sets) else frozenset.intersection(*sets)
+        known = [s for s in sets if s is not None]
+        _attribute_sets[key] = frozenset.intersection(*known) if len(known) == len(sets) else None
     return _attribute_sets[key]
 
 
@@ -462,8 +464,12 @@ def conditions_of(enabled: frozenset[str]) -> tuple[Condition, ...]:
     found: dict[Condition, None] = {}
     for code in sorted(enabled - {PARSE_ERROR_CODE}):
         for condition in table.get(code, (_UNDECLARED,)):
-            for expanded in (ENGINE_CONSTRUCTION, COMMAND_LINE_LAUNCH) if condition is LAUNCH else (condition,):
-                found[expanded] = None
+            if condition is LAUNCH:
+                found.update(dict.fromkeys((ENGINE_CONSTRUCTION, COMMAND_LINE_LAUNCH)))
+            elif isinstance(condition, Condition):
+                found[condition] = None
+            else:
+                raise TypeError(f"{code}: a pre-filter condition is a Condition or LAUNCH, not {condition!r}")
     return tuple(sorted(found, key=lambda condition: condition.cost))
 
 

@@ -183,26 +183,9 @@ class SummaryStore:
 
     @staticmethod
     def _compute(path: Path, data: bytes, project: Project) -> ModuleSummary:
-        from vllm_lint.python.complexity import too_complex
-        from vllm_lint.source import SourceError, decode_python
+        from vllm_lint.python.summarizer import summarize_source
 
-        try:
-            text = decode_python(data).text
-        except SourceError:
-            return EMPTY
-        if too_complex(text) is not None:
-            return EMPTY
-        from vllm_lint.python.checker import SyntaxProblem, parse
-        from vllm_lint.python.model import build_model
-        from vllm_lint.python.semantics import Semantics
-        from vllm_lint.python.summarizer import summarize
-
-        try:
-            module = parse(text)
-            model = build_model(module)
-            return summarize(module, model, Semantics(model, str(path)))
-        except (SyntaxProblem, RecursionError):
-            return EMPTY  # the file's own lint reports it; the importer's is not this file's fault
+        return summarize_source(path, data)
 
 
 _STORE: SummaryStore | None = None

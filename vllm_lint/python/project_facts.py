@@ -67,11 +67,11 @@ def python_facts(ctx: PyContext, launches: Iterable[tuple[Launch, object, cst.CS
     for site in ctx.model.calls:
         receiver = _receiver(site.node.func)
         model = _keyword(site.node, "model") if receiver is not None else None
-        if model is None or any(arg.star for arg in site.node.args):
+        if receiver is None or model is None or any(arg.star for arg in site.node.args):
             continue
         name = _static_text(ctx, model.value)
         base_url = _base_url(ctx, receiver, site) if name else None
-        if base_url is None:
+        if name is None or base_url is None:
             continue
         start, end = span(model.value)
         noqa = {start.line}

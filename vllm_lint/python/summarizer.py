@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from vllm_lint.python.model import FunctionInfo, ModuleModel
-from vllm_lint.python.summary import Effect, FunctionSummary, ModuleSummary, Outgoing
+from vllm_lint.python.summary import EMPTY, Effect, FunctionSummary, ModuleSummary, Outgoing
 from vllm_lint.python.vocabulary import MODEL_LOAD, call_effect, caches_load
 
 if TYPE_CHECKING:
+    from vllm_lint.python.positions import ModuleLayout
     from vllm_lint.python.semantics import Semantics
+
+
+def summarize_source(path: Path, data: bytes) -> ModuleSummary:
+    """The summary of a module of the project read from its bytes (empty when it cannot be parsed)."""
+    from vllm_lint.python.complexity import too_complex
+    from vllm_lint.source import SourceError, decode_python
+
+    try:
+        text = decode_python(data).text
+    except SourceError:
+        return EMPTY
+    if too_complex(text) is not None:
+        return EMPTY
+    from vllm_lint.python.checker import SyntaxProblem, parse
+    from vllm_lint.python.model import build_model
+    from vllm_lint.python.semantics import Semantics
+
+    try:
+        module = parse(text)
+        model = build_model(module)
+        return summarize(module, model, Semantics(model, str(path)))
+    except (SyntaxProblem, RecursionError):
+        return EMPTY  # the file's own lint reports it; the importer's is not this file's fault
 
 
 def summarize(module: cst.Module, model: ModuleModel, semantics: Semantics) -> ModuleSummary:
@@ -52,7 +77,7 @@ def _key(function: FunctionInfo) -> str | None:
 
 def _function_summary(function: FunctionInfo, semantics: Semantics, lines: _Lines) -> FunctionSummary:
     finder = semantics.finder
-    reached = [(function, ())] + list(finder.reached_from(function))
+    reached = [(function, ())] + list(semantics.functions.reached_from(function))
     if finder.caches_result(function):
         return FunctionSummary(returns=_returns(function, semantics))
     effects: list[Effect] = []
@@ -86,7 +111,7 @@ class _Lines:
 
     def __init__(self, module: cst.Module) -> None:
         self._module = module
-        self._layout = None
+        self._layout: ModuleLayout | None = None
 
     def line(self, node: cst.CSTNode) -> int:
         if self._layout is None:

@@ -93,9 +93,9 @@ def _learn(node: cst.CSTNode, present: tuple[str, ...]) -> tuple[str, ...]:
             owner[id(child)] = name
     order: list[str] = []
     for child in recorder.children:
-        name = owner.get(id(child))
-        if name is not None and name not in order:
-            order.append(name)
+        field = owner.get(id(child))
+        if field is not None and field not in order:
+            order.append(field)
     # A field LibCST did not visit (should not happen) is still walked, last.
     order += [name for name in present if name not in order]
     return tuple(order)

@@ -85,6 +85,7 @@ def django_wsgi_app(module: types.ModuleType, source: str, urls: types.ModuleTyp
         patterns = [route(p.lstrip("/"), view) for p, view in views]
     document = post_routes_document(module.__name__, [(p, fields_read(inspect.unwrap(v), _django_source))
                                                       for p, v in views])
-    urls.urlpatterns = [*patterns, route("openapi.json", lambda request: JsonResponse(document)),
+    # a module object takes any attribute (Django reads urlpatterns off it)
+    urls.urlpatterns = [*patterns, route("openapi.json", lambda request: JsonResponse(document)),  # type: ignore[attr-defined]
                         route(stats_path.lstrip("/"), lambda request: JsonResponse(stats()))]
     return WSGIHandler()

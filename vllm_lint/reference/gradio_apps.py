@@ -65,7 +65,7 @@ def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], No
         on_app(app)
         return app
 
-    App.create_app = staticmethod(create_app)
+    App.create_app = staticmethod(create_app)  # type: ignore[method-assign]  # patched for this process on purpose
     original_launch = gradio.Blocks.launch
     launched = []
 
@@ -74,7 +74,7 @@ def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], No
         kwargs.update(LAUNCH_OVERRIDES, server_name=host, server_port=port)
         return original_launch(self, *args, **kwargs)
 
-    gradio.Blocks.launch = launch
+    gradio.Blocks.launch = launch  # type: ignore[method-assign]  # patched for this process on purpose
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
     names = runpy.run_path(str(path), run_name="__main__")

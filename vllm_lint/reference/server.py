@@ -29,7 +29,7 @@ import uuid
 import weakref
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal
+from typing import TYPE_CHECKING, Any, AsyncIterator, Literal, cast
 
 import anyio
 from fastapi import FastAPI, Request
@@ -38,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vllm_lint.reference.settings import DEFAULT_CPU_KV_CACHE_BYTES, ServerSettings
+
+if TYPE_CHECKING:
+    from vllm.config.model import ModelDType
 
 logger = logging.getLogger("vllm_lint.reference.server")
 
@@ -241,7 +244,7 @@ def build_engine(settings: ServerSettings):
         kv_cache_memory_bytes=kv_cache_bytes,
         enable_prefix_caching=True,
         tensor_parallel_size=tensor_parallel_size,
-        dtype=settings.dtype,
+        dtype=cast("ModelDType", settings.dtype),  # a name vLLM checks (the settings read it as text)
         enforce_eager=enforce_eager,
         seed=settings.seed,
         **optional,
@@ -278,7 +281,7 @@ class ServerState:
     def __init__(self, settings: ServerSettings):
         self.settings = settings
         self.engine = None
-        self.tokenizer = None
+        self.tokenizer: Any = None  # the engine's (a transformers tokenizer), set when the engine is
         self.in_flight = InFlight(settings.max_in_flight)
         self.active: set[str] = set()
         self.aborted = 0  # requests aborted in the engine because their client went away
@@ -317,10 +320,23 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
     state = ServerState(settings)
+    app = FastAPI(title="vllm-lint reference server", lifespan=_lifespan(state, engine_factory), docs_url=None,
+                  redoc_url=None)
+    app.state.reference = state
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
+    app.add_middleware(RefuseWhenFull, in_flight=state.in_flight, paths=GENERATION_PATHS,
+                       authorized=lambda scope: _has_api_key(state.settings.api_key, scope))
+    _add_error_handlers(app, state)
+    _add_routes(app, _Requests(state))
+    return app
+
+
+def _lifespan(state: ServerState, engine_factory):
+    """The engine built as the app starts, and shut down as it stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        engine = engine_factory(settings)
+        engine = engine_factory(state.settings)
         state.engine = engine
         state.tokenizer = await _engine_tokenizer(engine)
         try:
@@ -329,11 +345,11 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
             state.engine = None
             engine.shutdown()
 
-    app = FastAPI(title="vllm-lint reference server", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.reference = state
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
-    app.add_middleware(RefuseWhenFull, in_flight=state.in_flight, paths=GENERATION_PATHS,
-                       authorized=lambda scope: _has_api_key(settings.api_key, scope))
+    return lifespan
+
+
+def _add_error_handlers(app: FastAPI, state: ServerState) -> None:
+    """Errors as OpenAI-shaped JSON: the API's own, Starlette's (404, 405), and any other (503 once the engine is dead)."""
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError):
@@ -344,11 +360,6 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
     async def _http_error(request: Request, exc: StarletteHTTPException):
         return error_response(exc.status_code, str(exc.detail), _STATUS_TYPES.get(exc.status_code, "error"))
 
-    def check_api_key(request: Request) -> None:
-        if not _key_matches(settings.api_key, request.headers.get("authorization", "")):
-            raise APIError(401, "missing or invalid API key (send 'Authorization: Bearer <key>')",
-                           "authentication_error")
-
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception):
         if state.engine is None or getattr(state.engine, "errored", False):
@@ -356,11 +367,10 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         logger.exception("internal error")
         return error_response(500, f"internal error: {type(exc).__name__}", "internal_error")
 
-    def engine_or_503():
-        engine = state.engine
-        if engine is None or getattr(engine, "errored", False):
-            raise APIError(503, "the engine is not running", "service_unavailable")
-        return engine
+
+def _add_routes(app: FastAPI, requests: _Requests) -> None:
+    """The health check, the model list and the two generation routes."""
+    state, settings = requests.state, requests.settings
 
     @app.get("/health")
     async def health() -> Response:
@@ -377,30 +387,30 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
 
     @app.get("/v1/models")
     async def models(request: Request) -> Response:
-        check_api_key(request)
+        requests.check_api_key(request)
         return JSONResponse({"object": "list", "data": [{
             "id": settings.model_name, "object": "model", "created": 0, "owned_by": "vllm-lint",
             "root": settings.model, "max_model_len": settings.max_model_len}]})
 
     @app.post(COMPLETIONS_PATH)
     async def completions(request: Request) -> Response:
-        check_api_key(request)
+        requests.check_api_key(request)
         body = await parse_body(request, CompletionRequest)
-        engine = engine_or_503()
-        check_model(body.model)
+        engine = requests.engine_or_503()
+        requests.check_model(body.model)
         prompts = body.prompt if isinstance(body.prompt, list) else [body.prompt]
         if len(prompts) != 1:
             raise APIError(400, "exactly one prompt per request is supported", param="prompt")
         prompt_ids = await tokenize(state.tokenizer, prompts[0], add_special_tokens=True, param="prompt")
-        return await run_request(request, engine, body, prompt_ids, chat=False,
-                                 max_tokens=body.max_tokens, param="max_tokens")
+        return await requests.run_request(request, engine, body, prompt_ids, chat=False,
+                                          max_tokens=body.max_tokens, param="max_tokens")
 
     @app.post(CHAT_PATH)
     async def chat_completions(request: Request) -> Response:
-        check_api_key(request)
+        requests.check_api_key(request)
         body = await parse_body(request, ChatCompletionRequest)
-        engine = engine_or_503()
-        check_model(body.model)
+        engine = requests.engine_or_503()
+        requests.check_model(body.model)
         messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()}
                     for m in body.messages]
         try:
@@ -412,16 +422,36 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
             max_tokens, param = body.max_completion_tokens, "max_completion_tokens"
         else:
             max_tokens, param = body.max_tokens, "max_tokens"
-        return await run_request(request, engine, body, prompt_ids, chat=True, max_tokens=max_tokens, param=param)
+        return await requests.run_request(request, engine, body, prompt_ids, chat=True, max_tokens=max_tokens, param=param)
 
-    def check_model(name: str | None) -> None:
-        if name and name not in {settings.model_name, settings.model}:
-            raise APIError(404, f"model {name!r} does not exist; this server serves {settings.model_name!r}",
+
+class _Requests:
+    """What the routes do with a request: check its key and model, run it in the engine (to its end, or as a
+    stream), abort it when its client goes away, and shape the answer."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.settings = state.settings
+
+    def check_api_key(self, request: Request) -> None:
+        if not _key_matches(self.settings.api_key, request.headers.get("authorization", "")):
+            raise APIError(401, "missing or invalid API key (send 'Authorization: Bearer <key>')",
+                           "authentication_error")
+
+    def engine_or_503(self):
+        engine = self.state.engine
+        if engine is None or getattr(engine, "errored", False):
+            raise APIError(503, "the engine is not running", "service_unavailable")
+        return engine
+
+    def check_model(self, name: str | None) -> None:
+        if name and name not in {self.settings.model_name, self.settings.model}:
+            raise APIError(404, f"model {name!r} does not exist; this server serves {self.settings.model_name!r}",
                            "not_found_error", "model")
 
-    async def run_request(request: Request, engine, body: _SamplingFields, prompt_ids: list[int], *,
+    async def run_request(self, request: Request, engine, body: _SamplingFields, prompt_ids: list[int], *,
                           chat: bool, max_tokens: int | None, param: str) -> Response:
-        limit = settings.max_model_len
+        limit = self.settings.max_model_len
         if body.n != 1:
             raise APIError(400, "only n=1 is supported", param="n")
         if len(prompt_ids) >= limit:
@@ -430,7 +460,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                            param="messages" if chat else "prompt")
         room = limit - len(prompt_ids)
         if max_tokens is None:
-            max_tokens = min(settings.default_max_tokens, room)
+            max_tokens = min(self.settings.default_max_tokens, room)
         if max_tokens < 1:
             raise APIError(400, f"{param} must be at least 1, got {max_tokens}", param=param)
         if max_tokens > room:
@@ -438,24 +468,24 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                                 f"{limit} tokens of max_model_len, leaving at most {room}", param=param)
         stream = body.stream
         params = make_sampling_params(body, max_tokens, stream)
-        slot = state.in_flight.acquire()
+        slot = self.state.in_flight.acquire()
         request_id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
         prompt = {"prompt_token_ids": prompt_ids}
         if stream:
             include_usage = bool(body.stream_options and body.stream_options.include_usage)
-            events = stream_events(engine, request_id, prompt, params, chat, include_usage, slot)
+            events = self.stream_events(engine, request_id, prompt, params, chat, include_usage, slot)
             weakref.finalize(events, slot.release)  # a stream that never starts still frees its slot
             return StreamingResponse(events, media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", "X-Request-Id": request_id})
         try:
-            final = await generate_or_abort(request, engine, request_id, prompt, params)
+            final = await self.generate_or_abort(request, engine, request_id, prompt, params)
         finally:
             slot.release()
         if final is None:  # the client went away; nobody reads this
             return Response(status_code=499)
-        return JSONResponse(full_response(request_id, final, chat), headers={"X-Request-Id": request_id})
+        return JSONResponse(self.full_response(request_id, final, chat), headers={"X-Request-Id": request_id})
 
-    async def generate_or_abort(request: Request, engine, request_id: str, prompt, params):
+    async def generate_or_abort(self, request: Request, engine, request_id: str, prompt, params):
         """Run one request to the end, or abort it in the engine as soon as the client disconnects."""
 
         async def consume():
@@ -464,7 +494,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                 final = output
             return final
 
-        state.active.add(request_id)
+        self.state.active.add(request_id)
         work = asyncio.ensure_future(consume())
         watcher = asyncio.ensure_future(watch_disconnect(request))
         try:
@@ -473,20 +503,20 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                 if work.exception() is not None:  # vLLM can keep a failed request in its output processor
                     await abort_quietly(engine, request_id)
                 final = work.result()
-                state.completed += 1
+                self.state.completed += 1
                 return final
             logger.info("client disconnected: aborting %s", request_id)
             work.cancel()
             await abort_quietly(engine, request_id)
-            state.aborted += 1
+            self.state.aborted += 1
             return None
         finally:
             for task in (work, watcher):
                 if not task.done():
                     task.cancel()
-            state.active.discard(request_id)
+            self.state.active.discard(request_id)
 
-    async def stream_events(engine, request_id: str, prompt, params, chat: bool, include_usage: bool,
+    async def stream_events(self, engine, request_id: str, prompt, params, chat: bool, include_usage: bool,
                             slot: _Slot) -> AsyncIterator[str]:
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
@@ -494,7 +524,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         prompt_tokens = len(prompt["prompt_token_ids"])
         completion_tokens = 0
         finish_reason = None
-        state.active.add(request_id)
+        self.state.active.add(request_id)
 
         def chunk(text: str | None, reason: str | None, first: bool = False) -> str:
             if chat:
@@ -504,7 +534,7 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                 choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
             else:
                 choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": reason}
-            return sse({"id": request_id, "object": obj, "created": created, "model": settings.model_name,
+            return sse({"id": request_id, "object": obj, "created": created, "model": self.settings.model_name,
                         "choices": [choice]})
 
         try:
@@ -518,21 +548,21 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
                 if output.finished:
                     finish_reason = piece.finish_reason
             finished = True  # the engine is done with it: a client leaving now has nothing left to abort
-            state.completed += 1
+            self.state.completed += 1
             yield chunk(None, finish_reason or "stop")
             if include_usage:
-                yield sse({"id": request_id, "object": obj, "created": created, "model": settings.model_name,
+                yield sse({"id": request_id, "object": obj, "created": created, "model": self.settings.model_name,
                            "choices": [], "usage": usage(prompt_tokens, completion_tokens)})
             yield "data: [DONE]\n\n"
         finally:
             if not finished:
                 logger.info("stream of %s ended early (client gone?): aborting it", request_id)
                 await abort_quietly(engine, request_id)
-                state.aborted += 1
-            state.active.discard(request_id)
+                self.state.aborted += 1
+            self.state.active.discard(request_id)
             slot.release()
 
-    def full_response(request_id: str, final, chat: bool) -> dict[str, Any]:
+    def full_response(self, request_id: str, final, chat: bool) -> dict[str, Any]:
         piece = final.outputs[0]
         reason = piece.finish_reason or "stop"
         if chat:
@@ -541,10 +571,8 @@ def create_app(settings: ServerSettings | None = None, engine_factory=build_engi
         else:
             choice = {"index": 0, "text": piece.text, "logprobs": None, "finish_reason": reason}
         return {"id": request_id, "object": "chat.completion" if chat else "text_completion",
-                "created": int(time.time()), "model": settings.model_name, "choices": [choice],
+                "created": int(time.time()), "model": self.settings.model_name, "choices": [choice],
                 "usage": usage(len(final.prompt_token_ids or []), len(piece.token_ids))}
-
-    return app
 
 
 async def parse_body(request: Request, model: type[BaseModel]):

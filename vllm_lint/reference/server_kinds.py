@@ -59,10 +59,10 @@ def serves_under_main(source: str) -> bool:
     for node in tree.body:
         if not (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) and "__name__" in ast.unparse(node.test)):
             continue
-        reached = [node]
-        for call in (c for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)):
-            if call.func.id in functions:
-                reached.append(functions[call.func.id])
+        reached: list[ast.stmt] = [node]
+        for called in (c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)):
+            if called in functions:
+                reached.append(functions[called])
         for part in reached:
             for call in (c for c in ast.walk(part) if isinstance(c, ast.Call)):
                 name = ast.unparse(call.func)

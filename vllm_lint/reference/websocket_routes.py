@@ -44,7 +44,7 @@ def handler_protocol(source: str) -> dict[str, Any]:
     if func is None:
         return none
     parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
-    receive = min((n for n in ast.walk(func) if _method(n) in _RECEIVES), key=_position, default=None)
+    receive = min((n for n in ast.walk(func) if isinstance(n, ast.Call) and _method(n) in _RECEIVES), key=_position, default=None)
     if receive is None:
         return none
     frame = _RECEIVES[_method(receive)]  # type: ignore[index]
@@ -62,7 +62,7 @@ def handler_protocol(source: str) -> dict[str, Any]:
     fields = _keys_read(func, payload, models) if frame == "json" else []
     loop = _prompt_loop(receive, parents)
     section = loop if loop is not None else func
-    sends = sorted((n for n in ast.walk(section) if _method(n) in _SENDS
+    sends = sorted((n for n in ast.walk(section) if isinstance(n, ast.Call) and _method(n) in _SENDS
                     and not _guarded(n, parents, section, (ast.ExceptHandler,))), key=_position)
     # A greeting: what the handler sends on every connection before it reads the prompt, in its prompt loop or before it.
     before = [s for s in ast.walk(func) if _method(s) in _SENDS and _position(s) < _position(receive)
@@ -194,9 +194,10 @@ def _keys_read(func: ast.AST, payload: set[str], models: set[str]) -> list[str]:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in payload \
                 and isinstance(node.slice, ast.Constant):
             key = node.slice.value
-        elif _method(node) == "get" and isinstance(node.func.value, ast.Name) and node.func.value.id in payload \
-                and node.args and isinstance(node.args[0], ast.Constant):  # type: ignore[attr-defined]
-            key = node.args[0].value  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in payload \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            key = node.args[0].value
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in models:
             key = node.attr
         if isinstance(key, str) and key not in keys:
@@ -219,11 +220,11 @@ def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST], section: ast.AST, k
              allowed: ast.AST | None = None) -> bool:
     """Whether ``node`` sits inside a ``kinds`` node (a loop, an ``if``, an ``except``) within ``section``,
     other than ``allowed``."""
-    node = parents.get(node)
-    while node is not None and node is not section:
-        if isinstance(node, kinds) and node is not allowed:
+    around = parents.get(node)
+    while around is not None and around is not section:
+        if isinstance(around, kinds) and around is not allowed:
             return True
-        node = parents.get(node)
+        around = parents.get(around)
     return False
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from vllm_lint.cmdline.conditions import findings_in_every_rendering
 from vllm_lint.cmdline.fix_edits import render_edits
-from vllm_lint.cmdline.serve_args import Span
+from vllm_lint.cmdline.serve_args import Span, as_span
 from vllm_lint.cmdline.launches import Extractor, Found
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
@@ -155,7 +155,7 @@ def _unconditional(found: Found):
 def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageReference, finding: LaunchFinding) -> Diagnostic:
     from vllm_lint.rulebook import severity_of
 
-    span = image.anchor
+    span = as_span(image.anchor)
     start, end = index.position(span.start), index.position(span.end)
     fix = None
     if isinstance(finding.fix, PinImage) and text[span.start : span.end] == image.reference:
@@ -168,7 +168,7 @@ def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageRef
 def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api) -> Diagnostic:
     from vllm_lint.rulebook import severity_of
 
-    span = finding.anchor if isinstance(finding.anchor, Span) else found.launch.anchor
+    span = finding.anchor if isinstance(finding.anchor, Span) else as_span(found.launch.anchor)
     start, end = index.position(span.start), index.position(span.end)
     severity = finding.severity or severity_of(finding.code, Severity.WARNING)
     fix = None

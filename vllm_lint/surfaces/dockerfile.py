@@ -318,10 +318,10 @@ def _final(extractor: Extractor, text: str, stage: Stage, job) -> None:
     if cmd is None:
         return
     if _OPENAI_IMAGE.search(stage.image):
-        cmd_words = _json_words(text, cmd.args_start, cmd.end)
-        if cmd_words is not None and not (cmd_words and (cmd_words[0].value or "").rsplit("/", 1)[-1] in ("vllm", "python", "python3", "sh", "bash")):
+        image_args = _json_words(text, cmd.args_start, cmd.end)
+        if image_args is not None and not (image_args and (image_args[0].value or "").rsplit("/", 1)[-1] in ("vllm", "python", "python3", "sh", "bash")):
             anchor = Span(cmd.start, cmd.start + 3)
-            extractor.image_default(cmd_words, env, None, False, stage.image, anchor, cmd.start, pin=False)
+            extractor.image_default(image_args, env, None, False, stage.image, anchor, cmd.start, pin=False)
             return
     _run(extractor, text, cmd, env)
 
@@ -346,7 +346,7 @@ def _wrapper(extractor: Extractor, stage: Stage, words: list[Word], env: Environ
         i += 1
         program = words[i]
     name = program.value if program is not None else None
-    if not name or name.startswith("-") or name.rsplit("/", 1)[-1] in _NOT_SCRIPTS or name.rsplit("/", 1)[-1].startswith("python") or not stage.copies:
+    if program is None or not name or name.startswith("-") or name.rsplit("/", 1)[-1] in _NOT_SCRIPTS or name.rsplit("/", 1)[-1].startswith("python") or not stage.copies:
         return False
     script = copied_script(job, stage.copies, program_paths(name, stage.workdir))
     if script is None:

@@ -230,18 +230,19 @@ def _module(cells: list[CodeCell]) -> _Module:
     return _Module("\n".join(pieces) + "\n", where)
 
 
-def _decode(job: LintJob) -> tuple[str | None, Diagnostic | None]:
+def _decode(job: LintJob) -> str | Diagnostic:
+    """The notebook's text, or the error that says why it cannot be read."""
     from vllm_lint.source import SourceError, decode_text
 
     try:
-        return decode_text(job.data).text, None
+        return decode_text(job.data).text
     except SourceError as exc:
-        return None, parse_error(job.display, exc.message, exc.line, exc.column)
+        return parse_error(job.display, exc.message, exc.line, exc.column)
 
 
 def may_match(job: LintJob) -> bool:
-    text, error = _decode(job)
-    if error is not None:
+    text = _decode(job)
+    if isinstance(text, Diagnostic):
         return True
     try:
         notebook = read_notebook(text)
@@ -259,9 +260,9 @@ def may_match(job: LintJob) -> bool:
 
 
 def lint(job: LintJob) -> list[Diagnostic]:
-    text, error = _decode(job)
-    if error is not None:
-        return [error]
+    text = _decode(job)
+    if isinstance(text, Diagnostic):
+        return [text]
     try:
         notebook = read_notebook(text)
     except NotebookError as exc:
@@ -337,8 +338,8 @@ def _other_surface(cell: CodeCell, job: LintJob) -> tuple[Surface, LintJob] | No
         surface = next(s for s in surfaces if s.name == "shell")
         return surface, _sub_job(job, cell.body)
     head = cell.body.lstrip("\n").encode("utf-8")[:256]
-    surface = next((s for s in surfaces if s.claims(name, head)), None)
-    return (surface, _sub_job(job, cell.body, name)) if surface is not None else None
+    claimed = next((s for s in surfaces if s.claims(name, head)), None)
+    return (claimed, _sub_job(job, cell.body, name)) if claimed is not None else None
 
 
 def _lint_other(cell: CodeCell, job: LintJob, notebook: Notebook) -> list[Diagnostic]:

@@ -28,8 +28,16 @@ class SourceSpan:
     is_list: bool
 
 
+def _end_of(pattern: re.Pattern[str], text: str, i: int) -> int:
+    """Where ``pattern``'s match at ``i`` ends (it matches: the text is JSON that ``json.loads`` accepted)."""
+    match = pattern.match(text, i)
+    if match is None:
+        raise ValueError(f"not the JSON json.loads accepted, at offset {i}")
+    return match.end()
+
+
 def _skip_ws(text: str, i: int) -> int:
-    return _WHITESPACE.match(text, i).end()
+    return _end_of(_WHITESPACE, text, i)
 
 
 def _skip_value(text: str, i: int) -> int:
@@ -39,7 +47,7 @@ def _skip_value(text: str, i: int) -> int:
         i = _skip_ws(text, i)
         c = text[i]
         if c == '"':
-            i = _STRING.match(text, i).end()
+            i = _end_of(_STRING, text, i)
         elif c in "[{":
             depth += 1
             i += 1
@@ -51,7 +59,7 @@ def _skip_value(text: str, i: int) -> int:
             i += 1
             continue
         else:
-            i = _SCALAR.match(text, i).end()
+            i = _end_of(_SCALAR, text, i)
         if depth == 0:
             return i
 
@@ -61,7 +69,7 @@ def _members(text: str, i: int, visit) -> int:
     the offset after the object."""
     i = _skip_ws(text, i + 1)
     while text[i] != "}":
-        key_end = _STRING.match(text, i).end()
+        key_end = _end_of(_STRING, text, i)
         key = json.loads(text[i:key_end])
         i = _skip_ws(text, _skip_ws(text, key_end) + 1)  # past ":"
         i = _skip_ws(text, visit(key, i))

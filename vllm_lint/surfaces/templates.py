@@ -153,8 +153,8 @@ class Template:
         while i < len(text):
             action = self.action_of(text[i])
             if action is None:
-                if self.flavour == "envsubst" and _ENVSUBST.match(text, i):
-                    end = _ENVSUBST.match(text, i).end()
+                if self.flavour == "envsubst" and (envsubst := _ENVSUBST.match(text, i)):
+                    end = envsubst.end()
                     if text[end - 1] in ":-":
                         close = text.find("}", end)
                         end = close + 1 if close != -1 else len(text)
@@ -362,7 +362,8 @@ def _structure(template: Template) -> None:
             frame = stack[-1]
             template.regions.append(_region(frame, action.start))
             frame["start"] = action.end
-            frame["key"] = (frame["key"][0], frame["key"][1] + 1) if frame["key"] else (number, 1)
+            key = frame["key"]
+            frame["key"] = (key[0], key[1] + 1) if isinstance(key, tuple) else (number, 1)
             if frame["kind"] == "with":
                 # the else of a with: "." is what it was outside the with
                 frame["scope"] = next((outer["scope"] for outer in reversed(stack[:-1]) if "scope" in outer), ())
@@ -603,21 +604,23 @@ def _call(name: str, args: list[object]) -> object:
     if name == "required" and len(args) == 2:
         return args[1]
     if name in ("int", "int64") and len(args) == 1:
-        return int(float(args[0])) if not isinstance(args[0], bool) else UNKNOWN
+        return int(float(args[0])) if isinstance(args[0], (int, float, str)) and not isinstance(args[0], bool) else UNKNOWN
     if name == "float64" and len(args) == 1:
-        return float(args[0])
+        return float(args[0]) if isinstance(args[0], (int, float, str)) else UNKNOWN
     if name in ("lower", "upper", "trim") and len(args) == 1 and isinstance(args[0], str):
-        return {"lower": str.lower, "upper": str.upper, "trim": str.strip}[name](args[0])
+        text = args[0]
+        return text.lower() if name == "lower" else text.upper() if name == "upper" else text.strip()
     if name == "join" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], list):
-        items = [_go_text(item) for item in args[1]]
-        return UNKNOWN if any(item is None for item in items) else args[0].join(items)
+        items = [item for value in args[1] if (item := _go_text(value)) is not None]
+        return args[0].join(items) if len(items) == len(args[1]) else UNKNOWN
     if name == "printf" and args and isinstance(args[0], str):
         return _printf(args[0], args[1:])
-    if name in ("trimSuffix", "trimPrefix") and len(args) == 2 and all(isinstance(a, str) for a in args):
-        affix, text = args
+    texts = [a for a in args if isinstance(a, str)]
+    if name in ("trimSuffix", "trimPrefix") and len(args) == len(texts) == 2:
+        affix, text = texts
         return text.removesuffix(affix) if name == "trimSuffix" else text.removeprefix(affix)
-    if name == "replace" and len(args) == 3 and all(isinstance(a, str) for a in args):
-        return args[2].replace(args[0], args[1])
+    if name == "replace" and len(args) == len(texts) == 3:
+        return texts[2].replace(texts[0], texts[1])
     if name == "index" and len(args) >= 2:
         node = args[0]
         for key in args[1:]:

@@ -47,7 +47,7 @@ def _get(node, key: str, depth: int = 0):
 
     if not isinstance(node, yaml.MappingNode) or depth > 4:
         return None
-    merged = []
+    merged: list[yaml.Node] = []
     for k, v in node.value:
         if isinstance(k, yaml.ScalarNode) and k.value == key:
             return v
@@ -354,8 +354,9 @@ def _env_from(node, budget: _Budget, words: "_YamlWords | None" = None) -> dict[
     for item in _items(node):
         budget.spend()
         text = read(item)
-        if _scalar(item) is not None:
-            name, eq, value = (text or _scalar(item)).partition("=")
+        scalar = _scalar(item)
+        if scalar is not None:
+            name, eq, value = (text or scalar).partition("=")
             env[name] = known(item, value if eq and text is not None else None, f"environment {name}")
             continue
         name = _scalar(_get(item, "name"))
@@ -629,11 +630,12 @@ def _lws_gpus(document, words: _YamlWords) -> int | None:
     size = words.text(_get(group, "size"))
     if size is None or not size.isdigit():
         return None
-    per_pod = []
+    per_pod: list[int | None] = []
     for name in ("leaderTemplate", "workerTemplate"):
         spec = _get(_get(group, name), "spec")
         counts = [gpus_from_devices(words.text(_get(_get(_get(c, "resources"), "limits"), "nvidia.com/gpu")) or "0") for c in _items(_get(spec, "containers"))] if spec is not None else None
-        per_pod.append(None if counts is None or any(c is None for c in counts) else sum(counts))
+        found = [c for c in counts if c is not None] if counts is not None else []
+        per_pod.append(sum(found) if counts is not None and len(found) == len(counts) else None)
     leader, worker = per_pod
     if worker is None:
         return None

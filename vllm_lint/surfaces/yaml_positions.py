@@ -114,7 +114,9 @@ def _flow_offsets(source: str, node) -> list[int] | None:
             breaks, i = _line_breaks(source, i, stop)
             folded = [(" ", breaks[0])] if len(breaks) == 1 else [("\n", b) for b in breaks[1:]]
             for text, at in folded:
-                chars.append(text), offsets.append(at), kept.append(False)
+                chars.append(text)
+                offsets.append(at)
+                kept.append(False)
             continue
         if style == '"' and char == "\\":
             following = source[i + 1] if i + 1 < stop else ""
@@ -122,7 +124,9 @@ def _flow_offsets(source: str, node) -> list[int] | None:
                 _, i = _line_breaks(source, i + 1, stop)  # an escaped line break joins the lines as they are
                 continue
             if following in _ESCAPES:
-                chars.append(_ESCAPES[following]), offsets.append(i), kept.append(True)
+                chars.append(_ESCAPES[following])
+                offsets.append(i)
+                kept.append(True)
                 i += 2
                 continue
             digits = _HEX_ESCAPES.get(following)
@@ -132,14 +136,19 @@ def _flow_offsets(source: str, node) -> list[int] | None:
                 chars.append(chr(int(source[i + 2 : i + 2 + digits], 16)))
             except ValueError:
                 return None
-            offsets.append(i), kept.append(True)
+            offsets.append(i)
+            kept.append(True)
             i += 2 + digits
             continue
         if style == "'" and char == "'" and source.startswith("''", i):
-            chars.append("'"), offsets.append(i), kept.append(True)
+            chars.append("'")
+            offsets.append(i)
+            kept.append(True)
             i += 2
             continue
-        chars.append(char), offsets.append(i), kept.append(False)
+        chars.append(char)
+        offsets.append(i)
+        kept.append(False)
         i += 1
     if "".join(chars) != node.value:
         return None

@@ -21,7 +21,7 @@ from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.construction import EngineConstruction
-from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
 from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
@@ -82,9 +82,9 @@ class _Analysis(ModuleFacts):
         model_arg = next((a.value for a in pipeline.args if a.keyword is not None and a.keyword.value == "model"), None)
         if not isinstance(model_arg, cst.Name):
             return []
-        lines = []
+        lines: list[cst.SimpleStatementLine] = []
         for o in occurrences(self.module, [model_arg.value])[model_arg.value]:
-            line = housekeeping_line(o)
+            line: cst.CSTNode | None = housekeeping_line(o)
             if line is None and isinstance(o.parent, cst.AssignTarget):
                 line = o.ancestor(3)
             if isinstance(line, cst.SimpleStatementLine) and all(line is not seen for seen in lines):
@@ -112,7 +112,7 @@ class _Analysis(ModuleFacts):
         # A LitServe API builds its model in setup(), which LitServe calls once per worker.
         served = served_class_kind(self.semantics, function) if function is not None else None
         builder = "setup" if served == LITSERVE_API else "__init__"
-        if served == MODAL_CLASS and is_modal_lifecycle(self.semantics, function, "enter"):
+        if served == MODAL_CLASS and function is not None and is_modal_lifecycle(self.semantics, function, "enter"):
             builder = function.name  # Modal runs a class's @modal.enter() methods once per container
         if not (
             held_on.startswith("self.") and held_on.count(".") == 1 and function is not None and function.is_method
@@ -132,7 +132,7 @@ class _Analysis(ModuleFacts):
         if "." not in name:
             return occurrences(self.module, [name])[name]
         attribute = name.split(".", 1)[1]
-        klass = site.function.class_info
+        _, klass = method_and_class(site.function)
         uses = attribute_occurrences(klass.node, "self", attribute)
         inside = {id(o.name) for o in uses}
         for read in self.model.attribute_reads:
@@ -187,7 +187,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         uses = [o for o in uses if not _calls_generate(o) and not any(id(p) in taken for p in o.parents)]  # ``.to(model.device)``
         calls.extend(generates)
         engine_arguments = construction.hf_model_construction(site.node, generates)
-    default_params = [c for o in uses if (c := _default_params_call(o, kind)) is not None]
+    default_params = [params for o in uses if (params := _default_params_call(o, kind)) is not None]
     uses = [o for o in uses if _default_params_call(o, kind) is None]
     for o in uses:
         if calls_of.keeps_working(o, statement, what):
@@ -254,7 +254,7 @@ def _instance_name(ctx: PyContext, site: CallSite, name: str) -> str | None:
     if "." not in name:
         return None
     callers = Callers(ctx)
-    klass = site.function.class_info
+    _, klass = method_and_class(site.function)
     return None if callers.framework_owned(klass) else callers.instance(klass).name
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo
-from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.served import served_class_kind
@@ -118,7 +118,7 @@ class Callers(ModuleFacts):
             name = function.name
             found = occurrences(self.module, [name])[name]
             return [self._call(o, f"{name}()", is_method=False) for o in found]
-        klass = function.class_info
+        _, klass = method_and_class(function)
         method = function.name
         found = attribute_occurrences(klass.node, "self", method)
         if not self.framework_owned(klass):

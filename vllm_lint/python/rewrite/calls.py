@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import FunctionInfo
+from vllm_lint.python.model import FunctionInfo, decorator_parts
 from vllm_lint.python.rewrite.callers import Callers, argument_for
-from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
 from vllm_lint.python.rewrite.hf_generate import GenerateChains, output_reads_ok
@@ -122,15 +122,13 @@ class ModelCalls(ModuleFacts):
     def _is_bentoml_api(self, function: FunctionInfo) -> bool:
         """Decorated ``@bentoml.api`` (BentoML documents async API methods; a ``@bentoml.task`` is queued instead)."""
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            expr = expr.func if isinstance(expr, cst.Call) else expr
-            if self.semantics.qualify(expr) == "bentoml.api":
+            if self.semantics.qualify(decorator_parts(decorator)[0]) == "bentoml.api":
                 return True
         return False
 
     def check_bentoml_workers(self, function: FunctionInfo) -> None:
         """One worker per service: each worker builds its own engine, and vLLM's takes most of a GPU's memory."""
-        for decorator in function.class_info.node.decorators:
+        for decorator in method_and_class(function)[1].node.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call) and self.semantics.qualify(expr.func) == "bentoml.service":
                 workers = keyword_args(expr).get("workers")
@@ -165,7 +163,7 @@ class ModelCalls(ModuleFacts):
         if handler is not None and not handler.direct and function.parent is None:  # (a nested function sees its handler's scope)
             return StringTyping(self.model, function, text_params=self._helper_text_params(function, mode, depth))
         framework = handler.framework if handler is not None else None
-        text = frozenset()
+        text: frozenset[str] = frozenset()
         if framework == "gradio":
             text = GradioInputs(self.ctx).text_params(function)
         elif framework == "litserve":
@@ -347,9 +345,10 @@ class ModelCalls(ModuleFacts):
             if name == "text_inputs":
                 continue
             if name == "return_full_text":
-                full_text = literal_flag(arg.value)
-                if full_text is None:
+                flag = literal_flag(arg.value)
+                if flag is None:
                     raise Refusal("return_full_text= is not a literal True/False, so the response shape is unknown")
+                full_text = flag
                 continue
             settings.append((name, arg.value))
         try:
@@ -365,7 +364,7 @@ class ModelCalls(ModuleFacts):
         return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one, check=check)
 
     def llm_generate_call(self, occurrence: Occurrence) -> HandlerCall:
-        attribute, call = occurrence.ancestor(1), occurrence.ancestor(2)
+        attribute, call = occurrence.parent, occurrence.ancestor(2)
         if not (isinstance(attribute, cst.Attribute) and attribute.value is occurrence.name and isinstance(call, cst.Call) and call.func is attribute):
             raise Refusal(f"`{snippet(self.module, attribute)}` uses the LLM object other than by calling llm.generate(...)")
         method = attribute.attr.value
@@ -413,7 +412,7 @@ class ModelCalls(ModuleFacts):
             mode is CallMode.AWAITED and method == "generate" and prompts is not None and typing.is_string_list(prompts)
             and isinstance(occurrence.name, cst.Name)  # a module-level LLM: the gathering helper reaches its engine
         )
-        if gathered:
+        if gathered and prompts is not None:
             prompt_code, as_list, check = self.module.code_for_node(prompts), True, None
         elif mode is CallMode.STREAMED:
             prompt_code, as_list = self.one_prompt(typing, prompts, call, "LLM")
@@ -435,7 +434,9 @@ class ModelCalls(ModuleFacts):
         shape = ResultShape.REQUEST_OUTPUT_LIST
         if method == "generate_async":
             if mode is CallMode.AWAITED:
-                replaced = occurrence.ancestor(3)  # the await
+                awaited = occurrence.ancestor(3)
+                assert isinstance(awaited, cst.Await)  # checked above
+                replaced = awaited
                 # Awaited for a list of prompts: one output per prompt, as LLM.generate() returns; for one
                 # prompt string, its output (as the engine's generate() and TensorRT-LLM's return).
                 shape = ResultShape.REQUEST_OUTPUT_LIST if as_list else ResultShape.REQUEST_OUTPUT
@@ -486,7 +487,7 @@ class ModelCalls(ModuleFacts):
         """Whether a use of the model's variable works the same on an engine object (or is its binding)."""
         parent = occurrence.parent
         if isinstance(parent, cst.AssignTarget):
-            assign = occurrence.ancestor(2)
+            assign = occurrence.parents[-2]  # the statement that holds the target
             if assign is binding_statement.body[0]:
                 return True
             if isinstance(occurrence.name, cst.Attribute):

@@ -60,7 +60,7 @@ class EngineConstruction(ModuleFacts):
         if loaded is not None and model_expr is model_given:
             # A model object the module loaded by name: the engine loads that name.
             engine = list(self.hf_load_arguments(loaded))
-            model_expr = model_name_of(loaded)
+            model_expr = self.model_name_given(loaded)
         elif not self.is_model_name(model_expr, function=self.sites[id(call)].function):
             raise Refusal(f"cannot tell that model=`{snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
         else:
@@ -102,8 +102,8 @@ class EngineConstruction(ModuleFacts):
     def hf_model_construction(self, call: cst.Call, calls) -> tuple[tuple[str, str], ...]:
         """AsyncEngineArgs keywords for ``AutoModelForCausalLM.from_pretrained(...)``, and the tokenizer its
         generate calls tokenise with, when it names another model than the model does."""
-        model_expr = model_name_of(call)
         engine = list(self.hf_load_arguments(call))
+        model_expr = self.model_name_given(call)
         tokenizer = self._tokenizer_model(calls, model_expr)
         if tokenizer is not None:
             engine.insert(1, ("tokenizer", self.module.code_for_node(tokenizer)))
@@ -114,16 +114,21 @@ class EngineConstruction(ModuleFacts):
         ]
         return tuple(engine)
 
+    def model_name_given(self, call: cst.Call) -> cst.BaseExpression:
+        """The model ``X.from_pretrained(...)`` loads; Refusal unless it is a name or path the engine can load too."""
+        model_expr = model_name_of(call)
+        if model_expr is None or not self.is_model_name(model_expr, function=self.sites[id(call)].function):
+            shown = snippet(self.module, model_expr) if model_expr is not None else "nothing"
+            raise Refusal(f"cannot tell that the model `{shown}` is a model name or path the engine can load too")
+        return model_expr
+
     def hf_load_arguments(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
         """AsyncEngineArgs keywords for what ``X.from_pretrained(...)`` loads: its model and how."""
         if any(arg.star for arg in call.args):
             raise Refusal("from_pretrained(...) gets *args/**kwargs whose keys are unknown")
         if len(positional_args(call)) > 1:
             raise Refusal("from_pretrained(...) gets positional arguments beyond the model")
-        model_expr = model_name_of(call)
-        if model_expr is None or not self.is_model_name(model_expr, function=self.sites[id(call)].function):
-            shown = snippet(self.module, model_expr) if model_expr is not None else "nothing"
-            raise Refusal(f"cannot tell that the model `{shown}` is a model name or path the engine can load too")
+        model_expr = self.model_name_given(call)
         code = self.module.code_for_node
         engine: list[tuple[str, str]] = [("model", code(model_expr))]
         for name, arg in keyword_args(call).items():

@@ -52,7 +52,7 @@ class GradioInputs(ModuleFacts):
 
     def _registrations(self, name: str) -> list[list[cst.BaseExpression | None]]:
         """The input components of each Gradio registration of the module function ``name``."""
-        found = []
+        found: list[list[cst.BaseExpression | None]] = []
         for site in self.model.calls:
             call = site.node
             listener = isinstance(call.func, cst.Attribute) and call.func.attr.value in GRADIO_LISTENERS

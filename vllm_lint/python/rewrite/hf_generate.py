@@ -78,7 +78,7 @@ class GenerateChains(ModuleFacts):
                     raise Refusal(f"`{shown}` passes the input ids twice")
                 source = arg.value
                 continue
-            if arg.star:
+            if arg.star or arg.keyword is None:
                 raise Refusal(f"`{shown}` passes *args whose values are unknown")
             name = arg.keyword.value
             if name in _GENERATE_IGNORED or (name in ("pad_token_id", "eos_token_id") and self._tokenizer_own(arg.value, name)):
@@ -127,8 +127,8 @@ class GenerateChains(ModuleFacts):
         if isinstance(expr, cst.Name):
             holder = expr.value
             line, expr = self._only_binding(function, holder, shown)
-        elif isinstance(expr, (cst.Attribute, cst.Subscript)) and _input_ids_of(expr) is not None and isinstance(_input_ids_of(expr), cst.Name):
-            holder = _input_ids_of(expr).value
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)) and isinstance(ids_holder := _input_ids_of(expr), cst.Name):
+            holder = ids_holder.value
             line, expr = self._only_binding(function, holder, shown)
         inner = _input_ids_of(expr) if isinstance(expr, (cst.Attribute, cst.Subscript)) else None
         if inner is not None:

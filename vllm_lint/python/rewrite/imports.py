@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeGuard
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,7 +24,7 @@ from vllm_lint.python.rewrite.layout import (
     without_small_statement,
 )
 from vllm_lint.python.rewrite.names import names_in, occurrences
-from vllm_lint.python.semantics import canonical
+from vllm_lint.python.names import canonical
 
 
 class NameTaken(Exception):
@@ -60,7 +61,7 @@ def _bound_name(alias: cst.ImportAlias, is_from: bool) -> str:
     return name if is_from else name.split(".")[0]
 
 
-def _plain_from(node: cst.CSTNode, module_name: str | None = None) -> bool:
+def _plain_from(node: cst.CSTNode, module_name: str | None = None) -> TypeGuard[cst.ImportFrom]:
     """``from x import a, b`` (absolute, no star), optionally of one module."""
     return (
         isinstance(node, cst.ImportFrom)
@@ -75,7 +76,7 @@ def _from_imported_as(module: cst.Module, wanted: set[str]) -> str | None:
     for item in top_level_imports(module):
         node = item.node
         if _plain_from(node):
-            for alias in node.names:
+            for alias in _aliases(node):
                 if canonical(f"{module_path(node.module)}.{_alias_name(alias)}") in wanted:
                     return _bound_name(alias, True)
     return None
@@ -215,9 +216,14 @@ def _separator_like(comma: cst.Comma | cst.MaybeSentinel) -> cst.Comma:
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
+def _aliases(node: cst.Import | cst.ImportFrom) -> Sequence[cst.ImportAlias]:
+    """The names an import statement lists (none for ``from x import *``)."""
+    return () if isinstance(node.names, cst.ImportStar) else node.names
+
+
 def _with_alias(node: cst.ImportFrom, name: str) -> cst.ImportFrom:
     """``from x import a, c`` -> ``from x import a, b, c``: sorted when the names were, in their layout."""
-    aliases = list(node.names)
+    aliases = list(_aliases(node))
     names = [_alias_name(a) for a in aliases]
     index = bisect.bisect(names, name) if names == sorted(names) else len(names)
     if index < len(aliases):
@@ -233,7 +239,7 @@ def _with_alias(node: cst.ImportFrom, name: str) -> cst.ImportFrom:
 
 
 def _without_alias(node: cst.ImportFrom | cst.Import, alias: cst.ImportAlias) -> cst.ImportFrom | cst.Import:
-    aliases = list(node.names)
+    aliases = list(_aliases(node))
     index = next(i for i, a in enumerate(aliases) if a is alias)
     if index == len(aliases) - 1 and index > 0:
         # The new last name takes over the trailing comma (or its absence).
@@ -263,13 +269,13 @@ def remove_unused_imports(module: cst.Module, candidates: Iterable[str]) -> cst.
             continue
         # Re-find the line: earlier edits in this loop replaced statements of the module.
         line = next(s for s in module.body if isinstance(s, cst.SimpleStatementLine) and any(_same_import(x, node) for x in s.body))
-        current = next(x for x in line.body if _same_import(x, node))
+        current = next(x for x in line.body if isinstance(x, (cst.Import, cst.ImportFrom)) and _same_import(x, node))
         if len(doomed) == len(node.names):
             module = without_small_statement(module, line, current)
             continue
         new_node = current
         for alias in doomed:
-            alias_now = next(a for a in new_node.names if _alias_name(a) == _alias_name(alias) and _bound_name(a, is_from) == _bound_name(alias, is_from))
+            alias_now = next(a for a in _aliases(new_node) if _alias_name(a) == _alias_name(alias) and _bound_name(a, is_from) == _bound_name(alias, is_from))
             new_node = _without_alias(new_node, alias_now)
         module = replace_statement(module, line, line.with_changes(body=[new_node if x is current else x for x in line.body]))
     return module

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 import libcst as cst
 
 BLANK = cst.EmptyLine()
+# What a module or an indented block holds: each kind has the leading lines a blank-line edit changes.
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
 def comment_lines(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     return [line for line in lines if line.comment is not None]
 
 
-def with_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:
+def with_blank_lines(statement: Statement, count: int) -> Statement:
     """``statement`` with exactly ``count`` blank lines before its first line (its comments kept)."""
     lines = list(statement.leading_lines)
     while lines and lines[0].comment is None:
@@ -59,6 +61,6 @@ def replace_statement(module: cst.Module, old: cst.BaseStatement, new: cst.BaseS
 
 
 def insert_statements(module: cst.Module, index: int, new: Sequence[cst.BaseStatement]) -> cst.Module:
-    body = list(module.body)
+    body: list[cst.BaseStatement] = list(module.body)
     body[index:index] = new
     return module.with_changes(body=body)

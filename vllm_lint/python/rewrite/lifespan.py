@@ -10,14 +10,16 @@ the rewrite refuse, naming it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
-from vllm_lint.python.rewrite.shapes import snippet
-from vllm_lint.python.semantics import ROUTE_VERBS
+from vllm_lint.python.rewrite.shapes import snippet, top_level_index_of
+from vllm_lint.python.handler_table import ROUTE_VERBS
 
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
 _EVENTS = ("startup", "shutdown")
@@ -150,7 +152,7 @@ def plan_lifespan(
     for taken in ("lifespan", "on_startup", "on_shutdown"):
         if taken in keywords:
             raise Refusal(f"the app already has {taken}=...; add the engine to it by hand")
-    app_index = body.index(app_site.statement)
+    app_index = top_level_index_of(body, app_site.statement)
     anchor = body[min(model_index, app_index) if model_index is not None else app_index]
     return Lifespan(app_name, app_call, anchor, moved_model, hooks)
 
@@ -168,6 +170,6 @@ def _check_hooks(module: cst.Module, hooks: tuple[EventHook, ...], model_name: s
         seen.add(id(hook.function))
 
 
-def _top_level_index(body: list[cst.BaseStatement], o: Occurrence) -> int:
+def _top_level_index(body: Sequence[cst.BaseStatement], o: Occurrence) -> int:
     ids = {id(p) for p in o.parents}
     return next(i for i, statement in enumerate(body) if id(statement) in ids)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
-from vllm_lint.python.rewrite.facts import ModuleFacts
+from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
@@ -40,30 +40,31 @@ class EnginePlacement(ModuleFacts):
         handlers = list({id(node): node for node in entries}.values())
         held = "." in name
         if held:
-            owner = function.class_info
-            if any(self.sites[id(c.call)].function.class_info is not owner for c in calls):
+            _, owner = method_and_class(function)
+            if any(self.function_holding(c).class_info is not owner for c in calls):
                 raise Refusal(f"`{name}` is used by handlers outside {owner.name}")
-        elif any(self.semantics.enclosing_handler(self.sites[id(c.call)].function).framework == "grpc" and c.mode is CallMode.AWAITED for c in calls):
+        elif any(self.handler_holding(c).framework == "grpc" and c.mode is CallMode.AWAITED for c in calls):
             raise Refusal(
                 f"the {what} is built at module level, outside the grpc.aio servicer that uses it; build it in the "
                 "servicer's __init__ (the rewrite builds the engine there, once, as the server starts)"
             )
-        elif served := next(filter(None, (served_class_kind(self.semantics, self.sites[id(c.call)].function) for c in calls)), None):
+        elif served := next(filter(None, (served_class_kind(self.semantics, self.function_holding(c)) for c in calls)), None):
             raise Refusal(f"the {what} is built at module level, outside the {served} that uses it; build it in the class's __init__ (one per replica)")
         if any(c.mode is CallMode.BRIDGED for c in calls):
             return self.bridge_placement(site, name, calls, what)
         if held:
-            if served_class_kind(self.semantics, function) == MODAL_CLASS:
-                return self.modal_placement(function.class_info.node)
-            if served_class_kind(self.semantics, function) == LITSERVE_API:
-                return BuiltInPlace(enable_async_calls=self.litserve_instantiations(function.class_info))
+            method, owner = method_and_class(function)
+            if served_class_kind(self.semantics, method) == MODAL_CLASS:
+                return self.modal_placement(owner.node)
+            if served_class_kind(self.semantics, method) == LITSERVE_API:
+                return BuiltInPlace(enable_async_calls=self.litserve_instantiations(owner))
             callers = Callers(self.ctx)
-            if callers.framework_owned(function.class_info):
+            if callers.framework_owned(owner):
                 return BuiltInPlace()
             # A plain class: its __init__ builds the engine wherever its one object is built, which moves
             # into the lifespan handler as a module-level model would.
-            instance = callers.instance(function.class_info)
-            return self.start_up_placement(instance.site, instance.name, handlers, f"{function.class_info.name} object")
+            instance = callers.instance(owner)
+            return self.start_up_placement(instance.site, instance.name, handlers, f"{owner.name} object")
         return self.start_up_placement(site, name, handlers, what)
 
     def start_up_placement(self, site: CallSite, name: str, handlers: list[cst.FunctionDef], what: str) -> Lifespan | BuiltInPlace:
@@ -94,7 +95,7 @@ class EnginePlacement(ModuleFacts):
         """The engine built in the class's @modal.enter() method; the class made @modal.concurrent unless it
         already takes concurrent inputs, since Modal otherwise hands a container one input at a time."""
         concurrent = any(
-            (self.semantics.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "") == "modal.concurrent"
+            (self.semantics.qualify(decorator_parts(d)[0]) or "") == "modal.concurrent"
             for d in klass.decorators
         )
         cls_decorator = modal_cls_decorator(self.semantics, klass)
@@ -157,7 +158,7 @@ class EnginePlacement(ModuleFacts):
     def bridge_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str) -> Bridge:
         """The engine's thread is started where the model was loaded: at import, under ``__main__`` before
         the app runs, or in the function that loaded it into a module variable."""
-        frameworks = {self.semantics.enclosing_handler(self.sites[id(c.call)].function).framework for c in calls}
+        frameworks = {self.handler_holding(c).framework for c in calls}
         if any(c.mode is not CallMode.BRIDGED for c in calls) or len(frameworks) != 1:
             raise Refusal("the module serves the model from handlers of more than one framework")
         function = site.function
@@ -173,8 +174,10 @@ class EnginePlacement(ModuleFacts):
             for binding in self.model.bindings.get((None, app), []):
                 app_site = self.sites[id(binding.call)]
                 if app_site.function is None and any(s is app_site.statement for s in body):
-                    indexes.append(body.index(app_site.statement))
+                    indexes.append(top_level_index_of(body, app_site.statement))
         framework = frameworks.pop()
+        if framework not in SYNC_FRAMEWORKS:
+            raise Refusal(f"the handlers' framework ({framework}) has no thread bridge to the engine")
         raised: tuple[cst.Call, ...] = ()
         if framework == "gradio":
             entries = {self.handler_node_of(c).name.value for c in calls}
@@ -187,9 +190,7 @@ class EnginePlacement(ModuleFacts):
 
     def handler_node_of(self, call: HandlerCall) -> cst.FunctionDef:
         """The request handler a call is in (a stream's function is nested in it)."""
-        handler = self.semantics.enclosing_handler(self.sites[id(call.call)].function)
-        assert handler is not None
-        return handler.entry.node  # the function the framework calls for the request
+        return self.handler_holding(call).entry.node  # the function the framework calls for the request
 
     def check_main_guard_load(self, statement: cst.SimpleStatementLine, handlers: list[cst.FunctionDef], what: str) -> None:
         """A load under ``if __name__ == "__main__":`` moves into the lifespan handler when that block then

@@ -109,7 +109,7 @@ def rebound_names(function: cst.FunctionDef) -> set[str]:
     return set(_bindings(function))
 
 
-def bound_names(statement: cst.BaseStatement) -> set[str]:
+def bound_names(statement: cst.CSTNode) -> set[str]:
     """Names a statement binds in the scope it runs in (a def or class statement binds its name)."""
     visitor = _Bindings(root_is_function=False)
     walk(statement, visitor)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_lint.python.model import FunctionInfo, dotted_name
+from vllm_lint.python.model import FunctionInfo, decorator_parts, dotted_name
 
 # Class decorators whose class is instantiated once per replica or worker and whose request methods may be
 # ``async def`` (Ray Serve deployments; BentoML services, whose async APIs run on the worker's event loop):
@@ -27,8 +27,7 @@ def served_class_kind(semantics, function: FunctionInfo) -> str | None:
     if klass is None or not function.is_method:
         return None
     for decorator in klass.node.decorators:
-        expr = decorator.decorator
-        expr = expr.func if isinstance(expr, cst.Call) else expr
+        expr, _ = decorator_parts(decorator)
         qualified = semantics.qualify(expr) or ""
         if qualified not in _SERVED_CLASS_DECORATORS and (dotted_name(expr) or "").endswith("serve.deployment"):
             qualified = "ray.serve.deployment"
@@ -44,8 +43,7 @@ def served_class_kind(semantics, function: FunctionInfo) -> str | None:
 def modal_cls_decorator(semantics, klass: cst.ClassDef) -> cst.Decorator | None:
     """The ``@app.cls(...)`` of a class, ``app`` a modal.App."""
     for decorator in klass.decorators:
-        expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
+        target, _ = decorator_parts(decorator)
         if isinstance(target, cst.Attribute) and target.attr.value == "cls" and semantics.app_framework(target.value, None) == "modal":
             return decorator
     return None
@@ -54,8 +52,7 @@ def modal_cls_decorator(semantics, klass: cst.ClassDef) -> cst.Decorator | None:
 def is_modal_lifecycle(semantics, function: FunctionInfo, hook: str) -> bool:
     """Decorated ``@modal.enter()`` (hook "enter") or ``@modal.exit()``."""
     for decorator in function.node.decorators:
-        expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
+        target, _ = decorator_parts(decorator)
         if (semantics.qualify(target) or dotted_name(target) or "") == f"modal.{hook}":
             return True
     return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from vllm_lint.python.walk import walk  # read-only visits without rebuilding the tree
@@ -58,13 +60,13 @@ def is_plain_read(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def directly_in(parent: cst.CSTNode, statement: cst.BaseStatement) -> bool:
+def directly_in(parent: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
     """Whether ``statement`` is one of the statements of ``parent``'s own block (a def or an if)."""
     body = getattr(parent, "body", None)
     return isinstance(body, cst.IndentedBlock) and any(s is statement for s in body.body)
 
 
-def top_level_index_of(body: list[cst.BaseStatement], statement: cst.CSTNode) -> int:
+def top_level_index_of(body: Sequence[cst.BaseStatement], statement: cst.CSTNode) -> int:
     """The index of the top-level statement that is or contains ``statement``."""
     for index, top in enumerate(body):
         if top is statement:
@@ -89,7 +91,7 @@ class _Contains(cst.CSTVisitor):
         return not self.found
 
 
-def only_call(statement: cst.BaseStatement) -> cst.Call | None:
+def only_call(statement: cst.CSTNode) -> cst.Call | None:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr):
         value = statement.body[0].value
         return value if isinstance(value, cst.Call) else None

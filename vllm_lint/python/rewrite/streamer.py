@@ -92,17 +92,19 @@ class ThreadedStreams(ModelCalls):
     ) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine | None]:
         """``thread = Thread(...)`` and its ``thread.start()`` right after, or ``Thread(...).start()``; nothing
         else uses the thread."""
-        for index, line in enumerate(body):
-            if _is_start_of(only_call(line), thread):
-                return line, None
-            name = _assigned_name(line)
-            if name is None or line.body[0].value is not thread:
+        for index, statement in enumerate(body):
+            if isinstance(statement, cst.SimpleStatementLine) and _is_start_of(only_call(statement), thread):
+                return statement, None
+            assignment = _assignment(statement)
+            if assignment is None or assignment[2] is not thread:
                 continue
+            name, line, _ = assignment
             uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
             start = body[index + 1] if index + 1 < len(body) else None
             start_call = only_call(start) if start is not None else None
             receiver = start_call.func.value if start_call is not None and isinstance(start_call.func, cst.Attribute) else None
-            if isinstance(receiver, cst.Name) and receiver.value == name and _is_start_of(start_call, receiver) and len(uses) == 2:
+            if (isinstance(start, cst.SimpleStatementLine) and isinstance(receiver, cst.Name) and receiver.value == name
+                    and _is_start_of(start_call, receiver) and len(uses) == 2):
                 return line, start  # the assignment and the start are the thread's only uses
             break
         raise Refusal(f"`{shown}` is not started right after it is made, or the thread is used again (joined, say)")
@@ -117,15 +119,17 @@ class ThreadedStreams(ModelCalls):
         expr, line = value.value, None
         if isinstance(expr, cst.Name):
             name = expr.value
-            lines = [candidate for candidate in body if _assigned_name(candidate) == name]
+            lines = [assignment for candidate in body if (assignment := _assignment(candidate)) is not None and assignment[0] == name]
             uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
             if len(lines) != 1 or len(uses) != 2:
                 raise Refusal(f"`{name}`, the thread's kwargs, is not one dict made for it alone")
-            line, expr = lines[0], lines[0].body[0].value
+            _, line, expr = lines[0]
         settings: dict[str, cst.BaseExpression] = {}
-        if isinstance(expr, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in expr.elements):
-            for element in expr.elements:
-                settings[element.key.evaluated_value] = element.value
+        keys = [_literal_key(e) for e in expr.elements] if isinstance(expr, cst.Dict) else []
+        if isinstance(expr, cst.Dict) and all(key is not None for key in keys):
+            for key, element in zip(keys, expr.elements):
+                if key is not None:
+                    settings[key] = element.value
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict" and not positional_args(expr) and not any(a.star for a in expr.args):
             settings = {k: a.value for k, a in keyword_args(expr).items()}
         else:
@@ -144,9 +148,10 @@ class ThreadedStreams(ModelCalls):
 
     def _streamer(self, name: str, body: list[cst.BaseStatement]) -> tuple[cst.SimpleStatementLine, cst.Call]:
         """``streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, ...)`` in the handler's own block."""
-        for line in body:
-            if _assigned_name(line) == name:
-                streamer = line.body[0].value
+        for statement in body:
+            assignment = _assignment(statement)
+            if assignment is not None and assignment[0] == name:
+                _, line, streamer = assignment
                 if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in _STREAMERS):
                     break
                 keywords = keyword_args(streamer)
@@ -164,15 +169,15 @@ class ThreadedStreams(ModelCalls):
         """The streamer in ``return StreamingResponse(streamer, ...)``, its only use besides the thread's kwargs,
         and the return's line."""
         uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
-        response_uses = []
+        response_uses: list[tuple[cst.Name, cst.SimpleStatementLine]] = []
         for o in uses:
             if isinstance(o.parent, cst.AssignTarget) or any(id(p) in removed or p is thread for p in o.parents):
                 continue
             arg, call, statement = o.ancestor(1), o.ancestor(2), o.ancestor(3)
             if (isinstance(arg, cst.Arg) and arg.keyword is None and isinstance(call, cst.Call) and call.args[0] is arg
                     and self.semantics.callee(call) in _STREAMING_RESPONSES and isinstance(statement, cst.Return)
-                    and directly_in(function.node, o.ancestor(4))):
-                response_uses.append((o.name, o.ancestor(4)))
+                    and isinstance(line := o.ancestor(4), cst.SimpleStatementLine) and directly_in(function.node, line)):
+                response_uses.append((o.name, line))
             else:
                 raise Refusal(f"the streamer is used as `{snippet(self.module, o.parent)}`; only `return StreamingResponse(streamer, ...)` is rewritten")
         if len(response_uses) != 1:
@@ -197,12 +202,20 @@ def _inner_comments(line: cst.SimpleStatementLine) -> bool:
     return visitor.count > around
 
 
-def _assigned_name(line: cst.BaseStatement) -> str | None:
-    """``x`` for a line that is just ``x = ...``."""
+def _assignment(line: cst.BaseStatement | None) -> tuple[str, cst.SimpleStatementLine, cst.BaseExpression] | None:
+    """(``x``, the line, the value) for a line that is just ``x = <value>``."""
     if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign):
-        targets = line.body[0].targets
-        if len(targets) == 1 and isinstance(targets[0].target, cst.Name):
-            return targets[0].target.value
+        assign = line.body[0]
+        if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            return assign.targets[0].target.value, line, assign.value
+    return None
+
+
+def _literal_key(element: cst.BaseDictElement) -> str | None:
+    """The key of a dict element written as a string literal (``"streamer": ...``)."""
+    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+        key = element.key.evaluated_value
+        return key if isinstance(key, str) else None
     return None
 
 

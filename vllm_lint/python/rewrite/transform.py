@@ -7,13 +7,14 @@ text and parsed, which gives it the module's own newline and indentation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import libcst as cst
 
 from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.edits import keyword_arg, with_keyword
+from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.generation import SamplingKeywords
 from vllm_lint.python.rewrite.imports import (
@@ -22,7 +23,7 @@ from vllm_lint.python.rewrite.imports import (
     imported_as,
     remove_unused_imports,
 )
-from vllm_lint.python.rewrite.layout import BLANK, comment_lines, with_blank_lines
+from vllm_lint.python.rewrite.layout import BLANK, Statement, comment_lines, with_blank_lines
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
@@ -69,7 +70,7 @@ class _Names:
     def __init__(self, module: cst.Module, plan: ServerPlan) -> None:
         self.module = module
         lifespan = isinstance(plan.placement, Lifespan)
-        creates_app = lifespan and plan.placement.app_call is None
+        creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
         self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
@@ -98,11 +99,11 @@ class _Rewriter(cst.CSTTransformer):
     """Replaces the nodes the plan names (matched by identity in the original tree) and remembers what
     became of the module's top-level statements."""
 
-    def __init__(self, replacements: dict[int, Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]], top_level: list[cst.BaseStatement]) -> None:
+    def __init__(self, replacements: dict[int, Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]], top_level: Sequence[cst.BaseStatement]) -> None:
         super().__init__()
         self.replacements = replacements
         self.top_level = {id(statement) for statement in top_level}
-        self.updated: dict[int, cst.CSTNode] = {}
+        self.updated: dict[int, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         replace = self.replacements.get(id(original_node))
@@ -193,8 +194,8 @@ class ServerRewrite:
             # LLM.get_default_sampling_params(): the model's generation config's settings (vllm/entrypoints/llm.py).
             engine = f"{self.engine}.engine" if isinstance(self.plan.placement, Bridge) else self.engine
             defaults = cst.parse_expression(f"{self.names.sampling_params}.from_optional(**{engine}.model_config.get_diff_sampling_param())")
-            for call in self.plan.default_params_calls:
-                replacements[id(call)] = lambda node, defaults=defaults: defaults
+            for params_call in self.plan.default_params_calls:
+                replacements[id(params_call)] = lambda node, defaults=defaults: defaults
         engine_statement = self._engine_statement(self.plan.model_statement)
         placement = self.plan.placement
         if isinstance(placement, Bridge):
@@ -206,9 +207,10 @@ class ServerRewrite:
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
         top_level = list(self.module.body)
-        moved = isinstance(placement, Lifespan) and placement.moved_model is not None
-        if moved and not any(s is placement.moved_model for s in top_level):
-            replacements[id(placement.moved_model)] = lambda node: cst.RemovalSentinel.REMOVE
+        moved_model = placement.moved_model if isinstance(placement, Lifespan) else None
+        moved = moved_model is not None
+        if moved_model is not None and not any(s is moved_model for s in top_level):
+            replacements[id(moved_model)] = lambda node: cst.RemovalSentinel.REMOVE
         if not moved or self.plan.instance is not None:
             replacements[id(self.plan.model_statement)] = lambda node: engine_statement.with_changes(leading_lines=node.leading_lines)
         if isinstance(placement, Lifespan):
@@ -357,7 +359,7 @@ class ServerRewrite:
         assert isinstance(statement, cst.SimpleStatementLine)
         return statement.with_changes(trailing_whitespace=model_statement.trailing_whitespace)
 
-    def _lifespan_block(self, placement: Lifespan, engine_statement: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+    def _lifespan_block(self, placement: Lifespan, engine_statement: cst.SimpleStatementLine) -> list[Statement]:
         """[``engine = None``,] the lifespan handler [, ``app = FastAPI(lifespan=...)``]."""
         moved = placement.moved_model is not None
         # What the lifespan handler starts: the engine, or the one object whose __init__ builds it.
@@ -381,7 +383,7 @@ class ServerRewrite:
         )
         lifespan = cst.parse_statement(source)
         assert isinstance(lifespan, cst.FunctionDef) and isinstance(lifespan.body, cst.IndentedBlock)
-        block: list[cst.BaseStatement] = []
+        block: list[Statement] = []
         if moved:
             assert placement.moved_model is not None
             lifespan_body = list(lifespan.body.body)
@@ -409,7 +411,7 @@ class ServerRewrite:
         return False
 
     def _with_lifespan(
-        self, updated: cst.Module, rewriter: _Rewriter, top_level: list[cst.BaseStatement], placement: Lifespan, engine_statement: cst.SimpleStatementLine
+        self, updated: cst.Module, rewriter: _Rewriter, top_level: Sequence[cst.BaseStatement], placement: Lifespan, engine_statement: cst.SimpleStatementLine
     ) -> cst.Module:
         """The lifespan block inserted before the anchor; a module-level load taken out (it moved into the block)."""
         block = self._lifespan_block(placement, engine_statement)
@@ -429,6 +431,7 @@ class ServerRewrite:
             if isinstance(new, cst.FlattenSentinel):
                 body.extend(new.nodes)
                 continue
+            assert isinstance(new, Statement)  # what a top-level statement became, when not removed or several
             if after_block:
                 new = _at_least_blank_lines(new, 2)
                 after_block = False
@@ -436,7 +439,7 @@ class ServerRewrite:
         return updated.with_changes(body=body)
 
 
-    def _with_bridge(self, updated: cst.Module, rewriter: _Rewriter, top_level: list[cst.BaseStatement], placement: Bridge) -> cst.Module:
+    def _with_bridge(self, updated: cst.Module, rewriter: _Rewriter, top_level: Sequence[cst.BaseStatement], placement: Bridge) -> cst.Module:
         """The bridge's helper class inserted before the anchor, two blank lines around it."""
         names = self.names
         source = bridge_source(BridgeNames(self.helper, names.asyncio, names.threading, names.uuid4, names.async_llm_engine), placement.framework)
@@ -446,17 +449,16 @@ class ServerRewrite:
             new = rewriter.updated.get(id(old), old)
             if old is placement.anchor:
                 body.append(with_blank_lines(helper, 2) if body else helper)
-                new = _at_least_blank_lines(new, 2) if isinstance(new, cst.BaseStatement) else new
+                new = _at_least_blank_lines(new, 2) if isinstance(new, Statement) else new
             if isinstance(new, cst.FlattenSentinel):
                 body.extend(new.nodes)
-            elif not isinstance(new, cst.RemovalSentinel):
+            elif isinstance(new, Statement):
                 body.append(new)
         return updated.with_changes(body=body)
 
 
 def _is_cls_decorator(decorator: cst.Decorator) -> bool:
-    expr = decorator.decorator
-    target = expr.func if isinstance(expr, cst.Call) else expr
+    target, _ = decorator_parts(decorator)
     return isinstance(target, cst.Attribute) and target.attr.value == "cls"
 
 
@@ -477,7 +479,7 @@ def _comments_of(lines: tuple[cst.SimpleStatementLine, ...]) -> list[cst.EmptyLi
     return carried
 
 
-def _at_least_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:
+def _at_least_blank_lines(statement: Statement, count: int) -> Statement:
     lines = list(statement.leading_lines)
     blanks = 0
     while blanks < len(lines) and lines[blanks].comment is None:

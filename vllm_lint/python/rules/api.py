@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -148,6 +149,11 @@ def _instance_attribute(ctx: PyContext, node: cst.Attribute, function) -> tuple[
     return klass, node.attr.value
 
 
+def _from_vllm(node: cst.ImportFrom) -> list[NodeEdit]:
+    """``from vllm.engine.async_llm_engine import X`` -> ``from vllm import X``."""
+    return [NodeEdit(node.module, cst.Name("vllm"))] if node.module is not None else []
+
+
 @python_rule("VLL501")
 def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
     if not ctx.api.same_class("vllm.AsyncLLMEngine", "vllm.v1.engine.async_llm.AsyncLLM"):
@@ -162,7 +168,7 @@ def legacy_engine_import(ctx: PyContext) -> Iterator[PyFinding]:
             node = info.node
             fix = PyFix(
                 applicability=Applicability.SAFE,
-                build=lambda node=node: [NodeEdit(node.module, cst.Name("vllm"))],
+                build=partial(_from_vllm, node),
             )
         names = ", ".join(n for n, _, _ in info.names if isinstance(info.node, cst.ImportFrom)) or "AsyncLLMEngine"
         yield PyFinding(

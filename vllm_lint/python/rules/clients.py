@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.llm_clients import POOLED_CLIENTS, SYNC_CLIENTS, SYNC_FUNCTIONS
-from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rewrite.names import occurrences
 from vllm_lint.python.handlers import Handler
@@ -104,7 +105,7 @@ def blocking_llm_client_in_async_handler(ctx: PyContext) -> Iterator[PyFinding]:
             statement=site.statement,
             fix=PyFix(
                 applicability=Applicability.UNSAFE,
-                build=lambda site=site, blocking=blocking: _awaited(ctx, site, blocking),
+                build=partial(_awaited, ctx, site, blocking),
             ),
         )
 
@@ -158,7 +159,8 @@ def _twin(ctx: PyContext, func: cst.BaseExpression, qualified: str, twin: str) -
     if len(uses) == 2 and len(imports) == 1 and any(u.name is func for u in uses):
         alias = imports[0].parent
         statement = imports[0].ancestor(2)
-        if alias.asname is None and isinstance(statement, cst.ImportFrom) and dotted_name(statement.module) == qualified.rsplit(".", 1)[0]:
+        if (isinstance(alias, cst.ImportAlias) and alias.asname is None and isinstance(statement, cst.ImportFrom)
+                and statement.module is not None and dotted_name(statement.module) == qualified.rsplit(".", 1)[0]):
             return cst.Name(twin), [NodeEdit(alias.name, cst.Name(twin))]
     try:
         module, expression = ensure_imported(ctx.module, qualified.rsplit(".", 1)[0], twin)
@@ -271,8 +273,7 @@ def _built_once(ctx: PyContext, site: CallSite) -> bool:
         return True
     while function is not None:
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
+            name = dotted_name(decorator_parts(decorator)[0]) or ""
             if name.rsplit(".", 1)[-1] in ("lru_cache", "cache", "cached_property", "cache_resource"):
                 return True
         function = function.parent

@@ -117,7 +117,7 @@ def on_event_model_load(ctx: PyContext) -> Iterator[PyFinding]:
         if not decorators:
             continue
         # In the hook, in functions of this module it calls, or in another module of the project it calls into.
-        reached = {f for f, _ in ctx.semantics.finder.reached_from(function)}
+        reached = {f for f, _ in ctx.semantics.functions.reached_from(function)}
         loads = [
             site for site in ctx.model.calls
             if (_inside(site.function, function) or site.function in reached)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -52,7 +53,7 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
             name = arg.keyword.value
             fate = keyword_fate(api, "sampling_params", name)
             if fate is not None and fate.known_elsewhere and name not in _CARRIED_OVER:
-                yield _moved_on(arg, site, fate, api, present)
+                yield _moved_on(arg, arg.keyword, site, fate, api, present)
                 continue
             target, advice, one_meaning = _CARRIED_OVER.get(name, (None, "", False))
             if target is not None and target not in known:
@@ -69,7 +70,7 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
                 fix = PyFix(
                     title=f"Rename {name} to {target}",
                     applicability=Applicability.SAFE,
-                    build=lambda kw=arg.keyword, t=target: [NodeEdit(kw, cst.Name(t))],
+                    build=partial(_renamed, arg.keyword, target),
                 )
             failure = "it raises TypeError on every request"
             what = f"SamplingParams has no keyword {name}: {failure}"
@@ -83,7 +84,11 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
             )
 
 
-def _moved_on(arg: cst.Arg, site: CallSite, fate: Fate, api, present: set[str]) -> PyFinding:
+def _renamed(keyword: cst.Name, new: str) -> list[NodeEdit]:
+    return [NodeEdit(keyword, cst.Name(new))]
+
+
+def _moved_on(arg: cst.Arg, keyword: cst.Name, site: CallSite, fate: Fate, api, present: set[str]) -> PyFinding:
     """A keyword another release has: when it went (or came), and vLLM's own rename when the old name
     was only another spelling of the new one."""
     fix = None
@@ -91,12 +96,12 @@ def _moved_on(arg: cst.Arg, site: CallSite, fate: Fate, api, present: set[str]) 
     one_to_one = fate.how == "alias" or fate.how == "said" and fate.one_to_one
     if fate.status == "removed" and one_to_one and new and new.isidentifier() and new not in present:
         fix = PyFix(
-            title=f"Rename {arg.keyword.value} to {new}",
+            title=f"Rename {keyword.value} to {new}",
             applicability=Applicability.SAFE if fate.how == "alias" else Applicability.UNSAFE,
-            build=lambda kw=arg.keyword, t=new: [NodeEdit(kw, cst.Name(t))],
+            build=partial(_renamed, keyword, new),
         )
     return PyFinding(
-        message=fate_phrase(fate, f"SamplingParams keyword {arg.keyword.value}", api, "it raises TypeError on every request"),
+        message=fate_phrase(fate, f"SamplingParams keyword {keyword.value}", api, "it raises TypeError on every request"),
         node=arg,
         statement=site.statement,
         fix=fix,
@@ -135,6 +140,10 @@ def _class_fields(ctx: PyContext, class_name: str) -> set[str]:
     return set()
 
 
+def _max_tokens_added(call: cst.Call, value_code: str) -> list[NodeEdit]:
+    return [add_keyword(call, "max_tokens", value_code)]
+
+
 @python_rule("VLL302")
 def implicit_max_tokens(ctx: PyContext) -> Iterator[PyFinding]:
     for site in sampling_calls(ctx):
@@ -155,6 +164,6 @@ def implicit_max_tokens(ctx: PyContext) -> Iterator[PyFinding]:
             fix=PyFix(
                 title=f"Add max_tokens={value}",
                 applicability=Applicability.UNSAFE,
-                build=lambda call=call, value=value: [add_keyword(call, "max_tokens", value)],
+                build=partial(_max_tokens_added, call, value),
             ),
         )

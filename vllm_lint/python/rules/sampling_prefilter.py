@@ -14,14 +14,12 @@ def _calls(code: bytes) -> list[tuple[frozenset[str], bool]] | None:
     cheap reader cannot tell (an alias, or arguments it does not understand). Kept for the file's other rule."""
     if _last[0] is code:
         return _last[1]  # type: ignore[return-value]
-    calls: list[tuple[frozenset[str], bool]] | None = []
-    if SAMPLING_PARAMS.aliased(code):
-        calls = None
-    else:
+    calls: list[tuple[frozenset[str], bool]] | None = None
+    if not SAMPLING_PARAMS.aliased(code):
+        found: list[tuple[frozenset[str], bool]] = []
         for match in SAMPLING_PARAMS.calls(code):
             arguments = top_level_arguments(code, match.end() - 1)
             if arguments is None:
-                calls = None
                 break
             keywords, spread = set(), False
             for argument in arguments:
@@ -31,7 +29,9 @@ def _calls(code: bytes) -> list[tuple[frozenset[str], bool]] | None:
                 keyword = _KEYWORD.match(argument)
                 if keyword:
                     keywords.add(keyword.group(1).decode("ascii"))
-            calls.append((frozenset(keywords), spread))
+            found.append((frozenset(keywords), spread))
+        else:
+            calls = found
     _last[:] = [code, calls]
     return calls
 

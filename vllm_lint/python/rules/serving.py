@@ -11,7 +11,7 @@ from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
-from vllm_lint.python.rewrite import server_rewrite
+from vllm_lint.python.rewrite import ServerRewriteOutcome, server_rewrite
 from vllm_lint.python.handlers import Handler
 from vllm_lint.python.vocabulary import (
     HF_GENERATE,
@@ -52,9 +52,9 @@ class _LazyRewrite:
 
     def __init__(self, ctx: PyContext) -> None:
         self._ctx = ctx
-        self._outcome = None
+        self._outcome: ServerRewriteOutcome | None = None
 
-    def get(self):
+    def get(self) -> ServerRewriteOutcome:
         if self._outcome is None:
             self._outcome = server_rewrite(self._ctx)
         return self._outcome
@@ -277,7 +277,7 @@ def constant_request_id(ctx: PyContext) -> Iterator[PyFinding]:
             continue
         arg = _request_id_arg(site.node, func.attr.value, positional_ok=engine)
         what = _same_for_every_request(ctx, arg.value, site.function) if arg is not None else None
-        if what is None:
+        if arg is None or what is None:
             continue
         yield PyFinding(
             code="VLL106",

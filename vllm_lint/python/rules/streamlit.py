@@ -8,7 +8,7 @@ import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
-from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.layout import with_blank_lines
 from vllm_lint.python.rewrite.names import names_in
 from vllm_lint.python.vocabulary import is_model_load
@@ -22,8 +22,7 @@ _CACHES = frozenset({"cache_resource", "cache_data", "cache", "experimental_sing
 def _cached(ctx: PyContext, function: FunctionInfo | None) -> bool:
     while function is not None:
         for decorator in function.node.decorators:
-            expr = decorator.decorator
-            qualified = ctx.semantics.qualify(expr.func if isinstance(expr, cst.Call) else expr) or ""
+            qualified = ctx.semantics.qualify(decorator_parts(decorator)[0]) or ""
             if qualified.startswith("streamlit.") and qualified.rsplit(".", 1)[-1] in _CACHES:
                 return True
         function = function.parent

@@ -32,10 +32,11 @@ def greedy_reference(model: Path, requests: int, max_tokens: int, prompt: Callab
         t0 = time.perf_counter()
         inputs = tokenizer(prompt(i), return_tensors="pt")
         with torch.no_grad():
-            out = lm.generate(**inputs, max_new_tokens=max_tokens, do_sample=False,
+            out = lm.generate(**inputs, max_new_tokens=max_tokens, do_sample=False,  # type: ignore[misc]  # AutoModel's return type lacks generate()'s self type
                               pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
-        whole = tokenizer.decode(out[0], skip_special_tokens=True)
+        sequences = out if isinstance(out, torch.Tensor) else out.sequences
+        whole = tokenizer.decode(sequences[0], skip_special_tokens=True)
         prompt_text = tokenizer.decode(inputs["input_ids"][0], skip_special_tokens=True)
         records.append(Record(i, 200, time.perf_counter() - t0, None, whole[len(prompt_text):], "text/plain",
-                              tokens=int(out.shape[1] - inputs["input_ids"].shape[1])))
+                              tokens=int(sequences.shape[1] - inputs["input_ids"].shape[1])))
     return LoadResult(concurrency=1, requested=requests, wall=time.perf_counter() - start, records=records)

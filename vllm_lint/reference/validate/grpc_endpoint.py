@@ -13,7 +13,8 @@ import ast
 import importlib
 import sys
 import time
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,8 +37,9 @@ class GrpcEndpoint:
     reply_field: str
     where: str = "grpc"
     stream_field: str | None = None
-    _stub: Any = field(default=None, repr=False, compare=False)
-    _request: Any = field(default=None, repr=False, compare=False)
+    # dataclasses.field by its module: the class's own ``field`` (the prompt field) shadows the bare name
+    _stub: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _request: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         return f"gRPC {self.service}/{self.method} with {self.field!r} in {self.request_type}, the text from {self.reply_field!r}"

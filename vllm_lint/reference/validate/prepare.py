@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib.util
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -76,15 +76,16 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
     text = str(model)
     replacement = f'"{text}"' if '"' not in text and "\\" not in text else repr(text)
     lines = source.splitlines(keepends=True)
-    names = []
+    names: list[str] = []
     # ast's columns are UTF-8 byte offsets; replace from the end so earlier positions stay valid.
-    for node in sorted(literals.values(), key=lambda n: (n.lineno, n.col_offset), reverse=True):
-        if node.end_lineno != node.lineno:
+    for literal in sorted(literals.values(), key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        if literal.end_lineno != literal.lineno:
             continue  # an implicitly concatenated or triple-quoted name over several lines: leave it
-        line = lines[node.lineno - 1].encode()
-        lines[node.lineno - 1] = (line[:node.col_offset] + replacement.encode()
-                                  + line[node.end_col_offset:]).decode()
-        names.append(node.value)
+        line = lines[literal.lineno - 1].encode()
+        lines[literal.lineno - 1] = (line[:literal.col_offset] + replacement.encode()
+                                     + line[literal.end_col_offset:]).decode()
+        if isinstance(literal.value, str):
+            names.append(literal.value)
     return "".join(lines), sorted(set(names))
 
 
@@ -216,7 +217,7 @@ def make_runnable(source: str) -> tuple[str, list[str]]:
     # After the docstring and `from __future__` imports, before anything that may use the names.
     insert_at = 0
     for node in tree.body:
-        is_doc = isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) \
+        is_doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
             and isinstance(node.value.value, str) and insert_at == 0 and node is tree.body[0]
         is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
         if is_doc or is_future:
@@ -241,8 +242,9 @@ def run_autofixer(path: Path, progress: Progress, *, fix_max_model_len: int | No
     from vllm_lint.config import Settings
     from vllm_lint.engine.fixer import fix_file
 
-    settings = Settings(root=path.parent.resolve(), **(
-        {"fix_max_model_len": fix_max_model_len} if fix_max_model_len else {}))
+    settings = Settings(root=path.parent.resolve())
+    if fix_max_model_len:
+        settings = replace(settings, fix_max_model_len=fix_max_model_len)
     progress(f"autofix: vllm-lint check --fix --unsafe-fixes {path.name}"
              + (f" (fix-max-model-len = {fix_max_model_len})" if fix_max_model_len else ""))
     try:

@@ -11,10 +11,16 @@ from vllm_lint.reference.loadgen import LoadResult
 from vllm_lint.reference.validate.cases import Case
 from vllm_lint.reference.validate.compare import Comparison
 from vllm_lint.reference.validate.endpoint import Endpoint
+from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint
 from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint
+from vllm_lint.reference.validate.websocket_endpoint import WebSocketEndpoint
 from vllm_lint.reference.validate.prepare import PreparedCase
 
 SWEEP_LEVELS = (1, 4, 16, 64)  # the concurrency levels of the sweep that --plot draws
+
+
+# What a server is driven through: its POST route, a gRPC method, a Gradio event or a websocket route.
+AnyEndpoint = Endpoint | GrpcEndpoint | GradioEndpoint | WebSocketEndpoint
 
 
 @dataclass
@@ -41,7 +47,7 @@ class Report:
 
     options: Options
     prepared: PreparedCase
-    endpoint: Endpoint | GrpcEndpoint
+    endpoint: AnyEndpoint
     main: dict[str, LoadResult]
     sweep: dict[str, dict[int, LoadResult]]
     comparison: Comparison  # the fixed server under load against the bad server's one-at-a-time answers

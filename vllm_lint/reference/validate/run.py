@@ -10,12 +10,12 @@ from typing import Callable
 
 from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
-from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
+from vllm_lint.reference.validate.endpoint import discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
 from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint, discover_gradio_endpoint
 from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint, discover_grpc_endpoint
 from vllm_lint.reference.validate.prepare import PreparedCase, Progress, prepare_case
-from vllm_lint.reference.validate.results import Options, Report, Validation
+from vllm_lint.reference.validate.results import AnyEndpoint, Options, Report, Validation
 from vllm_lint.reference.validate.servers import ServerProcess
 from vllm_lint.reference.validate.summary import load_line
 from vllm_lint.reference.validate.websocket_endpoint import WebSocketEndpoint, discover_websocket_endpoint
@@ -47,7 +47,7 @@ def generated_tokens(base_url: str) -> int | None:
         return None
 
 
-def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint | GradioEndpoint, *, requests: int, concurrency: int, options: Options,
+def _load(base_url: str, endpoint: AnyEndpoint, *, requests: int, concurrency: int, options: Options,
           counter, progress: Progress, offset: int = 0, stream: bool = False) -> LoadResult:
     def count_tokens(r: Record) -> int:
         return counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body, r.content_type, r.streamed))
@@ -63,11 +63,14 @@ def _load(base_url: str, endpoint: Endpoint | GrpcEndpoint | GradioEndpoint, *, 
         load = endpoint.run_load(base_url, lambda i: prompt_for(i + offset), requests=requests,
                                  concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
                                  count_tokens=count_tokens, progress=progress)
+    elif isinstance(endpoint, WebSocketEndpoint):
+        load = run_websocket_load(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
+                                  concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
+                                  count_tokens=count_tokens, progress=progress)
     else:
-        driver = run_websocket_load if isinstance(endpoint, WebSocketEndpoint) else run_load
-        load = driver(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
-                      concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
-                      count_tokens=count_tokens, progress=progress)
+        load = run_load(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
+                        concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
+                        count_tokens=count_tokens, progress=progress)
     result = asyncio.run(load)
     after = generated_tokens(base_url)
     if before is not None and after is not None:
@@ -81,7 +84,7 @@ def run_validation(options: Options, progress: Progress = print) -> Validation:
     if not options.cases:
         raise ValidationError("nothing to validate")
     own_tmp = options.workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="vllm-lint-validate-")) if own_tmp else options.workdir
+    workdir = options.workdir if options.workdir is not None else Path(tempfile.mkdtemp(prefix="vllm-lint-validate-"))
     validation = Validation(options)
     try:
         counter = _token_counter(options.model, prompt_for)
@@ -107,11 +110,25 @@ def run_validation(options: Options, progress: Progress = print) -> Validation:
     return validation
 
 
+def _endpoint_of(server: ServerProcess, known: AnyEndpoint | None) -> AnyEndpoint:
+    """What the running server is driven through: ``known`` when it fits the server, else found on it."""
+    if server.grpc and not isinstance(known, GrpcEndpoint):
+        return discover_grpc_endpoint(server.source.path.read_text(), server.source.path.parent)
+    if server.gradio and not isinstance(known, GradioEndpoint):
+        return discover_gradio_endpoint(server.base_url)
+    if known is not None:
+        return known
+    try:
+        return discover_endpoint(_openapi(server))
+    except ValidationError as no_post_route:
+        return discover_websocket_endpoint(server.base_url, no_post_route)
+
+
 def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, progress: Progress) -> Report:
     name = prepared.case.name
     if prepared.diff:
         progress(f"{name}: autofix diff:\n" + prepared.diff.rstrip())
-    endpoint = options.endpoint
+    endpoint: AnyEndpoint | None = options.endpoint
     main: dict[str, LoadResult] = {}
     streamed: dict[str, LoadResult] = {}
     sweep: dict[str, dict[int, LoadResult]] = {"bad": {}, "fixed": {}}
@@ -127,18 +144,10 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
             startup[role] = round(server.startup_s or 0.0, 1)
             base_url = server.address if server.grpc else server.base_url
             progress(f"{name}: {role}: up in {startup[role]:.1f}s at {base_url}")
-            if server.grpc and not isinstance(endpoint, GrpcEndpoint):
-                endpoint = discover_grpc_endpoint(source.path.read_text(), source.path.parent)
-                progress(f"{name}: endpoint: {endpoint.describe()}")
-            elif server.gradio and not isinstance(endpoint, GradioEndpoint):
-                endpoint = discover_gradio_endpoint(server.base_url)
-                progress(f"{name}: endpoint: {endpoint.describe()}")
-            elif endpoint is None:
-                try:
-                    endpoint = discover_endpoint(_openapi(server))
-                except ValidationError as no_post_route:
-                    endpoint = discover_websocket_endpoint(server.base_url, no_post_route)
-                progress(f"{name}: endpoint: {endpoint.describe()}")
+            found = _endpoint_of(server, endpoint)
+            if found is not endpoint:
+                progress(f"{name}: endpoint: {found.describe()}")
+            endpoint = found
             warm = _load(base_url, endpoint, requests=1, concurrency=1, options=options,
                          counter=counter, progress=lambda _: None, offset=10_000)
             first = warm.records[0] if warm.records else None
@@ -207,6 +216,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
         bad_streams = streamed.get("bad")
         stream_comparison = compare(reference, streamed["fixed"], prompt_for,
                                     shapes_of=bad_streams if bad_streams is not None and bad_streams.ok else None)
+    assert endpoint is not None  # found once the first server was up
     return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load,
                   streamed, stream_comparison, bad_fails)
 

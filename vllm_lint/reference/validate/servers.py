@@ -69,24 +69,24 @@ class ServerProcess:
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      start_new_session=True, cwd=self.source.path.parent)
         try:
-            self._wait_ready()
+            self._wait_ready(self.proc)
         except BaseException:
             self.__exit__(None, None, None)
             raise
         self.startup_s = time.perf_counter() - t0
         return self
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, proc: subprocess.Popen) -> None:
         try:
             if self.grpc:
                 # The port accepts once server.start() has run, after the servicer (and its model) is built.
-                wait_listening(self.port, self.proc, timeout=self.start_timeout)
+                wait_listening(self.port, proc, timeout=self.start_timeout)
             elif self.kind in _READY_WHEN_OK:
-                wait_ready(self.base_url + _READY_WHEN_OK[self.kind], self.proc, timeout=self.start_timeout,
+                wait_ready(self.base_url + _READY_WHEN_OK[self.kind], proc, timeout=self.start_timeout,
                            status=200)
             else:
                 # Any HTTP answer: uvicorn is up and the lifespan start-up has finished.
-                wait_ready(self.base_url + "/openapi.json", self.proc, timeout=self.start_timeout)
+                wait_ready(self.base_url + "/openapi.json", proc, timeout=self.start_timeout)
         except ServerExited as exc:
             raise ValidationError(f"the {self.source.role} server exited with {exc.returncode}:\n"
                                   + self.log_tail()) from None
