@@ -33,12 +33,12 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
     rules = load_rules()
     wanted: dict[str, set[int]] = {}  # code -> example numbers (empty: all of them)
     for given in codes:
-        code, _, number = given.upper().partition(":")
-        if code not in rules or (number and not number.isdigit()):
+        code, _, chosen = given.upper().partition(":")
+        if code not in rules or (chosen and not chosen.isdigit()):
             raise ValidationError(f"unknown rule code or example: {given} (a code, or CODE:NUMBER)")
         numbers = wanted.setdefault(code, set())
-        if number:
-            numbers.add(int(number))
+        if chosen:
+            numbers.add(int(chosen))
     cases = []
     for code, rule in rules.items():
         if wanted and code not in wanted:
