@@ -14,7 +14,8 @@ can override; findings say where a value came from.
 Every ``{{ if }}``/``{{ else }}`` branch (``{% if %}`` in Jinja) is a condition (see
 ``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot;
 a ``range`` over a values list is written once per element (``element`` binds "." and its variable while
-one is rendered); over anything else, or an empty list, it repeats what it holds an unknown number of times.
+one is rendered; an empty list writes nothing); over anything else it repeats what it holds an unknown
+number of times.
 """
 
 from __future__ import annotations
@@ -88,12 +89,13 @@ class Template:
         return min(found, key=lambda r: r.end - r.start) if found else None
 
     def elements(self, region: Region) -> int | None:
-        """How many elements the range of ``region`` writes, when the values say (a list in values.yaml); None
-        for an empty or absent list too: that is where an install adds its own (``extraArgs: []``)."""
+        """How many elements the range of ``region`` writes, when the values say (a list in values.yaml, an
+        empty one too: ``extraArgs: []`` writes nothing, as Helm renders the chart's defaults, the same
+        defaults every other ``.Values`` here is read at); None for an absent list."""
         if region.over is None:
             return None
         value = _lookup(self.values, region.over)
-        return len(value) if isinstance(value, list) and value else None
+        return len(value) if isinstance(value, list) else None
 
     def repeated_at(self, offset: int, within: int = -1) -> bool:
         """Whether ``offset`` is in a ``range`` body that starts after ``within`` (a range around the whole

@@ -651,7 +651,9 @@ def _kubernetes(document, words: _YamlWords, budget: _Budget) -> None:
     if kind == "RayJob":
         _ray_job(document, words)
     if kind == "RayService":
-        _ray_serve_config(document, words)
+        from vllm_lint.surfaces.ray_serve import read_serve_config
+
+        read_serve_config(document, words)
 
 
 def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> None:
@@ -884,69 +886,3 @@ def _script(words: _YamlWords, node, env: Environment, container: Container | No
 
 def _ray_job(document, words: _YamlWords) -> None:
     _script(words, _get(_get(document, "spec"), "entrypoint"), Environment(), None)
-
-
-def _ray_serve_config(document, words: _YamlWords) -> None:
-    """Ray Serve LLM's ``engine_kwargs`` inside a RayService's ``serveConfigV2`` (a YAML document held
-    in a string): vLLM engine arguments by their EngineArgs names, checked for name and value."""
-    import yaml
-
-    node = _get(_get(document, "spec"), "serveConfigV2")
-    text = _scalar(node)
-    if not text or "engine_kwargs" not in text:
-        return
-    mapping = words.offsets(node)
-    try:
-        inner = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return
-    at = (lambda i: mapping[min(i, len(mapping) - 1)]) if mapping else (lambda i: node.start_mark.index)
-    for application in _items(_get(inner, "applications")):
-        for config in _items(_get(_get(application, "args"), "llm_configs")):
-            kwargs = _get(config, "engine_kwargs")
-            if isinstance(kwargs, yaml.MappingNode):
-                _engine_kwargs(kwargs, words, at)
-
-
-_YAML_TYPES = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float}
-
-
-def _engine_kwargs(kwargs, words: _YamlWords, at) -> None:
-    import difflib
-
-    from vllm_lint.cmdline.launches import Found
-    from vllm_lint.cmdline.serve_args import invalid_value
-    from vllm_lint.launch.record import Launch, Setting
-
-    api = words.extractor.api
-    fields = api.engine_args | api.async_engine_args
-    settings = []
-    for key_node, value_node in kwargs.value:
-        key = _scalar(key_node)
-        if key is None:
-            continue
-        value = None
-        raw = _scalar(value_node)
-        if raw is not None:
-            convert = _YAML_TYPES.get(value_node.tag)
-            typed: object = raw
-            if value_node.tag == "tag:yaml.org,2002:bool":
-                typed = raw.lower() in ("true", "yes", "on")
-            elif convert is not None:
-                try:
-                    typed = convert(raw)
-                except ValueError:
-                    typed = raw
-            value = Value(typed, "serveConfigV2 engine_kwargs")
-        anchor = Span(at(key_node.start_mark.index), at(value_node.end_mark.index - 1) + 1)
-        value_anchor = Span(at(value_node.start_mark.index), at(value_node.end_mark.index - 1) + 1)
-        known = key in fields
-        suggestions = () if known else tuple(difflib.get_close_matches(key, sorted(fields), n=3, cutoff=0.8))
-        flag = words.extractor.table.by_dest.get(key)
-        bad = invalid_value(flag, value.value) if known and flag is not None and value is not None else None
-        settings.append(Setting(key, key, known, value, anchor, value_anchor, suggestions, bad_choice=bad))
-    start = at(kwargs.start_mark.index)
-    # only the settings written here are checked: Ray Serve LLM fills in others of its own
-    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True,
-                    opaque_reasons=["Ray Serve LLM sets engine arguments of its own"])
-    words.extractor.found.append(Found(launch, None, False, [], start, reader=words.extractor.reader))
