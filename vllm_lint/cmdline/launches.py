@@ -272,10 +272,13 @@ def _branch_renderings(words: list[Word]) -> list[list[Word]] | None:
 
 class Extractor:
     """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
-    tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
+    tag picks the releases of the launch it runs (not when the target-vllm-version setting applies).
+    ``mirrors``: repositories that hold vllm/vllm-openai's images (the ``vllm-images`` setting)."""
 
-    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True) -> None:
+    def __init__(self, api, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True,
+                 mirrors: tuple[str, ...] = ()) -> None:
         self.api = api
+        self.mirrors = mirrors
         self.source = source
         # Spans of the source whose text something else fills in before the shell sees it (a notebook's
         # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
@@ -590,7 +593,7 @@ class Extractor:
         if container.gpu_count is None and cuda is not None:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         image_name = image.value or ""
-        if entrypoint is None and _OPENAI_IMAGE.search(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
+        if entrypoint is None and self.runs_vllm_image(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
             self.image_default(args, merged, container, fixable, image_name, Span(image.start, image.end), command_start)
             return
         if entrypoint is not None:
@@ -646,15 +649,24 @@ class Extractor:
             self.found.append(Found(launch, None, False, [], start, reader=self.reader))
 
     # -- containers of the vllm/vllm-openai image -------------------------------------------------
+    def runs_vllm_image(self, image: str) -> bool:
+        """Whether ``image`` is vLLM's own server image (or a configured mirror of it), whose ENTRYPOINT
+        starts the server with the container's arguments."""
+        if _OPENAI_IMAGE.search(image):
+            return True
+        from vllm_lint.vllm_api.targets import mirrored_repository
+
+        return mirrored_repository(image, self.mirrors) is not None
+
     def image_api(self, image: str) -> tuple[object, str | None]:
         """The releases a container of ``image`` runs, and the image when its tag chose them."""
-        if not self.images_pin or not _OPENAI_IMAGE.search(image):
+        if not self.images_pin or not self.runs_vllm_image(image):
             # not vLLM's image: what was decided outside stands (a compose service built from a pinning Dockerfile)
             return self._image if self._image is not None else (self.api, None)
         from vllm_lint.vllm_api import load_api
         from vllm_lint.vllm_api.targets import image_target
 
-        target = image_target(image, "image")
+        target = image_target(image, "image", self.mirrors)
         if target is None:
             return self.api, None
         return load_api(target.specifier), image

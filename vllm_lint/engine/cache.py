@@ -207,7 +207,7 @@ class ResultCache:
                 dockerfile = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return None
-        return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.pin_search_tops).specifier
+        return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.pin_search_tops, self._settings.vllm_images).specifier
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""

@@ -37,7 +37,7 @@ def extract(
     ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``job``: the file's, for
     the other files of its project a reading needs (a chart's values.yaml); ``images_pin``: whether a
     vllm/vllm-openai image's tag picks the releases its container is judged against."""
-    extractor = Extractor(api, text, opaque, images_pin)
+    extractor = Extractor(api, text, opaque, images_pin, job.launch_settings.vllm_images if job is not None else ())
     extractor.reader = kind
     if kind == "shell":
         try:

@@ -6,7 +6,6 @@ import re
 
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import (
-    _OPENAI_IMAGE,
     Container,
     Extractor,
     gpus_from_devices,
@@ -307,7 +306,7 @@ class _YamlWords:
             return
         first = cmd[0]
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
-        if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
+        if self.extractor.runs_vllm_image(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
             extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, _first_word(words, anchor), anchor.start)
             return
@@ -510,7 +509,7 @@ def _built_pin(build, words: _YamlWords, job) -> tuple[str, str] | None:
         return None
     from vllm_lint.vllm_api.targets import dockerfile_target
 
-    target = dockerfile_target(text, path.name)
+    target = dockerfile_target(text, path.name, job.launch_settings.vllm_images)
     if target is None or not target.specifier:
         return None
     return target.specifier, f"built from {context.rstrip('/') or '.'}/{dockerfile or 'Dockerfile'}"
@@ -720,7 +719,7 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
 
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
-    if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
+    if words.extractor.runs_vllm_image(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
         words.extractor.image_default(joined, env, container, False, image, _first_word(joined, anchor), anchor.start)
         return
     with words.extractor.in_image(image):
