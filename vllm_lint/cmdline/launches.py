@@ -288,6 +288,9 @@ class Extractor:
         self._image: tuple[object, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
         self.reader = ""  # the kind of text being read, stamped on each launch found (``Found.reader``)
+        # A template's values file: where a value's origin ("values.yaml a.b") is written
+        # (surfaces.templates.Template.values_locations), for findings' related locations.
+        self.values_locations = None
 
     @property
     def table(self) -> FlagTable:

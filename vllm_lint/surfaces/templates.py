@@ -78,6 +78,10 @@ class Template:
     defines: dict[str, str] = field(default_factory=dict)  # the chart's named templates (_helpers.tpl): name -> body
     # what the last ``render`` wrote from the values: (start, end) in its output, and where it came from
     rendered_origins: tuple[tuple[int, int, str], ...] = ()
+    values_path: Path | None = None  # where values.yaml is, and its text (for the lines origins name)
+    values_text: str | None = None
+    origin_paths: dict[str, tuple] = field(default_factory=dict)  # "values.yaml a.b" -> ("a", "b")
+    _values_nodes: object = None
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
@@ -190,6 +194,33 @@ class Template:
         rendered, _, unknown, _ = self.render(text, list(range(len(text))))
         return rendered[: unknown[0][0]] if unknown else rendered
 
+    def values_locations(self, origin: str) -> list[tuple[Path, int, int, int, int, str]]:
+        """Where in values.yaml each part of ``origin`` (``values.yaml a.b, values.yaml c``) is written:
+        (path, line, column, end line, end column, the part), lines and columns from 1; parts not found left out."""
+        if self.values_path is None or self.values_text is None:
+            return []
+        nodes = self._values_root()
+        found = []
+        for part in origin.split(", "):
+            keys = self.origin_paths.get(part)
+            node = nodes
+            for key in keys or ():
+                node = _child(node, key)
+            if keys is not None and node is not None:
+                start, end = node.start_mark, node.end_mark
+                found.append((self.values_path, start.line + 1, start.column + 1, end.line + 1, end.column + 1, part))
+        return found
+
+    def _values_root(self) -> object:
+        if self._values_nodes is None:
+            import yaml
+
+            try:
+                self._values_nodes = yaml.compose(self.values_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            except yaml.YAMLError:
+                self._values_nodes = False
+        return self._values_nodes or None
+
     def value_of(self, text: str) -> tuple[str | None, str | None]:
         """A scalar's value with its actions written out; None when some part is not known."""
         rendered, _, unknown, origin = self.render(text, list(range(len(text))))
@@ -227,7 +258,7 @@ def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
     if flavour == "envsubst":
         return template
     if flavour == "helm":
-        template.values = _chart_values(chart_root(path), read)
+        template.values = _chart_values(template, chart_root(path), read)
         template.defines = _chart_defines(chart_root(path), read)
     actions = _lex(text, flavour)
     if len(actions) > MAX_ACTIONS:
@@ -267,7 +298,7 @@ def _chart_defines(root: Path | None, read) -> dict[str, str]:
     return defines
 
 
-def _chart_values(root: Path | None, read) -> object:
+def _chart_values(template: Template, root: Path | None, read) -> object:
     if root is None or read is None:
         return None
     text = read(root / "values.yaml")
@@ -277,9 +308,24 @@ def _chart_values(root: Path | None, read) -> object:
         import yaml
 
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(text, Loader=loader)
+        values = yaml.load(text, Loader=loader)
     except Exception:  # noqa: BLE001 - no values (missing, unreadable, not YAML): every value is unknown
         return None
+    template.values_path, template.values_text = root / "values.yaml", text
+    return values
+
+
+def _child(node, key) -> object:
+    """The node under ``key`` in a composed YAML mapping (or at index ``key`` of a sequence); None if absent."""
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+        return node.value[key]
+    if isinstance(node, yaml.MappingNode):
+        for name, value in node.value:
+            if isinstance(name, yaml.ScalarNode) and name.value == str(key):
+                return value
+    return None
 
 
 _STRING_IN_ACTION = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\]|\\.)\'')
@@ -550,7 +596,9 @@ class _Evaluator:
         path = _path(token, self.scope, self.variables)
         value = _lookup(self.template.values, path)
         if value is not UNKNOWN and value is not _MISSING and path is not None:
-            self.origins.append(f"{self.template.values_name} {'.'.join(str(key) for key in path[1:])}")
+            origin = f"{self.template.values_name} {'.'.join(str(key) for key in path[1:])}"
+            self.template.origin_paths[origin] = path[1:]
+            self.origins.append(origin)
         return value
 
 

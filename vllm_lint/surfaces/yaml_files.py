@@ -394,6 +394,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
                 column = exc.offset - (text.rfind("\n", 0, exc.offset) + 1) + 1
                 raise CommandParseError(f"{_TEMPLATE_NAMES[flavour]} that cannot be read: {exc.message}", line=line, column=column) from None
             source = template.masked
+            extractor.values_locations = template.values_locations
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         documents = list(yaml.compose_all(_yaml_1_2_lines(source), Loader=loader))
