@@ -29,6 +29,10 @@ EXPECTED = {
     # chart's defaults: the launch is read in full (`--model=` is what the v0.6.3 image's api_server
     # entrypoint needs: no VLL401)
     "chart-llm/templates/worker.yaml": [(13, 15, "VLL201"), (13, 15, "VLL203"), (13, 15, "VLL204"), (13, 15, "VLL403")],
+    # Helm's functions (test_helm_renderings.py has the launches read): each branch of the {{ if }} is a
+    # launch (neither sets the utilisation nor an API key); the toYaml command with the ranged args sets
+    # 0.99 from values.yaml and no max_model_len
+    "chart-functions/templates/deployment.yaml": [(12, 21, "VLL201"), (12, 21, "VLL403"), (19, 19, "VLL201"), (19, 19, "VLL403"), (33, 13, "VLL203"), (37, 15, "VLL202")],
     # vLLM's own chart: the command is {{ toYaml . }} of values.yaml's image.command
     "chart-vllm-command/templates/deployment.yaml": [(15, 13, "VLL201"), (15, 13, "VLL203")],
     "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: any release, so which entrypoint it has is not known

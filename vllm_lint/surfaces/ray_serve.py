@@ -70,7 +70,7 @@ class _Reader:
             if rendered is None:
                 return None
             origin = rendered_origin or origin
-            if node.style is None:  # a plain scalar: YAML types what the template wrote
+            if node.style in (None, ""):  # a plain scalar: YAML types what the template wrote
                 try:
                     return Value(yaml.safe_load(rendered), origin)
                 except yaml.YAMLError:

@@ -155,8 +155,19 @@ class Template:
         unknown: list[tuple[int, int]] = []
         origins: list[str] = []
         spans: list[tuple[int, int, str]] = []
+        ranges = self._inline_ranges(offsets[: len(text)])
         i = 0
         while i < len(text):
+            inside = next((r for r in ranges if r.start <= offsets[i] < r.end), None)
+            if inside is not None:
+                ranges.remove(inside)
+                written_text, written_offsets, written_unknown, written_spans, i = self._inline_range(inside, text, offsets, i)
+                unknown.extend((start + len(out), stop + len(out)) for start, stop in written_unknown)
+                spans.extend((start + len(out), stop + len(out), origin) for start, stop, origin in written_spans)
+                origins.extend(origin for _, _, origin in written_spans)
+                out.extend(written_text)
+                out_offsets.extend(written_offsets)
+                continue
             action = self.action_of(text[i])
             if action is None:
                 if self.flavour == "envsubst" and _ENVSUBST.match(text, i):
@@ -188,6 +199,40 @@ class Template:
             i = j
         self.rendered_origins = tuple(spans)
         return "".join(out), out_offsets, tuple(unknown), ", ".join(dict.fromkeys(origins)) or None
+
+    def _inline_ranges(self, offsets: list[int]) -> list[Region]:
+        """The ``{{ range .Values.list }}...{{ end }}`` bodies written inside one scalar (``--x{{ range
+        .Values.args }} {{ . }}{{ end }}``) over a values list, not the one being rendered."""
+        if not offsets or self.flavour not in ("helm", "go"):
+            return []
+        low, high = min(offsets), max(offsets)
+        current = self.element[0] if self.element is not None else None
+        return [r for r in self.regions if r.repeated and r is not current and low <= r.start and r.end <= high + 1
+                and self.elements(r) is not None]
+
+    def _inline_range(self, region: Region, text: str, offsets: list[int], i: int):
+        """The body of ``region`` from ``text[i]`` on, rendered once per element of its values list; with
+        where ``text`` goes on after it."""
+        end = i
+        while end < len(text) and offsets[end] < region.end:
+            end += 1
+        body, body_offsets = text[i:end], offsets[i:end]
+        written: list[str] = []
+        written_offsets: list[int] = []
+        written_unknown: list[tuple[int, int]] = []
+        written_spans: list[tuple[int, int, str]] = []
+        outer = self.element
+        try:
+            for index in range(self.elements(region) or 0):
+                self.element = (region, index)
+                rendered, rendered_offsets, unknown, _ = self.render(body, body_offsets)
+                written_unknown.extend((start + len(written), stop + len(written)) for start, stop in unknown)
+                written_spans.extend((start + len(written), stop + len(written), origin) for start, stop, origin in self.rendered_origins)
+                written.extend(rendered)
+                written_offsets.extend(rendered_offsets)
+        finally:
+            self.element = outer
+        return written, written_offsets, written_unknown, written_spans, end
 
     def known_prefix(self, text: str) -> str:
         """A scalar's value up to its first unknown part (``vllm/vllm-openai:`` of ``vllm/vllm-openai:${TAG}``)."""

@@ -683,40 +683,64 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
         for mount in _items(_get(item, "volumeMounts")):
             if words.text(_get(mount, "mountPath")) == "/dev/shm":
                 container.shm_bytes = memory_volumes.get(_scalar(_get(mount, "name")) or "")
-        command, args = _get(item, "command"), _get(item, "args")
-        holes = _holes(item, words)
-        if "env" in holes or "envFrom" in holes or "" in holes:
-            container.env.setdefault("VLLM_API_KEY", None)  # an {{ include }} or {{ toYaml }} may set it
-        if "resources" in holes:
-            container.gpu_count = None
-        env = Environment(container.env)
-        image = _image(words, _get(item, "image"))
-        container.image = image or None
-        anchor_node = command or args or item
-        anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
-        before = len(words.extractor.found)
-        listed = {key: _listed_words(action, words) for key, action in holes.items() if key in ("command", "args")}
-        if any(value is None for value in listed.values()):
-            continue  # an action writes the command or args, and the template does not say what
-        if listed:
-            # `command:` written by `{{ toYaml .Values.command | nindent 10 }}` from values.yaml
-            import yaml
+        for command, args in _command_pairs(item, words):
+            holes = _holes(item, words)
+            if "env" in holes or "envFrom" in holes or "" in holes:
+                container.env.setdefault("VLLM_API_KEY", None)  # an {{ include }} or {{ toYaml }} may set it
+            if "resources" in holes:
+                container.gpu_count = None
+            env = Environment(container.env)
+            image = _image(words, _get(item, "image"))
+            container.image = image or None
+            anchor_node = command or args or item
+            anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
+            before = len(words.extractor.found)
+            listed = {key: _listed_words(action, words) for key, action in holes.items() if key in ("command", "args")}
+            if any(value is None for value in listed.values()):
+                continue  # an action writes the command or args, and the template does not say what
+            if listed:
+                # `command:` written by `{{ toYaml .Values.command | nindent 10 }}` from values.yaml
+                import yaml
 
-            command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
-            args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
-            if command_words:
-                with words.extractor.in_image(image):
-                    words.extractor.command(command_words + args_words, env, container, fixable=False)
-            elif args_words:
-                _image_args(words, args_words, image, env, container, anchor)
-            continue
-        if command is not None:
-            _k8s_command(words, command, args, image, env, container, anchor)
-        else:
-            words.launch(None, args, image, env, container, anchor)
-        if words.template is not None and words.template.repeated_at(anchor.start, item.start_mark.index):
-            for found in words.extractor.found[before:]:
-                found.launch.left_opaque("template range repeats its words")
+                command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
+                args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
+                if command_words:
+                    with words.extractor.in_image(image):
+                        words.extractor.command(command_words + args_words, env, container, fixable=False)
+                elif args_words:
+                    _image_args(words, args_words, image, env, container, anchor)
+                break
+            if command is not None:
+                _k8s_command(words, command, args, image, env, container, anchor)
+            else:
+                words.launch(None, args, image, env, container, anchor)
+            if words.template is not None and words.template.repeated_at(anchor.start, item.start_mark.index):
+                for found in words.extractor.found[before:]:
+                    found.launch.left_opaque("template range repeats its words")
+
+
+def _command_pairs(item, words: _YamlWords) -> list[tuple[object, object]]:
+    """A container's ``command`` and ``args``; in a template whose ``{{ if }}``/``{{ else }}`` branches each
+    write their own (the keys twice in the parsed mapping), one pair per branch: each branch's command with
+    the args written in it or around it."""
+    import yaml
+
+    if not isinstance(item, yaml.MappingNode):
+        return [(None, None)]
+    commands = [v for k, v in item.value if _scalar(k) == "command"]
+    arguments = [v for k, v in item.value if _scalar(k) == "args"]
+    if words.template is None or (len(commands) <= 1 and len(arguments) <= 1):
+        return [(_get(item, "command"), _get(item, "args"))]
+    def condition(node) -> frozenset:
+        return words.template.condition_at(node.start_mark.index)
+
+    def partner(node, others: list):
+        around = [other for other in others if condition(other) <= condition(node)]
+        return max(around, key=lambda other: len(condition(other)), default=None)
+
+    if len(commands) >= len(arguments):
+        return [(command, partner(command, arguments)) for command in commands]
+    return [(partner(arg, commands), arg) for arg in arguments]
 
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
