@@ -304,15 +304,9 @@ class Extractor:
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        try:
-            commands = tokenize(text, base)
-        except ShellSyntaxError:
-            # a script bash accepts is read, never refused: the grammar splits what the tokenizer cannot
-            from vllm_lint.cmdline.shell_grammar import tokenize_with_grammar
+        from vllm_lint.cmdline.shell_grammar import read_commands
 
-            commands = tokenize_with_grammar(text, base)
-            if commands is None:
-                raise
+        commands = read_commands(text, base)
         if self.opaque:
             for command in commands:
                 for word in command.words:
@@ -500,8 +494,10 @@ class Extractor:
         raw = word.raw
         if word.script is not None or (word.offsets is not None and word.value is not None):
             text, offsets, unknown = word.script or (word.value, word.offsets, ())
+            from vllm_lint.cmdline.shell_grammar import read_commands
+
             try:
-                for command in tokenize(text, 0):
+                for command in read_commands(text, 0):
                     for w in command.words:
                         make_opaque(w, unknown, text, 0)
                         w.origin = w.origin or next((o for s, e, o in word.script_origins if s < w.end and w.start < e), None)
@@ -530,7 +526,9 @@ class Extractor:
 
     def script_unmapped(self, text: str, env: Environment, span: Span, container: Container | None) -> None:
         """Lint text whose offsets cannot be mapped back: every word points at ``span``."""
-        for command in tokenize(text, 0):
+        from vllm_lint.cmdline.shell_grammar import read_commands
+
+        for command in read_commands(text, 0):
             for w in command.words:
                 w.start, w.end = span.start, span.end
             words = command.words
