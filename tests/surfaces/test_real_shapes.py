@@ -445,3 +445,10 @@ def test_ray_serve_llm_engine_kwargs_written_by_an_unknown_action_leave_the_laun
     (chart / "templates" / "rayservice.yaml").write_text(textwrap.dedent(RAY_CHART_TEMPLATE).replace(".Values.engineKwargs", ".Release.Kwargs"))
     explained = run_cli("check", "--no-cache", "--explain-opaque", "templates/rayservice.yaml", cwd=chart)
     assert "engine_kwargs written by {{ .Release.Kwargs | toYaml | nindent 12 }}, whose value is not known" in explained.stdout, explained.stdout
+
+
+def test_words_after_a_redirect_are_the_commands_as_bash_reads_them(tmp_path):
+    """tree-sitter-bash gives every word after `> file` to the redirect; bash, only the first."""
+    text = "vllm serve m > vllm.log --max-model-len 4096 --gpu-memory-utilization 0.99 --host 127.0.0.1 2>&1 &\n"
+    found = lint_text(tmp_path, "serve.sh", text)
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(1, 71, "VLL202")]  # at 0.99
