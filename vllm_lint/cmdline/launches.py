@@ -180,6 +180,17 @@ _ARRAY_REFERENCE = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
 _VARIABLE_REFERENCE = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
 
 
+def _read_into(words: list[Word], env: Environment) -> None:
+    """``read -ra NAME`` (or ``read NAME...``): variables whose values come in at run time."""
+    names = [w.raw for w in words if w.raw.isidentifier()]
+    as_array = any(w.raw.startswith("-") and "a" in w.raw[1:] for w in words)
+    for name in names:
+        env.vars[name] = None
+        env.unknown_why[name] = "filled by read at run time"
+        if as_array:
+            env.arrays[name] = None
+
+
 def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
     """``"${args[@]}"`` as the elements of ``args=(...)``, each where it was written."""
     if not env.arrays:
@@ -189,11 +200,13 @@ def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
         match = _ARRAY_REFERENCE.match(word.raw)
         elements = env.arrays.get(match.group(1)) if match else None
         if elements is None:
+            if match is not None and word.why is None and match.group(1) in env.unknown_why:
+                word.why = f"unresolved array ${match.group(1)}[@] ({env.unknown_why[match.group(1)]})"
             result.append(word)
             continue
         for element in elements:
             copy = Word(element.raw, element.start, element.end, list(element.parts), element.quoted, single=True)
-            copy.condition = element.condition | word.condition
+            copy.condition, copy.why = element.condition | word.condition, element.why
             result.append(copy)
     return result
 
@@ -332,6 +345,9 @@ class Extractor:
                 continue
             if head in ("source", ".") and len(words) > 1:
                 env.vars.setdefault("VLLM_API_KEY", None)  # a sourced env file may set any variable
+                continue
+            if head == "read":
+                _read_into(words[1:], env)
                 continue
             self._heredocs(command, env, container)
             self.command(words, env, container, fixable)

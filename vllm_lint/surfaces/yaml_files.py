@@ -131,7 +131,7 @@ class _YamlWords:
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
         else:
             word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
-        word.why = "template range left opaque" if repeated else "template expression left opaque"
+        word.why = self._range_why(start, within) if repeated else "template expression left opaque"
         # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
         word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
         word.script_origins = self.template.rendered_origins
@@ -139,6 +139,19 @@ class _YamlWords:
         if element is not None:
             word.condition = word.condition - {element[0].condition}  # written once per element, and there are some
         return word
+
+    def _range_why(self, start: int, within: int) -> str:
+        """Why a range's words are not known: ``template range left opaque ({{ range .extraArgs }}, ...)``."""
+        region = self.template.range_at(start, within)
+        opening = next((a for a in self.template.actions if region is not None and a.end == region.start and a.kind == "range"), None)
+        if opening is None:
+            return "template range left opaque"
+        if region.over is None:
+            nested = any(r.repeated and r is not region and r.start <= region.start < r.end for r in self.template.regions)
+            what = "inside another range" if nested else "not over a values list"
+        else:
+            what = f"{self.template.values_name} has no {'.'.join(str(key) for key in region.over[1:])} list"
+        return f"template range left opaque ({{{{ {opening.body} }}}}: {what})"
 
     def _range_words(self, items: list, index: int, within: int) -> tuple[list[Word], int] | None:
         """The words of a ``{{ range }}`` over a values list that starts at ``items[index]``, written once
