@@ -112,10 +112,13 @@ def test_the_reason_says_where_an_unknown_value_comes_from(tmp_path):
         vllm serve m --max-model-len $LEN --gpu-memory-utilization 0.9 $LEN
         read -ra MORE <<< "$MORE_ARGS"
         vllm serve m "${MORE[@]}"
+        if [ "$BIG" = 1 ]; then CONFIG="--tensor-parallel-size 4"; else CONFIG="--tensor-parallel-size 2"; fi
+        vllm serve m $CONFIG
         """), encoding="utf-8")
     result = run_cli("check", "--no-cache", "--explain-opaque", "start.sh", cwd=tmp_path)
-    assert result.stdout.splitlines()[:3] == [
+    assert result.stdout.splitlines()[:4] == [
         "start.sh:10:1: shell launch left opaque: unresolved variable $EXTRA (set from positional arguments ($1...))",
         "start.sh:11:1: shell launch left opaque: unresolved variable $LEN (set from a command's output)",
         "start.sh:13:1: shell launch left opaque: unresolved array $MORE[@] (filled by read at run time)",
+        "start.sh:15:1: shell launch left opaque: unresolved variable $CONFIG (set under a condition (if, case, && or a loop))",
     ], result.stdout

@@ -366,6 +366,7 @@ class Extractor:
         name = word.raw.split("=", 1)[0].rstrip("+")
         if command.condition and word.array is None:
             env.vars[name] = None
+            env.unknown_why.setdefault(name, "set under a condition (if, case, && or a loop)")
         heredoc = _captured_heredoc(word)
         if heredoc is not None:
             env.scripts[name] = heredoc
