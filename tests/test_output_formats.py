@@ -351,3 +351,23 @@ def test_annotations_example_runs(tmp_path):
     result = run_cli(*argv[1:], cwd=tmp_path)
     assert result.returncode == 1
     assert all(ANNOTATION.match(line) for line in result.stdout.splitlines())
+
+
+def test_sarif_related_location_is_the_values_yaml_line_a_helm_value_comes_from(tmp_path):
+    import shutil
+
+    shutil.copytree(REPO / "tests" / "fixtures" / "deploy" / "chart-llm", tmp_path / "chart")
+    values = (tmp_path / "chart" / "values.yaml").read_text().splitlines()
+    line = next(number for number, text in enumerate(values, 1) if "gpuMemoryUtilization" in text)
+    logs = [json.loads(run_cli("check", "--output-format", "sarif", "chart", cwd=tmp_path).stdout) for _ in range(2)]
+    for log in logs:  # the second answered from the result cache
+        assert sarif_errors(log) == []
+        [result] = [r for r in log["runs"][0]["results"] if r["ruleId"] == "VLL202"]
+        [related] = result["relatedLocations"]
+        place = related["physicalLocation"]
+        assert place["artifactLocation"] == {"uri": "chart/values.yaml", "uriBaseId": "%SRCROOT%"}
+        assert place["region"]["startLine"] == line
+        assert values[line - 1][place["region"]["startColumn"] - 1:].startswith("0.97")
+        assert related["message"]["text"].startswith("values.yaml model.gpuMemoryUtilization")
+        # a value the template writes itself has none
+        assert all("relatedLocations" not in r for r in log["runs"][0]["results"] if r["ruleId"] == "VLL205")

@@ -29,6 +29,7 @@ KNOWN_KEYS = frozenset(
         "preview",
         "agent-rules-targets",
         "agent-rules-globs",
+        "vllm-images",
     }
 )
 DEFAULT_EXCLUDE = (
@@ -63,6 +64,9 @@ class Settings:
     preview: bool = False  # run the rules still in preview (their YAML says `preview: true`)
     agent_rules_targets: tuple[str, ...] | None = None
     agent_rules_globs: tuple[str, ...] | None = None
+    # Repositories that mirror vllm/vllm-openai by its tags (``registry.corp/mirror/vllm-openai``): their
+    # containers run vLLM's image, judged by the release their tag names.
+    vllm_images: tuple[str, ...] = ()
 
 
 def pin_search_tops(paths: list[Path], source: Path | None) -> tuple[Path, ...]:
@@ -177,6 +181,15 @@ def load_settings(path: Path | None, codes: list[str]) -> Settings:
     for key in ("agent-rules-targets", "agent-rules-globs"):
         if key in table:
             values[key.replace("-", "_")] = _strings(table[key], key, path)
+    if "vllm-images" in table:
+        images = _strings(table["vllm-images"], "vllm-images", path)
+        for image in images:
+            if not image.strip() or any(mark in image.rpartition("/")[2] for mark in (":", "@")) or " " in image.strip():
+                raise ConfigError(
+                    f"{path}: `vllm-images` entries are repositories without a tag or digest, like "
+                    f"\"registry.corp/mirror/vllm-openai\" (got {image!r})"
+                )
+        values["vllm_images"] = tuple(image.strip() for image in images)
     return Settings(**values)
 
 

@@ -61,6 +61,17 @@ class CellLocation:
 
 
 @dataclass(frozen=True, slots=True)
+class RelatedLocation:
+    """Another place that decides a finding: the line of a chart's values.yaml a templated value comes from
+    (SARIF ``relatedLocations``). ``path`` is shown as the finding's own path is (the same folder base)."""
+
+    path: str
+    start: Position
+    end: Position
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
     message: str
@@ -75,6 +86,7 @@ class Diagnostic:
     # A notebook's finding: ``start``/``end`` are where the cell's text sits in the file (the JSON; what
     # suppression comments, sorting and code scanning use), ``cell`` where it is in the cell (what people read).
     cell: CellLocation | None = None
+    related: tuple[RelatedLocation, ...] = field(default=(), compare=False)
 
     def moved(self, lines: int, columns: int = 0) -> Diagnostic:
         """The same finding in a text embedded at an offset (a Markdown code block, say)."""

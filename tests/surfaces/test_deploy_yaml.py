@@ -25,9 +25,14 @@ EXPECTED = {
     # branch is checked (awqq) but counts for nothing else; VLLM_API_KEY is under {{ if .Values.apiKey }};
     # `vllm serve` runs in the v0.6.3 image, judged by that release (prefix caching off by default)
     "chart-llm/templates/deployment.yaml": [(14, 21, "VLL204"), (19, 15, "VLL202"), (21, 15, "VLL205"), (21, 15, "VLL404"), (26, 30, "VLL206")],
-    # a {{ range }} adds flags nobody can see: only what is written is checked (and `--model=` is what the
-    # v0.6.3 image's api_server entrypoint needs: no VLL401)
-    "chart-llm/templates/worker.yaml": [],
+    # `{{ range .Values.extraArgs }}` over values.yaml's `extraArgs: []` writes nothing, as Helm renders the
+    # chart's defaults: the launch is read in full (`--model=` is what the v0.6.3 image's api_server
+    # entrypoint needs: no VLL401)
+    "chart-llm/templates/worker.yaml": [(13, 15, "VLL201"), (13, 15, "VLL203"), (13, 15, "VLL204"), (13, 15, "VLL403")],
+    # Helm's functions (test_helm_renderings.py has the launches read): each branch of the {{ if }} is a
+    # launch (neither sets the utilisation nor an API key); the toYaml command with the ranged args sets
+    # 0.99 from values.yaml and no max_model_len
+    "chart-functions/templates/deployment.yaml": [(12, 21, "VLL201"), (12, 21, "VLL403"), (19, 19, "VLL201"), (19, 19, "VLL403"), (33, 13, "VLL203"), (37, 15, "VLL202")],
     # vLLM's own chart: the command is {{ toYaml . }} of values.yaml's image.command
     "chart-vllm-command/templates/deployment.yaml": [(15, 13, "VLL201"), (15, 13, "VLL203")],
     "deployment.yaml.tpl": [(12, 125, "VLL202")],  # ${VLLM_TAG}: any release, so which entrypoint it has is not known
@@ -41,7 +46,9 @@ EXPECTED = {
     # the huggingface-runtime predictor runs KServe's server, not read; the vLLM container runs the v0.6.3
     # image, whose api_server is not deprecated yet (no VLL401) and has prefix caching off by default
     "isvc.yaml": [(10, 19, "VLL204")],
-    "rayservice.yaml": [(16, 37, "VLL202"), (17, 13, "VLL206"), (18, 20, "VLL206")],
+    # Ray Serve LLM passes engine_kwargs to vLLM and sets nothing a rule reads (max_model_lenn is not
+    # max_model_len: VLL203)
+    "rayservice.yaml": [(15, 13, "VLL203"), (16, 37, "VLL202"), (17, 13, "VLL206"), (18, 20, "VLL206")],
     # A100:4 for --tensor-parallel-size 8; setup installs vLLM 0.6.3, where prefix caching is off by default
     "sky-serve.yaml": [(11, 3, "VLL204"), (12, 5, "VLL205")],
     "sglang-deployment.yaml": [],

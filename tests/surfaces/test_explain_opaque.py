@@ -95,3 +95,30 @@ def test_findings_are_not_reported_and_the_cache_keeps_them_apart(tmp_path):
     assert "launch-seen" not in normal.stdout and "VLL" in normal.stdout
     again = run_cli("check", "--explain-opaque", "serve.sh", cwd=tmp_path)
     assert again.stdout == explained.stdout
+
+
+def test_the_reason_says_where_an_unknown_value_comes_from(tmp_path):
+    (tmp_path / "start.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        EXTRA=""
+        while [[ $# -gt 0 ]]; do
+            case "$1" in
+                --extra) EXTRA="$2"; shift 2 ;;
+                *) shift ;;
+            esac
+        done
+        LEN=$(python3 -c 'print(4096)')
+        vllm serve m --max-model-len 4096 $EXTRA
+        vllm serve m --max-model-len $LEN --gpu-memory-utilization 0.9 $LEN
+        read -ra MORE <<< "$MORE_ARGS"
+        vllm serve m "${MORE[@]}"
+        if [ "$BIG" = 1 ]; then CONFIG="--tensor-parallel-size 4"; else CONFIG="--tensor-parallel-size 2"; fi
+        vllm serve m $CONFIG
+        """), encoding="utf-8")
+    result = run_cli("check", "--no-cache", "--explain-opaque", "start.sh", cwd=tmp_path)
+    assert result.stdout.splitlines()[:4] == [
+        "start.sh:10:1: shell launch left opaque: unresolved variable $EXTRA (set from positional arguments ($1...))",
+        "start.sh:11:1: shell launch left opaque: unresolved variable $LEN (set from a command's output)",
+        "start.sh:13:1: shell launch left opaque: unresolved array $MORE[@] (filled by read at run time)",
+        "start.sh:15:1: shell launch left opaque: unresolved variable $CONFIG (set under a condition (if, case, && or a loop))",
+    ], result.stdout

@@ -344,9 +344,13 @@ def test_helm_range_over_a_values_list_writes_each_element(tmp_path):
     # with the values.yaml entry it came from
     assert [(d.start.line, d.code) for d in found] == [(13, "VLL202")]
     assert "(values.yaml extraArgs.2)" in found[0].message
-    # an empty list is where an install adds its own flags: the launch is opaque, nothing said missing
+    # an empty list writes nothing, as Helm renders the chart's defaults: the launch is read in full, and
+    # what its defaults leave out is said missing
     empty = template.replace(".Values.extraArgs", ".Values.more")
-    assert lint_text(chart / "templates", "deployment.yaml", empty) == []
+    assert [d.code for d in lint_text(chart / "templates", "deployment.yaml", empty)] == ["VLL201", "VLL203"]
+    # a list values.yaml does not have is an install's own: the launch is opaque, nothing said missing
+    absent = template.replace(".Values.extraArgs", ".Values.notInValues")
+    assert lint_text(chart / "templates", "deployment.yaml", absent) == []
 
 
 def test_helm_include_of_named_templates_and_tpl(tmp_path):
@@ -388,3 +392,63 @@ def test_helm_include_of_named_templates_and_tpl(tmp_path):
     found = lint_text(chart / "templates", "deployment.yaml", template)
     assert [(d.start.line, d.code) for d in found] == [(15, "VLL202"), (18, "VLL206")]
     assert "0.99 (values.yaml engine.utilization)" in found[0].message
+
+
+RAY_CHART_TEMPLATE = """\
+    apiVersion: ray.io/v1
+    kind: RayService
+    metadata:
+      name: {{ .Release.Name }}-llm
+    spec:
+      serveConfigV2: |
+        applications:
+        - import_path: ray.serve.llm:build_openai_app
+          args:
+            llm_configs:
+            - model_loading_config:
+                model_id: "{{ .Values.modelId }}"
+              engine_kwargs:
+              {{- if .Values.engineKwargs }}
+                {{ .Values.engineKwargs | toYaml | nindent 12 }}
+              {{- end }}
+                pipeline_parallel_size: {{ .Values.gpus }}
+                enable_auto_tool_choice: true
+    """
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    # engineKwargs: {} writes no key (Helm skips the branch): nothing sets the utilisation nor the length
+    ("engineKwargs: {}\n", [(17, "VLL201"), (17, "VLL203")]),
+    # its keys are engine arguments, said at the action's line with the values entry they came from
+    ("engineKwargs: {max_model_len: 4096, gpu_memory_utilization: 0.99}\n", [(15, "VLL202")]),
+])
+def test_ray_serve_llm_engine_kwargs_in_a_helm_chart_are_read_in_full(tmp_path, values, expected):
+    """Ray Serve LLM hands engine_kwargs to vLLM as they are (plus the model from model_loading_config):
+    the launch is read in full; enable_auto_tool_choice is a FrontendArgs field Ray accepts (no VLL206)."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("modelId: Qwen/Qwen2.5-7B-Instruct\ngpus: 1\n" + values)
+    found = lint_text(chart / "templates", "rayservice.yaml", textwrap.dedent(RAY_CHART_TEMPLATE))
+    assert [(d.start.line, d.code) for d in found] == expected
+    explained = run_cli("check", "--no-cache", "--explain-opaque", "templates/rayservice.yaml", cwd=chart)
+    assert "1 launches seen, 1 read in full, 0 opaque" in explained.stdout, explained.stdout
+    if expected[0][1] == "VLL202":
+        assert "0.99 (values.yaml via {{ .Values.engineKwargs | toYaml | nindent 12 }})" in found[0].message
+
+
+def test_ray_serve_llm_engine_kwargs_written_by_an_unknown_action_leave_the_launch_opaque(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("modelId: m\ngpus: 1\n")
+    (chart / "templates" / "rayservice.yaml").write_text(textwrap.dedent(RAY_CHART_TEMPLATE).replace(".Values.engineKwargs", ".Release.Kwargs"))
+    explained = run_cli("check", "--no-cache", "--explain-opaque", "templates/rayservice.yaml", cwd=chart)
+    assert "engine_kwargs written by {{ .Release.Kwargs | toYaml | nindent 12 }}, whose value is not known" in explained.stdout, explained.stdout
+
+
+def test_words_after_a_redirect_are_the_commands_as_bash_reads_them(tmp_path):
+    """tree-sitter-bash gives every word after `> file` to the redirect; bash, only the first."""
+    text = "vllm serve m > vllm.log --max-model-len 4096 --gpu-memory-utilization 0.99 --host 127.0.0.1 2>&1 &\n"
+    found = lint_text(tmp_path, "serve.sh", text)
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(1, 71, "VLL202")]  # at 0.99

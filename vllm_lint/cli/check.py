@@ -408,7 +408,7 @@ def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> i
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = None
-        target = file_target(path, text, settings.target_vllm_version, settings.pin_search_tops)
+        target = file_target(path, text, settings.target_vllm_version, settings.pin_search_tops, settings.vllm_images)
         api = load_api(target.specifier)
         print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
     return EXIT_CLEAN

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from vllm_lint.cmdline.shell import Command, ShellSyntaxError, Word, tokenize
+from vllm_lint.cmdline.shell import Command, ShellSyntaxError, Word
 
 # Stands for an interpolated value inside a command string: it must stay unknown under any shell quoting,
 # so it is a character no command contains, turned into an unknown part after tokenizing.
@@ -52,8 +52,10 @@ def split_words(text: str, base: int) -> list[Word]:
 def command_words(text: str, base: int) -> list[Command] | None:
     """The commands of a command string run by ``/bin/sh`` (each word at ``base`` + its index); None when it
     cannot be split the way the shell would: no launch, no guess."""
+    from vllm_lint.cmdline.shell_grammar import read_commands
+
     try:
-        commands = tokenize(text, base)
+        commands = read_commands(text, base)
     except ShellSyntaxError:
         return None
     for command in commands:

@@ -10,7 +10,7 @@ module missing from the API snapshot becomes a "module" launch (VLL303).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,6 +28,8 @@ from vllm_lint.launch.record import ImageReference, Launch, Reach
 from vllm_lint.values import Value
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from vllm_lint.vllm_api import VllmApi
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
@@ -184,6 +186,17 @@ _ARRAY_REFERENCE = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
 _VARIABLE_REFERENCE = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
 
 
+def _read_into(words: list[Word], env: Environment) -> None:
+    """``read -ra NAME`` (or ``read NAME...``): variables whose values come in at run time."""
+    names = [w.raw for w in words if w.raw.isidentifier()]
+    as_array = any(w.raw.startswith("-") and "a" in w.raw[1:] for w in words)
+    for name in names:
+        env.vars[name] = None
+        env.unknown_why[name] = "filled by read at run time"
+        if as_array:
+            env.arrays[name] = None
+
+
 def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
     """``"${args[@]}"`` as the elements of ``args=(...)``, each where it was written."""
     if not env.arrays:
@@ -193,11 +206,13 @@ def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
         match = _ARRAY_REFERENCE.match(word.raw)
         elements = env.arrays.get(match.group(1)) if match else None
         if elements is None:
+            if match is not None and word.why is None and match.group(1) in env.unknown_why:
+                word.why = f"unresolved array ${match.group(1)}[@] ({env.unknown_why[match.group(1)]})"
             result.append(word)
             continue
         for element in elements:
             copy = Word(element.raw, element.start, element.end, list(element.parts), element.quoted, single=True)
-            copy.condition = element.condition | word.condition
+            copy.condition, copy.why = element.condition | word.condition, element.why
             result.append(copy)
     return result
 
@@ -276,10 +291,13 @@ def _branch_renderings(words: list[Word]) -> list[list[Word]] | None:
 
 class Extractor:
     """``api``: the releases the file targets. ``images_pin``: whether a ``vllm/vllm-openai`` image's
-    tag picks the releases of the launch it runs (not when the target-vllm-version setting applies)."""
+    tag picks the releases of the launch it runs (not when the target-vllm-version setting applies).
+    ``mirrors``: repositories that hold vllm/vllm-openai's images (the ``vllm-images`` setting)."""
 
-    def __init__(self, api: VllmApi, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True) -> None:
+    def __init__(self, api: VllmApi, source: str, opaque: tuple[tuple[int, int], ...] = (), images_pin: bool = True,
+                 mirrors: tuple[str, ...] = ()) -> None:
         self.api = api
+        self.mirrors = mirrors
         self.source = source
         # Spans of the source whose text something else fills in before the shell sees it (a notebook's
         # ``{python_expression}`` in a ``!`` line): a word that touches one has an unknown value.
@@ -289,6 +307,9 @@ class Extractor:
         self._image: tuple[VllmApi, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
         self.reader = ""  # the kind of text being read, stamped on each launch found (``Found.reader``)
+        # A template's values file: where a value's origin ("values.yaml a.b") is written
+        # (surfaces.templates.Template.values_locations), for findings' related locations.
+        self.values_locations: Callable[[str], list[tuple[Path, int, int, int, int, str]]] | None = None
 
     @property
     def table(self) -> FlagTable:
@@ -302,16 +323,9 @@ class Extractor:
 
     # -- shell scripts -------------------------------------------------------------------------
     def script(self, text: str, env: Environment, base: int = 0, container: Container | None = None, fixable: bool = True) -> None:
-        try:
-            commands = tokenize(text, base)
-        except ShellSyntaxError:
-            # a script bash accepts is read, never refused: the grammar splits what the tokenizer cannot
-            from vllm_lint.cmdline.shell_grammar import tokenize_with_grammar
+        from vllm_lint.cmdline.shell_grammar import read_commands
 
-            split = tokenize_with_grammar(text, base)
-            if split is None:
-                raise
-            commands = split
+        commands = read_commands(text, base)
         if self.opaque:
             for command in commands:
                 for word in command.words:
@@ -338,6 +352,9 @@ class Extractor:
             if head in ("source", ".") and len(words) > 1:
                 env.vars.setdefault("VLLM_API_KEY", None)  # a sourced env file may set any variable
                 continue
+            if head == "read":
+                _read_into(words[1:], env)
+                continue
             self._heredocs(command, env, container)
             self.command(words, env, container, fixable)
 
@@ -355,6 +372,7 @@ class Extractor:
         name = word.raw.split("=", 1)[0].rstrip("+")
         if command.condition and word.array is None:
             env.vars[name] = None
+            env.unknown_why.setdefault(name, "set under a condition (if, case, && or a loop)")
         heredoc = _captured_heredoc(word)
         if heredoc is not None:
             env.scripts[name] = heredoc
@@ -503,8 +521,10 @@ class Extractor:
             script = (word.value, word.offsets, ())
         if script is not None:
             text, offsets, unknown = script
+            from vllm_lint.cmdline.shell_grammar import read_commands
+
             try:
-                for command in tokenize(text, 0):
+                for command in read_commands(text, 0):
                     for w in command.words:
                         make_opaque(w, unknown, text, 0)
                         w.origin = w.origin or next((o for s, e, o in word.script_origins if s < w.end and w.start < e), None)
@@ -533,7 +553,9 @@ class Extractor:
 
     def script_unmapped(self, text: str, env: Environment, span: Span, container: Container | None) -> None:
         """Lint text whose offsets cannot be mapped back: every word points at ``span``."""
-        for command in tokenize(text, 0):
+        from vllm_lint.cmdline.shell_grammar import read_commands
+
+        for command in read_commands(text, 0):
             for w in command.words:
                 w.start, w.end = span.start, span.end
             words = command.words
@@ -600,7 +622,7 @@ class Extractor:
         if container.gpu_count is None and cuda is not None:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         image_name = image.value or ""
-        if entrypoint is None and _OPENAI_IMAGE.search(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
+        if entrypoint is None and self.runs_vllm_image(image_name) and (not args or _basename(args[0]) not in ("vllm", "python", "python3", "bash", "sh")):
             self.image_default(args, merged, container, fixable, image_name, Span(image.start, image.end), command_start)
             return
         if entrypoint is not None:
@@ -656,15 +678,24 @@ class Extractor:
             self.found.append(Found(launch, None, False, [], start, reader=self.reader))
 
     # -- containers of the vllm/vllm-openai image -------------------------------------------------
+    def runs_vllm_image(self, image: str) -> bool:
+        """Whether ``image`` is vLLM's own server image (or a configured mirror of it), whose ENTRYPOINT
+        starts the server with the container's arguments."""
+        if _OPENAI_IMAGE.search(image):
+            return True
+        from vllm_lint.vllm_api.targets import mirrored_repository
+
+        return mirrored_repository(image, self.mirrors) is not None
+
     def image_api(self, image: str) -> tuple[VllmApi, str | None]:
         """The releases a container of ``image`` runs, and the image when its tag chose them."""
-        if not self.images_pin or not _OPENAI_IMAGE.search(image):
+        if not self.images_pin or not self.runs_vllm_image(image):
             # not vLLM's image: what was decided outside stands (a compose service built from a pinning Dockerfile)
             return self._image if self._image is not None else (self.api, None)
         from vllm_lint.vllm_api import load_api
         from vllm_lint.vllm_api.targets import image_target
 
-        target = image_target(image, "image")
+        target = image_target(image, "image", self.mirrors)
         if target is None:
             return self.api, None
         return load_api(target.specifier), image

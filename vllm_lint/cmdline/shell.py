@@ -490,6 +490,9 @@ def _read_dollar_checked(text: str, i: int, parts: list, base: int) -> int:
         raise ShellSyntaxError(exc.message, base + exc.offset) from None
 
 
+_POSITIONAL = re.compile(r"\$(?:[0-9@*#]|\{[0-9@*#])")
+
+
 class Environment:
     """Variables known at a point of a script: name -> Value (None: set, value unknown)."""
 
@@ -500,11 +503,33 @@ class Environment:
         self.scripts: dict[str, Heredoc] = {}
         # the script's arguments, ``"$@"`` (a wrapper script run with an image's CMD); None: not known
         self.positional: list[Word] | None = None
+        # why a variable set here has no value known ("set from positional arguments ($1...)"), for
+        # ``check --explain-opaque``
+        self.unknown_why: dict[str, str] = {}
 
     def copy(self) -> Environment:
         other = Environment(self.vars)
         other.arrays, other.scripts, other.positional = dict(self.arrays), dict(self.scripts), self.positional
+        other.unknown_why = dict(self.unknown_why)
         return other
+
+    def why_unknown(self, parts: list, text: str) -> str | None:
+        """Why the value ``parts`` (written ``text``) stands for is not known, when this script says."""
+        for part in parts:
+            if part[0] == "unknown":
+                if "$(" in text or "`" in text:
+                    return "set from a command's output"
+                return "set from positional arguments ($1...)" if _POSITIONAL.search(text) else None
+            if part[0] == "lit":
+                continue
+            name = part[1]
+            if name.isdigit() or name in ("@", "*"):
+                return "set from positional arguments ($1...)"
+            if name in self.vars and self.vars[name] is None:
+                return self.unknown_why.get(name)
+            if name not in self.vars and part[2] is None:
+                return f"set from ${name}, which the script does not set"
+        return None
 
     def expand_parts(self, parts: list) -> tuple[str | None, str | None]:
         out: list[str] = []
@@ -543,7 +568,17 @@ class Environment:
         value, origin = self.expand_parts(word.parts)
         # a literal keeps the origin its front-end found (a Python constant, an os.getenv default)
         word.value, word.origin = value, origin if origin is not None or not word.literal else word.origin
+        if value is None and word.why is None:
+            word.why = self._unknown_variable(word.parts)
         return word
+
+    def _unknown_variable(self, parts: list) -> str | None:
+        """``unresolved variable $X (set from the script's arguments)``: the first variable of ``parts`` that
+        this script set to a value not known, and why it is not known."""
+        for part in parts:
+            if part[0] not in ("lit", "unknown") and part[1] in self.unknown_why:
+                return f"unresolved variable ${part[1]} ({self.unknown_why[part[1]]})"
+        return None
 
     def assign(self, word: Word) -> bool:
         """Record ``NAME=value``; return whether the word was an assignment."""
@@ -567,6 +602,11 @@ class Environment:
             sub.parts = [("unknown",)]
         text, origin = self.expand_parts(sub.parts or [("lit", "")])
         self.vars[name] = Value(text, origin or f"{name}={value_text}") if text is not None else None
+        why = self.why_unknown(sub.parts or [], value_text) if text is None else None
+        if why is not None:
+            self.unknown_why[name] = why
+        else:
+            self.unknown_why.pop(name, None)
         return True
 
 

@@ -1,10 +1,13 @@
 """Shell read on tree-sitter-bash, a maintained bash grammar: the judge of what bash accepts, and the reader
-of the scripts the hand tokenizer (``shell.py``) cannot split.
+of every script a file holds (a shell script, a Dockerfile's RUN/CMD/ENTRYPOINT shell form, an ``sh -c``
+string in compose, Kubernetes or Python, a notebook's ``!`` line or ``%%bash`` cell, SkyPilot's ``run:``, a
+Markdown fence).
 
 The grammar decides the structure (commands, lists, pipelines, blocks, here-documents, arrays) and where
 each word is; each word's own text is then read by ``shell.py``'s word reader, so values, ``${VAR:-d}``,
-``${VAR:+...}``, arrays and ``"$@"`` expand exactly as they do for every other script. The grammar is
-imported only for a script the tokenizer refused (about 10 ms), never on the common path.
+``${VAR:+...}``, arrays and ``"$@"`` expand as the static expansion says. ``shell.tokenize`` reads a script
+only where the grammar is not installed or finds an error. The grammar is imported on the first script
+read; the pre-filter keeps files without a vLLM word from being read at all.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from vllm_lint.cmdline.shell import (
     Word,
     _alternative_words,
     _read_word,
+    tokenize,
 )
 
 # argument nodes: one shell word each (a concatenation is one word made of several pieces)
@@ -45,6 +49,13 @@ def bash_accepts(text: str) -> bool | None:
     if parser is None:
         return None
     return not parser.parse(text.encode("utf-8")).root_node.has_error
+
+
+def read_commands(text: str, base: int = 0) -> list[Command]:
+    """The commands of a script as bash's grammar splits them; ``shell.tokenize``'s where the grammar is not
+    installed or finds an error (raising its ShellSyntaxError then, so that the error said is a precise one)."""
+    commands = tokenize_with_grammar(text, base)
+    return commands if commands is not None else tokenize(text, base)
 
 
 def tokenize_with_grammar(text: str, base: int = 0) -> list[Command] | None:
@@ -116,6 +127,13 @@ class _Reader:
         if body is not None:
             self.visit(body, condition)
         owner = self.commands[before] if len(self.commands) > before else None
+        if owner is not None and body is not None and body.type == "command":
+            # the grammar takes every word after `> file` as the redirect's; bash takes the first (``cmd > log
+            # --flag`` runs ``cmd --flag``)
+            for child in node.named_children:
+                if child.type == "file_redirect":
+                    for extra in child.children_by_field_name("destination")[1:]:
+                        owner.words.extend(self.words_of(extra))
         for child in node.named_children:
             if child.type != "heredoc_redirect" or owner is None:
                 continue

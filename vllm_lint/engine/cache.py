@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_lint import __version__
-from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, Severity
+from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, RelatedLocation, Severity
 from vllm_lint.engine.runner import FileResult, RunOptions
 
 from vllm_lint.hashing import blake2b, content_hash
@@ -207,7 +207,7 @@ class ResultCache:
                 dockerfile = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return None
-        return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.pin_search_tops).specifier
+        return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.pin_search_tops, self._settings.vllm_images).specifier
 
     def store(self, path: Path, result: FileResult) -> None:
         """Remember a result, under the size, mtime and hash of the bytes it was linted from."""
@@ -250,6 +250,11 @@ def _mark_directory(directory: Path) -> None:
 # -- (de)serialising results --------------------------------------------------------------------
 
 
+def _beside(path: str, shown: str) -> str:
+    """``path`` relative to the folder of the finding's file, so a cached result holds wherever it is shown from."""
+    return os.path.relpath(path, os.path.dirname(shown) or ".")
+
+
 def _position(value: list) -> Position:
     return Position(int(value[0]), int(value[1]))
 
@@ -278,6 +283,7 @@ def _result_to_json(result: FileResult) -> dict:
                 "severity": d.severity.value,
                 "noqa_lines": list(d.noqa_lines),
                 "cell": None if d.cell is None else [d.cell.cell, d.cell.start.line, d.cell.start.column, d.cell.end.line, d.cell.end.column],
+                "related": [[_beside(r.path, d.path), r.start.line, r.start.column, r.end.line, r.end.column, r.message] for r in d.related],
                 "fix": None
                 if d.fix is None
                 else {
@@ -309,6 +315,10 @@ def _result_from_json(raw: dict, shown: str) -> FileResult:
                 fix=fix,
                 noqa_lines=tuple(int(n) for n in item["noqa_lines"]),
                 cell=_cell(item.get("cell")),
+                related=tuple(
+                    RelatedLocation(os.path.normpath(os.path.join(os.path.dirname(shown), str(path))), Position(int(a), int(b)), Position(int(c), int(e)), str(text))
+                    for path, a, b, c, e, text in item.get("related", ())
+                ),
             )
         )
     target = (raw["target"][0],) if "target" in raw else None

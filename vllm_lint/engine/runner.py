@@ -117,7 +117,7 @@ def lint_bytes(
         display=shown,
         data=data,
         enabled=options.enabled,
-        launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version),
+        launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version, settings.vllm_images),
         target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
         pin_search_tops=settings.pin_search_tops,

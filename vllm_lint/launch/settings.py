@@ -10,3 +10,5 @@ class LaunchSettings:
     fix_max_model_len: int = 8192
     # The setting, when given: it wins over every pin, a container image's tag included.
     target_vllm_version: str | None = None
+    # Mirrors of vllm/vllm-openai (the ``vllm-images`` setting): recognised as vLLM's image, tag and all.
+    vllm_images: tuple[str, ...] = ()

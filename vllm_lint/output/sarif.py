@@ -85,6 +85,15 @@ def result(diagnostic: Diagnostic, rule_index: dict[str, int], root: Path) -> di
         # viewer of the raw file shows); the cell and the span within it travel as properties.
         cell = diagnostic.cell
         entry["properties"] = {"cell": cell.cell, "cellRegion": region(cell.start, cell.end)}
+    if diagnostic.related:
+        entry["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {"artifactLocation": artifact_location(place.path, root), "region": region(place.start, place.end)},
+                "message": {"text": place.message},
+            }
+            for number, place in enumerate(diagnostic.related)
+        ]
     if diagnostic.fix is not None:
         entry["fixes"] = [_fix(diagnostic.fix, artifact)]
     return entry

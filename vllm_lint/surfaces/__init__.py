@@ -99,7 +99,7 @@ class LintJob:
         from vllm_lint.vllm_api.targets import file_target
 
         dockerfile = self.data.decode("utf-8", errors="replace") if is_dockerfile_name(self.path.name) else None
-        return file_target(self.path, dockerfile, self.target_vllm_version, self.pin_search_tops)
+        return file_target(self.path, dockerfile, self.target_vllm_version, self.pin_search_tops, self.launch_settings.vllm_images)
 
     @property
     def api_version(self) -> str | None:

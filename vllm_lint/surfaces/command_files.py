@@ -30,7 +30,13 @@ _COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
 
 def _may_match(job: LintJob) -> bool:
     # only the rules over the launch record read command lines (and VLL000 a file that cannot be read)
-    return b"vllm" in job.data.lower() and bool(job.enabled & launch_codes() or PARSE_ERROR_CODE in job.enabled)
+    return _names_vllm(job) and bool(job.enabled & launch_codes() or PARSE_ERROR_CODE in job.enabled)
+
+
+def _names_vllm(job: LintJob) -> bool:
+    """The file has the word vllm, or names a mirror of vLLM's image (the ``vllm-images`` setting)."""
+    data = job.data.lower()
+    return b"vllm" in data or any(mirror.lower().encode() in data for mirror in job.launch_settings.vllm_images)
 
 
 def is_dockerfile_name(name: str) -> bool:

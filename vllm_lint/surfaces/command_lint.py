@@ -37,7 +37,7 @@ def extract(
     ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``job``: the file's, for
     the other files of its project a reading needs (a chart's values.yaml); ``images_pin``: whether a
     vllm/vllm-openai image's tag picks the releases its container is judged against."""
-    extractor = Extractor(api, text, opaque, images_pin)
+    extractor = Extractor(api, text, opaque, images_pin, job.launch_settings.vllm_images if job is not None else ())
     extractor.reader = kind
     if kind == "shell":
         try:
@@ -95,7 +95,9 @@ def lint_text(
         for finding in findings:
             if written_only and finding.anchor == found.launch.anchor:
                 continue
-            diagnostics.append(_diagnostic(display, text, index, found, finding, api))
+            diagnostic = _diagnostic(display, text, index, found, finding, api)
+            related = _values_related(extractor, found, finding, display, job)
+            diagnostics.append(replace(diagnostic, related=related) if related else diagnostic)
     for image in extractor.images:
         for finding in check_image(image, job.launch_settings, job.enabled):
             diagnostics.append(_image_diagnostic(display, text, index, image, finding))
@@ -150,6 +152,30 @@ def _unconditional(found: Found):
     if not conditional & ADDRESS_AND_NAMES:
         return launch
     return replace(launch, settings=[replace(s, value=None) if s.key in conditional else s for s in launch.settings])
+
+
+def _values_related(extractor: Extractor, found: Found, finding: LaunchFinding, display: str, job: LintJob) -> tuple:
+    """Where in the chart's values.yaml the values of the setting a finding points at are written."""
+    locate = extractor.values_locations
+    anchor = finding.anchor
+    if locate is None or not isinstance(anchor, Span):
+        return ()
+    import os
+
+    from vllm_lint.diagnostics import Position, RelatedLocation
+
+    places = []
+    for setting in found.launch.settings:
+        if setting.value is None or not setting.value.origin:
+            continue
+        spans = [a for a in (setting.anchor, setting.value_anchor) if isinstance(a, Span)]
+        if not any(a.start <= anchor.start < max(a.end, a.start + 1) for a in spans):
+            continue
+        for path, line, column, end_line, end_column, part in locate(setting.value.origin):
+            shown = os.path.normpath(os.path.join(os.path.dirname(display), os.path.relpath(path, job.path.parent)))
+            message = f"{part}: the chart's default, which an install may override"
+            places.append(RelatedLocation(shown, Position(line, column), Position(end_line, end_column), message))
+    return tuple(dict.fromkeys(places))
 
 
 def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageReference, finding: LaunchFinding) -> Diagnostic:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from vllm_lint.cmdline.serve_args import Span
-from vllm_lint.cmdline.launches import _OPENAI_IMAGE, Extractor
+from vllm_lint.cmdline.launches import Extractor
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError, Word, tokenize
 from vllm_lint.launch.record import Reach
 
@@ -317,7 +317,7 @@ def _final(extractor: Extractor, text: str, stage: Stage, job) -> None:
         return
     if cmd is None:
         return
-    if _OPENAI_IMAGE.search(stage.image):
+    if extractor.runs_vllm_image(stage.image):
         image_args = _json_words(text, cmd.args_start, cmd.end)
         if image_args is not None and not (image_args and (image_args[0].value or "").rsplit("/", 1)[-1] in ("vllm", "python", "python3", "sh", "bash")):
             anchor = Span(cmd.start, cmd.start + 3)

@@ -14,7 +14,8 @@ can override; findings say where a value came from.
 Every ``{{ if }}``/``{{ else }}`` branch (``{% if %}`` in Jinja) is a condition (see
 ``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot;
 a ``range`` over a values list is written once per element (``element`` binds "." and its variable while
-one is rendered); over anything else, or an empty list, it repeats what it holds an unknown number of times.
+one is rendered; an empty list writes nothing); over anything else it repeats what it holds an unknown
+number of times.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import yaml
 
 PLACEHOLDER = 0xE000
 MAX_ACTIONS = 6000  # private-use characters available for one file
@@ -77,6 +82,10 @@ class Template:
     defines: dict[str, str] = field(default_factory=dict)  # the chart's named templates (_helpers.tpl): name -> body
     # what the last ``render`` wrote from the values: (start, end) in its output, and where it came from
     rendered_origins: tuple[tuple[int, int, str], ...] = ()
+    values_path: Path | None = None  # where values.yaml is, and its text (for the lines origins name)
+    values_text: str | None = None
+    origin_paths: dict[str, tuple] = field(default_factory=dict)  # "values.yaml a.b" -> ("a", "b")
+    _values_nodes: yaml.Node | Literal[False] | None = None  # False: values.yaml does not compose
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
@@ -88,12 +97,13 @@ class Template:
         return min(found, key=lambda r: r.end - r.start) if found else None
 
     def elements(self, region: Region) -> int | None:
-        """How many elements the range of ``region`` writes, when the values say (a list in values.yaml); None
-        for an empty or absent list too: that is where an install adds its own (``extraArgs: []``)."""
+        """How many elements the range of ``region`` writes, when the values say (a list in values.yaml, an
+        empty one too: ``extraArgs: []`` writes nothing, as Helm renders the chart's defaults, the same
+        defaults every other ``.Values`` here is read at); None for an absent list."""
         if region.over is None:
             return None
         value = _lookup(self.values, region.over)
-        return len(value) if isinstance(value, list) and value else None
+        return len(value) if isinstance(value, list) else None
 
     def repeated_at(self, offset: int, within: int = -1) -> bool:
         """Whether ``offset`` is in a ``range`` body that starts after ``within`` (a range around the whole
@@ -149,8 +159,19 @@ class Template:
         unknown: list[tuple[int, int]] = []
         origins: list[str] = []
         spans: list[tuple[int, int, str]] = []
+        ranges = self._inline_ranges(offsets[: len(text)])
         i = 0
         while i < len(text):
+            inside = next((r for r in ranges if r.start <= offsets[i] < r.end), None)
+            if inside is not None:
+                ranges.remove(inside)
+                written_text, written_offsets, written_unknown, written_spans, i = self._inline_range(inside, text, offsets, i)
+                unknown.extend((start + len(out), stop + len(out)) for start, stop in written_unknown)
+                spans.extend((start + len(out), stop + len(out), origin) for start, stop, origin in written_spans)
+                origins.extend(origin for _, _, origin in written_spans)
+                out.extend(written_text)
+                out_offsets.extend(written_offsets)
+                continue
             action = self.action_of(text[i])
             if action is None:
                 if self.flavour == "envsubst" and (envsubst := _ENVSUBST.match(text, i)):
@@ -183,10 +204,72 @@ class Template:
         self.rendered_origins = tuple(spans)
         return "".join(out), out_offsets, tuple(unknown), ", ".join(dict.fromkeys(origins)) or None
 
+    def _inline_ranges(self, offsets: list[int]) -> list[Region]:
+        """The ``{{ range .Values.list }}...{{ end }}`` bodies written inside one scalar (``--x{{ range
+        .Values.args }} {{ . }}{{ end }}``) over a values list, not the one being rendered."""
+        if not offsets or self.flavour not in ("helm", "go"):
+            return []
+        low, high = min(offsets), max(offsets)
+        current = self.element[0] if self.element is not None else None
+        return [r for r in self.regions if r.repeated and r is not current and low <= r.start and r.end <= high + 1
+                and self.elements(r) is not None]
+
+    def _inline_range(self, region: Region, text: str, offsets: list[int], i: int):
+        """The body of ``region`` from ``text[i]`` on, rendered once per element of its values list; with
+        where ``text`` goes on after it."""
+        end = i
+        while end < len(text) and offsets[end] < region.end:
+            end += 1
+        body, body_offsets = text[i:end], offsets[i:end]
+        written: list[str] = []
+        written_offsets: list[int] = []
+        written_unknown: list[tuple[int, int]] = []
+        written_spans: list[tuple[int, int, str]] = []
+        outer = self.element
+        try:
+            for index in range(self.elements(region) or 0):
+                self.element = (region, index)
+                rendered, rendered_offsets, unknown, _ = self.render(body, body_offsets)
+                written_unknown.extend((start + len(written), stop + len(written)) for start, stop in unknown)
+                written_spans.extend((start + len(written), stop + len(written), origin) for start, stop, origin in self.rendered_origins)
+                written.extend(rendered)
+                written_offsets.extend(rendered_offsets)
+        finally:
+            self.element = outer
+        return written, written_offsets, written_unknown, written_spans, end
+
     def known_prefix(self, text: str) -> str:
         """A scalar's value up to its first unknown part (``vllm/vllm-openai:`` of ``vllm/vllm-openai:${TAG}``)."""
         rendered, _, unknown, _ = self.render(text, list(range(len(text))))
         return rendered[: unknown[0][0]] if unknown else rendered
+
+    def values_locations(self, origin: str) -> list[tuple[Path, int, int, int, int, str]]:
+        """Where in values.yaml each part of ``origin`` (``values.yaml a.b, values.yaml c``) is written:
+        (path, line, column, end line, end column, the part), lines and columns from 1; parts not found left out."""
+        if self.values_path is None or self.values_text is None:
+            return []
+        nodes = self._values_root()
+        found = []
+        for part in origin.split(", "):
+            keys = self.origin_paths.get(part)
+            node = nodes
+            for key in keys or ():
+                node = _child(node, key)
+            if keys is not None and node is not None:
+                start, end = node.start_mark, node.end_mark
+                found.append((self.values_path, start.line + 1, start.column + 1, end.line + 1, end.column + 1, part))
+        return found
+
+    def _values_root(self) -> yaml.Node | None:
+        if self._values_nodes is None:
+            import yaml
+
+            try:
+                root = yaml.compose(self.values_text or "", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            except yaml.YAMLError:
+                root = None
+            self._values_nodes = root if root is not None else False
+        return self._values_nodes or None
 
     def value_of(self, text: str) -> tuple[str | None, str | None]:
         """A scalar's value with its actions written out; None when some part is not known."""
@@ -225,7 +308,7 @@ def read_template(path: Path, text: str, flavour: str, read=None) -> Template:
     if flavour == "envsubst":
         return template
     if flavour == "helm":
-        template.values = _chart_values(chart_root(path), read)
+        template.values = _chart_values(template, chart_root(path), read)
         template.defines = _chart_defines(chart_root(path), read)
     actions = _lex(text, flavour)
     if len(actions) > MAX_ACTIONS:
@@ -265,7 +348,7 @@ def _chart_defines(root: Path | None, read) -> dict[str, str]:
     return defines
 
 
-def _chart_values(root: Path | None, read) -> object:
+def _chart_values(template: Template, root: Path | None, read) -> object:
     if root is None or read is None:
         return None
     text = read(root / "values.yaml")
@@ -275,9 +358,24 @@ def _chart_values(root: Path | None, read) -> object:
         import yaml
 
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(text, Loader=loader)
+        values = yaml.load(text, Loader=loader)
     except Exception:  # noqa: BLE001 - no values (missing, unreadable, not YAML): every value is unknown
         return None
+    template.values_path, template.values_text = root / "values.yaml", text
+    return values
+
+
+def _child(node, key) -> yaml.Node | None:
+    """The node under ``key`` in a composed YAML mapping (or at index ``key`` of a sequence); None if absent."""
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+        return node.value[key]
+    if isinstance(node, yaml.MappingNode):
+        for name, value in node.value:
+            if isinstance(name, yaml.ScalarNode) and name.value == str(key):
+                return value
+    return None
 
 
 _STRING_IN_ACTION = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\]|\\.)\'')
@@ -549,7 +647,9 @@ class _Evaluator:
         path = _path(token, self.scope, self.variables)
         value = _lookup(self.template.values, path)
         if value is not UNKNOWN and value is not _MISSING and path is not None:
-            self.origins.append(f"{self.template.values_name} {'.'.join(str(key) for key in path[1:])}")
+            origin = f"{self.template.values_name} {'.'.join(str(key) for key in path[1:])}"
+            self.template.origin_paths[origin] = path[1:]
+            self.origins.append(origin)
         return value
 
 

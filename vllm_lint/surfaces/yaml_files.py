@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import (
-    _OPENAI_IMAGE,
     Container,
     Extractor,
     gpus_from_devices,
@@ -23,6 +23,9 @@ from vllm_lint.cmdline.shell import (
 from vllm_lint.surfaces.compose_env import DotEnv, Interpolated, interpolate
 from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
+
+if TYPE_CHECKING:
+    import yaml
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "Job", "CronJob", "DaemonSet", "ReplicaSet"})
 _MAX_NODES = 200_000  # bound alias expansion ("billion laughs")
@@ -132,7 +135,7 @@ class _YamlWords:
             word = Word(self.source[start:end], start, end, [("lit", prefix), ("unknown",)] if prefix else [("unknown",)], True, None, None, single=not repeated)
         else:
             word = Word(self.source[start:end], start, end, [("lit", rendered)], True, rendered, origin, single=True)
-        word.why = "template range left opaque" if repeated else "template expression left opaque"
+        word.why = self._range_why(start, within) if repeated else "template expression left opaque"
         # the text a shell runs when the element is a script (sh -c), placed but not edited (a template)
         word.script = (rendered, offsets + [mapping[-1]], unknown) if not repeated else None
         word.script_origins = self.template.rendered_origins
@@ -140,6 +143,19 @@ class _YamlWords:
         if element is not None:
             word.condition = word.condition - {element[0].condition}  # written once per element, and there are some
         return word
+
+    def _range_why(self, start: int, within: int) -> str:
+        """Why a range's words are not known: ``template range left opaque ({{ range .extraArgs }}, ...)``."""
+        region = self.template.range_at(start, within)
+        opening = next((a for a in self.template.actions if region is not None and a.end == region.start and a.kind == "range"), None)
+        if opening is None:
+            return "template range left opaque"
+        if region.over is None:
+            nested = any(r.repeated and r is not region and r.start <= region.start < r.end for r in self.template.regions)
+            what = "inside another range" if nested else "not over a values list"
+        else:
+            what = f"{self.template.values_name} has no {'.'.join(str(key) for key in region.over[1:])} list"
+        return f"template range left opaque ({{{{ {opening.body} }}}}: {what})"
 
     def _range_words(self, items: list, index: int, within: int) -> tuple[list[Word], int] | None:
         """The words of a ``{{ range }}`` over a values list that starts at ``items[index]``, written once
@@ -307,7 +323,7 @@ class _YamlWords:
             return
         first = cmd[0]
         head = (first[0].value or "").rsplit("/", 1)[-1] if first else ""
-        if _OPENAI_IMAGE.search(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
+        if self.extractor.runs_vllm_image(image) and head not in ("vllm", "python", "python3", "sh", "bash"):
             words = [env.expand(w) if w.offsets is None and self.kind == "compose" else w for c in cmd for w in c]
             extractor.image_default(words, env, container, cmd_fixable and len(cmd) == 1, image, _first_word(words, anchor), anchor.start)
             return
@@ -396,6 +412,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
                 column = exc.offset - (text.rfind("\n", 0, exc.offset) + 1) + 1
                 raise CommandParseError(f"{_TEMPLATE_NAMES[flavour]} that cannot be read: {exc.message}", line=line, column=column) from None
             source = template.masked
+            extractor.values_locations = template.values_locations
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         documents = list(yaml.compose_all(_yaml_1_2_lines(source), Loader=loader))
@@ -511,7 +528,7 @@ def _built_pin(build, words: _YamlWords, job) -> tuple[str, str] | None:
         return None
     from vllm_lint.vllm_api.targets import dockerfile_target
 
-    target = dockerfile_target(text, path.name)
+    target = dockerfile_target(text, path.name, job.launch_settings.vllm_images)
     if target is None or not target.specifier:
         return None
     return target.specifier, f"built from {context.rstrip('/') or '.'}/{dockerfile or 'Dockerfile'}"
@@ -653,7 +670,9 @@ def _kubernetes(document, words: _YamlWords, budget: _Budget) -> None:
     if kind == "RayJob":
         _ray_job(document, words)
     if kind == "RayService":
-        _ray_serve_config(document, words)
+        from vllm_lint.surfaces.ray_serve import read_serve_config
+
+        read_serve_config(document, words)
 
 
 def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> None:
@@ -683,44 +702,68 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
         for mount in _items(_get(item, "volumeMounts")):
             if words.text(_get(mount, "mountPath")) == "/dev/shm":
                 container.shm_bytes = memory_volumes.get(_scalar(_get(mount, "name")) or "")
-        command, args = _get(item, "command"), _get(item, "args")
-        holes = _holes(item, words)
-        if "env" in holes or "envFrom" in holes or "" in holes:
-            container.env.setdefault("VLLM_API_KEY", None)  # an {{ include }} or {{ toYaml }} may set it
-        if "resources" in holes:
-            container.gpu_count = None
-        env = Environment(container.env)
-        image = _image(words, _get(item, "image"))
-        container.image = image or None
-        anchor_node = command or args or item
-        anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
-        before = len(words.extractor.found)
-        listed = {key: _listed_words(action, words) for key, action in holes.items() if key in ("command", "args")}
-        if any(value is None for value in listed.values()):
-            continue  # an action writes the command or args, and the template does not say what
-        if listed:
-            # `command:` written by `{{ toYaml .Values.command | nindent 10 }}` from values.yaml
-            import yaml
+        for command, args in _command_pairs(item, words):
+            holes = _holes(item, words)
+            if "env" in holes or "envFrom" in holes or "" in holes:
+                container.env.setdefault("VLLM_API_KEY", None)  # an {{ include }} or {{ toYaml }} may set it
+            if "resources" in holes:
+                container.gpu_count = None
+            env = Environment(container.env)
+            image = _image(words, _get(item, "image"))
+            container.image = image or None
+            anchor_node = command or args or item
+            anchor = Span(anchor_node.start_mark.index, anchor_node.start_mark.index + 1)
+            before = len(words.extractor.found)
+            listed = {key: _listed_words(action, words) for key, action in holes.items() if key in ("command", "args")}
+            if any(value is None for value in listed.values()):
+                continue  # an action writes the command or args, and the template does not say what
+            if listed:
+                # `command:` written by `{{ toYaml .Values.command | nindent 10 }}` from values.yaml
+                import yaml
 
-            command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
-            args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
-            if command_words:
-                with words.extractor.in_image(image):
-                    words.extractor.command(command_words + args_words, env, container, fixable=False)
-            elif args_words:
-                _image_args(words, args_words, image, env, container, anchor)
-            continue
-        if command is not None:
-            _k8s_command(words, command, args, image, env, container, anchor)
-        else:
-            words.launch(None, args, image, env, container, anchor)
-        if words.template is not None and words.template.repeated_at(anchor.start, item.start_mark.index):
-            for found in words.extractor.found[before:]:
-                found.launch.left_opaque("template range repeats its words")
+                command_words = listed.get("command") or (words.sequence_words(command, env) if isinstance(command, yaml.SequenceNode) else [])
+                args_words = listed.get("args") or (words.sequence_words(args, env) if isinstance(args, yaml.SequenceNode) else [])
+                if command_words:
+                    with words.extractor.in_image(image):
+                        words.extractor.command(command_words + args_words, env, container, fixable=False)
+                elif args_words:
+                    _image_args(words, args_words, image, env, container, anchor)
+                break
+            if command is not None:
+                _k8s_command(words, command, args, image, env, container, anchor)
+            else:
+                words.launch(None, args, image, env, container, anchor)
+            if words.template is not None and words.template.repeated_at(anchor.start, item.start_mark.index):
+                for found in words.extractor.found[before:]:
+                    found.launch.left_opaque("template range repeats its words")
+
+
+def _command_pairs(item, words: _YamlWords) -> list[tuple[yaml.Node | None, yaml.Node | None]]:
+    """A container's ``command`` and ``args``; in a template whose ``{{ if }}``/``{{ else }}`` branches each
+    write their own (the keys twice in the parsed mapping), one pair per branch: each branch's command with
+    the args written in it or around it."""
+    import yaml
+
+    if not isinstance(item, yaml.MappingNode):
+        return [(None, None)]
+    commands = [v for k, v in item.value if _scalar(k) == "command"]
+    arguments = [v for k, v in item.value if _scalar(k) == "args"]
+    if words.template is None or (len(commands) <= 1 and len(arguments) <= 1):
+        return [(_get(item, "command"), _get(item, "args"))]
+    def condition(node) -> frozenset:
+        return words.template.condition_at(node.start_mark.index)
+
+    def partner(node, others: list):
+        around = [other for other in others if condition(other) <= condition(node)]
+        return max(around, key=lambda other: len(condition(other)), default=None)
+
+    if len(commands) >= len(arguments):
+        return [(command, partner(command, arguments)) for command in commands]
+    return [(partner(arg, commands), arg) for arg in arguments]
 
 
 def _image_args(words: _YamlWords, joined: list[Word], image: str, env: Environment, container: Container, anchor: Span) -> None:
-    if _OPENAI_IMAGE.search(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
+    if words.extractor.runs_vllm_image(image) and (joined[0].value or "").rsplit("/", 1)[-1] not in ("vllm", "python", "python3", "sh", "bash"):
         words.extractor.image_default(joined, env, container, False, image, _first_word(joined, anchor), anchor.start)
         return
     with words.extractor.in_image(image):
@@ -886,69 +929,3 @@ def _script(words: _YamlWords, node, env: Environment, container: Container | No
 
 def _ray_job(document, words: _YamlWords) -> None:
     _script(words, _get(_get(document, "spec"), "entrypoint"), Environment(), None)
-
-
-def _ray_serve_config(document, words: _YamlWords) -> None:
-    """Ray Serve LLM's ``engine_kwargs`` inside a RayService's ``serveConfigV2`` (a YAML document held
-    in a string): vLLM engine arguments by their EngineArgs names, checked for name and value."""
-    import yaml
-
-    node = _get(_get(document, "spec"), "serveConfigV2")
-    text = _scalar(node)
-    if not text or "engine_kwargs" not in text:
-        return
-    mapping = words.offsets(node)
-    try:
-        inner = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return
-    at = (lambda i: mapping[min(i, len(mapping) - 1)]) if mapping else (lambda i: node.start_mark.index)
-    for application in _items(_get(inner, "applications")):
-        for config in _items(_get(_get(application, "args"), "llm_configs")):
-            kwargs = _get(config, "engine_kwargs")
-            if isinstance(kwargs, yaml.MappingNode):
-                _engine_kwargs(kwargs, words, at)
-
-
-_YAML_TYPES = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float}
-
-
-def _engine_kwargs(kwargs, words: _YamlWords, at) -> None:
-    import difflib
-
-    from vllm_lint.cmdline.launches import Found
-    from vllm_lint.cmdline.serve_args import invalid_value
-    from vllm_lint.launch.record import Launch, Setting
-
-    api = words.extractor.api
-    fields = api.engine_args | api.async_engine_args
-    settings = []
-    for key_node, value_node in kwargs.value:
-        key = _scalar(key_node)
-        if key is None:
-            continue
-        value = None
-        raw = _scalar(value_node)
-        if raw is not None:
-            convert = _YAML_TYPES.get(value_node.tag)
-            typed: object = raw
-            if value_node.tag == "tag:yaml.org,2002:bool":
-                typed = raw.lower() in ("true", "yes", "on")
-            elif convert is not None:
-                try:
-                    typed = convert(raw)
-                except ValueError:
-                    typed = raw
-            value = Value(typed, "serveConfigV2 engine_kwargs")
-        anchor = Span(at(key_node.start_mark.index), at(value_node.end_mark.index - 1) + 1)
-        value_anchor = Span(at(value_node.start_mark.index), at(value_node.end_mark.index - 1) + 1)
-        known = key in fields
-        suggestions = () if known else tuple(difflib.get_close_matches(key, sorted(fields), n=3, cutoff=0.8))
-        flag = words.extractor.table.by_dest.get(key)
-        bad = invalid_value(flag, value.value) if known and flag is not None and value is not None else None
-        settings.append(Setting(key, key, known, value, anchor, value_anchor, suggestions, bad_choice=bad))
-    start = at(kwargs.start_mark.index)
-    # only the settings written here are checked: Ray Serve LLM fills in others of its own
-    launch = Launch(surface="command", kind="EngineArgs", settings=settings, anchor=Span(start, start + 1), opaque=True, serves_requests=True,
-                    opaque_reasons=["Ray Serve LLM sets engine arguments of its own"])
-    words.extractor.found.append(Found(launch, None, False, [], start, reader=words.extractor.reader))

@@ -68,7 +68,9 @@ def _block_offsets(source: str, node) -> list[int] | None:
         src_end = source.find("\n", pos)
         src_end = len(source) if src_end == -1 else src_end
         src_line = source[pos:src_end].removesuffix("\r")
-        if not src_line.strip():
+        # a blank line is a line break; in a literal block, spaces past the indentation are its text (a
+        # template's action lines, set aside as spaces, leave such lines)
+        if not src_line.strip() and not (literal and indent is not None and len(src_line) > indent):
             breaks.append(src_end)
             pos = src_end + 1
             continue

@@ -53,22 +53,53 @@ _ARG = re.compile(r"^\s*ARG\s+(\w+)=(\S+)", re.IGNORECASE | re.MULTILINE)
 _ARG_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 
 
-def image_target(image: str, where: str) -> Target | None:
+def mirrored_repository(image: str, mirrors: tuple[str, ...]) -> str | None:
+    """The configured mirror of ``vllm/vllm-openai`` (the ``vllm-images`` setting) that ``image`` is, by its
+    repository path (``registry.corp:5000/mirror/vllm-openai`` with or without the registry host), or None."""
+    if not mirrors:
+        return None
+    text = image.strip().strip("\"'").split("@", 1)[0]
+    repository = text.rsplit(":", 1)[0] if ":" in text.rpartition("/")[2] else text
+    repository = repository.lower()
+    for mirror in mirrors:
+        name = mirror.strip().lower()
+        if repository == name or repository.endswith("/" + name):
+            return name
+    return None
+
+
+def as_vllm_image(image: str, mirrors: tuple[str, ...]) -> str:
+    """``image`` as vLLM's own ``vllm/vllm-openai`` with its tag and digest when it is a configured mirror of
+    it (``registry.corp/mirror/vllm-openai:v0.6.3`` -> ``vllm/vllm-openai:v0.6.3``); as it is otherwise."""
+    if mirrored_repository(image, mirrors) is None:
+        return image
+    text = image.strip().strip("\"'")
+    at = text.find("@")
+    digest = text[at:] if at != -1 else ""
+    name = text[:at] if at != -1 else text
+    tag = ":" + name.rsplit(":", 1)[1] if ":" in name.rpartition("/")[2] else ""
+    return f"vllm/vllm-openai{tag}{digest}"
+
+
+def image_target(image: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:
     """``vllm/vllm-openai:v0.6.3`` -> ``==0.6.3``; ``:latest``, no tag, or a tag that is no release: newest;
-    a tag a template fills in (``${VLLM_TAG}``, ``{{ .Values.tag }}``): any release."""
+    a tag a template fills in (``${VLLM_TAG}``, ``{{ .Values.tag }}``): any release. ``mirrors``: repositories
+    that hold ``vllm/vllm-openai``'s images by the same tags (the ``vllm-images`` setting)."""
+    shown = image
+    image = as_vllm_image(image, mirrors)
     text = image.strip().strip("\"'")
     name, colon, tag = text.rpartition(":") if ":" in text.rpartition("/")[2] else (text, "", "")
     # (a template surface passes what it knows: the repository and an empty tag)
     if colon and (not tag or any(mark in tag for mark in ("$", "{", "}"))) and _IMAGE.match(name):
-        return Target("*", f"{where}: image {text} (its tag is filled in elsewhere: any release)")
+        return Target("*", f"{where}: image {shown.strip()} (its tag is filled in elsewhere: any release)")
     match = _IMAGE.match(text)
     if match is None:
         return None
     tag = match.group("tag")
     version = _TAG_VERSION.match(tag) if tag else None
     if version is None:
-        return Target(None, f"{where}: image {image.strip()} (not a release tag: the newest release)")
-    return Target(f"=={version.group(1)}", f"{where}: image {image.strip()}")
+        return Target(None, f"{where}: image {shown.strip()} (not a release tag: the newest release)")
+    return Target(f"=={version.group(1)}", f"{where}: image {shown.strip()}")
 
 
 def requirement_specifier(line: str) -> str | None:
@@ -82,9 +113,9 @@ def requirement_specifier(line: str) -> str | None:
     return None
 
 
-def dockerfile_target(text: str, where: str) -> Target | None:
+def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:
     """A Dockerfile's pin: the last ``pip install vllm==X`` (it replaces what the base image had), else
-    the last ``FROM`` of the vLLM image."""
+    the last ``FROM`` of the vLLM image (or of a mirror of it named in ``mirrors``)."""
     installed = None
     for match in _PIP_INSTALL.finditer(text):
         rest = match.group("rest") or match.group("uvrest") or ""
@@ -98,7 +129,7 @@ def dockerfile_target(text: str, where: str) -> Target | None:
     arguments = {name: value.strip("\"'") for name, value in _ARG.findall(text)}
     for match in _FROM.finditer(text):
         image = _ARG_USE.sub(lambda use: arguments.get(use.group(1) or use.group(2), use.group(0)), match.group("image"))
-        target = image_target(image, where)
+        target = image_target(image, where, mirrors)
         if target is not None:
             found = target
     return found
@@ -350,7 +381,8 @@ def project_target(folder: Path, stop: Path | None = None) -> Target | None:
     return None if above is None else Target(above.specifier, f"../{above.reason}")
 
 
-def file_target(path: Path, dockerfile: str | None, configured: str | None, tops: tuple[Path, ...] = ()) -> Target:
+def file_target(path: Path, dockerfile: str | None, configured: str | None, tops: tuple[Path, ...] = (),
+                mirrors: tuple[str, ...] = ()) -> Target:
     """The target of one file (see the module docstring for the order); ``dockerfile``: the file's
     text when it is a Dockerfile. The project's pin is looked for from the file's folder up to its
     repository's top (the folder with ``.git``), or, outside a repository, up to the outermost of ``tops``
@@ -359,7 +391,7 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
     if configured:
         return Target(configured, "target-vllm-version setting")
     if dockerfile is not None:
-        own = dockerfile_target(dockerfile, path.name)
+        own = dockerfile_target(dockerfile, path.name, mirrors)
         if own is not None:
             return own
     if path.is_symlink():  # the project of the file it points to

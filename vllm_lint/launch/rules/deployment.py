@@ -124,6 +124,14 @@ _VLLM_IMAGE = re.compile(r"^(?:[^@]*/)?vllm/vllm-[a-z0-9][a-z0-9._-]*$")
 _PINNABLE = "vllm/vllm-openai"  # the image whose release tags are known to be ``v<version>``
 
 
+def _mirror(reference: str, mirrors: tuple[str, ...]) -> bool:
+    if not mirrors:
+        return False
+    from vllm_lint.vllm_api.targets import mirrored_repository
+
+    return mirrored_repository(reference, mirrors) is not None
+
+
 def _floating_tag(tag: str | None) -> bool:
     return tag is None or tag == "latest" or tag.startswith("latest-") or tag == "nightly"
 
@@ -136,10 +144,12 @@ def unpinned_vllm_image(image: ImageReference, settings: LaunchSettings) -> Iter
     last = repository.rsplit("/", 1)[-1]
     if ":" in last:
         repository, tag = repository.rsplit(":", 1)
-    if not _VLLM_IMAGE.match(repository) or not _floating_tag(tag):
+    mirror = _mirror(image.reference, settings.vllm_images)
+    if not (_VLLM_IMAGE.match(repository) or mirror) or not _floating_tag(tag):
         return
     fix = None
-    if repository.rsplit("/", 2)[-2:] == _PINNABLE.split("/") and tag in (None, "latest") and image.exact:
+    # a mirror's tags are its own to name: pinned by hand
+    if not mirror and repository.rsplit("/", 2)[-2:] == _PINNABLE.split("/") and tag in (None, "latest") and image.exact:
         from vllm_lint.vllm_api import load_api
 
         fix = PinImage(image, f"{repository}:v{load_api().version}")  # the newest release this linter knows
