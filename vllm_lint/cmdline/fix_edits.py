@@ -48,7 +48,9 @@ def render_edits(text: str, index: TextIndex, found: Found, finding: LaunchFindi
         option = option_for(table, intent.key)
         if option is None:
             return None
-        words = found.words
+        # after the last word every rendering of the launch has: a word written under a condition (an `if`
+        # branch's `args+=(...)`, a Helm `{{ if }}`) would take the new flag into its branch
+        words = [w for w in found.words if w.condition <= found.head_condition]
         last_end = words[-1].end if words else (found.head.end if found.head else None)
         if last_end is None:
             return None

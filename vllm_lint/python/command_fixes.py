@@ -142,11 +142,15 @@ def _add_setting(line: CommandLine, intent: AddSetting) -> list[NodeEdit]:
 
     option = option_for(line.table, intent.key)
     words = line.found.words
-    anchor = words[-1].start if words else (line.found.head.end - 1 if line.found.head else None)
+    head = line.found.head
+    anchor = words[-1].start if words else (head.end - 1 if head else None)
     if option is None or anchor is None:
         return []
-    piece = line.piece_at(anchor)
-    container = piece.container
+    container = line.piece_at(anchor).container
+    if head is not None and line.piece_at(head.start).container is not None:
+        # the list the command starts in: a list it grows by later (`cmd.extend([...])` under an `if`)
+        # may not be added in every run
+        container = line.piece_at(head.start).container
     if container is None:
         return []
     value = f"{intent.value:.2f}" if isinstance(intent.value, float) else str(intent.value)
