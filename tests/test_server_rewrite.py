@@ -447,11 +447,11 @@ def g(prompt: str):
         """,
         "generate() is not a @bentoml.api method; only BentoML's API methods are rewritten",
     ),
-    "a LitServer that may start several workers": (
+    "a LitServer that starts several workers": (
         LITSERVE_API + """\
-        ls.LitServer(A(), accelerator="auto").run()
+        ls.LitServer(A(), accelerator="auto", devices=2).run()
         """,
-        "may start several workers (LitServe's devices= defaults to every GPU), each of which would build an engine on GPU 0; pass devices=1",
+        "starts several workers (devices= or workers_per_device= above 1), each of which would build an engine on GPU 0; pass devices=1",
     ),
     "a batching LitServe API": (
         LITSERVE_API + """\

@@ -205,6 +205,8 @@ class ServerRewrite:
         if isinstance(placement, BuiltInPlace):
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
+            for server in placement.one_device_servers:
+                replacements[id(server)] = lambda node: with_keyword(node, "devices", "1")
         top_level = list(self.module.body)
         moved = isinstance(placement, Lifespan) and placement.moved_model is not None
         if moved and not any(s is placement.moved_model for s in top_level):
