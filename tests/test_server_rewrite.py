@@ -780,7 +780,7 @@ def test_refused_hf_generate_rewrite_says_why(tmp_path, case, snapshots):
 
 # Model names the engine loads the same way, and attributes named like the model on other objects.
 HF_REWRITTEN = {
-    "an environment override of a default model name, and a tokenizer cached elsewhere": """\
+    "an environment override of a default model name, a tokenizer cached elsewhere, a gated model's token": """\
         import os
         from fastapi import FastAPI
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -788,7 +788,7 @@ HF_REWRITTEN = {
         MODEL = os.environ.get("MODEL") or MODEL
         app = FastAPI()
         tokenizer = AutoTokenizer.from_pretrained(MODEL, cache_dir="/tmp/hf")
-        model = AutoModelForCausalLM.from_pretrained(MODEL)
+        model = AutoModelForCausalLM.from_pretrained(MODEL, token=os.environ.get("HF_TOKEN"))
         @app.post("/g")
         def g(prompt: str):
             inputs = tokenizer(prompt, return_tensors="pt")
@@ -820,6 +820,7 @@ def test_hf_model_names_and_other_objects_model_fields_are_rewritten(tmp_path, c
     assert finding.fix is not None, finding.message
     result, applied = fixed(tmp_path, source)
     assert applied == {"VLL102": 1} and "AsyncEngineArgs(" in result, result
+    assert ("token=" not in source) or 'hf_token=os.environ.get("HF_TOKEN")' in result, result
     compile(result, "server.py", "exec")
     assert [d for d in lint_text(tmp_path, "again.py", result) if d.code.startswith("VLL1")] == []
     assert fixed(tmp_path, result) == (result, {})

@@ -161,6 +161,8 @@ class EngineConstruction(ModuleFacts):
                 engine.append((name, code(value)))
             elif name == "cache_dir":
                 engine.append(("download_dir", code(value)))
+            elif name == "token":  # the Hugging Face token a gated model is downloaded with: the engine's hf_token
+                engine.append(("hf_token", code(value)))
             elif name in ("torch_dtype", "dtype"):
                 engine.append(("dtype", self._dtype(value)))
             else:
