@@ -112,7 +112,7 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
 
     cases = rule_cases()
     assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56)),
-                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10)),
+                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13)),
                                              *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
@@ -208,6 +208,18 @@ def test_discover_messages_endpoint():
         "schema": {"properties": {"messages": {"type": "array"}}}}}}}}}}
     ep = discover_endpoint(openapi)
     assert ep.messages and ep.request("hi").json == {"messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_discover_a_get_route_only_when_no_post_route_takes_a_prompt():
+    get = {"name": "text", "in": "query", "required": True, "schema": {"type": "string"}}
+    openapi = {"paths": {"/health": {"get": {}}, "/generate": {"get": {"parameters": [get]}}}}
+    ep = discover_endpoint(openapi)
+    assert (ep.method, ep.path, ep.field, ep.where) == ("GET", "/generate", "text", "query")
+    spec = ep.request("hi")
+    assert (spec.method, spec.params, spec.json) == ("GET", {"text": "hi"}, None)
+    assert ep.describe() == "GET /generate with 'text' in the query string"
+    openapi["paths"]["/chat"] = _openapi_query()["paths"]["/chat"]
+    assert discover_endpoint(openapi).method == "POST"
 
 
 def test_discover_nothing_says_what_to_do():
