@@ -51,7 +51,8 @@ def _called_name(func: ast.expr) -> str | None:
 
 def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
     """``source`` with the model each ``pipeline``/``LLM``/``(Async)EngineArgs``/``from_pretrained`` call names
-    (a string literal, or a module-level name bound to one) replaced by ``model``; and the names replaced.
+    (a string literal, or a module-level name or a local of the calling function bound to one) replaced by
+    ``model``; and the names replaced.
 
     This is what a user does before running a server on another model; it happens before the autofixer runs,
     so the fixed file names the same local model as the bad one.
@@ -66,7 +67,7 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                     constants[target.id] = node.value
     literals: dict[tuple[int, int], ast.Constant] = {}
     called = [value for node in ast.walk(tree) if isinstance(node, ast.Call) for value in _model_values(node)]
-    for value in (*called, *_constructor_models(tree)):
+    for value in (*called, *_constructor_models(tree), *_local_models(tree)):
         if isinstance(value, ast.Name) and value.id in constants:
             value = constants[value.id]
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -86,6 +87,20 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                                   + line[node.end_col_offset:]).decode()
         names.append(node.value)
     return "".join(lines), sorted(set(names))
+
+
+def _local_models(tree: ast.Module) -> list[ast.expr]:
+    """The literal a function's local holds where a model call in that function names the model by it:
+    ``model_id = "org/m"`` then ``from_pretrained(model_id)`` in a LitServe ``setup()``."""
+    found: list[ast.expr] = []
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        local: dict[str, ast.Constant] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                local.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
+        calls = (n for n in ast.walk(function) if isinstance(n, ast.Call))
+        found += [local[v.id] for call in calls for v in _model_values(call) if isinstance(v, ast.Name) and v.id in local]
+    return found
 
 
 def _model_values(call: ast.Call) -> list[ast.expr]:
