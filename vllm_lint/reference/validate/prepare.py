@@ -18,6 +18,7 @@ from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 from vllm_lint.reference.server_kinds import ServerKind, is_grpc_server, kind_of
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
+from vllm_lint.reference.validate.endpoint import PROMPT_FIELDS
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 from vllm_lint.reference.validate.websocket_endpoint import serves_websockets
 
@@ -190,7 +191,7 @@ def unservable(source: str) -> str | None:
         if not is_litserve_server(source):
             return "a LitServe API the file never serves: validate runs the LitServer its file builds"
         return _framework_missing("litserve", "a LitServe API")
-    if routes:
+    if routes or _get_route_with_a_prompt(tree):
         return None
     if "gradio" in modules:
         # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
@@ -208,6 +209,16 @@ def unservable(source: str) -> str | None:
     if modules & {"fastapi", "flask", "starlette"}:
         return "no POST route: validate loads a route that takes a prompt in a request"
     return None
+
+
+def _get_route_with_a_prompt(tree: ast.Module) -> bool:
+    """``@app.get("/generate") def generate(text: str)``: a GET route with a prompt-like parameter, which
+    discover_endpoint loads through its query string."""
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        gets = any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "get" for d in function.decorator_list)
+        if gets and any(a.arg in PROMPT_FIELDS for a in (*function.args.args, *function.args.kwonlyargs)):
+            return True
+    return False
 
 
 def make_runnable(source: str) -> tuple[str, list[str]]:
