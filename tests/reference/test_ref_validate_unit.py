@@ -803,3 +803,28 @@ def test_websocket_load_sends_one_prompt_per_connection(tmp_path):
     assert closed.error == "the server closed the websocket with 1011 after 0 of the answer's messages"
     assert (refused.status, refused.error) == (403, "HTTP 403: the websocket upgrade was refused")
     assert result.stats()["ok"] == 2
+
+
+def test_processes_the_served_file_spawns_do_not_run_it_again(tmp_path):
+    """vLLM's offline LLM starts its engine core with multiprocessing's spawn, which re-runs the main file in
+    the child; the launcher runs the server file as __main__, so a module-level LLM(...) would be built again
+    there, outside the launcher's patches. The child must not run the file."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runs = tmp_path / "runs.txt"
+    app = tmp_path / "app.py"
+    app.write_text(
+        "import multiprocessing\n"
+        f"with open({str(runs)!r}, 'a') as f:\n    f.write('run\\n')\n"
+        "if __name__ == '__main__':\n"
+        "    child = multiprocessing.get_context('spawn').Process(target=print)\n"
+        "    child.start()\n    child.join()\n    assert child.exitcode == 0\n"
+    )
+    code = ("import pathlib, runpy\nfrom vllm_lint.reference.launch import keep_children_off_the_file\n"
+            f"path = pathlib.Path({str(app)!r})\nkeep_children_off_the_file(path)\nrunpy.run_path(str(path), run_name='__main__')\n")
+    root = str(Path(__file__).resolve().parents[2])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": root})
+    assert runs.read_text() == "run\n"

@@ -374,6 +374,25 @@ def serve_django_views(path: Path, source: str, host: str, port: int) -> None:
     serve_wsgi(app, host, port)
 
 
+def keep_children_off_the_file(path: Path) -> None:
+    """Processes spawned while the file runs as ``__main__`` (vLLM's engine core under the offline ``LLM``)
+    do not run the file again: multiprocessing would re-run it as ``__mp_main__`` in each child, without this
+    launcher's patches, so a module-level ``LLM(...)`` there would load the file's own model name and
+    settings (its max_model_len above the local model's context fails the engine core's start)."""
+    import multiprocessing.spawn as spawn
+
+    original = spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        main = data.get("init_main_from_path")
+        if main and Path(main).resolve() == path.resolve():
+            del data["init_main_from_path"]
+        return data
+
+    spawn.get_preparation_data = get_preparation_data
+
+
 def run_as_main(path: Path, host: str, port: int) -> None:
     """Run the file as ``__main__`` (no arguments); its ``uvicorn.run(...)`` serves on ``host:port``."""
     import uvicorn
@@ -388,6 +407,7 @@ def run_as_main(path: Path, host: str, port: int) -> None:
     uvicorn.run = run
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
+    keep_children_off_the_file(path)
     runpy.run_path(str(path), run_name="__main__")
 
 
