@@ -49,12 +49,15 @@ class _Analysis(ModuleFacts):
             hf_models = []  # the pipeline wraps the model the module loaded: the engine loads its name
         found = [(kind, sites) for kind, sites in ((ModelKind.PIPELINE, pipelines), (ModelKind.LLM, llms), (ModelKind.HF_MODEL, hf_models)) if sites]
         if len(found) > 1:
-            raise Refusal(f"the module loads both a {found[0][0].value} and a {found[1][0].value}; one engine per GPU is what the rewrite produces")
+            raise Refusal(f"the module loads both a {found[0][0].value} and a {found[1][0].value}; one engine per GPU is what the rewrite produces; serve each model from a server of its own (then each rewrites), or load the one the handlers generate with")
         if not found:
             raise Refusal("the model object is not built in this module")
         kind, sites = found[0]
         if len(sites) > 1:
-            raise Refusal(f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces")
+            raise Refusal(
+                f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces: build one model "
+                "once at start-up (a server per model, if several are served), then the rewrite applies"
+            )
         return kind, sites[0]
 
     def _only_fed_to(self, load: CallSite, pipeline: cst.Call) -> bool:

@@ -151,7 +151,10 @@ class GenerateChains(ModuleFacts):
         positional = positional_args(tokenizer_call)
         keywords = keyword_args(tokenizer_call)
         if len(positional) != 1:
-            raise Refusal(f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text")
+            raise Refusal(
+                f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text; tokenize the prompt string "
+                "in the handler (`tokenizer(prompt, return_tensors=\"pt\")`) so that the engine can take that string"
+            )
         for name, arg in keywords.items():
             if name in _TOKENIZER_IGNORED:
                 continue
