@@ -823,7 +823,7 @@ def test_processes_the_served_file_spawns_do_not_run_it_again(tmp_path):
         "    child = multiprocessing.get_context('spawn').Process(target=print)\n"
         "    child.start()\n    child.join()\n    assert child.exitcode == 0\n"
     )
-    code = ("import pathlib, runpy\nfrom vllm_lint.reference.launch import keep_children_off_the_file\n"
+    code = ("import pathlib, runpy\nfrom vllm_lint.reference.spawned import keep_children_off_the_file\n"
             f"path = pathlib.Path({str(app)!r})\nkeep_children_off_the_file(path)\nrunpy.run_path(str(path), run_name='__main__')\n")
     root = str(Path(__file__).resolve().parents[2])
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": root})

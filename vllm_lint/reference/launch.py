@@ -77,7 +77,7 @@ from vllm_lint.reference.litserve_apps import run_litserve_main
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
-from vllm_lint.reference.spawned import hand_down
+from vllm_lint.reference.spawned import hand_down, keep_children_off_the_file
 from vllm_lint.reference.websocket_routes import add_websockets_route
 
 STATS_PATH = "/__vllm_lint__/generated_tokens"
@@ -372,25 +372,6 @@ def serve_django_views(path: Path, source: str, host: str, port: int) -> None:
     urls = configure_django()
     app = django_wsgi_app(import_file(path), source, urls, STATS_PATH, lambda: {"generated_tokens": COUNTER.total})
     serve_wsgi(app, host, port)
-
-
-def keep_children_off_the_file(path: Path) -> None:
-    """Processes spawned while the file runs as ``__main__`` (vLLM's engine core under the offline ``LLM``)
-    do not run the file again: multiprocessing would re-run it as ``__mp_main__`` in each child, without this
-    launcher's patches, so a module-level ``LLM(...)`` there would load the file's own model name and
-    settings (its max_model_len above the local model's context fails the engine core's start)."""
-    import multiprocessing.spawn as spawn
-
-    original = spawn.get_preparation_data
-
-    def get_preparation_data(name):
-        data = original(name)
-        main = data.get("init_main_from_path")
-        if main and Path(main).resolve() == path.resolve():
-            del data["init_main_from_path"]
-        return data
-
-    spawn.get_preparation_data = get_preparation_data
 
 
 def run_as_main(path: Path, host: str, port: int) -> None:
