@@ -22,10 +22,10 @@ _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
 _PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the model on the GPU(s) itself
 _PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
-# from_pretrained's placement and loading options: the engine places and loads the weights itself.
 # AutoTokenizer.from_pretrained options that leave the tokenizer as the engine's own load of the same name
 # makes it: which files (revision), whose code, and where the download is cached (cache_dir: the same files).
 _TOKENIZER_SAME_FILES = frozenset({"pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast", "cache_dir"})
+# from_pretrained's placement and loading options: the engine places and loads the weights itself.
 _HF_PLACEMENT = frozenset({"device_map", "device", "low_cpu_mem_usage", "attn_implementation", "use_safetensors", "local_files_only"})
 
 
@@ -241,9 +241,10 @@ class EngineConstruction(ModuleFacts):
                 raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
 
     def is_model_name(self, expr: cst.BaseExpression, depth: int = 0, function: FunctionInfo | None = None) -> bool:
-        """A string: a constant, an environment variable, a module variable bound once to one, a local
-        variable of ``function`` bound once to one, a command-line option parsed by argparse, or a parameter of the ``__init__`` of a plain class (that
-        ``function`` is) that the module's one construction of it passes one of those."""
+        """A string: a constant, an environment variable, a module variable bound once to one (or given a
+        default, then an override), a local variable of ``function`` bound once to one, a command-line option
+        parsed by argparse, or a parameter of the ``__init__`` of a plain class (that ``function`` is) that the
+        module's one construction of it passes one of those."""
         if depth > 8:
             return False
         if isinstance(expr, cst.Name) and function is not None:
