@@ -208,7 +208,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         elif kind is ModelKind.HF_MODEL:
             raise Refusal(
                 f"`{snippet(ctx.module, o.parent)}` uses the model other than by model.generate(...); the engine "
-                "that replaces it has no such attribute"
+                "that replaces it has no such attribute: remove that use (the engine places its inputs itself), or "
+                "keep it on a model of its own"
             )
         else:
             calls.append(calls_of.llm_generate_call(o))

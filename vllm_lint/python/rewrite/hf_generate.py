@@ -171,7 +171,10 @@ class GenerateChains(ModuleFacts):
         found = _Assignments(name)
         walk(function.node, found)
         if len(found.lines) != 1 or found.other:
-            raise Refusal(f"`{name}`, which `{shown}` reads, is not bound once by a plain assignment in {function.name}()")
+            raise Refusal(
+                f"`{name}`, which `{shown}` reads, is not bound once by a plain assignment in {function.name}(); "
+                f"bind it once, `{name} = tokenizer(prompt, return_tensors=\"pt\")`, where the prompt string is"
+            )
         line, value = found.lines[0]
         return line, value
 
