@@ -447,11 +447,11 @@ def g(prompt: str):
         """,
         "generate() is not a @bentoml.api method; only BentoML's API methods are rewritten",
     ),
-    "a LitServer that may start several workers": (
+    "a LitServer that starts several workers": (
         LITSERVE_API + """\
-        ls.LitServer(A(), accelerator="auto").run()
+        ls.LitServer(A(), accelerator="auto", devices=2).run()
         """,
-        "may start several workers (LitServe's devices= defaults to every GPU), each of which would build an engine on GPU 0; pass devices=1",
+        "starts several workers (devices= or workers_per_device= above 1), each of which would build an engine on GPU 0; pass devices=1",
     ),
     "a batching LitServe API": (
         LITSERVE_API + """\
@@ -699,6 +699,59 @@ HF_REFUSED = {
         """,
         "`model.lm_head` uses the model other than by model.generate(...)",
     ),
+    "a thread running model.generate for a streamer": (
+        """\
+        from threading import Thread
+        import litserve as ls
+        from transformers import AutoModelForCausalLM, AutoTokenizer, TextIteratorStreamer
+        class API(ls.LitAPI):
+            def setup(self, device):
+                model_id = "gpt2"
+                self.tokenizer = AutoTokenizer.from_pretrained(model_id)
+                self.model = AutoModelForCausalLM.from_pretrained(model_id)
+                self.streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True)
+            def predict(self, inputs):
+                thread = Thread(target=self.model.generate, kwargs=dict(**inputs, streamer=self.streamer))
+                thread.start()
+                for text in self.streamer:
+                    yield text
+        """,
+        "runs model.generate in a thread that feeds a TextIteratorStreamer; the rewrite streams a pipeline's thread only",
+    ),
+    "a model name set again after the model is loaded": (
+        """\
+        from fastapi import FastAPI
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        MODEL = "gpt2"
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained(MODEL)
+        model = AutoModelForCausalLM.from_pretrained(MODEL)
+        MODEL = "distilgpt2"
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            return tokenizer.decode(model.generate(**inputs)[0])
+        """,
+        "cannot tell that the model `MODEL` is a model name or path the engine can load too",
+    ),
+    "a local model name bound twice": (
+        """\
+        import litserve as ls
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        class API(ls.LitAPI):
+            def setup(self, device):
+                model_id = "gpt2"
+                if device == "cpu":
+                    model_id = load_name()
+                self.tokenizer = AutoTokenizer.from_pretrained(model_id)
+                self.model = AutoModelForCausalLM.from_pretrained(model_id)
+            def predict(self, prompt: str):
+                inputs = self.tokenizer(prompt, return_tensors="pt")
+                return self.tokenizer.decode(self.model.generate(**inputs)[0])
+        server = ls.LitServer(API(), devices=1)
+        """,
+        "cannot tell that the model `model_id` is a model name or path the engine can load too",
+    ),
     "an untyped prompt in a Bottle view": (
         """\
         import bottle
@@ -723,6 +776,54 @@ def test_refused_hf_generate_rewrite_says_why(tmp_path, case, snapshots):
     [finding] = findings(tmp_path, source, "VLL102")
     assert finding.fix is None and NO_FIX in finding.message and reason in finding.message, finding.message
     snapshots.assert_match(f"rewrite-refusals/VLL102 {case}", f"{finding.start.line}:{finding.start.column}: {finding.message}\n")
+
+
+# Model names the engine loads the same way, and attributes named like the model on other objects.
+HF_REWRITTEN = {
+    "an environment override of a default model name, a tokenizer cached elsewhere, a gated model's token": """\
+        import os
+        from fastapi import FastAPI
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        MODEL = "gpt2"
+        MODEL = os.environ.get("MODEL") or MODEL
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained(MODEL, cache_dir="/tmp/hf")
+        model = AutoModelForCausalLM.from_pretrained(MODEL, token=os.environ.get("HF_TOKEN"))
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            return tokenizer.decode(model.generate(**inputs, max_new_tokens=8)[0])
+        """,
+    "a request's own model field beside self.model": """\
+        import litserve as ls
+        from litserve.specs.openai import ChatCompletionRequest
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        class API(ls.LitAPI):
+            def setup(self, device):
+                self.tokenizer = AutoTokenizer.from_pretrained("gpt2")
+                self.model = AutoModelForCausalLM.from_pretrained("gpt2")
+            def decode_request(self, request: ChatCompletionRequest):
+                print("asked for", request.model)
+                return request.messages[-1].content
+            def predict(self, prompt: str):
+                inputs = self.tokenizer(prompt, return_tensors="pt")
+                return self.tokenizer.decode(self.model.generate(**inputs, max_new_tokens=8)[0])
+        server = ls.LitServer(API(), devices=1)
+        """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(HF_REWRITTEN))
+def test_hf_model_names_and_other_objects_model_fields_are_rewritten(tmp_path, case):
+    source = textwrap.dedent(HF_REWRITTEN[case])
+    [finding] = findings(tmp_path, source, "VLL102")
+    assert finding.fix is not None, finding.message
+    result, applied = fixed(tmp_path, source)
+    assert applied == {"VLL102": 1} and "AsyncEngineArgs(" in result, result
+    assert ("token=" not in source) or 'hf_token=os.environ.get("HF_TOKEN")' in result, result
+    compile(result, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", result) if d.code.startswith("VLL1")] == []
+    assert fixed(tmp_path, result) == (result, {})
 
 
 # Prompts of no stated type: checked at run time to be one string (the framework's bad-request answer otherwise).

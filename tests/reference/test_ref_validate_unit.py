@@ -112,7 +112,7 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
 
     cases = rule_cases()
     assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56)),
-                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10)),
+                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13)),
                                              *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
@@ -175,6 +175,7 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     # a class's constructor names the model: its one construction, or the parameter's default
     ('M = "org/m"\nclass G:\n    def __init__(self, name):\n        self.p = pipeline("t", model=name)\ng = G(name=M)\n', ["org/m"]),
     ('class G:\n    def __init__(self, name="gpt2"):\n        self.llm = LLM(name)\ng = G()\n', ["gpt2"]),
+    ('class A:\n    def setup(self, device):\n        model_id = "org/m"\n        self.m = AutoModelForCausalLM.from_pretrained(model_id)\n', ["org/m"]),
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"
@@ -214,6 +215,18 @@ def test_discover_messages_endpoint():
         "schema": {"properties": {"messages": {"type": "array"}}}}}}}}}}
     ep = discover_endpoint(openapi)
     assert ep.messages and ep.request("hi").json == {"messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_discover_a_get_route_only_when_no_post_route_takes_a_prompt():
+    get = {"name": "text", "in": "query", "required": True, "schema": {"type": "string"}}
+    openapi = {"paths": {"/health": {"get": {}}, "/generate": {"get": {"parameters": [get]}}}}
+    ep = discover_endpoint(openapi)
+    assert (ep.method, ep.path, ep.field, ep.where) == ("GET", "/generate", "text", "query")
+    spec = ep.request("hi")
+    assert (spec.method, spec.params, spec.json) == ("GET", {"text": "hi"}, None)
+    assert ep.describe() == "GET /generate with 'text' in the query string"
+    openapi["paths"]["/chat"] = _openapi_query()["paths"]["/chat"]
+    assert discover_endpoint(openapi).method == "POST"
 
 
 def test_discover_nothing_says_what_to_do():
@@ -329,6 +342,7 @@ def test_unservable_servers_are_named():
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.websocket('/ws')\nasync def ws(w):\n    pass\n") is None
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/health')\ndef h():\n    pass\n") \
         .startswith("no POST route")
+    assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/g')\ndef g(text: str):\n    pass\n") is None
     assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") is None
     assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
     assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") is None
@@ -854,3 +868,28 @@ def test_websocket_load_sends_one_prompt_per_connection(tmp_path):
     assert closed.error == "the server closed the websocket with 1011 after 0 of the answer's messages"
     assert (refused.status, refused.error) == (403, "HTTP 403: the websocket upgrade was refused")
     assert result.stats()["ok"] == 2
+
+
+def test_processes_the_served_file_spawns_do_not_run_it_again(tmp_path):
+    """vLLM's offline LLM starts its engine core with multiprocessing's spawn, which re-runs the main file in
+    the child; the launcher runs the server file as __main__, so a module-level LLM(...) would be built again
+    there, outside the launcher's patches. The child must not run the file."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runs = tmp_path / "runs.txt"
+    app = tmp_path / "app.py"
+    app.write_text(
+        "import multiprocessing\n"
+        f"with open({str(runs)!r}, 'a') as f:\n    f.write('run\\n')\n"
+        "if __name__ == '__main__':\n"
+        "    child = multiprocessing.get_context('spawn').Process(target=print)\n"
+        "    child.start()\n    child.join()\n    assert child.exitcode == 0\n"
+    )
+    code = ("import pathlib, runpy\nfrom vllm_lint.reference.spawned import keep_children_off_the_file\n"
+            f"path = pathlib.Path({str(app)!r})\nkeep_children_off_the_file(path)\nrunpy.run_path(str(path), run_name='__main__')\n")
+    root = str(Path(__file__).resolve().parents[2])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": root})
+    assert runs.read_text() == "run\n"

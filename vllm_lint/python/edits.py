@@ -51,9 +51,13 @@ def with_keyword(call: cst.Call, name: str, value_code: str) -> cst.Call:
         return call.with_changes(args=args)
     if isinstance(last.comma, cst.Comma):
         # Trailing-comma style: the new argument takes the last one's comma (and
-        # so the closing layout); the old last one takes its predecessor's comma.
+        # so the closing layout); the old last one takes its predecessor's comma,
+        # keeping its own end-of-line comment (the new line has none).
         if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
-            between = args[-2].comma
+            between = _keeping_comment(args[-2].comma, last.comma.whitespace_after)
+            args[-1] = last.with_changes(comma=between)
+            args.append(new_keyword(name, value_code, last.comma.with_changes(whitespace_after=_without_comment(last.comma.whitespace_after))))
+            return call.with_changes(args=args)
         elif _multiline(last.comma):
             between = cst.Comma(whitespace_after=call.whitespace_before_args)
         else:
@@ -62,7 +66,13 @@ def with_keyword(call: cst.Call, name: str, value_code: str) -> cst.Call:
         args.append(new_keyword(name, value_code, last.comma))
     else:
         if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
-            between = args[-2].comma
+            between = _keeping_comment(args[-2].comma, last.whitespace_after_arg)
+            if isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+                # ``last  # comment`` then ``)`` on its own line: the comment stays on the last one's line.
+                args[-1] = last.with_changes(comma=between, whitespace_after_arg=_NO_SPACE)
+                closing = _without_comment(last.whitespace_after_arg)
+                args.append(new_keyword(name, value_code).with_changes(whitespace_after_arg=closing))
+                return call.with_changes(args=args)
         else:
             between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         # The space before ``)`` belongs to the last argument: hand it to the new one.
@@ -78,6 +88,21 @@ def without_argument(call: cst.Call, doomed: cst.Arg) -> cst.Call:
     if args and call.args[-1] is doomed:
         args[-1] = args[-1].with_changes(comma=doomed.comma, whitespace_after_arg=doomed.whitespace_after_arg)
     return call.with_changes(args=args)
+
+
+def _keeping_comment(comma: cst.Comma, own_line_end: cst.BaseParenthesizableWhitespace) -> cst.Comma:
+    """``comma`` (a line break and the next line's indentation, as between two arguments) ending the line
+    with the comment ``own_line_end`` carries, not its own: each argument keeps its comment."""
+    if not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        return comma
+    first_line = own_line_end.first_line if isinstance(own_line_end, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+    return comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(first_line=first_line))
+
+
+def _without_comment(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    return whitespace
 
 
 def _multiline(comma: cst.Comma) -> bool:

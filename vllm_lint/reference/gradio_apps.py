@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vllm_lint.reference.python_source import imported_packages
+from vllm_lint.reference.spawned import keep_children_off_the_file
 
 # What launch() is made to do whatever the file passes; anything else it passes is kept.
 LAUNCH_OVERRIDES = {"share": False, "inbrowser": False, "inline": False, "prevent_thread_lock": False,
@@ -77,6 +78,7 @@ def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], No
     gradio.Blocks.launch = launch  # type: ignore[method-assign]  # patched for this process on purpose
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
+    keep_children_off_the_file(path)  # a child re-running the app would launch it unpatched, on Gradio's port
     names = runpy.run_path(str(path), run_name="__main__")
     if launched:
         return

@@ -77,7 +77,7 @@ from vllm_lint.reference.litserve_apps import run_litserve_main
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
-from vllm_lint.reference.spawned import hand_down
+from vllm_lint.reference.spawned import hand_down, keep_children_off_the_file
 from vllm_lint.reference.websocket_routes import add_websockets_route
 
 STATS_PATH = "/__vllm_lint__/generated_tokens"
@@ -430,6 +430,7 @@ def run_as_main(path: Path, host: str, port: int) -> None:
     uvicorn.run = run
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
+    keep_children_off_the_file(path)
     runpy.run_path(str(path), run_name="__main__")
 
 

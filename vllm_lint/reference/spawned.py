@@ -88,3 +88,24 @@ class _PatchingLoader(importlib.abc.Loader):
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
+
+
+def keep_children_off_the_file(path: Path) -> None:
+    """Processes spawned while the file runs as ``__main__`` (vLLM's engine core under the offline ``LLM``)
+    do not run the file again: multiprocessing would re-run it as ``__mp_main__`` in each child, without the
+    launcher's patches, so a module-level ``LLM(...)`` there would load the file's own model name and
+    settings (its max_model_len above the local model's context fails the engine core's start), and a Gradio
+    app would launch itself, unpatched, on Gradio's own port. Not for a LitServe API: its workers unpickle
+    the API class the file defines."""
+    import multiprocessing.spawn as spawn
+
+    original = spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        main = data.get("init_main_from_path")
+        if main and Path(main).resolve() == path.resolve():
+            del data["init_main_from_path"]
+        return data
+
+    spawn.get_preparation_data = get_preparation_data

@@ -40,7 +40,7 @@ class ServerRewriteOutcome:
 def rewritten_module(ctx: PyContext) -> tuple[cst.Module, str]:
     """The module rewritten onto AsyncLLMEngine and the fix's title; raises Refusal when that cannot be done safely."""
     from vllm_lint.python.rewrite.analysis import plan_server_rewrite
-    from vllm_lint.python.rewrite.plan import Bridge
+    from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace
     from vllm_lint.python.rewrite.transform import rewrite_module
 
     plan = plan_server_rewrite(ctx)
@@ -56,6 +56,8 @@ def rewritten_module(ctx: PyContext) -> tuple[cst.Module, str]:
         from vllm_lint.python.rewrite.transform import GRADIO_CONCURRENCY_LIMIT
 
         return new, f"{BRIDGE_FIX_TITLE}; the Gradio events that call it run up to {GRADIO_CONCURRENCY_LIMIT} calls at once (concurrency_limit), so that requests batch"
+    if isinstance(plan.placement, BuiltInPlace) and plan.placement.one_device_servers:
+        return new, f"{FIX_TITLE}; LitServer(...) gets devices=1, since one engine serves every request (LitServe would start a worker per GPU, each engine on GPU 0)"
     return new, BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
 
 

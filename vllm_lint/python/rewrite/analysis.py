@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.python.context import PyContext
-from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.model import AttributeRead, CallSite, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.construction import EngineConstruction
@@ -26,11 +26,12 @@ from vllm_lint.python.rewrite.helpers import AsyncHelpers
 from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
+from vllm_lint.python.rewrite.prompts import rebound_names
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
 from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
-from vllm_lint.python.rewrite.shapes import directly_in, snippet
+from vllm_lint.python.rewrite.shapes import directly_in, named_params, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
-from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_pipeline_factory
+from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_pipeline_factory, thread_target
 
 class _Analysis(ModuleFacts):
     """The model object: where it is built, what holds it, and the handlers that become async."""
@@ -48,12 +49,15 @@ class _Analysis(ModuleFacts):
             hf_models = []  # the pipeline wraps the model the module loaded: the engine loads its name
         found = [(kind, sites) for kind, sites in ((ModelKind.PIPELINE, pipelines), (ModelKind.LLM, llms), (ModelKind.HF_MODEL, hf_models)) if sites]
         if len(found) > 1:
-            raise Refusal(f"the module loads both a {found[0][0].value} and a {found[1][0].value}; one engine per GPU is what the rewrite produces")
+            raise Refusal(f"the module loads both a {found[0][0].value} and a {found[1][0].value}; one engine per GPU is what the rewrite produces; serve each model from a server of its own (then each rewrites), or load the one the handlers generate with")
         if not found:
             raise Refusal("the model object is not built in this module")
         kind, sites = found[0]
         if len(sites) > 1:
-            raise Refusal(f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces")
+            raise Refusal(
+                f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces: build one model "
+                "once at start-up (a server per model, if several are served), then the rewrite applies"
+            )
         return kind, sites[0]
 
     def _only_fed_to(self, load: CallSite, pipeline: cst.Call) -> bool:
@@ -136,7 +140,7 @@ class _Analysis(ModuleFacts):
         uses = attribute_occurrences(klass.node, "self", attribute)
         inside = {id(o.name) for o in uses}
         for read in self.model.attribute_reads:
-            if read.node.attr.value == attribute and id(read.node) not in inside:
+            if read.node.attr.value == attribute and id(read.node) not in inside and not _other_typed_parameter(read, klass.node):
                 raise Refusal(f"`{snippet(self.module, read.node)}` reads the model's attribute from outside {klass.name}")
         return uses
 
@@ -195,10 +199,17 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
                 kept.append(o)
         elif kind is ModelKind.PIPELINE:
             calls.append(calls_of.pipeline_call(o, generation, full_text))
+        elif kind is ModelKind.HF_MODEL and (thread := _thread_on_generate(ctx, o)) is not None:
+            raise Refusal(
+                f"`{snippet(ctx.module, thread)}` runs model.generate in a thread that feeds a TextIteratorStreamer; "
+                "the rewrite streams a pipeline's thread only: iterate `engine.generate(prompt, SamplingParams(...), "
+                "request_id)` in the handler by hand and send each output's new text"
+            )
         elif kind is ModelKind.HF_MODEL:
             raise Refusal(
                 f"`{snippet(ctx.module, o.parent)}` uses the model other than by model.generate(...); the engine "
-                "that replaces it has no such attribute"
+                "that replaces it has no such attribute: remove that use (the engine places its inputs itself), or "
+                "keep it on a model of its own"
             )
         else:
             calls.append(calls_of.llm_generate_call(o))
@@ -270,6 +281,29 @@ def _loaded_value(value: cst.BaseExpression, kind: ModelKind) -> cst.BaseExpress
 def _calls_generate(o: Occurrence) -> bool:
     attribute, call = o.ancestor(1), o.ancestor(2)
     return isinstance(attribute, cst.Attribute) and attribute.attr.value == "generate" and isinstance(call, cst.Call) and call.func is attribute
+
+
+def _other_typed_parameter(read: AttributeRead, klass: cst.ClassDef) -> bool:
+    """``request.model`` where ``request`` is a parameter of the reading function annotated with a type that is
+    neither ``klass`` nor one of its bases: another object's attribute of the same name, not the model."""
+    owner, function = read.node.value, read.function
+    if not isinstance(owner, cst.Name) or function is None:
+        return False
+    param = next((p for p in named_params(function.node) if p.name.value == owner.value), None)
+    if param is None or param.annotation is None or owner.value in rebound_names(function.node):
+        return False
+    annotation = dotted_name(param.annotation.annotation)
+    own = {klass.name.value, *((dotted_name(base.value) or "").rsplit(".", 1)[-1] for base in klass.bases)}
+    return annotation is not None and annotation.rsplit(".", 1)[-1] not in own
+
+
+def _thread_on_generate(ctx: PyContext, o: Occurrence) -> cst.Call | None:
+    """The ``Thread(target=model.generate, ...)`` that ``o`` is the model of, if it is."""
+    attribute, arg, thread = o.ancestor(1), o.ancestor(2), o.ancestor(3)
+    if isinstance(attribute, cst.Attribute) and attribute.attr.value == "generate" and isinstance(arg, cst.Arg) \
+            and isinstance(thread, cst.Call) and thread_target(ctx.semantics, thread) is attribute:
+        return thread
+    return None
 
 
 def _without_housekeeping(uses: list[Occurrence]) -> tuple[list[Occurrence], list[cst.SimpleStatementLine]]:

@@ -283,7 +283,8 @@ class ModelCalls(ModuleFacts):
             )
         raise Refusal(
             f"cannot tell that `{snippet(self.module, call)}` generates for one prompt string; a batch "
-            "needs one engine.generate() per prompt"
+            "needs one engine.generate() per prompt: state that the prompts are a list of strings (a `list[str]` "
+            "parameter or request field), which the rewrite gathers one request per prompt, or write that by hand"
         )
 
     def prompt_or_check(self, typing: StringTyping, expr: cst.BaseExpression | None, call: cst.Call, what: str,
@@ -494,7 +495,7 @@ class ModelCalls(ModuleFacts):
                 raise Refusal(f"`{snippet(self.module, assign)}` assigns the {what} attribute again")
             if isinstance(assign, cst.Assign) and occurrence.function is None and is_none(assign.value):
                 return True  # ``llm = None`` before start-up
-            raise Refusal(f"`{snippet(self.module, assign)}` assigns the {what} variable again")
+            raise Refusal(f"`{snippet(self.module, assign)}` assigns the {what} variable again; give the {what} a variable of its own")
         if isinstance(parent, cst.NameItem):
             return True  # ``global llm``
         if isinstance(parent, cst.Comparison) and compares_with_none(parent):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
@@ -13,16 +14,24 @@ from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTI
 from vllm_lint.python.rewrite.hf_generate import model_name_of
 from vllm_lint.python.rewrite.names import names_in
 from vllm_lint.python.rewrite.plan import Refusal
-from vllm_lint.python.rewrite.prompts import rebound_names
-from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
+from vllm_lint.python.rewrite.prompts import bound_names, local_bindings, module_bindings, rebound_names
+from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, named_params, positional_args, snippet, top_level_index_of
 from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL
 
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
 _PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the model on the GPU(s) itself
 _PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
+# AutoTokenizer.from_pretrained options that leave the tokenizer as the engine's own load of the same name
+# makes it: which files (revision), whose code, and where the download is cached (cache_dir: the same files).
+_TOKENIZER_SAME_FILES = frozenset({"pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast", "cache_dir"})
 # from_pretrained's placement and loading options: the engine places and loads the weights itself.
 _HF_PLACEMENT = frozenset({"device_map", "device", "low_cpu_mem_usage", "attn_implementation", "use_safetensors", "local_files_only"})
+
+
+def _parameter_names(function: cst.FunctionDef) -> set[str]:
+    star = [p for p in (function.params.star_arg, function.params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in (*named_params(function), *star)}
 
 
 def _is_tokenizer_load(qualified: str | None) -> bool:
@@ -32,6 +41,20 @@ def _is_tokenizer_load(qualified: str | None) -> bool:
 
 class EngineConstruction(ModuleFacts):
     """Reads what built the model: a pipeline's or an LLM's arguments."""
+
+    def __init__(self, ctx: PyContext) -> None:
+        super().__init__(ctx)
+        self._resolving: set[str] = set()  # module variables whose bindings are being checked
+        self._loaded_at: cst.CSTNode | None = None  # the statement of the load whose model name is checked
+
+    def _model_name_at(self, expr: cst.BaseExpression, call: cst.Call) -> bool:
+        """``expr`` is a model name where ``call`` loads it."""
+        site = self.sites[id(call)]
+        self._loaded_at = site.statement
+        try:
+            return self.is_model_name(expr, function=site.function)
+        finally:
+            self._loaded_at = None
 
     def pipeline_construction(self, call: cst.Call) -> tuple[tuple[tuple[str, str], ...], dict[str, cst.BaseExpression], bool]:
         """(AsyncEngineArgs keywords, generation defaults given to the pipeline, return_full_text)."""
@@ -61,7 +84,7 @@ class EngineConstruction(ModuleFacts):
             # A model object the module loaded by name: the engine loads that name.
             engine = list(self.hf_load_arguments(loaded))
             model_expr = self.model_name_given(loaded)
-        elif not self.is_model_name(model_expr, function=self.sites[id(call)].function):
+        elif not self._model_name_at(model_expr, call):
             raise Refusal(f"cannot tell that model=`{snippet(self.module, model_expr)}` is a model name or path (a model object loaded in Python cannot be handed to the engine)")
         else:
             engine = [("model", code(model_expr))]
@@ -73,7 +96,7 @@ class EngineConstruction(ModuleFacts):
             value = arg.value
             if name == "tokenizer":
                 tokenizer = self._tokenizer_source(value, model_expr) if loaded is not None else value
-                if tokenizer is not None and not self.is_model_name(tokenizer, function=self.sites[id(call)].function):
+                if tokenizer is not None and not self._model_name_at(tokenizer, call):
                     raise Refusal("the pipeline's tokenizer= is an object, not a name or path")
                 if tokenizer is not None:
                     engine.append((name, code(tokenizer)))
@@ -117,9 +140,13 @@ class EngineConstruction(ModuleFacts):
     def model_name_given(self, call: cst.Call) -> cst.BaseExpression:
         """The model ``X.from_pretrained(...)`` loads; Refusal unless it is a name or path the engine can load too."""
         model_expr = model_name_of(call)
-        if model_expr is None or not self.is_model_name(model_expr, function=self.sites[id(call)].function):
+        if model_expr is None or not self._model_name_at(model_expr, call):
             shown = snippet(self.module, model_expr) if model_expr is not None else "nothing"
-            raise Refusal(f"cannot tell that the model `{shown}` is a model name or path the engine can load too")
+            raise Refusal(
+                f"cannot tell that the model `{shown}` is a model name or path the engine can load too; name it by a "
+                "string constant, an environment variable or a command-line option, bound once before the model is "
+                "loaded (the engine loads such a name as from_pretrained does), or build the engine by hand"
+            )
         return model_expr
 
     def hf_load_arguments(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
@@ -139,6 +166,8 @@ class EngineConstruction(ModuleFacts):
                 engine.append((name, code(value)))
             elif name == "cache_dir":
                 engine.append(("download_dir", code(value)))
+            elif name == "token":  # the Hugging Face token a gated model is downloaded with: the engine's hf_token
+                engine.append(("hf_token", code(value)))
             elif name in ("torch_dtype", "dtype"):
                 engine.append(("dtype", self._dtype(value)))
             else:
@@ -191,13 +220,15 @@ class EngineConstruction(ModuleFacts):
                     "binding is what the rewrite follows); the engine tokenises with its own"
                 )
             source = model_name_of(loads[0])
-            if source is None or not self.is_model_name(source, function=self.sites[id(loads[0])].function):
+            if source is None or not self._model_name_at(source, loads[0]):
                 raise Refusal(f"cannot tell what `{snippet(self.module, loads[0])}` loads")
-            if any(arg.keyword is not None and arg.keyword.value not in ("pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast") for arg in loads[0].args):
+            if any(arg.keyword is not None and arg.keyword.value not in _TOKENIZER_SAME_FILES for arg in loads[0].args):
                 raise Refusal(f"`{snippet(self.module, loads[0])}` passes tokenizer options the engine's tokenizer would not have")
             found[self.module.code_for_node(source)] = source
         if len(found) > 1:
             raise Refusal("the handlers tokenise with more than one tokenizer; one engine has one")
+        if not found:
+            return None  # no generate call tokenises the prompt here (a thread's target=model.generate, refused later)
         code, source = next(iter(found.items()))
         same = code == self.module.code_for_node(model_expr) or (
             (a := self.semantics.fold(source)) is not None and (b := self.semantics.fold(model_expr)) is not None and a.value == b.value
@@ -215,15 +246,22 @@ class EngineConstruction(ModuleFacts):
                 raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
 
     def is_model_name(self, expr: cst.BaseExpression, depth: int = 0, function: FunctionInfo | None = None) -> bool:
-        """A string: a constant, an environment variable, a module variable bound once to one, a
-        command-line option parsed by argparse, or a parameter of the ``__init__`` of a plain class (that
-        ``function`` is) that the module's one construction of it passes one of those."""
+        """A string: a constant, an environment variable, a module variable bound once to one (or given a
+        default, then an override), a local variable of ``function`` bound once to one, a command-line option
+        parsed by argparse, or a parameter of the ``__init__`` of a plain class (that ``function`` is) that the
+        module's one construction of it passes one of those."""
         if depth > 8:
             return False
         if isinstance(expr, cst.Name) and function is not None:
             passed = self._constructor_argument(function, expr.value)
             if passed is not None:
                 return self.is_model_name(passed, depth + 1)
+            local = local_bindings(function.node).get(expr.value)
+            if local is not None:
+                # ``model_id = "org/name"`` in the function that loads the model, which builds the engine in
+                # its place: the engine reads the same local name.
+                return len(local) == 1 and local[0] is not None and expr.value not in _parameter_names(function.node) \
+                    and self.is_model_name(local[0], depth + 1, function)
         value = self.semantics.fold(expr)
         if value is not None:
             return isinstance(value.value, str)
@@ -233,13 +271,36 @@ class EngineConstruction(ModuleFacts):
             return (self.semantics.qualify(expr.value) or dotted_name(expr.value)) == "os.environ"
         if isinstance(expr, cst.Name):
             bound = self.model.constants.get(expr.value)
-            return bound is not None and self.is_model_name(bound, depth + 1)
+            if bound is not None:
+                return self.is_model_name(bound, depth + 1)
+            return self._rebound_model_name(expr.value, depth, function)
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             # ``os.getenv("MODEL") or "gpt2"``
             return self.is_model_name(expr.left, depth + 1) and self.is_model_name(expr.right, depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             return self._is_string_option(expr.value.value, expr.attr.value)
         return False
+
+    def _rebound_model_name(self, name: str, depth: int, function: FunctionInfo | None) -> bool:
+        """A module variable given a default and then an override (``MODEL = "gpt2"``, ``MODEL =
+        os.getenv("MODEL", MODEL)``): each value a model name, every one of them stored before the model is
+        loaded (in a function, or after them at module level), none in a function (``global``)."""
+        if name in self._resolving or any(name in f.global_names for f in self.model.functions):
+            return name in self._resolving  # ``os.getenv("MODEL") or MODEL``: the earlier value, checked on its own
+        values = module_bindings(self.module).get(name, [])
+        if len(values) < 2 or any(v is None for v in values):
+            return False
+        if function is None:
+            if self._loaded_at is None:
+                return False
+            load = top_level_index_of(self.module.body, self._loaded_at)
+            if any(top_level_index_of(self.module.body, s) > load for s in self.module.body if name in bound_names(s)):
+                return False
+        self._resolving.add(name)
+        try:
+            return all(self.is_model_name(v, depth + 1) for v in values if v is not None)
+        finally:
+            self._resolving.discard(name)
 
     def _constructor_argument(self, init: FunctionInfo, name: str) -> cst.BaseExpression | None:
         """What ``Generator(...)`` passes for parameter ``name`` of ``Generator.__init__`` (its default when it

@@ -151,7 +151,10 @@ class GenerateChains(ModuleFacts):
         positional = positional_args(tokenizer_call)
         keywords = keyword_args(tokenizer_call)
         if len(positional) != 1:
-            raise Refusal(f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text")
+            raise Refusal(
+                f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text; tokenize the prompt string "
+                "in the handler (`tokenizer(prompt, return_tensors=\"pt\")`) so that the engine can take that string"
+            )
         for name, arg in keywords.items():
             if name in _TOKENIZER_IGNORED:
                 continue
@@ -168,7 +171,10 @@ class GenerateChains(ModuleFacts):
         found = _Assignments(name)
         walk(function.node, found)
         if len(found.lines) != 1 or found.other:
-            raise Refusal(f"`{name}`, which `{shown}` reads, is not bound once by a plain assignment in {function.name}()")
+            raise Refusal(
+                f"`{name}`, which `{shown}` reads, is not bound once by a plain assignment in {function.name}(); "
+                f"bind it once, `{name} = tokenizer(prompt, return_tensors=\"pt\")`, where the prompt string is"
+            )
         line, value = found.lines[0]
         return line, value
 

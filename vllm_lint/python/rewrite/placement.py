@@ -57,7 +57,8 @@ class EnginePlacement(ModuleFacts):
             if served_class_kind(self.semantics, method) == MODAL_CLASS:
                 return self.modal_placement(owner.node)
             if served_class_kind(self.semantics, method) == LITSERVE_API:
-                return BuiltInPlace(enable_async_calls=self.litserve_instantiations(owner))
+                instantiations = self.litserve_instantiations(owner)
+                return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=self.check_litservers())
             callers = Callers(self.ctx)
             if callers.framework_owned(owner):
                 return BuiltInPlace()
@@ -127,11 +128,11 @@ class EnginePlacement(ModuleFacts):
             calls.append(call)
         if not calls:
             raise Refusal(f"{name} is not instantiated in this module; the rewrite passes enable_async=True where it is")
-        self.check_litservers()
         return tuple(calls)
 
-    def check_litservers(self) -> None:
-        """Each ``LitServer(...)`` runs one worker on one device, with no batching or streaming of its own.
+    def check_litservers(self) -> tuple[cst.Call, ...]:
+        """Each ``LitServer(...)`` runs one worker on one device, with no batching or streaming of its own; the
+        ones that name no devices= (LitServe's default: every GPU), which then get devices=1.
 
         LitServe starts a worker per device and per ``workers_per_device`` without giving each its own
         CUDA_VISIBLE_DEVICES, and vLLM's engine takes GPU 0 and most of its memory: a second worker's
@@ -147,13 +148,14 @@ class EnginePlacement(ModuleFacts):
                 raise Refusal(f"`{shown}` passes arguments the rewrite cannot read")
             if keywords.keys() & _LITSERVE_NOT_ASYNC:
                 raise Refusal(f"`{shown}` sets {', '.join(sorted(keywords.keys() & _LITSERVE_NOT_ASYNC))}; LitServe's async predict takes neither batching nor a stream of its own")
-            one_device = "devices" in keywords and _is_int(keywords["devices"].value, 1)
+            one_device = "devices" not in keywords or _is_int(keywords["devices"].value, 1)
             one_worker = "workers_per_device" not in keywords or _is_int(keywords["workers_per_device"].value, 1)
             if not (one_device and one_worker):
                 raise Refusal(
-                    f"`{shown}` may start several workers (LitServe's devices= defaults to every GPU), each of which "
+                    f"`{shown}` starts several workers (devices= or workers_per_device= above 1), each of which "
                     "would build an engine on GPU 0; pass devices=1 (one engine; tensor_parallel_size spreads it over GPUs)"
                 )
+        return tuple(server for server in servers if "devices" not in keyword_args(server))
 
     def bridge_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str) -> Bridge:
         """The engine's thread is started where the model was loaded: at import, under ``__main__`` before

@@ -124,6 +124,9 @@ class BuiltInPlace:
     # A LitServe API's instantiations, which get ``enable_async=True``: LitServe awaits an async predict,
     # running requests concurrently on the worker's event loop, only when the LitAPI was built with it.
     enable_async_calls: tuple[cst.Call, ...] = ()
+    # The LitServer(...) calls that name no devices=, which get devices=1: LitServe would start a worker per
+    # GPU, and each one's engine would take GPU 0 (vLLM spreads one engine over GPUs with tensor_parallel_size).
+    one_device_servers: tuple[cst.Call, ...] = ()
     # A Modal class: Modal gives a container one input at a time unless the class is @modal.concurrent; the
     # class gets it (None: it has it, or the older allow_concurrent_inputs=), and a @modal.exit() method that
     # shuts the engine down.

@@ -109,6 +109,12 @@ def rebound_names(function: cst.FunctionDef) -> set[str]:
     return set(_bindings(function))
 
 
+def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
+    """How each name is bound in the body of ``function`` (not in functions nested in it): the value of each
+    plain ``name = value``, None for any other binding."""
+    return _bindings(function)
+
+
 def bound_names(statement: cst.CSTNode) -> set[str]:
     """Names a statement binds in the scope it runs in (a def or class statement binds its name)."""
     visitor = _Bindings(root_is_function=False)

@@ -23,6 +23,12 @@ def positional_args(call: cst.Call) -> list[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def named_params(function: cst.FunctionDef) -> list[cst.Param]:
+    """The parameters that take an argument by name or position (not *args or **kwargs)."""
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
 def literal_flag(expr: cst.BaseExpression) -> bool | None:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"

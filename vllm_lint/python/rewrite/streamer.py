@@ -40,7 +40,10 @@ class ThreadedStreams(ModelCalls):
         function, mode = self.handler_of(thread, "pipeline")
         handler = self.semantics.handlers.get(function)
         if mode is not CallMode.AWAITED or handler is None or handler.framework != "fastapi" or function.is_method:
-            raise Refusal(f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route")
+            raise Refusal(
+                f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route; "
+                "iterate `engine.generate(...)` in the handler by hand and send each output's new text"
+            )
         body = self._statements(function)
         thread_line, start_line = self._thread_statements(thread, function, body, shown)
         keywords = keyword_args(thread)

@@ -206,6 +206,8 @@ class ServerRewrite:
         if isinstance(placement, BuiltInPlace):
             for instantiation in placement.enable_async_calls:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
+            for server in placement.one_device_servers:
+                replacements[id(server)] = lambda node: with_keyword(node, "devices", "1")
         top_level = list(self.module.body)
         moved_model = placement.moved_model if isinstance(placement, Lifespan) else None
         moved = moved_model is not None

@@ -24,11 +24,12 @@ class Endpoint:
     where: str  # "query", "json" or "form"
     messages: bool = False
     stream_field: str | None = None  # a boolean field of the JSON body that asks for a streamed response
+    method: str = "POST"  # GET only for a route that takes the prompt in its query string
 
     def request(self, prompt: str, stream: bool = False) -> RequestSpec:
         value: Any = [{"role": "user", "content": prompt}] if self.messages else prompt
         if self.where == "query":
-            return RequestSpec(self.path, params={self.field: value})
+            return RequestSpec(self.path, method=self.method, params={self.field: value})
         if self.where == "form":
             return RequestSpec(self.path, data={self.field: value})
         body = {self.field: value}
@@ -39,7 +40,7 @@ class Endpoint:
 
     def describe(self) -> str:
         streamed = f"; streamed with {self.stream_field!r}: true" if self.stream_field else ""
-        return f"POST {self.path} with {self.field!r} in the {_WHERE[self.where]}{streamed}"
+        return f"{self.method} {self.path} with {self.field!r} in the {_WHERE[self.where]}{streamed}"
 
 
 def _resolve(schema: dict, openapi: dict) -> dict:
@@ -52,9 +53,15 @@ def _resolve(schema: dict, openapi: dict) -> dict:
 
 
 def discover_endpoint(openapi: dict) -> Endpoint:
-    """The POST route that takes a prompt: a query parameter or a JSON body property named like one."""
+    """The POST route that takes a prompt: a query parameter or a JSON body property named like one; with
+    none, a GET route that takes it as a query parameter (``@app.get("/generate") def generate(text: str)``)."""
     candidates: list[tuple[int, Endpoint]] = []
+    gets: list[tuple[int, Endpoint]] = []
     for path, ops in (openapi.get("paths") or {}).items():
+        for param in ((ops or {}).get("get") or {}).get("parameters", []):
+            name = param.get("name", "")
+            if param.get("in") == "query" and name in PROMPT_FIELDS:
+                gets.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "query", method="GET")))
         op = (ops or {}).get("post")
         if not op:
             continue
@@ -76,8 +83,9 @@ def discover_endpoint(openapi: dict) -> Endpoint:
         for name in PROMPT_FIELDS:
             if name in (form.get("properties") or {}):
                 candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "form")))
+    candidates = candidates or gets
     if not candidates:
-        raise ValidationError("no POST route with a prompt-like field (" + ", ".join(PROMPT_FIELDS)
+        raise ValidationError("no POST route with a prompt-like field, nor a GET route with one in its query string (" + ", ".join(PROMPT_FIELDS)
                               + ") in the bad server's OpenAPI schema; pass --endpoint/--prompt-field")
     candidates.sort(key=lambda c: c[0])
     return candidates[0][1]

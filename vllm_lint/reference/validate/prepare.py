@@ -18,6 +18,7 @@ from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 from vllm_lint.reference.server_kinds import ServerKind, is_grpc_server, kind_of
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
+from vllm_lint.reference.validate.endpoint import PROMPT_FIELDS
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 from vllm_lint.reference.validate.websocket_endpoint import serves_websockets
 
@@ -51,7 +52,8 @@ def _called_name(func: ast.expr) -> str | None:
 
 def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
     """``source`` with the model each ``pipeline``/``LLM``/``(Async)EngineArgs``/``from_pretrained`` call names
-    (a string literal, or a module-level name bound to one) replaced by ``model``; and the names replaced.
+    (a string literal, or a module-level name or a local of the calling function bound to one) replaced by
+    ``model``; and the names replaced.
 
     This is what a user does before running a server on another model; it happens before the autofixer runs,
     so the fixed file names the same local model as the bad one.
@@ -66,7 +68,7 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                     constants[target.id] = node.value
     literals: dict[tuple[int, int], ast.Constant] = {}
     called = [value for node in ast.walk(tree) if isinstance(node, ast.Call) for value in _model_values(node)]
-    for value in (*called, *_constructor_models(tree)):
+    for value in (*called, *_constructor_models(tree), *_local_models(tree)):
         if isinstance(value, ast.Name) and value.id in constants:
             value = constants[value.id]
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -87,6 +89,20 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
         if isinstance(literal.value, str):
             names.append(literal.value)
     return "".join(lines), sorted(set(names))
+
+
+def _local_models(tree: ast.Module) -> list[ast.expr]:
+    """The literal a function's local holds where a model call in that function names the model by it:
+    ``model_id = "org/m"`` then ``from_pretrained(model_id)`` in a LitServe ``setup()``."""
+    found: list[ast.expr] = []
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        local: dict[str, ast.Constant] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                local.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
+        calls = (n for n in ast.walk(function) if isinstance(n, ast.Call))
+        found += [local[v.id] for call in calls for v in _model_values(call) if isinstance(v, ast.Name) and v.id in local]
+    return found
 
 
 def _model_values(call: ast.Call) -> list[ast.expr]:
@@ -176,7 +192,7 @@ def unservable(source: str) -> str | None:
         if not is_litserve_server(source):
             return "a LitServe API the file never serves: validate runs the LitServer its file builds"
         return _framework_missing("litserve", "a LitServe API")
-    if routes:
+    if routes or _get_route_with_a_prompt(tree):
         return None
     if "gradio" in modules:
         # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
@@ -194,6 +210,16 @@ def unservable(source: str) -> str | None:
     if modules & {"fastapi", "flask", "starlette"}:
         return "no POST route: validate loads a route that takes a prompt in a request"
     return None
+
+
+def _get_route_with_a_prompt(tree: ast.Module) -> bool:
+    """``@app.get("/generate") def generate(text: str)``: a GET route with a prompt-like parameter, which
+    discover_endpoint loads through its query string."""
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        gets = any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "get" for d in function.decorator_list)
+        if gets and any(a.arg in PROMPT_FIELDS for a in (*function.args.args, *function.args.kwonlyargs)):
+            return True
+    return False
 
 
 def make_runnable(source: str) -> tuple[str, list[str]]:
