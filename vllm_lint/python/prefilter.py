@@ -361,6 +361,17 @@ def _engine_constructed(file: FileBytes) -> bool:
     return b"EngineArgs" in file.code and (engine_args.may_be_called(file.code) or async_engine_args.may_be_called(file.code))
 
 
+# What a constructor's callee may be named where the tree calls it: semantics.callee qualifies the callee's first
+# part through the module's imports and aliases, and canonical() keeps these final names.
+_ENGINE_CLASS_FINALS = ("LLM", "EngineArgs", "AsyncEngineArgs")
+
+
+def _engine_constructed_in_tree(file: FileBytes) -> bool:
+    """A call of one of the classes (``TreeFacts.calls_of``): python/launches.py reads a construction only where
+    semantics.callee names the class."""
+    return bool(file.facts().calls_of(_ENGINE_CLASS_FINALS))
+
+
 def _launch_in_command_line(file: FileBytes) -> bool:
     """The command is in strings, so raw bytes; the callee is code."""
     raw = file.raw
@@ -382,7 +393,9 @@ def _launch_in_tree(file: FileBytes) -> bool:
     )
 
 
-ENGINE_CONSTRUCTION = Condition("a vLLM engine (LLM, EngineArgs, AsyncEngineArgs) is constructed", _engine_constructed)
+ENGINE_CONSTRUCTION = Condition(
+    "a vLLM engine (LLM, EngineArgs, AsyncEngineArgs) is constructed", _engine_constructed, tree_holds=_engine_constructed_in_tree
+)
 COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2, tree_holds=_launch_in_tree)
 
 
