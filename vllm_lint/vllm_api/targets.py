@@ -401,14 +401,23 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
 def _folder_file_target(folder: Path, tops: tuple[Path, ...]) -> Target:
     # Every file of a folder has the same project pin; resolving and searching once per folder keeps a warm
     # run (the result cache asks this of each file it answers for) from paying it per file.
-    resolved = folder.resolve()
+    resolved = _real_folder(folder)
     return project_target(resolved, _search_stop(resolved, tops)) or NEWEST
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: Path) -> Path:
+    """``folder.resolve()``, built on its parent's: one ``lstat`` per folder of a tree, not one per part of its path."""
+    name, parent = folder.name, folder.parent
+    if not name or name == ".." or parent == folder or os.path.islink(folder):
+        return folder.resolve()
+    return _real_folder(parent) / name
 
 
 def forget_project_files() -> None:
     """Read the project files again from the next lookup on: for a process that outlives one run (the MCP
     server), in which a pin may change between two requests."""
-    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved):
+    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved, _real_folder):
         cached.cache_clear()
 
 
