@@ -298,3 +298,22 @@ def test_a_lock_file_whose_tables_do_not_parse_alone_is_read_whole(tmp_path):
     lock = tmp_path / "poetry.lock"
     lock.write_text(text)
     assert _locked(lock) == "==0.8.5"
+
+
+def test_a_folder_s_real_path_is_what_resolve_gives(tmp_path, monkeypatch):
+    from vllm_lint.vllm_api.targets import _real_folder
+
+    (tmp_path / "real" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "pkg" / "inner").symlink_to(tmp_path / "real" / "pkg" / "sub")
+    monkeypatch.chdir(tmp_path)
+    forget_project_files()
+    for folder in [
+        tmp_path / "link" / "pkg" / "sub",
+        tmp_path / "link" / "pkg" / "inner",
+        Path("link/pkg"),
+        Path("link/pkg/../pkg/inner"),
+        Path("."),
+        tmp_path / "link" / "missing" / "deeper",
+    ]:
+        assert _real_folder(folder) == folder.resolve(), folder
