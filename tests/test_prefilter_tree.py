@@ -121,3 +121,17 @@ _ONE_PATTERN = re.compile(
 )
 def test_the_quoted_command_test_agrees_with_the_one_pattern(raw):
     assert prefilter._quoted_vllm_serve(raw) == (_ONE_PATTERN.search(raw) is not None)
+
+
+def test_a_comment_in_a_command_list_or_an_import_list_is_read_to_its_line_s_end():
+    # A comment's "#"s and a ")" in it: each comment is one run to the line's end (no backtracking through its "#"s;
+    # 40 of them once meant 2**40 tries), and a ")" in it does not close the import list.
+    many = b"# " * 40
+    assert prefilter._quoted_vllm_serve(b'cmd = ["vllm",  ' + many + b'\n    "serve", "m"]\n')
+    assert not prefilter._quoted_vllm_serve(b'cmd = ["vllm",  ' + many + b"\n")
+    from vllm_lint.python.rules.api_prefilter import _FROM_IMPORT
+
+    # unclosed: read by the one-line branch, up to the comment
+    assert _FROM_IMPORT.findall(b"from vllm import (LLM,  " + many + b"\n") == [(b"vllm", b"(LLM,  ")]
+    found = _FROM_IMPORT.findall(b"from vllm import (  # see f(x)\n    LLM,\n    NoSuchName,\n)\n")
+    assert found and b"NoSuchName" in found[0][1]
