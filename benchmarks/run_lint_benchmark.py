@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/fetch_vllm_source.py                 # once: bench-data/vllm-src
-    python benchmarks/run_lint_benchmark.py [--rounds 5] [--write docs/performance.md] [--fixit]
+    python benchmarks/run_lint_benchmark.py [--rounds 5] [--write docs/performance.md] [--realworld FOLDER] [--fixit]
 
 Every round runs each command once, in the same order (vllm-lint then ruff on the same input), so a drift of the
 machine's speed touches both sides of a pair alike; a row's figure is the median over the rounds, and a ratio is
@@ -13,7 +13,9 @@ Rows: the vllm package source (2,642 files) cold (``--no-cache``) and warm (resu
 ``ruff check --select ALL --no-cache``; the standard library; one clean file and one file with findings as
 pre-commit runs them; ``vllm-lint hook claude`` on a file with findings (an agent's edit hook); the pre-filter's
 effect on vllm/entrypoints/serve (57 files): cold with it and with ``VLLM_LINT_NO_PREFILTER=1``, and how many files
-each parsed (vllm_lint.engine.prefilter_check, which also counts findings the pre-filter hid: 0 expected).
+each parsed (vllm_lint.engine.prefilter_check, which also counts findings the pre-filter hid: 0 expected); with
+``--realworld FOLDER`` (what benchmarks/realworld/restore.py wrote; default: $VLLM_LINT_REALWORLD), the same two
+cold runs over the real corpus, and their ratio (median of pairs).
 ``--write`` puts the table in a Markdown file (docs/performance.md), dated, with the machine and its load.
 """
 
@@ -85,6 +87,8 @@ def main() -> int:
     parser.add_argument("--write", type=Path, help="also write the table to this Markdown file")
     parser.add_argument("--fixit", action="store_true", help="also time Fixit once on the vllm source (minutes)")
     parser.add_argument("--stdlib-ruff", action="store_true", help="also time ruff on the standard library (slow)")
+    parser.add_argument("--realworld", type=Path, default=os.environ.get("VLLM_LINT_REALWORLD") or None,
+                        help="the restored real corpus (benchmarks/realworld/restore.py): time it with and without the pre-filter")
     args = parser.parse_args()
     if args.rounds < 5:
         parser.error("--rounds: at least 5")
@@ -128,6 +132,15 @@ def main() -> int:
         Command("vllm/entrypoints/serve, pre-filter off", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(entrypoints)],
                 env={"VLLM_LINT_NO_PREFILTER": "1"}),
     ]
+    if args.realworld is not None:
+        if not args.realworld.is_dir():
+            parser.error(f"--realworld: {args.realworld} is not a folder")
+        real = str(args.realworld.resolve())
+        commands += [
+            Command("real corpus, pre-filter on", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", real]),
+            Command("real corpus, pre-filter off", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", real],
+                    env={"VLLM_LINT_NO_PREFILTER": "1"}),
+        ]
     load_before = os.getloadavg()
     for command in commands:
         command.run(work, record=False)  # the untimed round (it fills the cache for the warm row)
@@ -153,6 +166,10 @@ def main() -> int:
         f"Pre-filter on vllm/entrypoints/serve ({effect.files} files): {effect.parsed_filtered} parsed with it, "
         f"{effect.parsed_forced} without; findings it hid: {len(effect.hidden)}."
     )
+    if args.realworld is not None:
+        on, off = commands[-2], commands[-1]
+        ratio = _median([a / b for a, b in zip(on.seconds, off.seconds)])
+        lines.append(f"Pre-filter on the real corpus: with it / without it = {ratio:.2f} (median of pairs).")
     if fixit_seconds is not None:
         lines.append(f"Fixit (default rules) on the vllm source, one run: {fixit_seconds:.1f} s.")
     machine = (

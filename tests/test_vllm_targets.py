@@ -242,3 +242,78 @@ def test_the_result_does_not_depend_on_the_current_folder(tmp_path: Path) -> Non
         assert result.returncode == 0, result.stderr
         outputs.append(json.loads(result.stdout))
     assert outputs[0] == outputs[1] == outputs[2] == []
+
+
+# A uv.lock in small: vllm named first as a dependency of another package, then its own table with sub-tables.
+_UV_LOCK = '''version = 1
+requires-python = ">=3.10"
+
+[[package]]
+name = "app"
+version = "0.1.0"
+source = { editable = "." }
+dependencies = [
+    { name = "vllm" },
+]
+
+[[package]]
+name = "vllm"
+version = "0.8.5"
+source = { registry = "https://pypi.org/simple" }
+dependencies = [
+    { name = "torch" },
+]
+wheels = [
+    { url = "https://files.example/vllm-0.8.5.whl", hash = "sha256:00" },
+]
+
+[package.optional-dependencies]
+audio = [
+    { name = "librosa" },
+]
+
+[[package]]
+name = "torch"
+version = "2.6.0"
+'''
+
+
+def test_a_lock_file_pins_the_locked_vllm(tmp_path):
+    from vllm_lint.vllm_api.targets import _locked, _tomllib
+
+    lock = tmp_path / "uv.lock"
+    lock.write_text(_UV_LOCK)
+    assert _locked(lock) == "==0.8.5"
+    # what the whole file's parse says, table by table
+    assert [p["name"] for p in _tomllib().loads(_UV_LOCK)["package"]] == ["app", "vllm", "torch"]
+    lock.write_text(_UV_LOCK.replace('name = "vllm"\nversion = "0.8.5"', 'name = "torch-extra"\nversion = "1"'))
+    assert _locked(lock) is None  # vllm only as a dependency: nothing locked
+
+
+def test_a_lock_file_whose_tables_do_not_parse_alone_is_read_whole(tmp_path):
+    from vllm_lint.vllm_api.targets import _locked
+
+    # A multi-line string that holds a line like a table header: cut there, the pieces are not TOML.
+    text = _UV_LOCK.replace('source = { editable = "." }', 'note = """\n[[package]]\nvllm"""\nsource = { editable = "." }')
+    lock = tmp_path / "poetry.lock"
+    lock.write_text(text)
+    assert _locked(lock) == "==0.8.5"
+
+
+def test_a_folder_s_real_path_is_what_resolve_gives(tmp_path, monkeypatch):
+    from vllm_lint.vllm_api.targets import _real_folder
+
+    (tmp_path / "real" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "pkg" / "inner").symlink_to(tmp_path / "real" / "pkg" / "sub")
+    monkeypatch.chdir(tmp_path)
+    forget_project_files()
+    for folder in [
+        tmp_path / "link" / "pkg" / "sub",
+        tmp_path / "link" / "pkg" / "inner",
+        Path("link/pkg"),
+        Path("link/pkg/../pkg/inner"),
+        Path("."),
+        tmp_path / "link" / "missing" / "deeper",
+    ]:
+        assert _real_folder(folder) == folder.resolve(), folder

@@ -16,7 +16,7 @@ from vllm_lint.diagnostics import Severity
 from vllm_lint.resources import rules_dir
 
 PARSE_ERROR_CODE = "VLL000"
-_PARSED_RULES = "rule-files"  # the user-cache store of parsed rule files
+_PARSED_RULES = "rule-files"  # the user-cache stores of parsed rule files (one per rule, see _store_name)
 _CODE_RE = re.compile(r"^VLL\d{3}$")
 _SINCE_RE = re.compile(r"^\d+\.\d+\.\d+$")
 _PREVIEW_LINE = re.compile(r"^preview:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
@@ -207,7 +207,7 @@ def load_rules() -> dict[str, Rule]:
     for path in sorted(rules_dir().glob("VLL*.yaml")):
         rule = _load_rule_file(path)
         rules[rule.code] = rule
-    _parsed_files().save()
+        _parsed_files(path).save()
     return rules
 
 
@@ -219,7 +219,7 @@ def rule_for(code: str) -> Rule | None:
     if not (_CODE_RE.match(code) and path.is_file()):
         return None
     rule = _load_rule_file(path)
-    _parsed_files().save()
+    _parsed_files(path).save()
     return rule
 
 
@@ -237,10 +237,15 @@ def _load_rule_file(path: Path) -> Rule:
     return parse_rule(data, path)
 
 
-def _parsed_files():
+def _parsed_files(path: Path):
     from vllm_lint.usercache import store
 
-    return store(_PARSED_RULES)
+    return store(_store_name(path))
+
+
+def _store_name(path: Path) -> str:
+    # One store per rule: a run with a finding or two loads those rules' parsed files, not all of them.
+    return f"{_PARSED_RULES}-{path.stem}"
 
 
 def _parsed_yaml(path: Path) -> object:
@@ -249,7 +254,7 @@ def _parsed_yaml(path: Path) -> object:
     300 ms one-file run)."""
     from vllm_lint.usercache import derived_from_file
 
-    return derived_from_file(_PARSED_RULES, path, _read_yaml)
+    return derived_from_file(_store_name(path), path, _read_yaml)
 
 
 def _read_yaml(path: Path) -> object:

@@ -20,6 +20,7 @@ import os
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
+from stat import S_ISLNK
 from typing import Any
 
 from vllm_lint import __version__
@@ -99,6 +100,7 @@ class ResultCache:
         self.summaries: dict[str, list] = {}
         self._new_summaries: dict[str, list] = {}
         self._dirty = False
+        self._folder_targets: dict[str, str | None] = {}  # _current_target's answers by folder name
         self._started = time.time()
         self._load()
 
@@ -147,7 +149,10 @@ class ResultCache:
         if entry is None:
             return None
         try:
-            stat = os.stat(path)
+            stat = os.lstat(path)
+            linked = S_ISLNK(stat.st_mode)
+            if linked:
+                stat = os.stat(path)
         except OSError:
             return None
         trusted = (
@@ -166,7 +171,7 @@ class ResultCache:
             self._dirty = True
         if not self._unchanged(entry.result.get("dependencies", []), entry.written):
             return None
-        if "target" in entry.result and entry.result["target"] != [self._current_target(path)]:
+        if "target" in entry.result and entry.result["target"] != [self._current_target(path, linked)]:
             return None  # the project now pins another vLLM: the file's findings may differ
         try:
             return _result_from_json(entry.result, shown)
@@ -197,16 +202,24 @@ class ResultCache:
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def _current_target(self, path: Path) -> str | None:
+    def _current_target(self, path: Path, linked: bool) -> str | None:
         from vllm_lint.surfaces.command_files import is_dockerfile_name
         from vllm_lint.vllm_api.targets import file_target
 
+        name = os.fspath(path)
         dockerfile = None
-        if is_dockerfile_name(path.name):
+        if is_dockerfile_name(os.path.basename(name)):
             try:
                 dockerfile = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return None
+        elif not linked:
+            # Any other file that is not a symlink has its folder's target (vllm_api.targets.file_target): asked
+            # once per folder, by its name as a string, since a warm run answers this for every file it skips.
+            folder = os.path.dirname(name)
+            if folder not in self._folder_targets:
+                self._folder_targets[folder] = file_target(path, None, self._settings.target_vllm_version, self._settings.pin_search_tops, self._settings.vllm_images).specifier
+            return self._folder_targets[folder]
         return file_target(path, dockerfile, self._settings.target_vllm_version, self._settings.pin_search_tops, self._settings.vllm_images).specifier
 
     def store(self, path: Path, result: FileResult) -> None:

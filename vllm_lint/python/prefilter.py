@@ -146,6 +146,18 @@ def remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Path
     return remembered
 
 
+def remembered_bytes(function: Callable[[bytes], bool]) -> Callable[[bytes], bool]:
+    """``remembered`` for a question about the bytes alone."""
+    last: list[object] = [None, False]
+
+    def remembered(data: bytes) -> bool:
+        if last[0] is not data:  # identity, and the reference keeps ``id`` from being reused
+            last[:] = [data, function(data)]
+        return bool(last[1])
+
+    return remembered
+
+
 # -- request handlers (python/handlers.py) ---------------------------------------------------------
 # A route decorator ``@<expr>.<verb>(``, a registration call, a gRPC servicer, a class-based
 # view, a Ray Serve deployment, Django's views.py, or the import of a framework found by its own names.
@@ -298,17 +310,41 @@ _ENGINES = (CallableName(b"LLM"), CallableName(b"EngineArgs"), CallableName(b"As
 # ``"docker run ... vllm/vllm-openai"``), ``-m vllm.X`` for a module vLLM lacks (VLL303). Between two items of a
 # command list anything that separates tokens may stand (spaces, line breaks, commas, comments, a string
 # prefix): the items may sit on one line or one per line, in either quotes.
-# Within one string, words are apart by blanks (a backslash-newline in a string continues it).
-_BETWEEN_ITEMS = rb"[\"'](?:[\s,]|#[^\n]*)*[fFrRbBuU]{0,2}[\"']"
+# Within one string, words are apart by blanks (a backslash-newline in a string continues it). A comment runs to
+# its line's end, newline included: ``#[^\n]*`` alone could end at any "#" of the comment and start another there,
+# and a line like ``"vllm",  # # # # ...`` then costs ``re`` two tries per "#" (16 of them took 20 s).
+_BETWEEN_ITEMS = rb"[\"'](?:[\s,]|#[^\n]*\n)*[fFrRbBuU]{0,2}[\"']"
 _BETWEEN_WORDS = rb"(?:[ \t]|\\\r?\n)+"
+# ``["']vllm`` then, between items or words, ``serve``: matched from the literal ``vllm`` (the quote before it is
+# checked by hand, see _quoted_vllm_serve), since a pattern that starts with a set of bytes makes ``re`` try each byte.
+_VLLM_THEN_SERVE = lazy_re(rb"vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b")
+_VLLM_SERVE_WORDS = lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b")
 _SERVE_COMMAND = (
-    lazy_re(rb"[\"']vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b"),
     lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server"),
-    lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b"),
     lazy_re(rb"vllm/vllm"),
     lazy_re(rb"vllm-openai"),
     lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b"),
 )
+
+
+def _quoted_vllm_serve(raw: bytes) -> bool:
+    """``["']vllm`` followed by ``_VLLM_THEN_SERVE``'s separator and ``serve``: one of the items or words
+    ``vllm``, ``serve`` in a string."""
+    for quoted in (b'"vllm', b"'vllm"):
+        start = raw.find(quoted)
+        while start != -1:
+            if _VLLM_THEN_SERVE.match(raw, start + 1):
+                return True
+            start = raw.find(quoted, start + 1)
+    return False
+
+
+def _serve_command(raw: bytes) -> bool:
+    if b"serve" in raw and (_quoted_vllm_serve(raw) or _VLLM_SERVE_WORDS.search(raw) is not None):
+        return True
+    return any(pattern.search(raw) for pattern in _SERVE_COMMAND)
+
+
 # The same commands in the tree's strings (one item each): the words they hold.
 _SERVE_WORDS = ("serve", "-m", "vllm/", "vllm-openai")
 # The callees python/command_lines.py reads (subprocess.*, os.exec*/posix_spawn*/system/popen,
@@ -328,13 +364,24 @@ def _engine_constructed(file: FileBytes) -> bool:
     return b"EngineArgs" in file.code and (engine_args.may_be_called(file.code) or async_engine_args.may_be_called(file.code))
 
 
+# What a constructor's callee may be named where the tree calls it: semantics.callee qualifies the callee's first
+# part through the module's imports and aliases, and canonical() keeps these final names.
+_ENGINE_CLASS_FINALS = ("LLM", "EngineArgs", "AsyncEngineArgs")
+
+
+def _engine_constructed_in_tree(file: FileBytes) -> bool:
+    """A call of one of the classes (``TreeFacts.calls_of``): python/launches.py reads a construction only where
+    semantics.callee names the class."""
+    return bool(file.facts().calls_of(_ENGINE_CLASS_FINALS))
+
+
 def _launch_in_command_line(file: FileBytes) -> bool:
     """The command is in strings, so raw bytes; the callee is code."""
     raw = file.raw
     return (
         b"vllm" in raw
         and any(word in file.code for word in _PROCESS_WORDS)
-        and any(pattern.search(raw) for pattern in _SERVE_COMMAND)
+        and _serve_command(raw)
     )
 
 
@@ -349,7 +396,9 @@ def _launch_in_tree(file: FileBytes) -> bool:
     )
 
 
-ENGINE_CONSTRUCTION = Condition("a vLLM engine (LLM, EngineArgs, AsyncEngineArgs) is constructed", _engine_constructed)
+ENGINE_CONSTRUCTION = Condition(
+    "a vLLM engine (LLM, EngineArgs, AsyncEngineArgs) is constructed", _engine_constructed, tree_holds=_engine_constructed_in_tree
+)
 COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_command_line, cost=2, tree_holds=_launch_in_tree)
 
 
@@ -361,6 +410,7 @@ _CLIENT_IMPORTS = (
 )
 
 
+@remembered_bytes
 def imports_client_library(code: bytes) -> bool:
     code = joined_lines(code)
     return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)

@@ -23,6 +23,7 @@ class TreeFacts:
         self.reads: dict[str, set[str]] = {}  # dotted name (``engine``, ``self.engine``) -> attributes read on it
         self.calls: list[ast.Call] = []
         self.aliases: list[tuple[str, str]] = []  # (bound name, final part of what it names): imports, assignments
+        self.imported: set[str] = set()  # the names import statements bind (``import a.b`` binds ``a``)
         self._parents: dict[int, ast.AST] = {}
         identifiers, strings, parents = self.identifiers, self.strings, self._parents
         docstrings: set[int] = set()  # bare string statements: prose, never a value
@@ -51,12 +52,18 @@ class TreeFacts:
                     identifiers.update(node.module.split("."))
                 for alias in node.names:
                     identifiers.update(alias.name.split("."))
+                    self.imported.add(alias.asname or (alias.name if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]))
                     if alias.asname:
                         identifiers.add(alias.asname)
                         self.aliases.append((alias.asname, alias.name.rpartition(".")[2]))
             elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
                 final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
                 self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                # ``X: type = mod.Name``: python/model.py follows it as it follows a plain assignment
+                name = dotted(node.target)
+                if name is not None:
+                    self.aliases.append((name, node.value.id if isinstance(node.value, ast.Name) else node.value.attr))
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))
@@ -72,6 +79,19 @@ class TreeFacts:
                     names.add(bound)
                     changed = True
         return names
+
+    def calls_of(self, finals: Iterable[str]) -> list[ast.Call]:
+        """The calls whose callee semantics.callee may name as one of ``finals``: the callee's last part is one of
+        them or a name bound to one, and its first part is a name an import or an assignment binds (python/model.py
+        qualifies a callee only through those; a class the module defines itself is not the imported one)."""
+        names = self.names_for(finals)
+        heads = self.imported | {bound.partition(".")[0] for bound, _ in self.aliases}
+        found = []
+        for call in self.calls:
+            name = dotted(call.func)
+            if name is not None and final_name(call.func) in names and name.partition(".")[0] in heads:
+                found.append(call)
+        return found
 
     def any_string_has(self, words: Iterable[str]) -> bool:
         return any(word in text for text in self.strings for word in words)

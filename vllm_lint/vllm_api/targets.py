@@ -184,20 +184,49 @@ def _toml(path: Path) -> dict | None:
         return None
     if b"vllm" not in data.lower():
         return None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    tomllib = _tomllib()
     try:
         return tomllib.loads(data.decode("utf-8", errors="replace"))
     except (tomllib.TOMLDecodeError, ValueError):
         return None
 
 
+def _tomllib():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+# Where a lock file's ``[[package]]`` tables start: each runs to the next one (its sub-tables with it).
+_PACKAGE_TABLE = re.compile(r"^(?=\[\[[ \t]*package[ \t]*\]\][ \t]*(?:#.*)?$)", re.MULTILINE)
+
+
 def _locked(path: Path) -> str | None:
-    """uv.lock and poetry.lock: the version of the locked ``vllm`` package."""
-    table = _toml(path)
-    for package in (table or {}).get("package", ()):
+    """uv.lock and poetry.lock: the version of the locked ``vllm`` package.
+
+    A lock file can hold megabytes of TOML, read on every run (a pre-commit hook's too) whose file has no pin
+    nearer: only the package tables that mention vllm are parsed, each on its own, in order; the whole file
+    when one of them does not parse alone."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"vllm" not in data.lower():
+        return None
+    tomllib = _tomllib()
+    text = data.decode("utf-8", errors="replace")
+    try:
+        tables = [
+            package
+            for block in _PACKAGE_TABLE.split(text)[1:]
+            if "vllm" in block.lower()
+            for package in tomllib.loads(block).get("package", ())
+        ]
+    except (tomllib.TOMLDecodeError, ValueError):
+        tables = (_toml(path) or {}).get("package", ())
+    for package in tables:
         if isinstance(package, dict) and _is_vllm(str(package.get("name", ""))) and isinstance(package.get("version"), str):
             return f"=={package['version']}"
     return None
@@ -404,14 +433,23 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
 def _folder_file_target(folder: Path, tops: tuple[Path, ...]) -> Target:
     # Every file of a folder has the same project pin; resolving and searching once per folder keeps a warm
     # run (the result cache asks this of each file it answers for) from paying it per file.
-    resolved = folder.resolve()
+    resolved = _real_folder(folder)
     return project_target(resolved, _search_stop(resolved, tops)) or NEWEST
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: Path) -> Path:
+    """``folder.resolve()``, built on its parent's: one ``lstat`` per folder of a tree, not one per part of its path."""
+    name, parent = folder.name, folder.parent
+    if not name or name == ".." or parent == folder or os.path.islink(folder):
+        return folder.resolve()
+    return _real_folder(parent) / name
 
 
 def forget_project_files() -> None:
     """Read the project files again from the next lookup on: for a process that outlives one run (the MCP
     server), in which a pin may change between two requests."""
-    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved):
+    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved, _real_folder):
         cached.cache_clear()
 
 

@@ -73,9 +73,11 @@ def _engine_read_wrong(file: FileBytes) -> bool:
 
 
 # -- VLL303 on imports and the names they bind --------------------------------------------------------
+# In brackets a comment runs to its line's end, newline included: a ")" in it closes nothing, and ``#[^\n]*`` alone
+# could end at any "#" of the comment, which an unclosed list (``(a,  # # # ...``) makes ``re`` try both ways each.
 _FROM_IMPORT = lazy_re(
     rb"from(?:[ \t]|\\\r?\n)+(vllm(?:\s*\.\s*\w+)*)(?:[ \t]|\\\r?\n)+import(?:[ \t]|\\\r?\n)+"
-    rb"(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*(?:\\\r?\n[^\n;#]*)*)"
+    rb"(\((?:[^)#]|#[^\n]*\n)*\)|[^\n;#]*(?:\\\r?\n[^\n;#]*)*)"
 )
 _IMPORT = lazy_re(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
 _IMPORT_ITEM = lazy_re(rb"^\s*(\w+(?:\s*\.\s*\w+)*)(?:\s+as\s+(\w+))?\s*$")

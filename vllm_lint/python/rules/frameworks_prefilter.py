@@ -9,6 +9,7 @@ from vllm_lint.python.prefilter import (
     FileBytes,
     lazy_re,
     handler_clue,
+    has_word,
     mentions_vllm_engine,
     top_level_arguments,
     word_matches,
@@ -47,9 +48,18 @@ def _fastapi_handler_returns_tuple(file: FileBytes) -> bool:
     return b"fastapi" in code and b"return" in code and handler_clue(code, file.path) and _returns_a_tuple(code)
 
 
+# The decorator VLL503 reads is ``<app>.on_event(...)``: on_event is a whole name there, not a part of one
+# (``projection_events`` holds it too).
+_ON_EVENT_NAME = lazy_re(rb"on_event\b")
+
+
 def _model_load_in_startup_hook(file: FileBytes) -> bool:
     code = file.code
-    return b"on_event" in code and (b"transformers" in code or mentions_vllm_engine(code, file.path))
+    return (
+        b"on_event" in code
+        and (b"transformers" in code or mentions_vllm_engine(code, file.path))
+        and has_word(_ON_EVENT_NAME, code)
+    )
 
 
 PREFILTER = {

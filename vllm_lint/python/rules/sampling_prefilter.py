@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from vllm_lint.python.prefilter import SAMPLING_PARAMS, Condition, FileBytes, lazy_re, top_level_arguments
 
 _KEYWORD = lazy_re(rb"^\s*(\w+)\s*=(?!=)")
@@ -53,7 +55,27 @@ def _max_tokens_missing(file: FileBytes) -> bool:
     return calls is None or any(not spread and not keywords & _MAX_TOKENS for keywords, spread in calls)
 
 
+def _tree_calls(file: FileBytes) -> list[tuple[frozenset[str], bool]]:
+    """``_calls`` read off the tree, of the calls semantics.callee may name SamplingParams (``TreeFacts.calls_of``):
+    a ``class SamplingParams(...)`` statement reads like a call in the bytes, and vLLM's own module calls its class."""
+    calls = []
+    for call in file.facts().calls_of(("SamplingParams",)):
+        keywords = frozenset(keyword.arg for keyword in call.keywords if keyword.arg is not None)
+        spread = any(keyword.arg is None for keyword in call.keywords) or any(isinstance(arg, ast.Starred) for arg in call.args)
+        calls.append((keywords, spread))
+    return calls
+
+
+def _unknown_keyword_in_tree(file: FileBytes) -> bool:
+    known = file.api().sampling_params
+    return any(keywords - known for keywords, _ in _tree_calls(file))
+
+
+def _max_tokens_missing_in_tree(file: FileBytes) -> bool:
+    return any(not spread and not keywords & _MAX_TOKENS for keywords, spread in _tree_calls(file))
+
+
 PREFILTER = {
-    "VLL301": (Condition("a SamplingParams keyword vLLM lacks", _unknown_keyword, cost=3),),
-    "VLL302": (Condition("a SamplingParams call without max_tokens", _max_tokens_missing, cost=3),),
+    "VLL301": (Condition("a SamplingParams keyword vLLM lacks", _unknown_keyword, cost=3, tree_holds=_unknown_keyword_in_tree),),
+    "VLL302": (Condition("a SamplingParams call without max_tokens", _max_tokens_missing, cost=3, tree_holds=_max_tokens_missing_in_tree),),
 }

@@ -1,0 +1,137 @@
+"""The pre-filter's tree stage (python/tree_facts.py) lets through what the checkers can report and keeps out the
+shapes its byte tests cannot tell apart: a class statement that reads like a call, a module that calls a class it
+defines itself, a name that holds another one.
+
+The findings side is the recall test's (tests/test_prefilter_recall.py): every rule example's findings survive.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from vllm_lint.python import prefilter
+from vllm_lint.vllm_api import load_api
+
+API = load_api(None)
+
+
+def _passes(code: str, *codes: str, name: str = "module.py") -> bool:
+    return prefilter.may_match(code.encode(), Path(name), frozenset(codes), lambda: API)
+
+
+# vLLM's own sampling_params.py in small: the class statement and its own calls of it, never the imported class.
+OWN_CLASS = '''
+class SamplingParams(
+    Base,
+    omit_defaults=True,
+):
+    n: int = 1
+
+    def clone(self):
+        return SamplingParams(n=self.n)
+'''
+
+
+@pytest.mark.parametrize("code", ["VLL301", "VLL302"])
+def test_a_module_defining_samplingparams_is_not_parsed(code):
+    assert not _passes(OWN_CLASS, code)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from vllm import SamplingParams\nparams = SamplingParams(temperature=0)\n",
+        "import vllm\nparams = vllm.SamplingParams(\n    temperature=0,\n)\n",
+        "from vllm import SamplingParams as SP\nparams = SP(temperature=0)\n",
+        "from vllm import SamplingParams\nMake: type = SamplingParams\nparams = Make(temperature=0)\n",
+        "def f():\n    from vllm.sampling_params import SamplingParams\n    return SamplingParams(temperature=0)\n",
+    ],
+)
+def test_an_imported_samplingparams_call_without_max_tokens_is_parsed(source):
+    assert _passes(source, "VLL302")
+
+
+def test_a_samplingparams_call_with_max_tokens_or_spread_is_not_parsed_for_vll302():
+    assert not _passes("from vllm import SamplingParams\np = SamplingParams(max_tokens=8)\n", "VLL302")
+    assert not _passes("from vllm import SamplingParams\np = SamplingParams(**kwargs)\n", "VLL302")
+    assert _passes("from vllm import SamplingParams\np = SamplingParams(max_token=8)\n", "VLL301")
+
+
+# vLLM's own arg_utils.py in small: subclassing and annotations name the class, nothing constructs it.
+OWN_ENGINE_ARGS = '''
+from dataclasses import dataclass
+
+@dataclass
+class EngineArgs:
+    model: str = "m"
+
+class AsyncEngineArgs(EngineArgs):
+    def clone(self, other: EngineArgs) -> "AsyncEngineArgs":
+        return self
+'''
+
+
+def test_a_module_that_only_subclasses_engineargs_is_not_parsed_for_launches():
+    assert not _passes(OWN_ENGINE_ARGS, "VLL201")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from vllm import LLM\nllm = LLM(model='m')\n",
+        "from vllm import LLM as Engine\nllm = Engine(\n    model='m',\n)\n",
+        "import vllm\nllm = vllm.LLM(model='m')\n",
+        "from vllm import EngineArgs\nMake: type = EngineArgs\nargs = Make(model='m')\n",
+        "from vllm.engine.arg_utils import AsyncEngineArgs\nargs = AsyncEngineArgs(model='m')\n",
+    ],
+)
+def test_an_engine_construction_is_parsed(source):
+    assert _passes(source, "VLL201")
+
+
+def test_on_event_inside_a_longer_name_is_not_a_startup_hook():
+    model = "import transformers\nmodel = transformers.AutoModel.from_pretrained('m')\n"
+    assert not _passes(model + "self._projection_events = None\n", "VLL503")
+    hook = "from fastapi import FastAPI\napp = FastAPI()\n@app . on_event('startup')\ndef load():\n    pass\n"
+    assert _passes(model + hook, "VLL503")
+
+
+# The quoted-command test once was one pattern that began with a set of bytes; the split one must agree with it.
+_ONE_PATTERN = re.compile(
+    rb"[\"']vllm(?:" + prefilter._BETWEEN_ITEMS + rb"|" + prefilter._BETWEEN_WORDS + rb")serve\b"
+)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'["vllm", "serve", "m"]',
+        b"['vllm',\n    # the server\n    'serve']",
+        b'"vllm serve m"',
+        b'"vllm \\\n serve"',
+        b'x = "vllm" + "serve"',
+        b"'vllm', r'serve'",
+        b'"vllm"\n"served"',
+        b'vllm serve',
+        b'"vllm\'vllm", "serve"',
+    ],
+)
+def test_the_quoted_command_test_agrees_with_the_one_pattern(raw):
+    assert prefilter._quoted_vllm_serve(raw) == (_ONE_PATTERN.search(raw) is not None)
+
+
+def test_a_comment_in_a_command_list_or_an_import_list_is_read_to_its_line_s_end():
+    # A comment's "#"s and a ")" in it: each comment is one run to the line's end (no backtracking through its "#"s;
+    # 40 of them once meant 2**40 tries), and a ")" in it does not close the import list.
+    many = b"# " * 40
+    assert prefilter._quoted_vllm_serve(b'cmd = ["vllm",  ' + many + b'\n    "serve", "m"]\n')
+    assert not prefilter._quoted_vllm_serve(b'cmd = ["vllm",  ' + many + b"\n")
+    from vllm_lint.python.rules.api_prefilter import _FROM_IMPORT
+
+    # unclosed: read by the one-line branch, up to the comment
+    assert _FROM_IMPORT.findall(b"from vllm import (LLM,  " + many + b"\n") == [(b"vllm", b"(LLM,  ")]
+    found = _FROM_IMPORT.findall(b"from vllm import (  # see f(x)\n    LLM,\n    NoSuchName,\n)\n")
+    assert found and b"NoSuchName" in found[0][1]
