@@ -234,112 +234,131 @@ class Command:
 
 def tokenize(text: str, base: int = 0) -> list[Command]:
     """Split ``text`` into simple commands; offsets are ``base`` + index in ``text``."""
-    commands: list[Command] = []
-    words: list[Word] = []
-    pending_heredocs: list[tuple[str, bool, bool, int]] = []  # delimiter, strip tabs, quoted, owner index
-    skip_next = False  # the word after a redirection operator is its target
-    blocks: list[tuple[str, int]] = []  # open if/case/while/until/for, each with where it starts
-    after_operator: int | None = None  # where a && or || put the next command under a condition
-    i, n = 0, len(text)
+    return _Tokenizer(text, base).commands()
 
-    def end_command() -> None:
-        nonlocal words, after_operator
-        if words:
-            condition = frozenset(("shell-block", start) for _, start in blocks)
-            if after_operator is not None:
-                condition |= {("shell-and-or", after_operator)}
-            commands.append(Command(words, condition=condition))
-            after_operator = None
-        words = []
 
-    while i < n:
-        c = text[i]
-        if c == "\\" and text.startswith("\n", i + 1):
-            i += 2
-            continue
-        if c == "\\" and text.startswith("\r\n", i + 1):
-            i += 3
-            continue
-        if c in " \t\r":
-            i += 1
-            continue
-        if c == "\n":
-            end_command()
-            i += 1
-            if pending_heredocs:
-                for delimiter, strip_tabs, quoted, owner in pending_heredocs:
-                    body_start = i
-                    body_end = n
-                    while i < n:
-                        line_end = text.find("\n", i)
-                        line_end = n if line_end == -1 else line_end
-                        line = text[i:line_end]
-                        if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delimiter:
-                            body_end = i
-                            i = line_end + 1
-                            break
-                        i = line_end + 1
-                    if owner < len(commands):
-                        commands[owner].heredocs.append(Heredoc(base + body_start, base + min(body_end, n), quoted))
-                pending_heredocs = []
-            continue
-        if c == "#":
-            line_end = text.find("\n", i)
-            i = n if line_end == -1 else line_end
-            continue
-        if c in ";&|()":
-            end_command()
-            if text.startswith(("&&", "||"), i):
-                after_operator = base + i
-                i += 2
-                continue
-            i += 1
-            continue
-        if c in "<>" or (c.isdigit() and i + 1 < n and text[i + 1] in "<>"):
-            j = i
+class _Tokenizer:
+    """One pass over a script: blanks, comments, operators, redirections and here-documents are stepped
+    over, words collected into the command they belong to, each command with the conditions it runs under."""
+
+    def __init__(self, text: str, base: int) -> None:
+        self.text, self.base = text, base
+        self.i, self.n = 0, len(text)
+        self.found: list[Command] = []
+        self.words: list[Word] = []
+        self.pending_heredocs: list[tuple[str, bool, bool, int]] = []  # delimiter, strip tabs, quoted, owner index
+        self.skip_next = False  # the word after a redirection operator is its target
+        self.blocks: list[tuple[str, int]] = []  # open if/case/while/until/for, each with where it starts
+        self.after_operator: int | None = None  # where a && or || put the next command under a condition
+
+    def commands(self) -> list[Command]:
+        text = self.text
+        while self.i < self.n:
+            c = text[self.i]
+            if c == "\\" and text.startswith("\n", self.i + 1):
+                self.i += 2
+            elif c == "\\" and text.startswith("\r\n", self.i + 1):
+                self.i += 3
+            elif c in " \t\r":
+                self.i += 1
+            elif c == "\n":
+                self.end_command()
+                self.i += 1
+                self.heredoc_bodies()
+            elif c == "#":
+                line_end = text.find("\n", self.i)
+                self.i = self.n if line_end == -1 else line_end
+            elif c in ";&|()":
+                self.operator()
+            elif c in "<>" or (c.isdigit() and self.i + 1 < self.n and text[self.i + 1] in "<>"):
+                self.redirection()
+            else:
+                self.word()
+        self.end_command()
+        return self.found
+
+    def end_command(self) -> None:
+        if self.words:
+            condition = frozenset(("shell-block", start) for _, start in self.blocks)
+            if self.after_operator is not None:
+                condition |= {("shell-and-or", self.after_operator)}
+            self.found.append(Command(self.words, condition=condition))
+            self.after_operator = None
+        self.words = []
+
+    def heredoc_bodies(self) -> None:
+        """The bodies of the here-documents the line just ended opened, one after the other."""
+        text, n = self.text, self.n
+        for delimiter, strip_tabs, quoted, owner in self.pending_heredocs:
+            body_start = self.i
+            body_end = n
+            while self.i < n:
+                line_end = text.find("\n", self.i)
+                line_end = n if line_end == -1 else line_end
+                line = text[self.i : line_end]
+                if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delimiter:
+                    body_end = self.i
+                    self.i = line_end + 1
+                    break
+                self.i = line_end + 1
+            if owner < len(self.found):
+                self.found[owner].heredocs.append(Heredoc(self.base + body_start, self.base + min(body_end, n), quoted))
+        self.pending_heredocs = []
+
+    def operator(self) -> None:
+        self.end_command()
+        if self.text.startswith(("&&", "||"), self.i):
+            self.after_operator = self.base + self.i
+            self.i += 2
+        else:
+            self.i += 1
+
+    def redirection(self) -> None:
+        """``<``, ``2>&1``, ``>> file``, or a here-document's ``<<EOF`` (its body is read at the line's end)."""
+        text, n = self.text, self.n
+        j = self.i
+        while j < n and text[j].isdigit():
+            j += 1
+        if text.startswith("<<", j) and not text.startswith("<<<", j):
+            j += 2
+            strip_tabs = text.startswith("-", j)
+            if strip_tabs:
+                j += 1
+            while j < n and text[j] in " \t":
+                j += 1
+            word, j = _read_word(text, j, self.base)
+            quoted = word.quoted or "\\" in word.raw
+            self.pending_heredocs.append((word.raw.strip("'\"").replace("\\", ""), strip_tabs, quoted, len(self.found)))
+            self.i = j
+            return
+        while j < n and text[j] in "<>&|":
+            j += 1
+        if j < n and text[j] == "-":
+            j += 1
+        # `2>&1`: the target is part of the operator
+        if text[j - 1] == "&" and j < n and text[j].isdigit():
             while j < n and text[j].isdigit():
                 j += 1
-            if text.startswith("<<", j) and not text.startswith("<<<", j):
-                j += 2
-                strip_tabs = text.startswith("-", j)
-                if strip_tabs:
-                    j += 1
-                while j < n and text[j] in " \t":
-                    j += 1
-                word, j = _read_word(text, j, base)
-                quoted = word.quoted or "\\" in word.raw
-                pending_heredocs.append((word.raw.strip("'\"").replace("\\", ""), strip_tabs, quoted, len(commands)))
-                i = j
-                continue
-            while j < n and text[j] in "<>&|":
-                j += 1
-            if j < n and text[j] == "-":
-                j += 1
-            # `2>&1`: the target is part of the operator
-            if text[j - 1] == "&" and j < n and text[j].isdigit():
-                while j < n and text[j].isdigit():
-                    j += 1
-            else:
-                skip_next = True
-            i = j
-            continue
-        word, i = _read_word(text, i, base)
-        if skip_next:
-            skip_next = False
-            continue
-        if not words and word.raw in _KEYWORDS and not word.quoted:
+        else:
+            self.skip_next = True
+        self.i = j
+
+    def word(self) -> None:
+        word, self.i = _read_word(self.text, self.i, self.base)
+        if self.skip_next:
+            self.skip_next = False
+            return
+        if not self.words and word.raw in _KEYWORDS and not word.quoted:
             if word.raw in ("if", "case", "while", "until", "for"):
-                blocks.append((word.raw, word.start))
-            elif word.raw in ("fi", "esac", "done") and blocks:
-                blocks.pop()
-            continue
-        if _ARRAY_ASSIGNMENT.fullmatch(word.raw) and text.startswith("(", i):
-            word.array, i = _read_array(text, i, base)
-            word.end = base + i
-            word.raw = text[word.start - base : i]
-        words.extend(_alternative_words(word) or [word])
-    end_command()
-    return commands
+                self.blocks.append((word.raw, word.start))
+            elif word.raw in ("fi", "esac", "done") and self.blocks:
+                self.blocks.pop()
+            return
+        if _ARRAY_ASSIGNMENT.fullmatch(word.raw) and self.text.startswith("(", self.i):
+            word.array, self.i = _read_array(self.text, self.i, self.base)
+            word.end = self.base + self.i
+            word.raw = self.text[word.start - self.base : self.i]
+        self.words.extend(_alternative_words(word) or [word])
 
 
 _ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
