@@ -76,6 +76,16 @@ def run_validate(args: argparse.Namespace, json_path: Path) -> int:
     return subprocess.run(command, cwd=REPO, check=False).returncode
 
 
+def _one_line(error: str, width: int = 160) -> str:
+    """A table cell for an error that may end with a server's log: its first line and the log's last one."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    text = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
+    text = text.replace("|", "/")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def table(data: dict) -> list[str]:
     rows = ["| server | kind of server | fixes | answers | bad tok/s | fixed tok/s | ratio | verdict |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -99,7 +109,7 @@ def table(data: dict) -> list[str]:
                     f"{_fmt_rate(run['fixed'].get('tokens_per_s'))} | {'n/a' if ratio is None else f'{ratio:.2f}'} | "
                     f"{'PASS' if passed else 'FAIL'} |")
     for entry in data["failed"]:
-        rows.append(f"| {entry['name']} | | | could not be run: {entry['error'][:120]} | | | | FAIL |")
+        rows.append(f"| {entry['name']} | | | could not be run: {_one_line(entry['error'])} | | | | FAIL |")
     for entry in data["skipped"]:
         rows.append(f"| {entry['name']} | | | skipped: {entry['reason'][:120]} | | | | skipped |")
     return rows

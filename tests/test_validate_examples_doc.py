@@ -29,11 +29,16 @@ def test_a_rerun_replaces_the_rows_of_the_servers_it_ran(tmp_path):
     bench = _benchmark(tmp_path / "validate-examples.md")
     started = dt.datetime(2026, 12, 2, tzinfo=dt.timezone.utc)
     full = {"runs": [_run("VLL101 example 1", 8, 10.0, 20.0), _run("VLL101 example 2", 8, 10.0, 30.0)],
-            "failed": [{"name": "VLL101 example 55", "error": "no POST route"}], "skipped": [], "passed": False}
+            "failed": [{"name": "VLL101 example 55", "error": "no POST route"},
+                       {"name": "VLL101 example 56", "error": "the bad server exited with 1:\nLoading | weights\n\n"
+                                                              "RuntimeError: no task\n"}],
+            "skipped": [], "passed": False}
     args = argparse.Namespace(requests=8, concurrency=4, max_tokens=16, files=[], rerun=[])
     bench.write_doc(full, args, started, 60.0, "1.0")
     before = bench.DOC.read_text().splitlines()
     assert "| VLL101 example 55 | | | could not be run: no POST route | | | | FAIL |" in before
+    assert ("| VLL101 example 56 | | | could not be run: the bad server exited with 1: ... RuntimeError: no task "
+            "| | | | FAIL |") in before
 
     again = {"runs": [_run("VLL101 example 55", 8, 5.0, 15.0), _run("VLL102 example 3", 7, 4.0, 4.0)],
              "failed": [], "skipped": [], "passed": False}
@@ -44,6 +49,7 @@ def test_a_rerun_replaces_the_rows_of_the_servers_it_ran(tmp_path):
         next(line for line in before if line.startswith("| VLL101 example 1 ")),
         next(line for line in before if line.startswith("| VLL101 example 2 ")),
         "| VLL101 example 55 | app | 1 x VLL101 | 8/8 same text | 5.0 | 15.0 | 3.00 | PASS |",
+        next(line for line in before if line.startswith("| VLL101 example 56 ")),
         "| VLL102 example 3 | ? | 1 x VLL102 | 7/8 same text | 4.0 | 4.0 | 1.00 | FAIL |",
     ]
     notes = [line for line in after if line.startswith("Re-run ")]

@@ -19,6 +19,14 @@ CASES = {
     ),
     "trailing comma, no comments": ("LLM(\n    model=X,\n    b=2,\n)", "LLM(\n    model=X,\n    b=2,\n    n=1,\n)"),
     "no trailing comma, no comments": ("LLM(\n    model=X,\n    b=2\n)", "LLM(\n    model=X,\n    b=2,\n    n=1\n)"),
+    "trailing comma, comment lines before the closing parenthesis": (
+        "LLM(\n    model=X,\n    b=2,  # b\n    # c=3,  # off for now\n)",
+        "LLM(\n    model=X,\n    b=2,  # b\n    n=1,\n    # c=3,  # off for now\n)",
+    ),
+    "no trailing comma, comment lines before the closing parenthesis": (
+        "LLM(\n    model=X,\n    b=2  # b\n    # c=3\n)",
+        "LLM(\n    model=X,\n    b=2,  # b\n    n=1\n    # c=3\n)",
+    ),
     "one line": ("LLM(model=X, b=2)", "LLM(model=X, b=2, n=1)"),
 }
 

@@ -100,8 +100,9 @@ def _keeping_comment(comma: cst.Comma, own_line_end: cst.BaseParenthesizableWhit
 
 
 def _without_comment(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    """``whitespace`` without the comment that ends its first line; the comment lines below it stay."""
     if isinstance(whitespace, cst.ParenthesizedWhitespace):
-        return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+        return whitespace.with_changes(first_line=cst.TrailingWhitespace())
     return whitespace
 
 
