@@ -234,6 +234,20 @@ def test_discover_nothing_says_what_to_do():
         discover_endpoint({"paths": {"/x": {"get": {}}}})
 
 
+def test_discover_a_batch_route_and_send_it_lists_of_one_prompt():
+    openapi = {"paths": {"/generate": {"post": {"requestBody": {"content": {"application/json": {"schema": {
+        "$ref": "#/components/schemas/Batch"}}}}}}},
+        "components": {"schemas": {"Batch": {"properties": {
+            "inputs": {"type": "array", "items": {"type": "string"}}, "max_tokens": {"type": "integer"}}}}}}
+    ep = discover_endpoint(openapi)
+    assert ep.describe() == "POST /generate with 'inputs' (a list of one prompt) in the JSON body"
+    assert ep.request("hi").json == {"inputs": ["hi"]}
+    numbers = {"paths": {"/x": {"post": {"requestBody": {"content": {"application/json": {"schema": {
+        "properties": {"prompts": {"type": "array", "items": {"type": "integer"}}}}}}}}}}}
+    with pytest.raises(ValidationError, match="no POST route"):
+        discover_endpoint(numbers)
+
+
 def test_discover_form_endpoint_and_a_stream_switch():
     form = {"paths": {"/g": {"post": {"requestBody": {"content": {"application/x-www-form-urlencoded": {
         "schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}}}}}}}

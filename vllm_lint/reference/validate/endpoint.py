@@ -12,6 +12,8 @@ from vllm_lint.reference.loadgen import RequestSpec
 from vllm_lint.reference.validate.errors import ValidationError
 
 PROMPT_FIELDS = ("prompt", "text", "input", "query", "message", "question", "inputs")
+# A list of prompts in one request (a batch route): each request sends a list of one.
+BATCH_FIELDS = ("prompts", "texts", "inputs", "queries", "questions")
 
 
 _WHERE = {"query": "query string", "json": "JSON body", "form": "form body"}
@@ -25,9 +27,10 @@ class Endpoint:
     messages: bool = False
     stream_field: str | None = None  # a boolean field of the JSON body that asks for a streamed response
     method: str = "POST"  # GET only for a route that takes the prompt in its query string
+    batch: bool = False  # the field is a list of prompts: each request sends one
 
     def request(self, prompt: str, stream: bool = False) -> RequestSpec:
-        value: Any = [{"role": "user", "content": prompt}] if self.messages else prompt
+        value: Any = [{"role": "user", "content": prompt}] if self.messages else [prompt] if self.batch else prompt
         if self.where == "query":
             return RequestSpec(self.path, method=self.method, params={self.field: value})
         if self.where == "form":
@@ -40,7 +43,8 @@ class Endpoint:
 
     def describe(self) -> str:
         streamed = f"; streamed with {self.stream_field!r}: true" if self.stream_field else ""
-        return f"{self.method} {self.path} with {self.field!r} in the {_WHERE[self.where]}{streamed}"
+        batch = " (a list of one prompt)" if self.batch else ""
+        return f"{self.method} {self.path} with {self.field!r}{batch} in the {_WHERE[self.where]}{streamed}"
 
 
 def _resolve(schema: dict, openapi: dict) -> dict:
@@ -75,10 +79,14 @@ def discover_endpoint(openapi: dict) -> Endpoint:
         props = schema.get("properties") or {}
         stream = "stream" if _resolve(props.get("stream", {}), openapi).get("type") == "boolean" else None
         for name in PROMPT_FIELDS:
-            if name in props:
+            if name in props and _resolve(props[name], openapi).get("type") != "array":
                 candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "json", stream_field=stream)))
         if "messages" in props:
             candidates.append((len(PROMPT_FIELDS), Endpoint(path, "messages", "json", messages=True, stream_field=stream)))
+        for name in BATCH_FIELDS:
+            items = _resolve(props.get(name, {}), openapi)
+            if items.get("type") == "array" and _resolve(items.get("items", {}), openapi).get("type") == "string":
+                candidates.append((len(PROMPT_FIELDS) + 1, Endpoint(path, name, "json", stream_field=stream, batch=True)))
         form = _resolve(content.get("application/x-www-form-urlencoded", {}).get("schema", {}), openapi)
         for name in PROMPT_FIELDS:
             if name in (form.get("properties") or {}):
