@@ -147,8 +147,11 @@ def rerun_doc(data: dict, args: argparse.Namespace, started: dt.datetime, load: 
     at = next(i for i, line in enumerate(kept) if line.startswith("| --- "))
     end = at + 1 + sum(1 for line in kept[at + 1:] if line.startswith("| "))
     kept[end:end] = list(fresh.values())  # servers the full run did not have
+    rows = [line for line in kept if line.startswith("| ") and line.rstrip().endswith(("| PASS |", "| FAIL |", "| skipped |"))]
+    passing = sum(line.rstrip().endswith("| PASS |") for line in rows)
     note = (f"Re-run {started:%Y-%m-%d} at commit `{_commit()}` (`--rerun {' --rerun '.join(args.rerun)}`, load "
-            f"average {load}): {names}; their rows below are from that run.")
+            f"average {load}): {names}; their rows below are from that run. With them, {passing} of the "
+            f"{len(rows)} servers below PASS.")
     first = next(i for i, line in enumerate(kept) if line.startswith("Machine: "))
     kept[first + 1:first + 1] = ["", note]
     DOC.write_text("\n".join(kept) + "\n")

@@ -54,6 +54,7 @@ def test_a_rerun_replaces_the_rows_of_the_servers_it_ran(tmp_path):
     ]
     notes = [line for line in after if line.startswith("Re-run ")]
     assert len(notes) == 1 and "VLL101 example 55, VLL102 example 3" in notes[0] and "load average 2.0" in notes[0]
+    assert notes[0].endswith("With them, 3 of the 5 servers below PASS.")
     bench.rerun_doc(again, argparse.Namespace(rerun=["VLL101:55", "VLL102:3"]), started, "3.0")
     assert [line for line in bench.DOC.read_text().splitlines() if line.startswith("| VLL")] == rows
     assert sum(line.startswith("Re-run ") for line in bench.DOC.read_text().splitlines()) == 1
