@@ -76,7 +76,9 @@ def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, t
 
 # A few requests of a few tokens: what these prove is that each kind of server and each shape of rewrite runs on
 # real vLLM and answers the bad server's greedy text; throughput is measured by benchmarks/validate_examples.py.
-SMALL_LOAD = ["--concurrency", "2", "--requests", "2", "--max-tokens", "8", "--timeout", "60", "--max-seconds", "120"]
+# Eight tokens take a second or two even on a busy machine; the per-request timeout bounds how long a bad server
+# that hangs under concurrency (an offline LLM called from two threads) is waited for.
+SMALL_LOAD = ["--concurrency", "2", "--requests", "2", "--max-tokens", "8", "--timeout", "30", "--max-seconds", "120"]
 
 
 @pytest.mark.parametrize("live", LIVE_EXAMPLES, ids=[f"{e.kind.lower()}: {e.family}" for e in LIVE_EXAMPLES])

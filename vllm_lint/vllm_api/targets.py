@@ -177,12 +177,18 @@ def _included(path: Path, text: str, seen: set[Path]) -> str | None:
     return None
 
 
-def _toml(path: Path) -> dict | None:
+def _mentioning_vllm(path: Path) -> bytes | None:
+    """The file's bytes, when it can be read and names vllm (a file that does not cannot pin it)."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    if b"vllm" not in data.lower():
+    return data if b"vllm" in data.lower() else None
+
+
+def _toml(path: Path) -> dict | None:
+    data = _mentioning_vllm(path)
+    if data is None:
         return None
     tomllib = _tomllib()
     try:
@@ -209,11 +215,8 @@ def _locked(path: Path) -> str | None:
     A lock file can hold megabytes of TOML, read on every run (a pre-commit hook's too) whose file has no pin
     nearer: only the package tables that mention vllm are parsed, each on its own, in order; the whole file
     when one of them does not parse alone."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if b"vllm" not in data.lower():
+    data = _mentioning_vllm(path)
+    if data is None:
         return None
     tomllib = _tomllib()
     text = data.decode("utf-8", errors="replace")
