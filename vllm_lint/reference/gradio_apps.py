@@ -66,7 +66,7 @@ def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], No
         on_app(app)
         return app
 
-    App.create_app = staticmethod(create_app)  # type: ignore[method-assign]  # patched for this process on purpose
+    App.create_app = staticmethod(create_app)
     original_launch = gradio.Blocks.launch
     launched = []
 
@@ -75,7 +75,7 @@ def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], No
         kwargs.update(LAUNCH_OVERRIDES, server_name=host, server_port=port)
         return original_launch(self, *args, **kwargs)
 
-    gradio.Blocks.launch = launch  # type: ignore[method-assign]  # patched for this process on purpose
+    gradio.Blocks.launch = launch
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
     keep_children_off_the_file(path)  # a child re-running the app would launch it unpatched, on Gradio's port

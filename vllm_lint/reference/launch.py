@@ -210,7 +210,7 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
             COUNTER.add(int(seqs.shape[0]) * max(0, int(seqs.shape[1]) - int(prompt.shape[-1])))
         return out
 
-    GenerationMixin.generate = generate  # type: ignore[method-assign]  # patched for this process on purpose
+    GenerationMixin.generate = generate
 
 
 def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seqs: int | None) -> None:
@@ -253,7 +253,7 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
               f"{os.environ.get('VLLM_ENABLE_V1_MULTIPROCESSING', '1')}", file=sys.stderr, flush=True)
         original_post_init(self, *args, **kwargs)
 
-    EngineArgs.__post_init__ = __post_init__  # type: ignore[method-assign]  # patched for this process on purpose
+    EngineArgs.__post_init__ = __post_init__
 
     DELTA = RequestOutputKind.DELTA
 
@@ -277,7 +277,7 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
                 COUNTER.add(sum(len(o.token_ids) for o in output.outputs))
             yield output
 
-    AsyncLLM.generate = generate  # type: ignore[method-assign]  # patched for this process on purpose
+    AsyncLLM.generate = generate
 
     # The offline LLM class, which a bad server may use (VLL103): the same greedy decoding, counted.
     from vllm import LLM
@@ -293,7 +293,7 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
         COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
         return outputs
 
-    LLM.generate = llm_generate  # type: ignore[method-assign]  # patched for this process on purpose
+    LLM.generate = llm_generate
 
 
 def import_file(path: Path):

@@ -78,8 +78,8 @@ def _patch_deployments(has_gpu: bool) -> None:
     def options(self, *args, **kwargs):
         return original_options(self, *args, **_on_this_machine(kwargs, has_gpu))
 
-    serve.deployment = deployment  # type: ignore[assignment]  # patched for this process on purpose
-    Deployment.options = options  # type: ignore[method-assign]  # patched for this process on purpose
+    serve.deployment = deployment
+    Deployment.options = options
 
 
 def run_ray_serve_main(path: Path, host: str, port: int, has_gpu: bool) -> None:

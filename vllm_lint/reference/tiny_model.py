@@ -160,11 +160,11 @@ def build(directory: str | Path, size: str = "M", seed: int = SEED) -> Path:
         # Larger than Llama's 0.02 so that logits are decisive: greedy decoding then picks the same token in
         # transformers and in vLLM instead of flipping on rounding differences between near-equal logits.
         initializer_range=0.3,
-        torch_dtype="float32",  # type: ignore[call-arg]  # taken through **kwargs, kept in config.json under this name
+        torch_dtype="float32",
     )
     torch.manual_seed(seed)
     with torch.no_grad():
-        model = LlamaForCausalLM(config).to(torch.float32).eval()  # type: ignore[arg-type]  # transformers types .to() through a decorator that drops its signature
+        model = LlamaForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(
         do_sample=False,
         bos_token_id=tokenizer.bos_token_id,

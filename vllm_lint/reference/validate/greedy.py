@@ -32,7 +32,7 @@ def greedy_reference(model: Path, requests: int, max_tokens: int, prompt: Callab
         t0 = time.perf_counter()
         inputs = tokenizer(prompt(i), return_tensors="pt")
         with torch.no_grad():
-            out = lm.generate(**inputs, max_new_tokens=max_tokens, do_sample=False,  # type: ignore[misc]  # AutoModel's return type lacks generate()'s self type
+            out = lm.generate(**inputs, max_new_tokens=max_tokens, do_sample=False,
                               pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
         sequences = out if isinstance(out, torch.Tensor) else out.sequences
         whole = tokenizer.decode(sequences[0], skip_special_tokens=True)
