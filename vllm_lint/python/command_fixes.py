@@ -146,11 +146,10 @@ def _add_setting(line: CommandLine, intent: AddSetting) -> list[NodeEdit]:
     anchor = words[-1].start if words else (head.end - 1 if head else None)
     if option is None or anchor is None:
         return []
-    container = line.piece_at(anchor).container
-    if head is not None and line.piece_at(head.start).container is not None:
-        # the list the command starts in: a list it grows by later (`cmd.extend([...])` under an `if`)
-        # may not be added in every run
-        container = line.piece_at(head.start).container
+    # the list the command starts in, where it has one: a list it grows by later (`cmd.extend([...])` under
+    # an `if`) may not be added in every run
+    starting = line.piece_at(head.start).container if head is not None else None
+    container = starting if starting is not None else line.piece_at(anchor).container
     if container is None:
         return []
     value = f"{intent.value:.2f}" if isinstance(intent.value, float) else str(intent.value)
