@@ -71,7 +71,8 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
         settings = load_settings(find_config(path.parent), codes)
         if is_excluded(path, settings):
             continue
-        options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes)
+        # The report names each fix and its safety, never its edits.
+        options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes, fix_edits=False)
         [result] = lint_tasks([Task(0, path, surface.name)], options)
         if not result.diagnostics:
             continue

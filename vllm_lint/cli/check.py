@@ -142,7 +142,8 @@ def _run(request: CheckRequest, out: TextIO) -> int:
         enabled = enabled_codes(settings, codes, request.select, request.ignore, request.extend_select)
     except ConfigError as exc:
         return _error(str(exc))
-    options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude)
+    options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude,
+                         fix_edits=_reads_edits(request))
     if request.show_settings:
         return _show_settings(request, options, out)
     if request.explain_opaque:
@@ -160,6 +161,13 @@ def _run(request: CheckRequest, out: TextIO) -> int:
     if diagnostics and not request.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _reads_edits(request: CheckRequest) -> bool:
+    """Whether this run reads fixes' edits: it applies or shows them, or its format prints them."""
+    from vllm_lint.output import EDIT_FORMATS
+
+    return request.fix or request.diff or (request.output_format in EDIT_FORMATS and not request.statistics)
 
 
 def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:

@@ -75,6 +75,8 @@ def _settings_fingerprint(options: RunOptions) -> str:
     settings = options.settings
     described = {f.name: repr(getattr(settings, f.name)) for f in fields(settings) if f.name != "source"}
     described["enabled"] = repr(sorted(options.enabled))
+    # A result kept without edits must never serve a run that reads them: the two are kept apart.
+    described["fix_edits"] = repr(options.fix_edits)
     return blake2b(json.dumps(described, sort_keys=True).encode(), digest_size=16).hexdigest()
 
 

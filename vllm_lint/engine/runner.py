@@ -56,6 +56,9 @@ class RunOptions:
     force_exclude: bool = False
     hash_sources: bool = False  # record what each result was computed from (the cache needs it)
     summaries: dict | None = None  # module summaries from the result cache (python/project.py)
+    # False when nothing in this run reads a fix's edits (a report that only says a fix exists, its title and
+    # its safety): a fix whose edits are costly to compute (the server rewrite) then leaves them out.
+    fix_edits: bool = True
 
 
 def guarded(shown: str, lint: Callable[[], FileResult]) -> FileResult:
@@ -122,6 +125,7 @@ def lint_bytes(
         project_root=settings.root,
         pin_search_tops=settings.pin_search_tops,
         known_summaries=options.summaries,
+        fix_edits=options.fix_edits,
     )
     if not prefilter_disabled() and not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)

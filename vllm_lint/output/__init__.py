@@ -61,6 +61,8 @@ _RENDERERS = {
     "junit": ("vllm_lint.output.junit", "render_junit"),
 }
 FORMATS = tuple(_RENDERERS)
+# The formats that print a fix's edits, not only that it exists (engine.runner.RunOptions.fix_edits).
+EDIT_FORMATS = frozenset({"json", "sarif"})
 
 
 def renderer(name: str) -> Renderer:

@@ -31,6 +31,7 @@ class PythonOptions:
     api_version: str | None = None
     # The project the file belongs to, for what other modules' functions do (None: the file alone).
     project: Project | None = None
+    fix_edits: bool = True  # engine.runner.RunOptions.fix_edits
 
 
 class SyntaxProblem(Exception):
@@ -207,7 +208,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     """The module's findings; with ``facts``, also what it tells the project rules (filled in)."""
     model = build_model(module)
     semantics = Semantics(model, path, options.project)
-    ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version)
+    ctx = PyContext(path, module, model, semantics, options.launch_settings, options.enabled, options.api_version, options.fix_edits)
     findings: list[PyFinding] = []
     for checker in python_checkers(options.enabled):
         findings.extend(checker(ctx))
@@ -238,7 +239,9 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
         if finding.statement is not None and not isinstance(finding.statement, cst.Module):
             noqa.add(locator.span(finding.statement)[0].line)
         fix = None
-        if finding.fix is not None:
+        if finding.fix is not None and finding.fix.build is None:
+            fix = Fix(finding.fix.applicability, finding.fix.title, ())  # edits left out: the run reads none
+        elif finding.fix is not None:
             edits = _text_edits(module, text, index, finding.fix.build(), locator)
             if edits:
                 fix = Fix(finding.fix.applicability, finding.fix.title, edits)

@@ -30,8 +30,9 @@ class NodeEdit:
 @dataclass(frozen=True, slots=True)
 class PyFix:
     applicability: Applicability
-    # Built lazily: producing edits can need positions, which only findings pay for.
-    build: Callable[[], list[NodeEdit]]
+    # Built lazily: producing edits can need positions, which only findings pay for. None: the run reads no
+    # edits (PyContext.fix_edits is off) and this fix did not compute them; it is reported without edits.
+    build: Callable[[], list[NodeEdit]] | None
     # What the fix does, when it says more than the rule's own fix title (its YAML's ``fix.title``), which the
     # registry puts here otherwise.
     title: str = ""
@@ -58,6 +59,9 @@ class PyContext:
     settings: LaunchSettings
     enabled: frozenset[str]
     api_version: str | None = None
+    # Whether the run reads fixes' edits (engine.runner.RunOptions.fix_edits); when it does not, a fix whose
+    # edits are costly may set PyFix.build to None instead of computing them.
+    fix_edits: bool = True
 
     @cached_property
     def api(self) -> VllmApi:

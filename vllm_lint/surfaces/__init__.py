@@ -56,6 +56,7 @@ class LintJob:
     # The text is the file at ``path`` (not a block of a Markdown file or a notebook's cell), so the files
     # beside it are its project's: a chart's values.yaml, a Dockerfile's build context, compose's .env.
     standalone: bool = True
+    fix_edits: bool = True  # RunOptions.fix_edits
 
     def read_beside(self, path: Path, limit: int = 1 << 20) -> str | None:
         """The text of another file of the project (UTF-8, a regular file under ``limit`` bytes), recorded as

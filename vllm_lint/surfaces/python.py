@@ -101,7 +101,7 @@ def lint(job: LintJob) -> list[Diagnostic]:
     store = process_store(job.known_summaries)
     store.begin_file()
     project = Project(job.path, job.project_root, store)
-    options = PythonOptions(job.enabled, job.launch_settings, job.api_version, project)
+    options = PythonOptions(job.enabled, job.launch_settings, job.api_version, project, job.fix_edits)
     from vllm_lint.registry import project_codes
 
     if job.enabled & project_codes():

@@ -10,19 +10,25 @@ the sync frameworks' ``bridge``, the classes of ``served``);
 ``plan`` holds what it decided, ``shapes`` and ``facts`` what the parts share; ``transform``
 applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both
 share with other fixes. The result is offered as one whole-module edit; the fix
-engine keeps it only if it parses and the finding is gone.
+engine keeps it only if it parses and the finding is gone. A run that reads no edits
+(a text report, the agent hook) gets the fix from the plan alone: the transform,
+most of the cost, runs only for runs that apply or print edits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFix
 from vllm_lint.python.rewrite.imports import NameTaken
-from vllm_lint.python.rewrite.plan import Refusal
+
+if TYPE_CHECKING:
+    from vllm_lint.python.rewrite.plan import ServerPlan
+    from vllm_lint.python.rewrite.transform import NewCodeNames
 
 FIX_TITLE = "Rewrite the module into an AsyncLLMEngine server (engine built at start-up, handlers async)"
 BRIDGE_FIX_TITLE = "Rewrite the module onto AsyncLLMEngine (one engine on an event-loop thread; each request submits to it)"
@@ -37,38 +43,60 @@ class ServerRewriteOutcome:
         return f"; no automatic fix: {self.refusal}" if self.refusal else ""
 
 
-def rewritten_module(ctx: PyContext) -> tuple[cst.Module, str]:
-    """The module rewritten onto AsyncLLMEngine and the fix's title; raises Refusal when that cannot be done safely."""
-    from vllm_lint.python.rewrite.analysis import plan_server_rewrite
-    from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace
+def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
+    """The fix, or why there is none. The plan and the names the new code imports decide both; the rewritten
+    module (most of the cost) is computed only when the run reads edits (``ctx.fix_edits``)."""
+    from vllm_lint.codecache import compiled_dataclasses
+
+    # Imported here, not with the package (which the rules sharing its edit helpers import), and with the
+    # code of their dataclasses kept (codecache.py).
+    with compiled_dataclasses("server-rewrite"):
+        from vllm_lint.python.rewrite.analysis import plan_server_rewrite
+        from vllm_lint.python.rewrite.plan import Refusal
+        from vllm_lint.python.rewrite.transform import NewCodeNames
+
+    try:
+        plan = plan_server_rewrite(ctx)
+        try:
+            names = NewCodeNames(ctx.module, plan)
+        except NameTaken as exc:
+            raise Refusal(str(exc)) from None
+        title = _title(plan)
+        if not ctx.fix_edits:
+            return ServerRewriteOutcome(PyFix(title=title, applicability=Applicability.UNSAFE, build=None), None)
+        new = _rewritten_module(ctx, plan, names)
+    except Refusal as refusal:
+        return ServerRewriteOutcome(None, str(refusal))
+    module = ctx.module
+    return ServerRewriteOutcome(PyFix(title=title, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)]), None)
+
+
+def _rewritten_module(ctx: PyContext, plan: ServerPlan, names: NewCodeNames) -> cst.Module:
+    """The module rewritten onto AsyncLLMEngine; raises Refusal when that cannot be done safely."""
+    from vllm_lint.python.rewrite.plan import Refusal
     from vllm_lint.python.rewrite.transform import rewrite_module
 
-    plan = plan_server_rewrite(ctx)
     try:
-        new = rewrite_module(ctx.module, plan, ctx.settings.fix_max_model_len)
+        new = rewrite_module(names, plan, ctx.settings.fix_max_model_len)
     except NameTaken as exc:
         raise Refusal(str(exc)) from None
     try:
         cst.parse_module(new.code)
     except cst.ParserSyntaxError as exc:  # a bug in the rewrite: never offer it
         raise Refusal(f"the rewritten module would not parse ({exc.message})") from None
+    return new
+
+
+def _title(plan: ServerPlan) -> str:
+    from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace
+
     if isinstance(plan.placement, Bridge) and plan.placement.raised_limits:
         from vllm_lint.python.rewrite.transform import GRADIO_CONCURRENCY_LIMIT
 
-        return new, f"{BRIDGE_FIX_TITLE}; the Gradio events that call it run up to {GRADIO_CONCURRENCY_LIMIT} calls at once (concurrency_limit), so that requests batch"
+        return f"{BRIDGE_FIX_TITLE}; the Gradio events that call it run up to {GRADIO_CONCURRENCY_LIMIT} calls at once (concurrency_limit), so that requests batch"
     if isinstance(plan.placement, BuiltInPlace) and plan.placement.one_device_servers:
-        return new, f"{FIX_TITLE}; LitServer(...) gets devices=1, since one engine serves every request (LitServe would start a worker per GPU, each engine on GPU 0)"
-    return new, BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
+        return f"{FIX_TITLE}; LitServer(...) gets devices=1, since one engine serves every request (LitServe would start a worker per GPU, each engine on GPU 0)"
+    return BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
 
 
-def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
-    try:
-        new, title = rewritten_module(ctx)
-    except Refusal as refusal:
-        return ServerRewriteOutcome(None, str(refusal))
-    module = ctx.module
-    fix = PyFix(title=title, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)])
-    return ServerRewriteOutcome(fix, None)
-
-
-__all__ = ["BRIDGE_FIX_TITLE", "FIX_TITLE", "Refusal", "ServerRewriteOutcome", "rewritten_module", "server_rewrite"]
+__all__ = ["BRIDGE_FIX_TITLE", "FIX_TITLE", "ServerRewriteOutcome", "server_rewrite"]

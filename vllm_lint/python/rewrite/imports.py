@@ -101,20 +101,23 @@ def imported_as(module: cst.Module, qualified: Iterable[str]) -> str | None:
     return _from_imported_as(module, wanted) or _module_imported_as(module, wanted)
 
 
-def ensure_imported(module: cst.Module, from_module: str, name: str, *, equivalents: Iterable[str] = ()) -> tuple[cst.Module, str]:
+def ensure_imported(
+    module: cst.Module, from_module: str, name: str, *, equivalents: Iterable[str] = (), names: set[str] | None = None
+) -> tuple[cst.Module, str]:
     """``module`` with ``from_module.name`` importable, and the expression that refers to it.
 
     Reuses an existing import of it (or of an equivalent path), else adds the name
     to an existing ``from from_module import ...``, else uses ``import from_module``,
     else adds a new ``from from_module import name`` after the related imports.
-    Raises NameTaken when the name is already used for something else.
+    Raises NameTaken when the name is already used for something else. ``names``: ``names_in(module)``,
+    when the caller keeps it (a walk of the whole module otherwise).
     """
     qualified = f"{from_module}.{name}"
     wanted = {qualified, canonical(qualified) or qualified, *equivalents}
     found = _from_imported_as(module, wanted)
     if found is not None:
         return module, found
-    name_is_free = name not in names_in(module)  # else bound or used for something else
+    name_is_free = name not in (names_in(module) if names is None else names)  # else bound or used for something else
     if name_is_free:
         for item in top_level_imports(module):
             if _plain_from(item.node, from_module):
@@ -141,18 +144,19 @@ def _with_import(module: cst.Module, code: str, of_module: str) -> cst.Module:
     return insert_statements(module, index, [statement])
 
 
-def ensure_module_imported(module: cst.Module, name: str) -> tuple[cst.Module, str]:
+def ensure_module_imported(module: cst.Module, name: str, *, names: set[str] | None = None) -> tuple[cst.Module, str]:
     """``module`` with ``import name`` (a top-level module such as ``asyncio``), and the name it is bound to.
 
     Reuses ``import name`` or ``import name as alias``; else adds ``import name`` where
     ensure_imported would put an import of it. Raises NameTaken when the name means something else.
+    ``names``: as for ensure_imported.
     """
     for item in top_level_imports(module):
         if isinstance(item.node, cst.Import):
             for alias in item.node.names:
                 if _alias_name(alias) == name:
                     return module, _bound_name(alias, False)
-    if name in names_in(module):
+    if name in (names_in(module) if names is None else names):
         raise NameTaken(name)
     return _with_import(module, f"import {name}", name), name
 

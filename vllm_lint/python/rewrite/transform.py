@@ -64,11 +64,17 @@ _FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
 '''
 
 
-class _Names:
-    """The local names the new code uses, resolved (and imported) before it is written."""
+class NewCodeNames:
+    """The local names the new code uses, resolved (and imported) before it is written.
+
+    Built before the rest of the rewrite: it is what can refuse (NameTaken), so a run that reports the fix
+    without its edits builds only this (rewrite/__init__.py)."""
 
     def __init__(self, module: cst.Module, plan: ServerPlan) -> None:
         self.module = module
+        # Every identifier in self.module (names_in), kept up to date as imports are added: one walk, not one
+        # per import.
+        self.taken = names_in(module)
         lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
@@ -87,12 +93,22 @@ class _Names:
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
 
     def _use(self, from_module: str, name: str) -> str:
-        self.module, local = ensure_imported(self.module, from_module, name)
+        before = self.module
+        self.module, local = ensure_imported(self.module, from_module, name, names=self.taken)
+        self._added(before, from_module, name)
         return local
 
     def _use_module(self, name: str) -> str:
-        self.module, local = ensure_module_imported(self.module, name)
+        before = self.module
+        self.module, local = ensure_module_imported(self.module, name, names=self.taken)
+        self._added(before, name)
         return local
+
+    def _added(self, before: cst.Module, *imported: str) -> None:
+        """An import that changed the module wrote ``from a.b import name`` / ``import a.b``, or added ``name``
+        to a ``from a.b import ...`` whose module names were there already: those identifiers are now in it."""
+        if self.module is not before:
+            self.taken |= {part for dotted in imported for part in dotted.split(".")}
 
 
 class _Rewriter(cst.CSTTransformer):
@@ -132,13 +148,12 @@ def _result_code(call: HandlerCall, stream: str, completion: str) -> str:
 
 
 class ServerRewrite:
-    def __init__(self, module: cst.Module, plan: ServerPlan, max_model_len: int) -> None:
+    def __init__(self, names: NewCodeNames, plan: ServerPlan, max_model_len: int) -> None:
         self.plan = plan
         self.max_model_len = max_model_len
-        self.names = _Names(module, plan)
-        self.module = self.names.module  # the original plus the imports the new code needs
-        taken = names_in(self.module)
-        self.fresh = FreshNames(taken)
+        self.names = names
+        self.module = names.module  # the original plus the imports the new code needs
+        self.fresh = FreshNames(names.taken)
         self.engine = self.fresh.take("engine") if plan.renames_model else plan.model_name
         self.lifespan = self.fresh.take("lifespan") if isinstance(plan.placement, Lifespan) else ""
         self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
@@ -163,7 +178,7 @@ class ServerRewrite:
                 stream_call = cst.parse_expression(self._generate_call(call))
                 replacements[id(call.replaced)] = lambda node, stream_call=stream_call: stream_call
                 continue
-            fresh = per_function.setdefault(id(call.function), FreshNames(names_in(call.function) | names_in(self.module)))
+            fresh = per_function.setdefault(id(call.function), FreshNames(names_in(call.function) | self.names.taken))
             checks: list[cst.BaseStatement] = []
             if call.check is not None:
                 call, checks = self._checked(call, fresh)
@@ -498,5 +513,6 @@ def _names_of_dropped_arguments(plan: ServerPlan) -> set[str]:
     return names_in(plan.model_call)
 
 
-def rewrite_module(module: cst.Module, plan: ServerPlan, max_model_len: int) -> cst.Module:
-    return ServerRewrite(module, plan, max_model_len).apply()
+def rewrite_module(names: NewCodeNames, plan: ServerPlan, max_model_len: int) -> cst.Module:
+    """The module rewritten by ``plan``; ``names``: NewCodeNames(module, plan)."""
+    return ServerRewrite(names, plan, max_model_len).apply()

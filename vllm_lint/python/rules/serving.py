@@ -10,8 +10,6 @@ import libcst as cst
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import CallSite, FunctionInfo
-from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
-from vllm_lint.python.rewrite import ServerRewriteOutcome, server_rewrite
 from vllm_lint.python.handlers import Handler
 from vllm_lint.python.vocabulary import (
     HF_GENERATE,
@@ -31,6 +29,7 @@ from vllm_lint.registry import python_rule
 
 if TYPE_CHECKING:
     from vllm_lint.python.project import Reached
+    from vllm_lint.python.rewrite import ServerRewriteOutcome
 
 
 def _blocking_consequence(handler: Handler, site: CallSite | None = None, ctx: PyContext | None = None) -> str:
@@ -48,7 +47,8 @@ def _in_handler(ctx: PyContext, site: CallSite) -> Handler | None:
 
 
 class _LazyRewrite:
-    """The AsyncLLMEngine rewrite of the module, analysed once and only when a finding needs it."""
+    """The AsyncLLMEngine rewrite of the module, analysed once and only when a finding needs it (the rewrite
+    package, too, is imported only then)."""
 
     def __init__(self, ctx: PyContext) -> None:
         self._ctx = ctx
@@ -56,6 +56,8 @@ class _LazyRewrite:
 
     def get(self) -> ServerRewriteOutcome:
         if self._outcome is None:
+            from vllm_lint.python.rewrite import server_rewrite
+
             self._outcome = server_rewrite(self._ctx)
         return self._outcome
 
@@ -293,6 +295,8 @@ def constant_request_id(ctx: PyContext) -> Iterator[PyFinding]:
 
 
 def _fresh_id_fix(module: cst.Module, value: cst.BaseExpression) -> PyFix | None:
+    from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
+
     try:
         with_import, uuid4 = ensure_imported(module, "uuid", "uuid4")
     except NameTaken:
