@@ -124,8 +124,10 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
         if kind == "yaml":
             kind = "kubernetes" if re.search(r"^kind:\s*\S", body, re.MULTILINE) else "compose"
         # A block is a snippet of documentation, not a module of the tree it sits in: the Python rules'
-        # test-file exemption (a `tests/` directory, `test_*.py`) does not apply to it.
-        sub_job = replace(job, data=body.encode("utf-8"), display=PurePosixPath(display).name + ".block", standalone=False)
+        # test-file exemption (a `tests/` directory, `test_*.py`) does not apply to it. Its fixes' edits are
+        # always made: mapping them into the document decides whether a fix is offered (_reindented).
+        sub_job = replace(job, data=body.encode("utf-8"), display=PurePosixPath(display).name + ".block", standalone=False,
+                          fix_edits=True)
         if kind == "python":
             from vllm_lint.surfaces.python import lint as lint_python
             from vllm_lint.surfaces.python import may_match as python_may_match

@@ -280,7 +280,8 @@ def lint(job: LintJob) -> list[Diagnostic]:
 
 def _sub_job(job: LintJob, text: str, name: str | None = None) -> LintJob:
     path = job.path.with_name(name) if name else job.path
-    return replace(job, data=text.encode("utf-8"), path=path, standalone=False)
+    # Fixes' edits always made: a fix is offered only when its edits stay within one cell (_Locator.from_module).
+    return replace(job, data=text.encode("utf-8"), path=path, standalone=False, fix_edits=True)
 
 
 def _lint_python(notebook: Notebook, job: LintJob, located: _Locator) -> list[Diagnostic]:
