@@ -239,10 +239,11 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
         if finding.statement is not None and not isinstance(finding.statement, cst.Module):
             noqa.add(locator.span(finding.statement)[0].line)
         fix = None
-        if finding.fix is not None and finding.fix.build is None:
+        build = finding.fix.build if finding.fix is not None else None
+        if finding.fix is not None and build is None:
             fix = Fix(finding.fix.applicability, finding.fix.title, ())  # edits left out: the run reads none
-        elif finding.fix is not None:
-            edits = _text_edits(module, text, index, finding.fix.build(), locator)
+        elif finding.fix is not None and build is not None:
+            edits = _text_edits(module, text, index, build(), locator)
             if edits:
                 fix = Fix(finding.fix.applicability, finding.fix.title, edits)
         diagnostics.append(
