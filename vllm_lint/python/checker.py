@@ -126,7 +126,8 @@ def _replaced_text(module: cst.Module, text: str, edit: NodeEdit, locator: _Loca
     The innermost statement that holds the node is rebuilt (its ancestors up to it are copied) and
     regenerated at its own indentation: a one-line fix in a long function regenerates that line. Failing
     that, the top-level statement; the whole module only when neither can be placed in the text, or
-    the edit replaces the module itself.
+    the edit replaces the module itself. When the module prints back as the file it never fails (returns
+    None) but for a module replaced by something else: _reported_fix relies on that.
     """
     path = locator.path_to(edit.node)
     if path and len(path) > 1 and path[0][1] == "body":
@@ -238,14 +239,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
         noqa = {start.line}
         if finding.statement is not None and not isinstance(finding.statement, cst.Module):
             noqa.add(locator.span(finding.statement)[0].line)
-        fix = None
-        build = finding.fix.build if finding.fix is not None else None
-        if finding.fix is not None and build is None:
-            fix = Fix(finding.fix.applicability, finding.fix.title, ())  # edits left out: the run reads none
-        elif finding.fix is not None and build is not None:
-            edits = _text_edits(module, text, index, build(), locator)
-            if edits:
-                fix = Fix(finding.fix.applicability, finding.fix.title, edits)
+        fix = _reported_fix(finding.fix, module, text, index, locator, options.fix_edits) if finding.fix is not None else None
         diagnostics.append(
             Diagnostic(
                 code=finding.code,
@@ -259,6 +253,22 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
             )
         )
     return diagnostics + seen
+
+
+def _reported_fix(fix: PyFix, module: cst.Module, text: str, index: TextIndex, locator: _Locator, with_edits: bool) -> Fix | None:
+    """The fix as the run reports it: with its text edits, or, for a run that reads none, without them where
+    that does not change whether it is offered; None when it is not offered (it has no edit that can be made)."""
+    if fix.build is None:
+        return Fix(fix.applicability, fix.title, ())  # a fix that left its edits out (PyContext.fix_edits)
+    replacements = fix.build()
+    if not with_edits and locator.printed == text and not any(
+        edit.node is module and not isinstance(edit.replacement, cst.Module) for edit in replacements
+    ):
+        # The module prints back as the file: _replaced_text then makes every replacement, so the fix is
+        # offered exactly when it has one.
+        return Fix(fix.applicability, fix.title, ()) if replacements else None
+    edits = _text_edits(module, text, index, replacements, locator)
+    return Fix(fix.applicability, fix.title, edits) if edits else None
 
 
 def _launches_seen(path: str, launches: list, locator: _Locator) -> list[Diagnostic]:
