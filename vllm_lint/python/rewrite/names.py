@@ -94,10 +94,21 @@ class _AllNames(cst.CSTVisitor):
         self.names.add(node.value)
 
 
+# The module names_in was last asked about, and its answer: the fixes of one file (the server rewrite, the
+# imports other fixes add) each ask it of the same module, which LibCST never changes in place.
+_last_module: tuple[cst.Module, frozenset[str]] | None = None
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier written anywhere under ``node`` (attribute names and keywords included)."""
+    global _last_module
+    last = _last_module
+    if last is not None and last[0] is node:
+        return set(last[1])
     collector = _AllNames()
     walk(node, collector)
+    if isinstance(node, cst.Module):
+        _last_module = (node, frozenset(collector.names))
     return collector.names
 
 
