@@ -35,6 +35,7 @@ from vllm_lint.python.rewrite.plan import (
     ServerPlan,
 )
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
+from vllm_lint.python.walk import walk
 
 # Concurrent calls of a Gradio event the engine's requests may batch: Gradio's default is one at a time.
 GRADIO_CONCURRENCY_LIMIT = 64
@@ -113,13 +114,21 @@ class NewCodeNames:
 
 class _Rewriter(cst.CSTTransformer):
     """Replaces the nodes the plan names (matched by identity in the original tree) and remembers what
-    became of the module's top-level statements."""
+    became of the module's top-level statements.
 
-    def __init__(self, replacements: dict[int, Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]], top_level: Sequence[cst.BaseStatement]) -> None:
+    LibCST copies every node a transformer visits; this one visits only the nodes on the way down to a
+    replaced one (``on_path``), so the rest of the module is kept as it is (it would print the same)."""
+
+    def __init__(self, replacements: dict[int, Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]],
+                 top_level: Sequence[cst.BaseStatement], on_path: set[int] | None) -> None:
         super().__init__()
         self.replacements = replacements
         self.top_level = {id(statement) for statement in top_level}
+        self.on_path = on_path  # None: visit every node
         self.updated: dict[int, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self.on_path is None or id(node) in self.on_path or isinstance(node, cst.Module)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         replace = self.replacements.get(id(original_node))
@@ -127,6 +136,35 @@ class _Rewriter(cst.CSTTransformer):
         if id(original_node) in self.top_level:
             self.updated[id(original_node)] = result
         return result
+
+
+class _Ancestors(cst.CSTVisitor):
+    """The nodes above any of ``targets`` (ids), and the targets met."""
+
+    def __init__(self, targets: set[int]) -> None:
+        super().__init__()
+        self.targets = targets
+        self.above: set[int] = set()
+        self.met: set[int] = set()
+        self._stack: list[int] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.targets:
+            self.met.add(id(node))
+            self.above.update(self._stack)
+        self._stack.append(id(node))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+def _path_to_replaced(module: cst.Module, replacements: dict[int, Callable]) -> set[int] | None:
+    """The ids of the nodes above a node to replace; None when the read-only walk (which skips whitespace
+    and comments) does not meet every one of them: the rewrite then visits the whole module."""
+    ancestors = _Ancestors(set(replacements))
+    walk(module, ancestors)
+    return ancestors.above if ancestors.met == ancestors.targets else None
 
 
 def _result_code(call: HandlerCall, stream: str, completion: str) -> str:
@@ -237,7 +275,7 @@ class ServerRewrite:
                 )
             if placement.app_call is not None:
                 replacements[id(placement.app_call)] = lambda node: with_keyword(node, "lifespan", self.lifespan)
-        rewriter = _Rewriter(replacements, top_level)
+        rewriter = _Rewriter(replacements, top_level, _path_to_replaced(self.module, replacements))
         module = self.module.visit(rewriter)
         assert isinstance(module, cst.Module)
         if isinstance(placement, Lifespan):
