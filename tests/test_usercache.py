@@ -117,6 +117,33 @@ def test_dataclasses_is_left_as_it_was(cache_home: Path) -> None:
     assert [_store_name(p) for p in _cache_files(cache_home)] == ["inner"]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the workers fork only where os.fork exists")
+def test_a_forked_worker_keeps_what_it_compiles_in_its_parents_store(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker (engine/workers.py) is forked inside the store its parent entered and ends with os._exit,
+    never leaving it: the classes it defines are still kept for the next run."""
+    with codecache.compiled_dataclasses("forked"):
+        pid = os.fork()
+        if pid == 0:  # the child: define the class, then end as a worker does
+            code = 1
+            try:
+                exec(compile(CLASS_SOURCE, "<points>", "exec", dont_inherit=True), {})
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        [store] = _cache_files(cache_home)
+        written = _identity(store)
+    # The parent compiled nothing: leaving the context leaves the child's store as it wrote it.
+    assert _identity(store) == written
+    _fresh_process()
+    compiled: list[tuple] = []
+    # codecache calls compile() for each method's source it does not have.
+    monkeypatch.setattr(codecache, "compile", lambda *args, **kwargs: compiled.append(args) or compile(*args, **kwargs), raising=False)
+    _define("forked")
+    assert compiled == []  # every method's code came from the store the child wrote
+
+
 def test_a_corrupt_cache_file_is_replaced(cache_home: Path) -> None:
     _define("unit")
     (path,) = _cache_files(cache_home)
@@ -159,7 +186,8 @@ def test_check_runs_the_same_with_a_cold_and_a_warm_code_cache(tmp_path: Path) -
     command = [sys.executable, "-m", "vllm_lint", "check", "--no-cache", "--output-format", "json", SEED_WITH_FINDINGS]
     cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SEEDS)
     names = sorted(_store_name(p) for p in _cache_files(tmp_path))
-    assert names == ["check", "rules-python", "surface-python"]  # the command's, the Python rules', the surface's
+    # The command's, the Python rules', the server rewrite's (a server rule fired: VLL103), the surface's.
+    assert names == ["check", "rules-python", "server-rewrite", "surface-python"]
     assert _cache_files(tmp_path, "rule-files")  # the rules of the findings: their severities
     warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SEEDS)
     assert cold.returncode == warm.returncode == 1

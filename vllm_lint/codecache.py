@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import _thread
 import builtins
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import CodeType
@@ -27,6 +28,7 @@ from vllm_lint.usercache import MarshalStore, store
 class _CompiledExec:
     def __init__(self, code: MarshalStore) -> None:
         self.code = code
+        self.owner = os.getpid()
 
     def __call__(self, source: object, globals: dict | None = None, locals: dict | None = None) -> None:
         if isinstance(source, str):
@@ -35,6 +37,10 @@ class _CompiledExec:
                 # dont_inherit: compile as dataclasses' own exec would, without this module's __future__ flags.
                 code = compile(source, "<string>", "exec", dont_inherit=True)
                 self.code.put(source, code)
+                if os.getpid() != self.owner:
+                    # A forked worker (engine/workers.py) imports inside the context its parent entered and
+                    # ends with os._exit, never leaving it: it keeps what it compiles as it goes.
+                    self.code.save()
             source = code
         builtins.exec(source, globals, locals)  # type: ignore[arg-type]
 
