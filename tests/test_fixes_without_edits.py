@@ -140,6 +140,7 @@ def test_a_result_cached_without_edits_never_serves_a_run_that_reads_them(tmp_pa
     assert "VLL103" in text.stdout and list((tmp_path / ".vllm_lint_cache").glob("v*.json"))
     assert _rewrite_fix(run_cli("check", "--output-format", "json", "server.py", cwd=tmp_path)) == expected
     assert "VLL103" in run_cli("check", "server.py", cwd=tmp_path).stdout  # the text run's result, from its cache
+    # --fix prints text: it reads the text run's cached result (no edits), and makes the edits to fix the file.
     fixed = run_cli("check", "--fix", "--unsafe-fixes", "server.py", cwd=tmp_path)
     assert "Fixed" in fixed.stdout, fixed.stdout + fixed.stderr
     assert "AsyncLLMEngine.from_engine_args" in (tmp_path / "server.py").read_text(encoding="utf-8")

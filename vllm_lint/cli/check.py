@@ -164,10 +164,10 @@ def _run(request: CheckRequest, out: TextIO) -> int:
 
 
 def _reads_edits(request: CheckRequest) -> bool:
-    """Whether this run reads fixes' edits: it applies or shows them, or its format prints them."""
+    """Whether this run's report prints fixes' edits (fixing makes them either way: engine.fixer.fix_bytes)."""
     from vllm_lint.output import EDIT_FORMATS
 
-    return request.fix or request.diff or (request.output_format in EDIT_FORMATS and not request.statistics)
+    return request.output_format in EDIT_FORMATS and not request.statistics
 
 
 def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:

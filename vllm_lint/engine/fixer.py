@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vllm_lint.atomic import ChangedMeanwhile, atomic_write
@@ -81,6 +81,7 @@ def _parses(surface: Surface, text: str) -> bool:
 
 
 def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, policy: FixPolicy) -> FixOutcome:
+    options = replace(options, fix_edits=True)  # fixing applies the edits, whatever the run prints
     outcome = FixOutcome(path, data, data)
     try:
         source = _decode(surface, data)
