@@ -619,6 +619,70 @@ LLM_REFUSED = {
         """,
         "`name` changes between the LLM's load and uvicorn.run(...)",
     ),
+    "a spread dict changed after its literal": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        params = {"model": "m"}
+        params["quantization"] = "awq"
+        llm = LLM(**params)
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "`params` is used besides its binding and LLM(**params); its keys could change before the LLM is built",
+    ),
+    "a spread dict with a computed key": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        class Server:
+            def __init__(self, key):
+                params = {"model": "m", key: 1}
+                self.llm = LLM(**params)
+        server = Server("seed")
+        @app.post("/g")
+        async def g(prompt: str):
+            return server.llm.generate(prompt)[0].outputs[0].text
+        """,
+        "LLM(**params) gets a dict whose keys are not all string constants",
+    ),
+    "a spread dict with a field AsyncEngineArgs lacks": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        params = {"model": "m", "chat_template": "t"}
+        llm = LLM(**params)
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "chat_template= is not an AsyncEngineArgs field",
+    ),
+    "a loader method also called after __init__": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        class Server:
+            def __init__(self):
+                self.llm = None
+                self.load_model()
+            def load_model(self):
+                self.llm = LLM(model="m")
+        server = Server()
+        @app.post("/reload")
+        async def reload():
+            server.load_model()
+        @app.post("/g")
+        async def g(prompt: str):
+            return server.llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the LLM is held on an object (`self.llm`)",
+    ),
 }
 
 

@@ -176,6 +176,10 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     ('M = "org/m"\nclass G:\n    def __init__(self, name):\n        self.p = pipeline("t", model=name)\ng = G(name=M)\n', ["org/m"]),
     ('class G:\n    def __init__(self, name="gpt2"):\n        self.llm = LLM(name)\ng = G()\n', ["gpt2"]),
     ('class A:\n    def setup(self, device):\n        model_id = "org/m"\n        self.m = AutoModelForCausalLM.from_pretrained(model_id)\n', ["org/m"]),
+    # a dict literal spread into the call: its "model" (and "tokenizer") entries, not its other strings
+    ('class S:\n    def load(self):\n        p = {"model": "org/m", "tokenizer": "org/t", "dtype": "half"}\n        self.llm = LLM(**p)\n',
+     ["org/m", "org/t"]),
+    ('P = {"model": "org/m"}\nllm = LLM(**P)\nQ = {"model": "org/other"}\n', ["org/m"]),
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"

@@ -411,7 +411,7 @@ class ModelCalls(ModuleFacts):
         typing = self.string_typing(function, mode)
         gathered = (
             mode is CallMode.AWAITED and method == "generate" and prompts is not None and typing.is_string_list(prompts)
-            and isinstance(occurrence.name, cst.Name)  # a module-level LLM: the gathering helper reaches its engine
+            and _module_reachable(occurrence.name)  # the gathering helper, at module level, reaches its engine
         )
         if gathered and prompts is not None:
             prompt_code, as_list, check = self.module.code_for_node(prompts), True, None
@@ -503,6 +503,13 @@ class ModelCalls(ModuleFacts):
         if isinstance(parent, (cst.If, cst.While)) and parent.test is occurrence.name:
             return True
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+
+
+def _module_reachable(model: cst.BaseExpression) -> bool:
+    """A module-level LLM (``llm``), or one held by the module's one object of a plain class (``server.llm``)."""
+    return isinstance(model, cst.Name) or (
+        isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value not in ("self", "cls")
+    )
 
 
 def _nested_in(function: FunctionInfo, outer: FunctionInfo) -> bool:

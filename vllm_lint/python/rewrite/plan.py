@@ -169,3 +169,6 @@ class ServerPlan:
     removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
     # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults
     default_params_calls: tuple[cst.Call, ...] = ()
+    # The keys of the ``**dict`` arguments of ``LLM(**params)``, which AsyncEngineArgs gets as they are: the
+    # engine's defaults the rewrite adds leave these out
+    spread_engine_keywords: frozenset[str] = frozenset()

@@ -31,6 +31,7 @@ from vllm_lint.python.rewrite.plan import (
     CallMode,
     HandlerCall,
     Lifespan,
+    ModelKind,
     ResultShape,
     ServerPlan,
 )
@@ -186,8 +187,9 @@ class ServerRewrite:
         if self.new_text:
             self._insert_new_text_helper(replacements)
         if self.final_output:
-            self._insert_helper(replacements, next(c.function for c in self.plan.calls if c.gathered), _FINAL_OUTPUT_HELPER.format(
-                name=self.final_output, engine=self.engine, uuid4=self.names.uuid4))
+            gathered = next(c for c in self.plan.calls if c.gathered)
+            self._insert_helper(replacements, gathered.function, _FINAL_OUTPUT_HELPER.format(
+                name=self.final_output, engine=self._engine_at(gathered), uuid4=self.names.uuid4))
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
         if self.plan.default_params_calls:
@@ -311,11 +313,19 @@ class ServerRewrite:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
         code = self.module.code_for_node
         extra = "".join(f", {name}={code(value)}" for name, value in call.extra_arguments)
-        return f"{self.engine}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+        return f"{self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+
+    def _engine_at(self, call: HandlerCall) -> str:
+        """The engine as the call reaches it: an LLM held on an object is read as the call read it (``self.llm``
+        in its class, ``server.llm`` through the module's one object of it)."""
+        receiver = call.call.func.value if isinstance(call.call.func, cst.Attribute) else None
+        if self.plan.kind is ModelKind.LLM and "." in self.plan.model_name and receiver is not None:
+            return self.module.code_for_node(receiver)
+        return self.engine
 
     def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
         if call.mode is CallMode.BRIDGED:
-            return cst.parse_statement(f"{stream} = {self.engine}.generate({call.prompt}, {self._sampling(call)})\n")
+            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)})\n")
         source = f"async for {stream} in {self._generate_call(call)}:\n    pass  {_STREAM_NOTE}\n"
         return cst.parse_statement(source)
 
@@ -337,17 +347,22 @@ class ServerRewrite:
     def _engine_from_llm_call(self, call: cst.Call) -> cst.Call:
         """``LLM(model, k=v)`` -> ``AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model, k=v, ...))``."""
         args = list(call.args)
-        if args and args[0].keyword is None:
+        if args and args[0].keyword is None and not args[0].star:
             args[0] = args[0].with_changes(
                 keyword=cst.Name("model"),
                 equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
             )
         engine_args = call.with_changes(func=cst.parse_expression(self.names.async_engine_args), args=args)
-        if not keyword_arg(engine_args, "gpu_memory_utilization") and not keyword_arg(engine_args, "kv_cache_memory_bytes"):
+        spread = self.plan.spread_engine_keywords
+
+        def given(name: str) -> bool:
+            return name in spread or bool(keyword_arg(engine_args, name))
+
+        if not given("gpu_memory_utilization") and not given("kv_cache_memory_bytes"):
             engine_args = with_keyword(engine_args, "gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}")
-        if not keyword_arg(engine_args, "max_model_len"):
+        if not given("max_model_len"):
             engine_args = with_keyword(engine_args, "max_model_len", str(self.max_model_len))
-        if not keyword_arg(engine_args, "enable_prefix_caching"):
+        if not given("enable_prefix_caching"):
             engine_args = with_keyword(engine_args, "enable_prefix_caching", "True")
         return cst.Call(func=cst.parse_expression(self._engine_factory), args=[cst.Arg(engine_args)])
 
