@@ -139,7 +139,7 @@ class _Analysis(ModuleFacts):
         block (``self.load_model()``), and nothing else calls or reads: it runs once per object, as __init__ does."""
         klass = method.class_info
         init = klass.methods.get("__init__") if klass is not None and method.is_method else None
-        if init is None or method.node.decorators or served_class_kind(self.semantics, method) is not None:
+        if klass is None or init is None or method.node.decorators or served_class_kind(self.semantics, method) is not None:
             return False
         uses = attribute_occurrences(klass.node, "self", method.name)
         if len(uses) != 1 or uses[0].function is not init.node:
@@ -174,8 +174,8 @@ class _Analysis(ModuleFacts):
         callers = Callers(self.ctx)
         if callers.framework_owned(klass):
             return []
-        reads = [r for r in self.model.attribute_reads if r.node.attr.value == attribute and isinstance(r.node.value, cst.Name)]
-        if not any(r.node.value.value not in ("self", "cls") for r in reads):  # type: ignore[union-attr]
+        owners = [r.node.value for r in self.model.attribute_reads if r.node.attr.value == attribute]
+        if not any(isinstance(owner, cst.Name) and owner.value not in ("self", "cls") for owner in owners):
             return []
         try:
             instance = callers.instance(klass)
