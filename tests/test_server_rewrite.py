@@ -972,6 +972,45 @@ def test_untyped_prompts_are_checked_at_run_time(tmp_path, case, snapshots):
     snapshots.assert_match(f"checked-prompts/{case}", result)
 
 
+BUILT_BATCH = """\
+from fastapi import FastAPI
+from vllm import LLM, SamplingParams
+
+app = FastAPI()
+llm = LLM(model="m")
+
+
+@app.post("/g")
+def g(items: list[dict]):
+    prompts = [item["text"] for item in items]
+    outputs = llm.generate(prompts, SamplingParams(max_tokens=8))
+    return [o.outputs[0].text for o in outputs]
+"""
+
+
+def test_a_list_built_in_the_handler_is_gathered_with_random_ids_unless_ids_are_read(tmp_path):
+    """A list comprehension is a batch of prompts whatever its items' type; the ids are random unless the
+    handler reads them, and then numbered in the prompts' order (one counter, so never reused)."""
+    result, applied = fixed(tmp_path, BUILT_BATCH)
+    assert applied.get("VLL103") == 1, result
+    assert "await asyncio.gather(*(final_output(prompt, SamplingParams(max_tokens=8)) for prompt in prompts))" in result
+    assert "request_id=uuid4().hex" in result and "itertools" not in result
+    numbered = BUILT_BATCH.replace("    return [o.outputs[0].text", "    outputs.sort(key=lambda o: int(o.request_id))\n    return [o.outputs[0].text")
+    result, applied = fixed(tmp_path, numbered)
+    assert applied.get("VLL103") == 1, result
+    assert "request_numbers = itertools.count()" in result and "request_id=str(next(request_numbers))" in result
+    assert "uuid" not in result
+    compile(result, "server.py", "exec")
+
+
+def test_a_list_from_a_call_is_not_taken_for_a_batch(tmp_path):
+    """``prompts = make_batch(...)`` may return one string, which LLM.generate takes as one prompt: it is
+    checked to be one at run time, not gathered."""
+    source = "def make_batch(items):\n    return items\n" + BUILT_BATCH.replace('[item["text"] for item in items]', "make_batch(items)")
+    result, applied = fixed(tmp_path, source)
+    assert applied.get("VLL103") == 1 and "if not isinstance(prompts, str):" in result and "gather" not in result, result
+
+
 def test_no_stale_refusal_snapshots(snapshots):
     snapshots.assert_only("rewrite-refusals", [*(f"VLL101 {c}" for c in REFUSED), *(f"VLL103 {c}" for c in LLM_REFUSED),
                                                *(f"VLL102 {c}" for c in HF_REFUSED)])

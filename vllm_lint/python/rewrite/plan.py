@@ -84,6 +84,9 @@ class HandlerCall:
     # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
     # final outputs in the list's order as LLM.generate returns them
     gathered: bool = False
+    # gathered requests get request ids numbered in the list's order, as LLM.generate numbers its requests
+    # (the handler reads ``output.request_id``)
+    numbered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,6 +64,18 @@ _FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
     return request_output
 '''
 
+# The handler reads the outputs' request ids: numbered in the order of the prompts, as LLM.generate numbers
+# its requests (each id taken as the helper starts, which asyncio.gather does in the list's order).
+_NUMBERED_FINAL_OUTPUT_HELPER = '''{numbers} = {itertools}.count()  # request ids "0", "1", ..., as LLM.generate() gives them
+
+
+async def {name}(prompt, sampling_params):
+    """The engine's final output for one prompt, as LLM.generate() returns one per prompt."""
+    async for request_output in {engine}.generate(prompt, sampling_params, request_id=str(next({numbers}))):
+        pass  # the stream is cumulative: its last output holds the whole completion
+    return request_output
+'''
+
 
 class _Names:
     """The local names the new code uses, resolved (and imported) before it is written."""
@@ -74,9 +86,12 @@ class _Names:
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
         self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
+        self.itertools = self._use_module("itertools") if any(c.numbered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
-        self.uuid4 = self._use("uuid", "uuid4")
+        # Random request ids, except where every request is in a gather with numbered ids.
+        numbered = any(c.numbered for c in plan.calls)
+        self.uuid4 = self._use("uuid", "uuid4") if bridge or not numbered or any(not c.gathered for c in plan.calls) else ""
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
         self.async_engine_args = self._use("vllm", "AsyncEngineArgs")
         self.async_llm_engine = self._use("vllm", "AsyncLLMEngine")
@@ -146,6 +161,7 @@ class ServerRewrite:
         streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
         self.new_text = self.fresh.take("new_text") if streams else ""
         self.final_output = self.fresh.take("final_output") if any(c.gathered for c in plan.calls) else ""
+        self.request_numbers = self.fresh.take("request_numbers") if any(c.numbered for c in plan.calls) else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -188,8 +204,11 @@ class ServerRewrite:
             self._insert_new_text_helper(replacements)
         if self.final_output:
             gathered = next(c for c in self.plan.calls if c.gathered)
-            self._insert_helper(replacements, gathered.function, _FINAL_OUTPUT_HELPER.format(
-                name=self.final_output, engine=self._engine_at(gathered), uuid4=self.names.uuid4))
+            helper = _FINAL_OUTPUT_HELPER.format(name=self.final_output, engine=self._engine_at(gathered), uuid4=self.names.uuid4)
+            if self.request_numbers:
+                helper = _NUMBERED_FINAL_OUTPUT_HELPER.format(
+                    numbers=self.request_numbers, itertools=self.names.itertools, name=self.final_output, engine=self._engine_at(gathered))
+            self._insert_helper(replacements, gathered.function, helper)
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
         if self.plan.default_params_calls:
@@ -269,9 +288,9 @@ class ServerRewrite:
 
     def _insert_helper(self, replacements: dict[int, Callable], before: cst.FunctionDef, source: str) -> None:
         """A module-level helper, right before the handler ``before``."""
-        helper = with_blank_lines(cst.parse_statement(source), 2)
+        helpers = [with_blank_lines(statement, 2) for statement in cst.parse_module(source).body]
         made_async = replacements.get(id(before))
-        replacements[id(before)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+        replacements[id(before)] = lambda node: cst.FlattenSentinel([*helpers, made_async(node) if made_async else node])
 
     def _gathered_statement(self, call: HandlerCall, outputs: str, item: str) -> cst.BaseStatement:
         """``outputs = await asyncio.gather(...)``: one engine request per prompt of the list, in its order."""
