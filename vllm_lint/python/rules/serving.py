@@ -12,6 +12,7 @@ from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_imported
 from vllm_lint.python.rewrite import ServerRewriteOutcome, server_rewrite
+from vllm_lint.python.rewrite.hoist import hoisted_load
 from vllm_lint.python.handlers import Handler
 from vllm_lint.python.vocabulary import (
     HF_GENERATE,
@@ -182,6 +183,7 @@ def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             ),
             node=site.node,
             statement=site.statement,
+            fix=hoisted_load(ctx, site, handler),
         )
     yield from _through_project(
         ctx, "VLL104", MODEL_LOAD,
