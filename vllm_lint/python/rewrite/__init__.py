@@ -10,7 +10,9 @@ the sync frameworks' ``bridge``, the classes of ``served``);
 ``plan`` holds what it decided, ``shapes`` and ``facts`` what the parts share; ``transform``
 applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both
 share with other fixes. The result is offered as one whole-module edit; the fix
-engine keeps it only if it parses and the finding is gone.
+engine keeps it only if it parses and the finding is gone. ``hoist`` is VLL104's
+fix, which moves a load made per request to module level, after which this
+rewrite can apply.
 """
 
 from __future__ import annotations
