@@ -1,7 +1,8 @@
 """The real-world corpus tools (benchmarks/realworld) on a few files written here, so they cannot rot.
 
 The corpus itself is public code CI cannot fetch; these tests restore from a git repository made here and run
-the runner's measurements on it: a FastAPI server the rewrite handles, one it refuses, a shell launch, a
+the runner's measurements on it: a FastAPI server the rewrite handles, one it refuses, two that build their
+LLM per request (rewritten after VLL104's fix, and refused after it), a shell launch, a
 Python file with a real syntax error, and a negative (Ollama).
 """
 
@@ -40,6 +41,24 @@ def transcribe(path: str):
     return asr(path)["text"]
 '''
 
+# An LLM built on every request (VLL104): its fix moves the load out, then the rewrite follows; with two
+# models the rewrite then refuses, and says why.
+PER_REQUEST = '''from fastapi import FastAPI
+from vllm import LLM
+
+app = FastAPI()
+
+
+@app.post("/generate")
+async def generate(prompt: str):
+    llm = LLM(model="facebook/opt-125m")
+    return llm.generate(prompt)[0].outputs[0].text
+'''
+
+TWO_PER_REQUEST = PER_REQUEST.replace(
+    '    llm = LLM(model="facebook/opt-125m")\n',
+    '    llm = LLM(model="facebook/opt-125m")\n    judge = LLM(model="gpt2")\n    judge.generate(prompt)\n')
+
 LAUNCH = '''#!/bin/bash
 set -euo pipefail
 MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
@@ -55,6 +74,8 @@ OLLAMA = "services:\n  ollama:\n    image: ollama/ollama:latest\n    ports: ['11
 FILES = {
     ("acme/server", "app.py", "python"): SERVER,
     ("acme/asr", "svc/asr.py", "python"): ASR_SERVER,
+    ("acme/per-request", "main.py", "python"): PER_REQUEST,
+    ("acme/two-per-request", "main.py", "python"): TWO_PER_REQUEST,
     ("acme/launch", "scripts/start.sh", "shell"): LAUNCH,
     ("acme/broken", "bad.py", "python"): BROKEN,
     ("acme/local", "docker-compose.yml", "negative"): OLLAMA,
@@ -115,15 +136,16 @@ def test_runner_counts_rewrites_refusals_and_checks_syntax_errors(corpus, tmp_pa
     report = run.measure(out, manifest)
     python = report["per_kind"]["python"]
     assert report["files"] == len(FILES) and report["missing"] == 1
-    assert python["rewritten"] == 1 and python["broken"] == 0
-    assert python["refused"] == 1
+    assert python["rewritten"] == 2 and python["broken"] == 0
+    assert python["refused"] == 2
     assert any("automatic-speech-recognition" in reason for reason in report["refusals"]["python"])
+    assert any("the module builds 2 models" in reason for reason in report["refusals"]["python"])  # after VLL104's fix
     assert report["hidden"] == []
     assert python["VLL000"] == 1 and python["false syntax"] == 0  # ast.parse rejects bad.py too
     assert sum(report["codes_by_kind"]["negative"].values()) == 0
     assert report["per_kind"]["shell"]["VLL000"] == 0
     text = run.render(report, tmp_path / "no-triage.tsv", 0.0)
-    assert "| python | 3 |" in text
+    assert "| python | 5 |" in text
     if not report["opaque_available"]:
         assert run.OPAQUE_NA in text
 

@@ -619,6 +619,70 @@ LLM_REFUSED = {
         """,
         "`name` changes between the LLM's load and uvicorn.run(...)",
     ),
+    "a spread dict changed after its literal": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        params = {"model": "m"}
+        params["quantization"] = "awq"
+        llm = LLM(**params)
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "`params` is used besides its binding and LLM(**params); its keys could change before the LLM is built",
+    ),
+    "a spread dict with a computed key": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        class Server:
+            def __init__(self, key):
+                params = {"model": "m", key: 1}
+                self.llm = LLM(**params)
+        server = Server("seed")
+        @app.post("/g")
+        async def g(prompt: str):
+            return server.llm.generate(prompt)[0].outputs[0].text
+        """,
+        "LLM(**params) gets a dict whose keys are not all string constants",
+    ),
+    "a spread dict with a field AsyncEngineArgs lacks": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        params = {"model": "m", "chat_template": "t"}
+        llm = LLM(**params)
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "chat_template= is not an AsyncEngineArgs field",
+    ),
+    "a loader method also called after __init__": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        class Server:
+            def __init__(self):
+                self.llm = None
+                self.load_model()
+            def load_model(self):
+                self.llm = LLM(model="m")
+        server = Server()
+        @app.post("/reload")
+        async def reload():
+            server.load_model()
+        @app.post("/g")
+        async def g(prompt: str):
+            return server.llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the LLM is held on an object (`self.llm`)",
+    ),
 }
 
 
@@ -906,6 +970,45 @@ def test_untyped_prompts_are_checked_at_run_time(tmp_path, case, snapshots):
     compile(result, "server.py", "exec")
     assert [d for d in lint_text(tmp_path, "again.py", result) if d.code in ("VLL101", "VLL102", "VLL103")] == []
     snapshots.assert_match(f"checked-prompts/{case}", result)
+
+
+BUILT_BATCH = """\
+from fastapi import FastAPI
+from vllm import LLM, SamplingParams
+
+app = FastAPI()
+llm = LLM(model="m")
+
+
+@app.post("/g")
+def g(items: list[dict]):
+    prompts = [item["text"] for item in items]
+    outputs = llm.generate(prompts, SamplingParams(max_tokens=8))
+    return [o.outputs[0].text for o in outputs]
+"""
+
+
+def test_a_list_built_in_the_handler_is_gathered_with_random_ids_unless_ids_are_read(tmp_path):
+    """A list comprehension is a batch of prompts whatever its items' type; the ids are random unless the
+    handler reads them, and then numbered in the prompts' order (one counter, so never reused)."""
+    result, applied = fixed(tmp_path, BUILT_BATCH)
+    assert applied.get("VLL103") == 1, result
+    assert "await asyncio.gather(*(final_output(prompt, SamplingParams(max_tokens=8)) for prompt in prompts))" in result
+    assert "request_id=uuid4().hex" in result and "itertools" not in result
+    numbered = BUILT_BATCH.replace("    return [o.outputs[0].text", "    outputs.sort(key=lambda o: int(o.request_id))\n    return [o.outputs[0].text")
+    result, applied = fixed(tmp_path, numbered)
+    assert applied.get("VLL103") == 1, result
+    assert "request_numbers = itertools.count()" in result and "request_id=str(next(request_numbers))" in result
+    assert "uuid" not in result
+    compile(result, "server.py", "exec")
+
+
+def test_a_list_from_a_call_is_not_taken_for_a_batch(tmp_path):
+    """``prompts = make_batch(...)`` may return one string, which LLM.generate takes as one prompt: it is
+    checked to be one at run time, not gathered."""
+    source = "def make_batch(items):\n    return items\n" + BUILT_BATCH.replace('[item["text"] for item in items]', "make_batch(items)")
+    result, applied = fixed(tmp_path, source)
+    assert applied.get("VLL103") == 1 and "if not isinstance(prompts, str):" in result and "gather" not in result, result
 
 
 def test_no_stale_refusal_snapshots(snapshots):

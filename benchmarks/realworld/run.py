@@ -11,7 +11,8 @@ FOLDER is what restore.py wrote (FOLDER/owner+name/path). For each kind of file 
   --explain-opaque``; "n/a" where the installed vllm-lint lacks that option);
 - rewrite outcomes: each file with VLL101/VLL102/VLL103 is rewritten (``--fix --unsafe-fixes`` on a copy
   of its repository: the result compiles, re-lints without those codes, a second fix changes nothing) or
-  refused (the reason the finding gives, counted);
+  refused (the reason the finding gives, counted); one whose only fix is VLL104's (a per-request load
+  moved to module level) is tried too, since the rewrite may follow it in the same run;
 - findings per code, and the lint time.
 
 Prints the report and writes it, dated and with the vllm-lint commit measured, to --out; the triage
@@ -357,8 +358,10 @@ def _compiles(path: Path) -> str | None:
     return _python_accepts(path.read_text(encoding="utf-8", errors="replace"))
 
 
-def try_rewrite(file: CorpusFile, folder: Path) -> tuple[str, str]:
-    """("rewritten", "") or ("broken", what failed): --fix --unsafe-fixes on a copy of the file's repository."""
+def try_rewrite(file: CorpusFile, folder: Path, after_a_move: bool = False) -> tuple[str, str]:
+    """("rewritten", "") or ("broken", what failed): --fix --unsafe-fixes on a copy of the file's repository.
+    ``after_a_move``: only VLL104's fix was offered (a load moved out of a handler); a server finding left with
+    no fix after it is a refusal, with its reason."""
     with tempfile.TemporaryDirectory(prefix="realworld-fix-") as scratch:
         copy = Path(scratch) / folder_name(file.repository)
         shutil.copytree(folder / folder_name(file.repository), copy)
@@ -370,7 +373,10 @@ def try_rewrite(file: CorpusFile, folder: Path) -> tuple[str, str]:
         why = _compiles(target)
         if why:
             return "broken", f"the rewrite does not compile: {why}"
-        remaining = [f["code"] for f in json.loads(fixed.stdout or "[]") if f["code"] in SERVER_CODES]
+        left = [f for f in json.loads(fixed.stdout or "[]") if f["code"] in SERVER_CODES]
+        if after_a_move and left and not any(f.get("fix") for f in left):
+            return "refused", "; ".join(sorted({refusal_reason(f["message"]) for f in left}))
+        remaining = [f["code"] for f in left]
         if remaining:
             return "broken", f"re-lint still reports {', '.join(sorted(set(remaining)))}"
         once = target.read_bytes()
@@ -492,9 +498,12 @@ def measure(folder: Path, manifest: Path, fix: bool = True) -> dict:
     report["opaque_reasons"] = reasons_by_kind
 
     server_files: dict[str, list[dict]] = collections.defaultdict(list)
+    moved_loads: set[str] = set()  # VLL104's fix moves a per-request load out: the rewrite may follow it
     for finding in findings:
         if finding["code"] in SERVER_CODES:
             server_files[str(Path(finding["filename"]).resolve())].append(finding)
+        elif finding["code"] == "VLL104" and finding.get("fix"):
+            moved_loads.add(str(Path(finding["filename"]).resolve()))
     outcomes = []
     refusals_by_kind: dict[str, collections.Counter[str]] = {k: collections.Counter() for k in kinds}
     broken_by_kind: dict[str, collections.Counter[str]] = {k: collections.Counter() for k in kinds}
@@ -504,7 +513,8 @@ def measure(folder: Path, manifest: Path, fix: bool = True) -> dict:
         if file is None:
             continue
         offered = any(f.get("fix") for f in server_findings)
-        if not offered:
+        after_a_move = not offered and key in moved_loads
+        if not offered and not after_a_move:
             reasons = sorted({refusal_reason(f["message"]) for f in server_findings})
             report["per_kind"][file.kind]["refused"] += 1
             refusals_by_kind[file.kind].update(reasons)
@@ -514,10 +524,12 @@ def measure(folder: Path, manifest: Path, fix: bool = True) -> dict:
             outcomes.append((file, "fix offered (not tried: --no-fix)", ""))
             report["per_kind"][file.kind]["fix offered"] += 1
             continue
-        outcome, why = try_rewrite(file, folder)
+        outcome, why = try_rewrite(file, folder, after_a_move)
         report["per_kind"][file.kind][outcome] += 1
         if outcome == "broken":
             broken_by_kind[file.kind][why] += 1
+        if outcome == "refused":
+            refusals_by_kind[file.kind].update(why.split("; "))
         outcomes.append((file, outcome, why))
     report["fix_seconds"] = time.perf_counter() - fix_start
     report["outcomes"], report["refusals"], report["broken"] = outcomes, refusals_by_kind, broken_by_kind

@@ -113,7 +113,7 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     cases = rule_cases()
     assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56)),
                                              *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26))]
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26, 27, 28))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     for case in cases:  # every one servable: none raises NotServable
@@ -176,6 +176,10 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     ('M = "org/m"\nclass G:\n    def __init__(self, name):\n        self.p = pipeline("t", model=name)\ng = G(name=M)\n', ["org/m"]),
     ('class G:\n    def __init__(self, name="gpt2"):\n        self.llm = LLM(name)\ng = G()\n', ["gpt2"]),
     ('class A:\n    def setup(self, device):\n        model_id = "org/m"\n        self.m = AutoModelForCausalLM.from_pretrained(model_id)\n', ["org/m"]),
+    # a dict literal spread into the call: its "model" (and "tokenizer") entries, not its other strings
+    ('class S:\n    def load(self):\n        p = {"model": "org/m", "tokenizer": "org/t", "dtype": "half"}\n        self.llm = LLM(**p)\n',
+     ["org/m", "org/t"]),
+    ('P = {"model": "org/m"}\nllm = LLM(**P)\nQ = {"model": "org/other"}\n', ["org/m"]),
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"

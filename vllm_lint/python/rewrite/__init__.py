@@ -12,7 +12,9 @@ applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers bot
 share with other fixes. The result is offered as one whole-module edit; the fix
 engine keeps it only if it parses and the finding is gone. A run that reads no edits
 (a text report, the agent hook) gets the fix from the plan alone: the transform,
-most of the cost, runs only for runs that apply or print edits.
+most of the cost, runs only for runs that apply or print edits. ``hoist`` is VLL104's
+fix, which moves a load made per request to module level, after which this
+rewrite can apply.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_lint.python.context import PyContext
-from vllm_lint.python.model import AttributeRead, CallSite, dotted_name
+from vllm_lint.python.model import AttributeRead, CallSite, ClassInfo, FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.construction import EngineConstruction
@@ -29,7 +29,7 @@ from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.prompts import rebound_names
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
 from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
-from vllm_lint.python.rewrite.shapes import directly_in, named_params, snippet
+from vllm_lint.python.rewrite.shapes import directly_in, is_none, named_params, only_call, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
 from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL, is_pipeline_factory, thread_target
 
@@ -118,31 +118,88 @@ class _Analysis(ModuleFacts):
         builder = "setup" if served == LITSERVE_API else "__init__"
         if served == MODAL_CLASS and function is not None and is_modal_lifecycle(self.semantics, function, "enter"):
             builder = function.name  # Modal runs a class's @modal.enter() methods once per container
+        if builder == "__init__" and function is not None and function.name != builder and self.loader_called_by_init(function):
+            builder = function.name  # ``self.load_model()`` at the top of __init__: run once, as __init__ is
         if not (
             held_on.startswith("self.") and held_on.count(".") == 1 and function is not None and function.is_method
             and function.name == builder and function.class_info is not None
         ):
             raise Refusal(
                 f"the {what} is held on an object (`{held_on}`); the rewrite handles a model held in a module "
-                "variable, on `self` in the __init__ of a plain class the module builds once, a Ray Serve deployment, "
+                "variable, on `self` in the __init__ of a plain class the module builds once (or in a method only its "
+                "__init__ calls, as a statement of its own), a Ray Serve deployment, "
                 "BentoML service or gRPC servicer, in a LitServe API's setup(), or in a Modal class's @modal.enter() method"
             )
         if not directly_in(function.node, statement):
             raise Refusal(f"the {what} is built inside a block of {builder}(); build it at the top of {builder}()")
         return held_on
 
+    def loader_called_by_init(self, method: FunctionInfo) -> bool:
+        """``method`` is a plain method of a class that its ``__init__`` calls once, as a statement of its own
+        block (``self.load_model()``), and nothing else calls or reads: it runs once per object, as __init__ does."""
+        klass = method.class_info
+        init = klass.methods.get("__init__") if klass is not None and method.is_method else None
+        if klass is None or init is None or method.node.decorators or served_class_kind(self.semantics, method) is not None:
+            return False
+        uses = attribute_occurrences(klass.node, "self", method.name)
+        if len(uses) != 1 or uses[0].function is not init.node:
+            return False
+        call, statement = uses[0].ancestor(1), uses[0].ancestor(3)
+        if not (isinstance(call, cst.Call) and call.func is uses[0].name and not call.args
+                and isinstance(statement, cst.SimpleStatementLine) and only_call(statement) is call and directly_in(init.node, statement)):
+            return False
+        callers = Callers(self.ctx)
+        if callers.framework_owned(klass):
+            return True
+        return not attribute_occurrences(self.module, callers.instance(klass).name, method.name)
+
     def model_uses(self, name: str, site: CallSite) -> list[Occurrence]:
         """Every use of the model's variable; for ``self.x``, in its class, which must be the only place."""
         if "." not in name:
             return occurrences(self.module, [name])[name]
         attribute = name.split(".", 1)[1]
-        _, klass = method_and_class(site.function)
+        method, klass = method_and_class(site.function)
         uses = attribute_occurrences(klass.node, "self", attribute)
-        inside = {id(o.name) for o in uses}
+        through_object = self._read_through_object(klass, attribute)
+        inside = {id(o.name) for o in (*uses, *through_object)}
+        uses = [o for o in uses if not self._placeholder(o, method, site)] + through_object
         for read in self.model.attribute_reads:
             if read.node.attr.value == attribute and id(read.node) not in inside and not _other_typed_parameter(read, klass.node):
                 raise Refusal(f"`{snippet(self.module, read.node)}` reads the model's attribute from outside {klass.name}")
         return uses
+
+    def _read_through_object(self, klass: ClassInfo, attribute: str) -> list[Occurrence]:
+        """``generator.llm`` outside the class, ``generator`` the one object of a plain class the module builds
+        (whose construction moves into the start-up hook): the engine is read from the same object."""
+        callers = Callers(self.ctx)
+        if callers.framework_owned(klass):
+            return []
+        owners = [r.node.value for r in self.model.attribute_reads if r.node.attr.value == attribute]
+        if not any(isinstance(owner, cst.Name) and owner.value not in ("self", "cls") for owner in owners):
+            return []
+        try:
+            instance = callers.instance(klass)
+        except Refusal:
+            return []  # reads outside the class refuse below, with the reason
+        return attribute_occurrences(self.module, instance.name, attribute)
+
+    def _placeholder(self, o: Occurrence, builder: FunctionInfo, site: CallSite) -> bool:
+        """``self.llm = None`` in __init__ before the model is built (there, or by the loader __init__ calls):
+        no request reaches the object before __init__ has finished, so none sees the placeholder."""
+        klass = builder.class_info
+        init = klass.methods.get("__init__") if klass is not None else None
+        statement = o.ancestor(3)
+        if init is None or o.function is not init.node or not isinstance(o.parent, cst.AssignTarget):
+            return False
+        assign = o.ancestor(2)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and is_none(assign.value) and directly_in(init.node, statement)):
+            return False
+        body = list(init.node.body.body)
+        built_at = site.statement if builder is init else next(
+            (s for s in body if (call := only_call(s)) is not None and isinstance(call.func, cst.Attribute)
+             and call.func.attr.value == builder.name), None)
+        order = [id(s) for s in body]
+        return built_at is not None and id(built_at) in order and order.index(id(statement)) < order.index(id(built_at))
 
     def handlers_made_async(self, handlers: list[cst.FunctionDef]) -> tuple[cst.FunctionDef, ...]:
         sync = {id(h): h for h in handlers if h.asynchronous is None}
@@ -177,8 +234,9 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     if kind is ModelKind.PIPELINE:
         engine_arguments, generation, full_text = construction.pipeline_construction(site.node)
         removed_lines += analysis.fed_model_lines(site.node) if any(HF_GENERATIVE_MODEL.match(ctx.semantics.callee(s.node) or "") for s in ctx.model.calls) else []
-    elif kind is ModelKind.LLM:
-        construction.check_llm_construction(site.node)
+    spread: frozenset[str] = frozenset()
+    if kind is ModelKind.LLM:
+        spread = construction.check_llm_construction(site.node)
     if kind is ModelKind.PIPELINE:
         streams = [c for o in uses if (c := ThreadedStreams(ctx).threaded_stream(o, generation)) is not None]
         taken = {id(line) for c in streams for line in c.removed}
@@ -246,6 +304,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         instance=_instance_name(ctx, site, name),
         removed_lines=tuple(removed_lines),
         default_params_calls=tuple(default_params),
+        spread_engine_keywords=spread,
     )
 
 

@@ -23,6 +23,7 @@ from vllm_lint.python.rewrite.imports import imported_as
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, PromptCheck, Refusal, ResultShape
 from vllm_lint.python.rewrite.prompts import StringTyping
 from vllm_lint.python.rewrite.served import in_served_class
+from vllm_lint.python.walk import walk
 from vllm_lint.python.rewrite.shapes import (
     compares_with_none,
     evaluations,
@@ -410,8 +411,9 @@ class ModelCalls(ModuleFacts):
         sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
         typing = self.string_typing(function, mode)
         gathered = (
-            mode is CallMode.AWAITED and method == "generate" and prompts is not None and typing.is_string_list(prompts)
-            and isinstance(occurrence.name, cst.Name)  # a module-level LLM: the gathering helper reaches its engine
+            mode is CallMode.AWAITED and method == "generate" and prompts is not None
+            and (typing.is_string_list(prompts) or typing.is_built_list(prompts))
+            and _module_reachable(occurrence.name)  # the gathering helper, at module level, reaches its engine
         )
         if gathered and prompts is not None:
             prompt_code, as_list, check = self.module.code_for_node(prompts), True, None
@@ -448,7 +450,8 @@ class ModelCalls(ModuleFacts):
         if gathered and extra:
             raise Refusal(f"LLM.{method}(..., {extra[0][0]}=...) is not carried into each of the batch's requests")
         return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement,
-                           extra_arguments=tuple(extra), check=check, gathered=gathered)
+                           extra_arguments=tuple(extra), check=check, gathered=gathered,
+                           numbered=gathered and _reads_request_ids(function.node))
 
     def hf_generate_call(self, occurrence: Occurrence) -> HandlerCall:
         """``out = model.generate(**tokenizer(prompt, return_tensors="pt"), ...)``: one engine request whose
@@ -503,6 +506,30 @@ class ModelCalls(ModuleFacts):
         if isinstance(parent, (cst.If, cst.While)) and parent.test is occurrence.name:
             return True
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+
+
+class _RequestIdReads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found = self.found or node.attr.value == "request_id"
+
+
+def _reads_request_ids(function: cst.FunctionDef) -> bool:
+    """The handler reads ``.request_id`` (``sorted(outputs, key=lambda o: int(o.request_id))``): LLM.generate
+    numbers its requests "0", "1", ... in the order of its prompts, which a random id would not keep."""
+    reads = _RequestIdReads()
+    walk(function, reads)
+    return reads.found
+
+
+def _module_reachable(model: cst.BaseExpression) -> bool:
+    """A module-level LLM (``llm``), or one held by the module's one object of a plain class (``server.llm``)."""
+    return isinstance(model, cst.Name) or (
+        isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value not in ("self", "cls")
+    )
 
 
 def _nested_in(function: FunctionInfo, outer: FunctionInfo) -> bool:

@@ -12,7 +12,7 @@ from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
 from vllm_lint.python.rewrite.hf_generate import model_name_of
-from vllm_lint.python.rewrite.names import names_in
+from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.prompts import bound_names, local_bindings, module_bindings, rebound_names
 from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, named_params, positional_args, snippet, top_level_index_of
@@ -235,15 +235,52 @@ class EngineConstruction(ModuleFacts):
         )
         return None if same else source
 
-    def check_llm_construction(self, call: cst.Call) -> None:
-        if any(arg.star for arg in call.args):
-            raise Refusal("LLM(...) gets *args/**kwargs that may hold arguments AsyncEngineArgs lacks")
+    def check_llm_construction(self, call: cst.Call) -> frozenset[str]:
+        """Refusal unless every argument of ``LLM(...)`` is an AsyncEngineArgs field; the keys its ``**dict``
+        arguments give (AsyncEngineArgs gets the same dicts)."""
+        spread: list[str] = []
+        for arg in call.args:
+            if arg.star == "**":
+                spread += self._spread_dict_keys(arg.value, call)
+            elif arg.star:
+                raise Refusal("LLM(...) gets *args whose values are unknown")
         if len(positional_args(call)) > 1:
             raise Refusal("LLM(...) gets positional arguments beyond the model")
         known = self.ctx.api.async_engine_args
-        for name in keyword_args(call):
+        given = [*keyword_args(call), *spread]
+        for name in given:
             if name not in known:
                 raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
+        if len(set(given)) != len(given):
+            raise Refusal("LLM(...) gets a keyword twice (in its call and in a **dict)")
+        return frozenset(spread)
+
+    def _spread_dict_keys(self, value: cst.BaseExpression, call: cst.Call) -> list[str]:
+        """The keys of ``**params`` where ``params`` is bound once, in the scope that builds the model, to a dict
+        literal with string keys, and read nowhere else: its keys are then known where the engine is built."""
+        function = self.sites[id(call)].function
+        scope: cst.CSTNode = function.node if function is not None else self.module
+        bindings = (local_bindings(function.node) if function is not None else module_bindings(self.module)).get(
+            value.value if isinstance(value, cst.Name) else "", [])
+        literal = bindings[0] if len(bindings) == 1 else None
+        shown = snippet(self.module, value)
+        if not isinstance(value, cst.Name) or not isinstance(literal, cst.Dict):
+            raise Refusal(
+                f"LLM(**{shown}) gets a dict the rewrite cannot read; write it as a dict literal bound once where the "
+                "LLM is built, or pass its keywords by name"
+            )
+        keys: list[str] = []
+        for element in literal.elements:
+            key = self.semantics.fold(element.key) if isinstance(element, cst.DictElement) else None
+            if key is None or not isinstance(key.value, str):
+                raise Refusal(f"LLM(**{shown}) gets a dict whose keys are not all string constants")
+            keys.append(key.value)
+        uses = occurrences(scope, [value.value])[value.value]
+        if function is not None and value.value in function.global_names:
+            uses = []
+        if len(uses) != 2 or not any(isinstance(o.parent, cst.AssignTarget) for o in uses):
+            raise Refusal(f"`{shown}` is used besides its binding and LLM(**{shown}); its keys could change before the LLM is built")
+        return keys
 
     def is_model_name(self, expr: cst.BaseExpression, depth: int = 0, function: FunctionInfo | None = None) -> bool:
         """A string: a constant, an environment variable, a module variable bound once to one (or given a

@@ -41,7 +41,7 @@ class EnginePlacement(ModuleFacts):
         held = "." in name
         if held:
             _, owner = method_and_class(function)
-            if any(self.function_holding(c).class_info is not owner for c in calls):
+            if any(self.function_holding(c).class_info is not owner and not self._through_instance(c, owner) for c in calls):
                 raise Refusal(f"`{name}` is used by handlers outside {owner.name}")
         elif any(self.handler_holding(c).framework == "grpc" and c.mode is CallMode.AWAITED for c in calls):
             raise Refusal(
@@ -67,6 +67,14 @@ class EnginePlacement(ModuleFacts):
             instance = callers.instance(owner)
             return self.start_up_placement(instance.site, instance.name, handlers, f"{owner.name} object")
         return self.start_up_placement(site, name, handlers, what)
+
+    def _through_instance(self, call: HandlerCall, owner: ClassInfo) -> bool:
+        """``generator.llm.generate(...)`` outside the class, ``generator`` the one object of a plain class: the
+        object is built at start-up, its engine with it."""
+        engine = call.call.func.value if isinstance(call.call.func, cst.Attribute) else None
+        callers = Callers(self.ctx)
+        return isinstance(engine, cst.Attribute) and isinstance(engine.value, cst.Name) and not callers.framework_owned(owner) \
+            and engine.value.value == callers.instance(owner).name
 
     def start_up_placement(self, site: CallSite, name: str, handlers: list[cst.FunctionDef], what: str) -> Lifespan | BuiltInPlace:
         """Where the statement ``name = ...`` at ``site`` runs once the app has a lifespan handler."""

@@ -84,6 +84,9 @@ class HandlerCall:
     # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
     # final outputs in the list's order as LLM.generate returns them
     gathered: bool = False
+    # gathered requests get request ids numbered in the list's order, as LLM.generate numbers its requests
+    # (the handler reads ``output.request_id``)
+    numbered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,3 +172,6 @@ class ServerPlan:
     removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
     # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults
     default_params_calls: tuple[cst.Call, ...] = ()
+    # The keys of the ``**dict`` arguments of ``LLM(**params)``, which AsyncEngineArgs gets as they are: the
+    # engine's defaults the rewrite adds leave these out
+    spread_engine_keywords: frozenset[str] = frozenset()

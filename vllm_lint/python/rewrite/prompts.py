@@ -299,6 +299,18 @@ class StringTyping:
                 return klass is not None and _is_str_list_annotation(self._field_annotation(klass, expr.attr.value))
         return False
 
+    def is_built_list(self, expr: cst.BaseExpression) -> bool:
+        """A list comprehension, or a local bound once to one: a list, whose items LLM.generate takes one
+        prompt each (as the engine's generate takes one), whatever their type. The one exception, a list
+        whose items are all ints (one prompt's token ids), becomes requests the engine refuses, so it fails
+        loudly rather than answering otherwise."""
+        if isinstance(expr, cst.ListComp):
+            return True
+        if isinstance(expr, cst.Name):
+            kind, value, _ = self._lookup(expr.value)
+            return kind == "local" and isinstance(value, cst.ListComp)
+        return False
+
     def stated_otherwise(self, expr: cst.BaseExpression) -> bool:
         """The code says ``expr`` is something other than one string: a parameter annotated with another type,
         or a local bound once to a list, tuple, dict or set, or a request field its ``.proto`` types otherwise."""

@@ -31,6 +31,7 @@ from vllm_lint.python.rewrite.plan import (
     CallMode,
     HandlerCall,
     Lifespan,
+    ModelKind,
     ResultShape,
     ServerPlan,
 )
@@ -64,6 +65,18 @@ _FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
     return request_output
 '''
 
+# The handler reads the outputs' request ids: numbered in the order of the prompts, as LLM.generate numbers
+# its requests (each id taken as the helper starts, which asyncio.gather does in the list's order).
+_NUMBERED_FINAL_OUTPUT_HELPER = '''{numbers} = {itertools}.count()  # request ids "0", "1", ..., as LLM.generate() gives them
+
+
+async def {name}(prompt, sampling_params):
+    """The engine's final output for one prompt, as LLM.generate() returns one per prompt."""
+    async for request_output in {engine}.generate(prompt, sampling_params, request_id=str(next({numbers}))):
+        pass  # the stream is cumulative: its last output holds the whole completion
+    return request_output
+'''
+
 
 class NewCodeNames:
     """The local names the new code uses, resolved (and imported) before it is written.
@@ -80,9 +93,12 @@ class NewCodeNames:
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
         self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
+        self.itertools = self._use_module("itertools") if any(c.numbered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
-        self.uuid4 = self._use("uuid", "uuid4")
+        # Random request ids, except where every request is in a gather with numbered ids.
+        numbered = any(c.numbered for c in plan.calls)
+        self.uuid4 = self._use("uuid", "uuid4") if bridge or not numbered or any(not c.gathered for c in plan.calls) else ""
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
         self.async_engine_args = self._use("vllm", "AsyncEngineArgs")
         self.async_llm_engine = self._use("vllm", "AsyncLLMEngine")
@@ -198,6 +214,7 @@ class ServerRewrite:
         streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
         self.new_text = self.fresh.take("new_text") if streams else ""
         self.final_output = self.fresh.take("final_output") if any(c.gathered for c in plan.calls) else ""
+        self.request_numbers = self.fresh.take("request_numbers") if any(c.numbered for c in plan.calls) else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -239,8 +256,12 @@ class ServerRewrite:
         if self.new_text:
             self._insert_new_text_helper(replacements)
         if self.final_output:
-            self._insert_helper(replacements, next(c.function for c in self.plan.calls if c.gathered), _FINAL_OUTPUT_HELPER.format(
-                name=self.final_output, engine=self.engine, uuid4=self.names.uuid4))
+            gathered = next(c for c in self.plan.calls if c.gathered)
+            helper = _FINAL_OUTPUT_HELPER.format(name=self.final_output, engine=self._engine_at(gathered), uuid4=self.names.uuid4)
+            if self.request_numbers:
+                helper = _NUMBERED_FINAL_OUTPUT_HELPER.format(
+                    numbers=self.request_numbers, itertools=self.names.itertools, name=self.final_output, engine=self._engine_at(gathered))
+            self._insert_helper(replacements, gathered.function, helper)
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
         if self.plan.default_params_calls:
@@ -320,9 +341,9 @@ class ServerRewrite:
 
     def _insert_helper(self, replacements: dict[int, Callable], before: cst.FunctionDef, source: str) -> None:
         """A module-level helper, right before the handler ``before``."""
-        helper = with_blank_lines(cst.parse_statement(source), 2)
+        helpers = [with_blank_lines(statement, 2) for statement in cst.parse_module(source).body]
         made_async = replacements.get(id(before))
-        replacements[id(before)] = lambda node: cst.FlattenSentinel([helper, made_async(node) if made_async else node])
+        replacements[id(before)] = lambda node: cst.FlattenSentinel([*helpers, made_async(node) if made_async else node])
 
     def _gathered_statement(self, call: HandlerCall, outputs: str, item: str) -> cst.BaseStatement:
         """``outputs = await asyncio.gather(...)``: one engine request per prompt of the list, in its order."""
@@ -364,11 +385,19 @@ class ServerRewrite:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
         code = self.module.code_for_node
         extra = "".join(f", {name}={code(value)}" for name, value in call.extra_arguments)
-        return f"{self.engine}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+        return f"{self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+
+    def _engine_at(self, call: HandlerCall) -> str:
+        """The engine as the call reaches it: an LLM held on an object is read as the call read it (``self.llm``
+        in its class, ``server.llm`` through the module's one object of it)."""
+        receiver = call.call.func.value if isinstance(call.call.func, cst.Attribute) else None
+        if self.plan.kind is ModelKind.LLM and "." in self.plan.model_name and receiver is not None:
+            return self.module.code_for_node(receiver)
+        return self.engine
 
     def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
         if call.mode is CallMode.BRIDGED:
-            return cst.parse_statement(f"{stream} = {self.engine}.generate({call.prompt}, {self._sampling(call)})\n")
+            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)})\n")
         source = f"async for {stream} in {self._generate_call(call)}:\n    pass  {_STREAM_NOTE}\n"
         return cst.parse_statement(source)
 
@@ -390,17 +419,22 @@ class ServerRewrite:
     def _engine_from_llm_call(self, call: cst.Call) -> cst.Call:
         """``LLM(model, k=v)`` -> ``AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model, k=v, ...))``."""
         args = list(call.args)
-        if args and args[0].keyword is None:
+        if args and args[0].keyword is None and not args[0].star:
             args[0] = args[0].with_changes(
                 keyword=cst.Name("model"),
                 equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
             )
         engine_args = call.with_changes(func=cst.parse_expression(self.names.async_engine_args), args=args)
-        if not keyword_arg(engine_args, "gpu_memory_utilization") and not keyword_arg(engine_args, "kv_cache_memory_bytes"):
+        spread = self.plan.spread_engine_keywords
+
+        def given(name: str) -> bool:
+            return name in spread or bool(keyword_arg(engine_args, name))
+
+        if not given("gpu_memory_utilization") and not given("kv_cache_memory_bytes"):
             engine_args = with_keyword(engine_args, "gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}")
-        if not keyword_arg(engine_args, "max_model_len"):
+        if not given("max_model_len"):
             engine_args = with_keyword(engine_args, "max_model_len", str(self.max_model_len))
-        if not keyword_arg(engine_args, "enable_prefix_caching"):
+        if not given("enable_prefix_caching"):
             engine_args = with_keyword(engine_args, "enable_prefix_caching", "True")
         return cst.Call(func=cst.parse_expression(self._engine_factory), args=[cst.Arg(engine_args)])
 

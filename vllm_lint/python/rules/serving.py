@@ -174,6 +174,8 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
 @python_rule("VLL104")
 def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
     for site, handler, effect in _effects_in_handlers(ctx, MODEL_LOAD):
+        from vllm_lint.python.rewrite.hoist import hoisted_load  # the rewrite package only where a rule fires
+
         if ctx.semantics.is_startup_hook(site.function) or caches_load(site) or ctx.semantics.caches_result(handler):
             continue  # once at start-up, or cached: a global, self.x, an @lru_cache'd loader
         yield PyFinding(
@@ -184,6 +186,7 @@ def model_load_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
             ),
             node=site.node,
             statement=site.statement,
+            fix=hoisted_load(ctx, site, handler),
         )
     yield from _through_project(
         ctx, "VLL104", MODEL_LOAD,

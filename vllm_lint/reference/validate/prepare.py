@@ -68,7 +68,7 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                     constants[target.id] = node.value
     literals: dict[tuple[int, int], ast.Constant] = {}
     called = [value for node in ast.walk(tree) if isinstance(node, ast.Call) for value in _model_values(node)]
-    for value in (*called, *_constructor_models(tree), *_local_models(tree)):
+    for value in (*called, *_constructor_models(tree), *_local_models(tree), *_spread_models(tree)):
         if isinstance(value, ast.Name) and value.id in constants:
             value = constants[value.id]
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -102,6 +102,24 @@ def _local_models(tree: ast.Module) -> list[ast.expr]:
                 local.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
         calls = (n for n in ast.walk(function) if isinstance(n, ast.Call))
         found += [local[v.id] for call in calls for v in _model_values(call) if isinstance(v, ast.Name) and v.id in local]
+    return found
+
+
+def _spread_models(tree: ast.Module) -> list[ast.expr]:
+    """The model a dict literal names where a model call gets it spread: ``params = {"model": "org/m", ...}``
+    then ``LLM(**params)`` in the same function (or both at module level)."""
+    found: list[ast.expr] = []
+    for scope in (tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))):
+        nodes = list(ast.walk(scope)) if scope is not tree else [n for s in tree.body for n in ast.walk(s)]
+        dicts = {t.id: node.value for node in nodes if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                 for t in node.targets if isinstance(t, ast.Name)}
+        for call in (n for n in nodes if isinstance(n, ast.Call) and _called_name(n.func) in MODEL_ARGUMENTS):
+            keyword = MODEL_ARGUMENTS[_called_name(call.func) or ""][0]
+            for spread in (k.value for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)):
+                literal = dicts.get(spread.id)
+                if literal is not None:
+                    found += [v for k, v in zip(literal.keys, literal.values)
+                              if isinstance(k, ast.Constant) and k.value in (keyword, "tokenizer")]
     return found
 
 
