@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -316,4 +317,18 @@ def test_a_folder_s_real_path_is_what_resolve_gives(tmp_path, monkeypatch):
         Path("."),
         tmp_path / "link" / "missing" / "deeper",
     ]:
-        assert _real_folder(folder) == folder.resolve(), folder
+        assert _real_folder(os.fspath(folder)) == os.fspath(folder.resolve()), folder
+
+
+def test_a_pin_added_between_two_runs_of_one_process_counts(tmp_path):
+    # The MCP and language servers outlive a run: the folder listings kept for a run must go with its pins.
+    from vllm_lint.engine.discovery import discover
+    from vllm_lint.config import Settings
+    from vllm_lint.surfaces import all_surfaces
+
+    root = _project(tmp_path, {"service/serve.py": "import vllm\n"})
+    assert [path.name for path, _ in discover([root], Settings(root=root), all_surfaces())] == ["serve.py"]
+    assert file_target(root / "service" / "serve.py", None, None) is NEWEST
+    (root / "service" / "requirements.txt").write_text("vllm==0.6.3\n", encoding="utf-8")
+    forget_project_files()
+    assert file_target(root / "service" / "serve.py", None, None) == Target("==0.6.3", "requirements.txt: vllm==0.6.3")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vllm_lint import folder_names
 from vllm_lint.config import Settings
 from vllm_lint.surfaces import Surface, suffix_of
 
@@ -185,6 +186,7 @@ class _Ignore:
 def discover(paths: list[Path], settings: Settings, surfaces: list[Surface], force_exclude: bool = False) -> Iterator[tuple[Path, Surface | None]]:
     """Files to lint, each with the surface that claims it (None: unreadable, report it)."""
     ignore: _Ignore | None = None  # built on first need: a run over named files often needs none
+    folder_names.forget()  # folders are listed afresh by each run
     seen: set[str] = set()  # real paths
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -266,6 +268,7 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
                 continue  # a symlink loop
             visited_dirs.add(key)
             entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+            folder_names.remember(folder.real, frozenset(entry.name for entry in entries))  # for the pin search
         except OSError as exc:
             # The walk goes on; the user hears which folder was not read, as from ruff.
             sys.stderr.write(f"vllm-lint: warning: {folder.path}: cannot read the folder ({exc.strerror or exc}); skipped\n")

@@ -19,8 +19,9 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+
+from vllm_lint import folder_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,14 +139,13 @@ def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> T
 # --- the project's pin ----------------------------------------------------
 
 
-def _requirements_files(folder: Path, names: frozenset[str]) -> list[Path]:
+def _requirements_files(folder: str, names: frozenset[str]) -> list[Path]:
     """``names``: what the folder holds."""
     found = [
-        folder / name for name in sorted(names) if name.endswith(".txt") and name.lower().startswith(("requirements", "constraints"))
+        Path(folder, name) for name in sorted(name for name in names if name.endswith(".txt") and name.lower().startswith(("requirements", "constraints")))
     ]
-    nested = folder / "requirements"
-    if "requirements" in names and nested.is_dir():
-        found += sorted(nested.glob("*.txt"))
+    if "requirements" in names and os.path.isdir(os.path.join(folder, "requirements")):
+        found += sorted(Path(folder, "requirements").glob("*.txt"))
     return found
 
 
@@ -349,29 +349,50 @@ def _is_vllm(name: str) -> bool:
     return re.sub(r"[-_.]+", "-", name.strip().lower()) in _DISTRIBUTIONS
 
 
-@lru_cache(maxsize=4096)
 def folder_target(folder: Path) -> Target | None:
     """The pin a folder's own project files give, or None."""
-    try:  # one listing of the folder, not a test per file name
-        with os.scandir(folder) as entries:
-            names = frozenset(entry.name for entry in entries)
-    except OSError:
+    return _folder_pin(os.fspath(folder))
+
+
+# Answers by folder, as strings: a warm run asks for the pin of every folder of a tree, and pathlib parses
+# each path it builds again (forget_project_files empties them).
+_folder_pins: dict[str, Target | None] = {}
+_project_pins: dict[tuple[str, str | None], Target | None] = {}
+_file_targets: dict[tuple[str, tuple[Path, ...]], Target] = {}
+_real_folders: dict[str, str] = {}
+_repository_tops: dict[str, str | None] = {}
+_resolved_tops: dict[Path, str] = {}
+
+
+def _folder_pin(folder: str) -> Target | None:
+    try:
+        return _folder_pins[folder]
+    except KeyError:
+        pass
+    found = _folder_pins[folder] = _read_folder_pin(folder)
+    return found
+
+
+def _read_folder_pin(folder: str) -> Target | None:
+    names = folder_names.names_in(folder)  # one listing of the folder (often the walk's), not a test per file name
+    if names is None:
         return None
-    own = _vllm_package_target(folder, names)
-    if own is not None:
-        return own
+    if os.path.basename(folder) == "vllm" and "__init__.py" in names and "_version.py" in names:
+        own = _vllm_package_target(Path(folder))
+        if own is not None:
+            return own
     for name, reader in _SOURCES:
         if reader is None:
             for path in _requirements_files(folder, names):
                 specifier = _from_requirements(path)
                 if specifier is not None:
-                    return _pinned(specifier, path, folder)
+                    return _pinned(specifier, path, Path(folder))
             continue
-        path = folder / name
-        if name in names and path.is_file():
+        if name in names and os.path.isfile(os.path.join(folder, name)):
+            path = Path(folder, name)
             specifier = reader(path)
             if specifier is not None:
-                return _pinned(specifier, path, folder)
+                return _pinned(specifier, path, Path(folder))
     return None
 
 
@@ -379,10 +400,9 @@ def folder_target(folder: Path) -> Target | None:
 _OWN_VERSION = re.compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?["'](\d+(?:\.\d+)+)""", re.MULTILINE)
 
 
-def _vllm_package_target(folder: Path, names: frozenset[str]) -> Target | None:
-    """A module of vLLM itself runs on the release it is part of (its own source, a site-packages copy)."""
-    if folder.name != "vllm" or "__init__.py" not in names or "_version.py" not in names:
-        return None
+def _vllm_package_target(folder: Path) -> Target | None:
+    """A module of vLLM itself runs on the release it is part of (its own source, a site-packages copy):
+    ``folder``, a folder named vllm with an ``__init__.py`` and a ``_version.py``."""
     try:
         text = (folder / "_version.py").read_text(encoding="utf-8", errors="replace")[:4096]
     except OSError:
@@ -401,16 +421,25 @@ def _pinned(specifier: str, path: Path, folder: Path) -> Target:
     return Target(specifier, f"{shown}: vllm{spelled}")
 
 
-@lru_cache(maxsize=4096)
 def project_target(folder: Path, stop: Path | None = None) -> Target | None:
     """The pin of the nearest folder from ``folder`` up to ``stop`` (included) that has one."""
-    found = folder_target(folder)
-    if found is not None:
-        return found
-    if folder == stop or folder.parent == folder:
-        return None
-    above = project_target(folder.parent, stop)  # cached: each folder of a tree is searched once
-    return None if above is None else Target(above.specifier, f"../{above.reason}")
+    return _project_pin(os.fspath(folder), None if stop is None else os.fspath(stop))
+
+
+def _project_pin(folder: str, stop: str | None) -> Target | None:
+    key = (folder, stop)
+    try:
+        return _project_pins[key]
+    except KeyError:
+        pass
+    found = _folder_pin(folder)
+    if found is None:
+        parent = os.path.dirname(folder)
+        if folder != stop and parent != folder:
+            above = _project_pin(parent, stop)  # kept: each folder of a tree is searched once
+            found = None if above is None else Target(above.specifier, f"../{above.reason}")
+    _project_pins[key] = found
+    return found
 
 
 def file_target(path: Path, dockerfile: str | None, configured: str | None, tops: tuple[Path, ...] = (),
@@ -427,50 +456,80 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
         if own is not None:
             return own
     if path.is_symlink():  # the project of the file it points to
-        folder = path.resolve().parent
-        return project_target(folder, _search_stop(folder, tops)) or NEWEST
-    return _folder_file_target(path.parent, tops)
+        folder = os.path.dirname(os.path.realpath(path))
+        return _project_pin(folder, _search_stop(folder, tops)) or NEWEST
+    return folder_file_target(os.path.dirname(os.fspath(path)), tops)
 
 
-@lru_cache(maxsize=1024)
-def _folder_file_target(folder: Path, tops: tuple[Path, ...]) -> Target:
-    # Every file of a folder has the same project pin; resolving and searching once per folder keeps a warm
-    # run (the result cache asks this of each file it answers for) from paying it per file.
-    resolved = _real_folder(folder)
-    return project_target(resolved, _search_stop(resolved, tops)) or NEWEST
+def folder_file_target(folder: str, tops: tuple[Path, ...] = ()) -> Target:
+    """The project's pin for a file of ``folder`` (as named) that is no symlink and has no pin of its own:
+    what ``file_target`` gives every such file of a folder, worked out once per folder (the result cache
+    asks it of every file a warm run answers for)."""
+    key = (folder, tops)
+    try:
+        return _file_targets[key]
+    except KeyError:
+        pass
+    real = _real_folder(folder or ".")
+    found = _file_targets[key] = _project_pin(real, _search_stop(real, tops)) or NEWEST
+    return found
 
 
-@lru_cache(maxsize=4096)
-def _real_folder(folder: Path) -> Path:
-    """``folder.resolve()``, built on its parent's: one ``lstat`` per folder of a tree, not one per part of its path."""
-    name, parent = folder.name, folder.parent
-    if not name or name == ".." or parent == folder or os.path.islink(folder):
-        return folder.resolve()
-    return _real_folder(parent) / name
+def _real_folder(folder: str) -> str:
+    """``os.path.realpath(folder)``, built on its parent's: one ``lstat`` per folder of a tree, not one per
+    part of its path."""
+    try:
+        return _real_folders[folder]
+    except KeyError:
+        pass
+    name, parent = os.path.basename(folder), os.path.dirname(folder)
+    if name in ("", ".", "..") or parent in ("", folder) or os.path.islink(folder):
+        real = os.path.realpath(folder)
+    else:
+        real = os.path.join(_real_folder(parent), name)
+    _real_folders[folder] = real
+    return real
 
 
 def forget_project_files() -> None:
     """Read the project files again from the next lookup on: for a process that outlives one run (the MCP
     server), in which a pin may change between two requests."""
-    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved, _real_folder):
-        cached.cache_clear()
+    for cached in (_folder_pins, _project_pins, _file_targets, _real_folders, _repository_tops, _resolved_tops):
+        cached.clear()
+    folder_names.forget()
 
 
-def _search_stop(folder: Path, tops: tuple[Path, ...]) -> Path | None:
+def _search_stop(folder: str, tops: tuple[Path, ...]) -> str | None:
     top = _repository_top(folder)
     if top is not None:
         return top
-    holding = [resolved for resolved in map(_resolved, tops) if folder.is_relative_to(resolved)]
-    return min(holding, key=lambda path: len(path.parts)) if holding else None  # None: the filesystem's top
+    holding = [top for top in map(_resolved, tops) if _is_within(folder, top)]
+    return min(holding, key=len) if holding else None  # the outermost; None: the filesystem's top
 
 
-@lru_cache(maxsize=64)
-def _resolved(path: Path) -> Path:
-    return path.resolve()
+def _is_within(folder: str, top: str) -> bool:
+    """Whether ``folder`` is ``top`` or below it (both absolute and normalised)."""
+    return folder == top or folder.startswith(top if top.endswith(os.sep) else top + os.sep)
 
 
-@lru_cache(maxsize=1024)
-def _repository_top(folder: Path) -> Path | None:
-    if (folder / ".git").exists():
-        return folder
-    return None if folder.parent == folder else _repository_top(folder.parent)
+def _resolved(path: Path) -> str:
+    try:
+        return _resolved_tops[path]
+    except KeyError:
+        found = _resolved_tops[path] = os.fspath(path.resolve())
+        return found
+
+
+def _repository_top(folder: str) -> str | None:
+    try:
+        return _repository_tops[folder]
+    except KeyError:
+        pass
+    names = folder_names.names_in(folder)  # an unlistable folder may still hold a .git one can reach
+    if (names is None or ".git" in names) and os.path.exists(os.path.join(folder, ".git")):
+        top: str | None = folder
+    else:
+        parent = os.path.dirname(folder)
+        top = None if parent == folder else _repository_top(parent)
+    _repository_tops[folder] = top
+    return top
