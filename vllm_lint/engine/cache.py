@@ -124,7 +124,9 @@ class ResultCache:
         self._new_summaries: dict[str, list] = {}
         self._dirty = False
         self._started = time.time()
-        self._folder_targets: dict[str, str | None] = {}  # _current_target's answers, by the folder's name
+        # By the folder part of a file's name: its absolute form (ending in a separator), and its vLLM target.
+        self._prefixes: dict[str, str] = {}
+        self._folder_targets: dict[str, str | None] = {}
         self._load()
 
     # -- reading -----------------------------------------------------------------------------------
@@ -169,7 +171,15 @@ class ResultCache:
         """The cached result for an unchanged file, shown under ``shown``; None when it must be linted.
         On a warm run this is a ``stat`` and dict lookups per file: it answers for every file of the tree."""
         name = os.fspath(path)
-        key = os.path.abspath(name)
+        base = os.path.basename(name)
+        folder = name[: len(name) - len(base)]
+        try:
+            prefix = self._prefixes[folder]
+        except KeyError:
+            absolute = os.path.abspath(folder or os.curdir)
+            prefix = self._prefixes[folder] = absolute if absolute.endswith(os.sep) else absolute + os.sep
+        # the key, os.path.abspath(name), from its folder's: the same string, the folder normalised once
+        key = prefix + base if base not in ("", os.curdir, os.pardir) else os.path.abspath(name)
         entry = self._entries.get(key) or self._entry(key)
         if entry is None:
             return None
@@ -193,7 +203,7 @@ class ResultCache:
         dependencies = result.get("dependencies", [])
         if dependencies != [] and not self._unchanged(dependencies, entry.written):
             return None
-        if "target" in result and result["target"] != [self._current_target(path, name, linked)]:
+        if "target" in result and result["target"] != [self._current_target(path, name, folder, base, linked)]:
             return None  # the project now pins another vLLM: the file's findings may differ
         try:
             return _result_from_json(result, shown)
@@ -224,16 +234,15 @@ class ResultCache:
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def _current_target(self, path: Path, name: str, linked: bool) -> str | None:
-        """The vLLM specifier ``path`` (named ``name``) is judged against now (vllm_api.targets.file_target)."""
+    def _current_target(self, path: Path, name: str, folder: str, base: str, linked: bool) -> str | None:
+        """The vLLM specifier ``path`` (named ``name``: ``folder`` + ``base``) is judged against now
+        (vllm_api.targets.file_target)."""
         configured = self._settings.target_vllm_version
         if configured:
             return configured  # the setting wins over any pin
-        base = os.path.basename(name)
         if not linked and not _may_be_dockerfile(base):
             # Any other file that is not a symlink has its folder's target, worked out once per folder: a warm
             # run answers this for every file it skips.
-            folder = name[: len(name) - len(base)]
             try:
                 return self._folder_targets[folder]
             except KeyError:

@@ -57,6 +57,11 @@ class _Spec:
             self._combined = re.compile("|".join(f"(?:{source})" for source in sources)) if sources else None
             self._empty = not sources
 
+    @property
+    def plain_names(self) -> frozenset[str] | None:
+        """The names, when every pattern is a plain name (a path matches when any of its parts is one)."""
+        return frozenset() if self._empty else self._names
+
     def match_file(self, path: str) -> bool:
         if self._empty:
             return False
@@ -258,6 +263,8 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
     # its argument again. Each folder carries its real path, its path relative to the root and the
     # .gitignore files that apply in it, so that an entry's are one join away.
     stack = [ignore.folder(top, str(resolved_path(top)))]
+    plain_names = ignore.excludes.plain_names
+    claimed: dict[str, Surface | None] = {}  # by name: the surfaces claim by name alone here
     visited_dirs: set[tuple[int, int]] = set()
     while stack:
         folder = stack.pop()
@@ -274,6 +281,9 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
             sys.stderr.write(f"vllm-lint: warning: {folder.path}: cannot read the folder ({exc.strerror or exc}); skipped\n")
             continue
         subfolders = []
+        # With plain-name excludes (the defaults), an entry whose path from the root runs through this folder
+        # is excluded by its own name alone once no part of the folder's path is one: a set lookup per entry.
+        clear = plain_names is not None and (folder.relative is None or plain_names.isdisjoint(folder.relative.split("/")))
         for entry in entries:
             name = entry.name
             try:
@@ -285,14 +295,22 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
                 real = os.path.abspath(entry.path)
             if linked or folder.relative is None:
                 relative = ignore.relative_to_root(real)
+                by_name = clear and relative is None
             else:
                 relative = f"{folder.relative}/{name}" if folder.relative else name
-            if ignore.entry_excluded(folder, name, relative, is_dir):
+                by_name = clear
+            if by_name:
+                if name == ".git" or name in plain_names or (folder.gitignores and _ignored_in(folder.gitignores, name, is_dir)):  # type: ignore[operator]
+                    continue
+            elif ignore.entry_excluded(folder, name, relative, is_dir):
                 continue
             if is_dir:
                 subfolders.append(ignore.subfolder(folder, name, folder.path / name, real, relative))
                 continue
-            surface = _claim_by_name(name, surfaces)
+            try:
+                surface = claimed[name]  # a name met before in this walk (__init__.py, README.md...)
+            except KeyError:
+                surface = claimed[name] = _claim_by_name(name, surfaces)
             if surface is None and _may_have_shebang(name):
                 surface = _claim_by_head(folder.path / name, surfaces)
             if surface is None or real in seen:
