@@ -265,8 +265,6 @@ def lint_paths(paths: list[Path], options: RunOptions, cache_dir: Path | None = 
 
 def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptions, cache_dir: Path | None) -> list[FileResult]:
     """One result per discovered file, in order: from the cache where the file is unchanged."""
-    from vllm_lint.engine.workers import Task, lint_tasks
-
     cache = None
     if cache_dir is not None:
         from vllm_lint.engine.cache import ResultCache
@@ -274,17 +272,24 @@ def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptio
         cache = ResultCache(cache_dir, options)
         options = dataclasses.replace(options, hash_sources=True, summaries=cache.summaries)
     results: list[FileResult | None] = [None] * len(files)
-    tasks = []
+    missing = []
     for index, (path, surface) in enumerate(files):
         cached = cache.lookup(path, str(path)) if cache is not None and surface is not None else None
         if cached is not None:
             results[index] = cached
         else:
+            missing.append(index)
+    if missing:  # (a warm run over unchanged files has nothing to lint, nor the workers to load)
+        from vllm_lint.engine.workers import Task, lint_tasks
+
+        tasks = []
+        for index in missing:
+            path, surface = files[index]
             tasks.append(Task(index, path, surface.name if surface is not None else None))
-    for task, result in zip(tasks, lint_tasks(tasks, options)):
-        results[task.index] = result
-        if cache is not None:
-            cache.store(task.path, result)
+        for task, result in zip(tasks, lint_tasks(tasks, options)):
+            results[task.index] = result
+            if cache is not None:
+                cache.store(task.path, result)
     if cache is not None:
         cache.save()
     done = [r for r in results if r is not None]
