@@ -280,7 +280,7 @@ version = "2.6.0"
 
 
 def test_a_lock_file_pins_the_locked_vllm(tmp_path):
-    from vllm_lint.vllm_api.targets import _locked, _tomllib
+    from vllm_lint.pins import _locked, _tomllib
 
     lock = tmp_path / "uv.lock"
     lock.write_text(_UV_LOCK)
@@ -292,7 +292,7 @@ def test_a_lock_file_pins_the_locked_vllm(tmp_path):
 
 
 def test_a_lock_file_whose_tables_do_not_parse_alone_is_read_whole(tmp_path):
-    from vllm_lint.vllm_api.targets import _locked
+    from vllm_lint.pins import _locked
 
     # A multi-line string that holds a line like a table header: cut there, the pieces are not TOML.
     text = _UV_LOCK.replace('source = { editable = "." }', 'note = """\n[[package]]\nvllm"""\nsource = { editable = "." }')
@@ -302,7 +302,7 @@ def test_a_lock_file_whose_tables_do_not_parse_alone_is_read_whole(tmp_path):
 
 
 def test_a_folder_s_real_path_is_what_resolve_gives(tmp_path, monkeypatch):
-    from vllm_lint.vllm_api.targets import _real_folder
+    from vllm_lint.pins import _real_folder
 
     (tmp_path / "real" / "pkg" / "sub").mkdir(parents=True)
     (tmp_path / "link").symlink_to(tmp_path / "real")

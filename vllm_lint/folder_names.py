@@ -1,7 +1,7 @@
 """The names in a folder, listed once per run.
 
 The walk (engine/discovery.py) lists every folder it enters; the search for a file's vLLM pin
-(vllm_api/targets.py) asks the same folders which project files they hold. What the walk listed is kept here,
+(pins.py) asks the same folders which project files they hold. What the walk listed is kept here,
 under the folder's real path, so that a warm run over a big tree lists each folder once, not twice.
 """
 

@@ -236,7 +236,7 @@ class ResultCache:
 
     def _current_target(self, path: Path, name: str, folder: str, base: str, linked: bool) -> str | None:
         """The vLLM specifier ``path`` (named ``name``: ``folder`` + ``base``) is judged against now
-        (vllm_api.targets.file_target)."""
+        (vllm_api.targets.file_target, vllm_lint.pins)."""
         configured = self._settings.target_vllm_version
         if configured:
             return configured  # the setting wins over any pin
@@ -246,7 +246,7 @@ class ResultCache:
             try:
                 return self._folder_targets[folder]
             except KeyError:
-                from vllm_lint.vllm_api.targets import folder_file_target
+                from vllm_lint.pins import folder_file_target
 
                 found = self._folder_targets[folder] = folder_file_target(os.path.dirname(name), self._settings.pin_search_tops).specifier
                 return found
