@@ -7,7 +7,6 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
 
 from vllm_lint import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from vllm_lint.config import (
@@ -22,6 +21,11 @@ from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.engine.discovery import PathError, discover
 from vllm_lint.engine.runner import FileResult, RunOptions, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces
+
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 
 @dataclass

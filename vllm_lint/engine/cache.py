@@ -21,7 +21,6 @@ import time
 from dataclasses import fields
 from pathlib import Path
 from stat import S_ISLNK
-from typing import Any
 
 from vllm_lint import __version__
 from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, RelatedLocation, Severity
@@ -152,9 +151,9 @@ class ResultCache:
 
     def _entry(self, key: str) -> _Entry | None:
         entry = self._entries.get(key)
-        if entry is None and key in self._raw:
+        raw = self._raw.get(key) if entry is None else None
+        if isinstance(raw, list) and len(raw) == 5:
             try:
-                raw: Any = self._raw[key]
                 size, mtime_ns, digest, written, result = raw
                 if isinstance(result, dict):
                     entry = self._entries[key] = _Entry(int(size), int(mtime_ns), str(digest), float(written), result)

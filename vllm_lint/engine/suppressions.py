@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from vllm_lint.config import Settings, expand_selectors
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.engine.discovery import resolved_path
 
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
