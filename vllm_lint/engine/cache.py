@@ -101,12 +101,12 @@ def _settings_fingerprint(options: RunOptions) -> str:
 
 
 class _Entry:
-    __slots__ = ("size", "mtime_ns", "digest", "written", "result", "trusted_before_ns")
+    """A result looked up or computed in this run, with the size, mtime and hash of the bytes it is for."""
+
+    __slots__ = ("size", "mtime_ns", "digest", "written", "result")
 
     def __init__(self, size: int, mtime_ns: int, digest: str, written: float, result: dict) -> None:
         self.size, self.mtime_ns, self.digest, self.written, self.result = size, mtime_ns, digest, written, result
-        # An mtime from this moment on may hide a rewrite in the same clock tick as the entry was written.
-        self.trusted_before_ns = int((written - _RACY_SECONDS) * 1e9)
 
 
 class ResultCache:
@@ -149,18 +149,6 @@ class ResultCache:
         if isinstance(summaries, dict):
             self.summaries = summaries
 
-    def _entry(self, key: str) -> _Entry | None:
-        entry = self._entries.get(key)
-        raw = self._raw.get(key) if entry is None else None
-        if isinstance(raw, list) and len(raw) == 5:
-            try:
-                size, mtime_ns, digest, written, result = raw
-                if isinstance(result, dict):
-                    entry = self._entries[key] = _Entry(int(size), int(mtime_ns), str(digest), float(written), result)
-            except (ValueError, TypeError):
-                pass  # a malformed entry: lint the file again
-        return entry
-
     @staticmethod
     def key(path: Path) -> str:
         # The absolute path as named (no resolve(): a syscall per component, per file, on every run).
@@ -179,9 +167,16 @@ class ResultCache:
             prefix = self._prefixes[folder] = absolute if absolute.endswith(os.sep) else absolute + os.sep
         # the key, os.path.abspath(name), from its folder's: the same string, the folder normalised once
         key = prefix + base if base not in ("", os.curdir, os.pardir) else os.path.abspath(name)
-        entry = self._entries.get(key) or self._entry(key)
-        if entry is None:
-            return None
+        entry = self._entries.get(key)
+        if entry is not None:
+            size, mtime_ns, digest, written, result = entry.size, entry.mtime_ns, entry.digest, entry.written, entry.result
+        else:  # as read: checked here, not turned into an _Entry first (a warm run looks up every file once)
+            raw = self._raw.get(key)
+            if type(raw) is not list or len(raw) != 5:
+                return None
+            size, mtime_ns, digest, written, result = raw
+            if type(size) is not int or type(mtime_ns) is not int or type(digest) is not str or type(result) is not dict or type(written) not in (int, float):
+                return None  # a malformed entry: lint the file again
         try:
             stat = os.lstat(name)
             linked = S_ISLNK(stat.st_mode)
@@ -189,18 +184,18 @@ class ResultCache:
                 stat = os.stat(name)
         except OSError:
             return None
-        if not (stat.st_mtime_ns == entry.mtime_ns and stat.st_size == entry.size and stat.st_mtime_ns < entry.trusted_before_ns):
+        # An mtime close to when the entry was written may hide a rewrite in the same clock tick ("racily clean").
+        if not (stat.st_mtime_ns == mtime_ns and stat.st_size == size and stat.st_mtime_ns < (written - _RACY_SECONDS) * 1e9):
             try:
                 data = path.read_bytes()
             except OSError:
                 return None
-            if content_hash(data) != entry.digest:
+            if content_hash(data) != digest:
                 return None
-            self._entries[key] = _Entry(stat.st_size, stat.st_mtime_ns, entry.digest, self._started, entry.result)
+            self._entries[key] = _Entry(stat.st_size, stat.st_mtime_ns, digest, self._started, result)
             self._dirty = True
-        result = entry.result
         dependencies = result.get("dependencies", [])
-        if dependencies != [] and not self._unchanged(dependencies, entry.written):
+        if dependencies != [] and not self._unchanged(dependencies, written):
             return None
         if "target" in result and result["target"] != [self._current_target(path, name, folder, base, linked)]:
             return None  # the project now pins another vLLM: the file's findings may differ

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from vllm_lint import folder_names
@@ -93,7 +94,7 @@ class _Ignore:
 
     def __init__(self, settings: Settings) -> None:
         self.root = settings.root
-        self._root_text = str(resolved_path(settings.root))
+        self.root_text = str(resolved_path(settings.root))
         patterns = [*settings.exclude, *settings.extend_exclude]
         self.excludes = _Spec(patterns)
         self.respect_gitignore = settings.respect_gitignore
@@ -102,7 +103,7 @@ class _Ignore:
 
     def relative_to_root(self, real: str) -> str | None:
         """``real`` (resolved) relative to the settings root, posix; "" for the root; None outside it."""
-        root = self._root_text
+        root = self.root_text
         if real == root:
             return ""
         prefix = root if root.endswith(os.sep) else root + os.sep
@@ -274,7 +275,7 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
             if key in visited_dirs:
                 continue  # a symlink loop
             visited_dirs.add(key)
-            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+            entries = sorted(os.scandir(folder.path), key=attrgetter("name"))
             folder_names.remember(folder.real, frozenset(entry.name for entry in entries))  # for the pin search
         except OSError as exc:
             # The walk goes on; the user hears which folder was not read, as from ruff.
@@ -284,17 +285,20 @@ def _walk(top: Path, ignore: _Ignore, surfaces: list[Surface], seen: set[str]) -
         # With plain-name excludes (the defaults), an entry whose path from the root runs through this folder
         # is excluded by its own name alone once no part of the folder's path is one: a set lookup per entry.
         clear = plain_names is not None and (folder.relative is None or plain_names.isdisjoint(folder.relative.split("/")))
+        real_prefix = folder.real if folder.real.endswith(os.sep) else folder.real + os.sep  # what os.path.join adds
+        # A folder outside the root that does not hold it has no entry inside it, but through a symlink.
+        outside = folder.relative is None and not ignore.root_text.startswith(real_prefix)
         for entry in entries:
             name = entry.name
             try:
                 is_dir = entry.is_dir()
                 linked = entry.is_symlink()
-                real = str(resolved_path(Path(entry.path))) if linked else os.path.join(folder.real, name)
+                real = str(resolved_path(Path(entry.path))) if linked else real_prefix + name
             except OSError:
                 is_dir, linked = False, True  # a symlink loop: claimed by its name below, reading it says what is wrong
                 real = os.path.abspath(entry.path)
             if linked or folder.relative is None:
-                relative = ignore.relative_to_root(real)
+                relative = None if outside and not linked else ignore.relative_to_root(real)
                 by_name = clear and relative is None
             else:
                 relative = f"{folder.relative}/{name}" if folder.relative else name
