@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from vllm_lint.config import (
     pin_search_tops,
 )
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.engine.discovery import PathError, discover
+from vllm_lint.engine.discovery import PathError, discover, discover_names
 from vllm_lint.engine.runner import FileResult, RunOptions, lint_file
 from vllm_lint.surfaces import Surface, all_surfaces
 
@@ -263,11 +264,11 @@ def _cache_dir(request: CheckRequest, options: RunOptions) -> Path | None:
 
 def lint_paths(paths: list[Path], options: RunOptions, cache_dir: Path | None = None) -> list[FileResult]:
     """Lint every file under ``paths``, in parallel and crash-isolated; the programmatic entry point."""
-    files = list(discover(paths, options.settings, all_surfaces(), options.force_exclude))
+    files = list(discover_names(paths, options.settings, all_surfaces(), options.force_exclude))
     return _lint_discovered(files, options, cache_dir)
 
 
-def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptions, cache_dir: Path | None) -> list[FileResult]:
+def _lint_discovered(files: Sequence[tuple[Path | str, Surface | None]], options: RunOptions, cache_dir: Path | None) -> list[FileResult]:
     """One result per discovered file, in order: from the cache where the file is unchanged."""
     cache = None
     if cache_dir is not None:
@@ -289,7 +290,7 @@ def _lint_discovered(files: list[tuple[Path, Surface | None]], options: RunOptio
         tasks = []
         for index in missing:
             path, surface = files[index]
-            tasks.append(Task(index, path, surface.name if surface is not None else None))
+            tasks.append(Task(index, Path(path), surface.name if surface is not None else None))
         for task, result in zip(tasks, lint_tasks(tasks, options)):
             results[task.index] = result
             if cache is not None:

@@ -154,7 +154,7 @@ class ResultCache:
         # The absolute path as named (no resolve(): a syscall per component, per file, on every run).
         return os.path.abspath(path)
 
-    def lookup(self, path: Path, shown: str) -> FileResult | None:
+    def lookup(self, path: Path | str, shown: str) -> FileResult | None:
         """The cached result for an unchanged file, shown under ``shown``; None when it must be linted.
         On a warm run this is a ``stat`` and dict lookups per file: it answers for every file of the tree."""
         name = os.fspath(path)
@@ -187,7 +187,8 @@ class ResultCache:
         # An mtime close to when the entry was written may hide a rewrite in the same clock tick ("racily clean").
         if not (stat.st_mtime_ns == mtime_ns and stat.st_size == size and stat.st_mtime_ns < (written - _RACY_SECONDS) * 1e9):
             try:
-                data = path.read_bytes()
+                with open(name, "rb") as handle:
+                    data = handle.read()
             except OSError:
                 return None
             if content_hash(data) != digest:
@@ -197,7 +198,7 @@ class ResultCache:
         dependencies = result.get("dependencies", [])
         if dependencies != [] and not self._unchanged(dependencies, written):
             return None
-        if "target" in result and result["target"] != [self._current_target(path, name, folder, base, linked)]:
+        if "target" in result and result["target"] != [self._current_target(name, folder, base, linked)]:
             return None  # the project now pins another vLLM: the file's findings may differ
         try:
             return _result_from_json(result, shown)
@@ -228,8 +229,8 @@ class ResultCache:
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def _current_target(self, path: Path, name: str, folder: str, base: str, linked: bool) -> str | None:
-        """The vLLM specifier ``path`` (named ``name``: ``folder`` + ``base``) is judged against now
+    def _current_target(self, name: str, folder: str, base: str, linked: bool) -> str | None:
+        """The vLLM specifier the file ``name`` (``folder`` + ``base``) is judged against now
         (vllm_api.targets.file_target, vllm_lint.pins)."""
         configured = self._settings.target_vllm_version
         if configured:
@@ -247,6 +248,7 @@ class ResultCache:
         from vllm_lint.surfaces.command_files import is_dockerfile_name
         from vllm_lint.vllm_api.targets import file_target
 
+        path = Path(name)
         dockerfile = None
         if is_dockerfile_name(base):
             try:
