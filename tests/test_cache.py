@@ -31,15 +31,17 @@ def test_findings_are_cached_and_served_from_the_cache(tmp_path):
     [cache] = cache_files(tmp_path / ".vllm_lint_cache")
     assert (tmp_path / ".vllm_lint_cache" / "CACHEDIR.TAG").is_file()
     assert (tmp_path / ".vllm_lint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
-    stored = json.loads(cache.read_text())["files"]
+    document = json.loads(cache.read_text())
+    stored = document["files"]
     assert {key.rsplit("/", 1)[-1] for key in stored} == {"bad.py", "clean.py"}
+    # Each distinct result is kept once; an entry names it by its index.
+    assert len(document["results"]) == 2 and {entry[4] for entry in stored.values()} == {0, 1}
     # Prove the second run reads the cache: an entry edited by hand is what it reports.
     entry = stored[os.path.abspath(tmp_path / "bad.py")]
-    entry[4]["diagnostics"][0]["message"] = "served from the cache"
-    cache.write_text(json.dumps({"format": 1, "files": stored}))
+    document["results"][entry[4]]["diagnostics"][0]["message"] = "served from the cache"
     os.utime(tmp_path / "bad.py", (0, 0))  # an old mtime: the stat shortcut may be trusted...
     entry[1] = os.stat(tmp_path / "bad.py").st_mtime_ns  # ...once the entry records it
-    cache.write_text(json.dumps({"format": 1, "files": stored}))
+    cache.write_text(json.dumps(document))
     second = check(tmp_path)
     assert codes(second) == codes(first)
     assert "served from the cache" in {i["message"] for i in json.loads(second.stdout)}
@@ -159,3 +161,21 @@ def test_a_warm_run_gives_what_a_cold_one_gives(tmp_path):
     again = check(tmp_path)
     assert moved(again) == set()
     assert json.loads(again.stdout) == json.loads(check(tmp_path, "--no-cache").stdout)
+
+
+def test_files_with_the_same_result_share_one_stored_result(tmp_path):
+    """Most files of a tree have the same result (no finding, one target): it is stored once, and a run that
+    relints one file keeps every other file's entry as it was."""
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("import vllm\nprint(vllm)\n", encoding="utf-8")
+    (tmp_path / "bad.py").write_text(BAD, encoding="utf-8")
+    first = check(tmp_path)
+    [cache] = cache_files(tmp_path / ".vllm_lint_cache")
+    document = json.loads(cache.read_text())
+    assert len(document["files"]) == 4 and len(document["results"]) == 2
+    (tmp_path / "bad.py").write_text(BAD.replace("0.98", "0.5"), encoding="utf-8")  # one finding less
+    second = check(tmp_path)
+    assert codes(second) == [("bad.py", "VLL203", 2)] != codes(first)
+    document = json.loads(cache.read_text())
+    assert len(document["files"]) == 4 and len(document["results"]) == 2
+    assert json.loads(check(tmp_path).stdout) == json.loads(second.stdout) == json.loads(check(tmp_path, "--no-cache").stdout)

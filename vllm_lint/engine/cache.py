@@ -30,7 +30,9 @@ from vllm_lint.hashing import blake2b, content_hash
 from vllm_lint.surfaces import ABSENT
 
 CACHE_DIR_NAME = ".vllm_lint_cache"
-_FORMAT = 2  # 2: a result's fields that hold their defaults are left out
+# 2: a result's fields that hold their defaults are left out; 3: each distinct result is stored once, in
+# "results", and a file's entry names it by its index (most files of a tree share one: no finding, one target)
+_FORMAT = 3
 # An mtime this close to the moment an entry was written may hide a same-tick rewrite.
 _RACY_SECONDS = 2.0
 
@@ -117,6 +119,7 @@ class ResultCache:
         # Entries as read (JSON lists), turned into _Entry only when looked up: a warm run over a big tree
         # should not build thousands of objects before it needs the first.
         self._raw: dict[str, object] = {}
+        self._results: list = []  # the distinct results the entries name by index
         self._entries: dict[str, _Entry] = {}
         # Module summaries by path: [size, mtime_ns, hash, summary, files it depends on] (python/project.py).
         self.summaries: dict[str, list] = {}
@@ -143,8 +146,9 @@ class ResultCache:
             files = loaded["files"]
         except (OSError, ValueError, KeyError, TypeError):
             return  # missing, corrupt or foreign: start afresh
-        if isinstance(files, dict):
-            self._raw = files
+        results = loaded.get("results")
+        if isinstance(files, dict) and isinstance(results, list):
+            self._raw, self._results = files, results
         summaries = loaded.get("summaries") if isinstance(loaded, dict) else None
         if isinstance(summaries, dict):
             self.summaries = summaries
@@ -175,6 +179,8 @@ class ResultCache:
             if type(raw) is not list or len(raw) != 5:
                 return None
             size, mtime_ns, digest, written, result = raw
+            if type(result) is int and 0 <= result < len(self._results):
+                result = self._results[result]
             if type(size) is not int or type(mtime_ns) is not int or type(digest) is not str or type(result) is not dict or type(written) not in (int, float):
                 return None  # a malformed entry: lint the file again
         try:
@@ -270,8 +276,28 @@ class ResultCache:
         if not self._dirty or not self._usable():
             return
         # Entries of files this run did not look at stay as they were, unless malformed.
-        files = {k: v for k, v in self._raw.items() if isinstance(v, list) and len(v) == 5}
-        files.update((k, [e.size, e.mtime_ns, e.digest, e.written, e.result]) for k, e in self._entries.items())
+        results: list[dict] = []
+        numbers: dict[str, int] = {}
+
+        def number(result: object) -> int | None:
+            """The index of ``result`` (one read, or an index into what was read) in the table written."""
+            if type(result) is int:
+                result = self._results[result] if 0 <= result < len(self._results) else None
+            if type(result) is not dict:
+                return None
+            text = json.dumps(result, sort_keys=True)
+            if text not in numbers:
+                numbers[text] = len(results)
+                results.append(result)
+            return numbers[text]
+
+        files = {}
+        for key, raw in self._raw.items():
+            if key in self._entries:
+                continue  # replaced by this run's
+            if isinstance(raw, list) and len(raw) == 5 and (index := number(raw[4])) is not None:
+                files[key] = [*raw[:4], index]
+        files.update((k, [e.size, e.mtime_ns, e.digest, e.written, number(e.result)]) for k, e in self._entries.items())
         from vllm_lint.atomic import atomic_write  # only a run that changed something writes
 
         try:
@@ -279,7 +305,7 @@ class ResultCache:
             _mark_directory(self.directory)
             summaries = {k: v for k, v in self.summaries.items() if isinstance(v, list) and len(v) == 5}
             summaries.update(self._new_summaries)
-            document = {"format": _FORMAT, "files": files, "summaries": summaries}
+            document = {"format": _FORMAT, "results": results, "files": files, "summaries": summaries}
             atomic_write(self.file, json.dumps(document, separators=(",", ":")).encode())
         except OSError:
             pass  # a read-only checkout still lints; it just does not remember
