@@ -4,6 +4,14 @@ Usage:
     python benchmarks/fetch_vllm_source.py                 # once: bench-data/vllm-src
     python benchmarks/run_lint_benchmark.py [--rounds 5] [--write docs/performance.md] [--realworld FOLDER] [--fixit]
 
+vllm-lint runs as users install it: the console script of a non-editable install of this working tree, as
+pre-commit and CI run it. Each benchmark run builds the tree's wheel (``pip wheel --no-build-isolation``, no
+network) into a temporary virtual environment whose only other entry is a ``.pth`` line naming this Python's
+site-packages (for the dependencies, not for vllm-lint: an editable install's finder, ~18 ms of every start,
+is a developer's artefact). ``PYTHONPATH`` is dropped for every command, so the working tree on it cannot shadow
+the installed package, and ``XDG_CACHE_HOME`` is a folder of the run's own (vllm-lint's user cache, filled by the
+untimed round).
+
 Every round runs each command once, in the same order (vllm-lint then ruff on the same input), so a drift of the
 machine's speed touches both sides of a pair alike; a row's figure is the median over the rounds, and a ratio is
 the median of the rounds' own ratios (median of pairs). One untimed round first (bytecode written, files in the
@@ -40,9 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
 BAD_FILE = ROOT / "tests" / "fixtures" / "seeds" / "code" / "004_server.py"
 
-# Bytecode is cached as in any normal install: with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) an
-# editable install recompiles vllm-lint's modules on every run, ~50 ms that no user pays.
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+# Bytecode is cached as in any normal install: with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) each run
+# would recompile what it imports, ~50 ms that no user pays. PYTHONPATH would put a source tree before the install.
+ENV = {name: value for name, value in os.environ.items() if name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+# What building the wheel needs of the tree (the rest, tests and data, stays behind).
+_BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "vllm_lint", "rules", "templates")
 
 
 def _tool(name: str) -> list[str] | None:
@@ -50,6 +60,46 @@ def _tool(name: str) -> list[str] | None:
     found = str(beside) if beside.exists() else shutil.which(name)
     # Absolute: the tools run in a temporary folder, where a relative PATH entry would point nowhere.
     return [os.path.abspath(found)] if found else None
+
+
+def install_working_tree(work: Path) -> Path:
+    """The ``vllm-lint`` console script of a non-editable install of this working tree, in a new virtual
+    environment under ``work`` that takes its dependencies from this Python's site-packages. No network."""
+    source = work / "source"
+    source.mkdir(parents=True)
+    for name in _BUILD_INPUTS:  # a copy: the build's build/ and egg-info folders stay out of the tree
+        item = ROOT / name
+        if item.is_dir():
+            shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copyfile(item, source / name)
+    wheels, venv = work / "wheels", work / "venv"
+    _quietly([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+              "--wheel-dir", str(wheels), str(source)])
+    _quietly([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True, env=ENV).stdout.strip()
+    # A plain path line: the folder joins sys.path after the venv's own, and its .pth files (the editable
+    # install's finder among them) are not run.
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(site_packages, "_benchmark_dependencies.pth").write_text("".join(f"{path}\n" for path in sorted(ours)))
+    wheel = next(wheels.glob("vllm_lint-*.whl"))
+    _quietly([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-index", str(wheel)])
+    script = venv / "bin" / "vllm-lint"
+    probe = subprocess.run([str(script), "--version"], capture_output=True, text=True, env=ENV, cwd=work)
+    located = subprocess.run([str(python), "-c", "import vllm_lint; print(vllm_lint.__file__)"], capture_output=True,
+                             text=True, env=ENV, cwd=work).stdout.strip()
+    if probe.returncode != 0 or not located.startswith(site_packages):
+        raise SystemExit(f"the installed vllm-lint does not run from {site_packages} ({located}): {probe.stderr.strip()}")
+    return script
+
+
+def _quietly(argv: list[str]) -> None:
+    """Run a build step; its output (setuptools' warnings) is shown only when it fails."""
+    done = subprocess.run(argv, capture_output=True, text=True, env=ENV)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stdout}{done.stderr}")
 
 
 @dataclass
@@ -93,9 +143,6 @@ def main() -> int:
     if args.rounds < 5:
         parser.error("--rounds: at least 5")
 
-    # The console script of this Python's install, as pre-commit and CI run it; ``-m`` where there is none.
-    script = Path(sys.executable).parent / "vllm-lint"
-    vllm_lint = [str(script)] if script.is_file() else [sys.executable, "-m", "vllm_lint"]
     ruff = _tool("ruff")
     vllm_source = DATA / "vllm-src"
     stdlib = Path(sysconfig.get_paths()["stdlib"])
@@ -108,6 +155,11 @@ def main() -> int:
         return 2
 
     work = Path(tempfile.mkdtemp(prefix="vllm-lint-bench-"))
+    print("installing the working tree (a wheel, in a temporary virtual environment)", file=sys.stderr, flush=True)
+    vllm_lint = [str(install_working_tree(work))]
+    # A user cache of this run's own (usercache.py: the code dataclasses compile, parsed rule files), filled by
+    # the untimed round, as one user's with one version installed: not this machine's, shared by every checkout.
+    ENV["XDG_CACHE_HOME"] = str(work / "user-cache")
     clean = work / "clean.py"
     clean.write_text("import os\n\nprint(os.getcwd())\n")
     bad = work / BAD_FILE.name
@@ -218,8 +270,10 @@ def _document(lines: list[str], machine: str) -> str:
     return (
         "# Performance\n\n"
         "Written by `python benchmarks/run_lint_benchmark.py --write docs/performance.md` (see its docstring for\n"
-        "what each row runs). Every figure is a median over interleaved rounds, vllm-lint and ruff taking turns on\n"
-        "the same input; ratios are medians of the rounds' own ratios. Only the latest run is kept here.\n\n"
+        "what each row runs). vllm-lint runs as users install it: the console script of a non-editable install (a\n"
+        "wheel) of the tree, as pre-commit and CI run it. Every figure is a median over interleaved rounds,\n"
+        "vllm-lint and ruff taking turns on the same input; ratios are medians of the rounds' own ratios. Only the\n"
+        "latest run is kept here.\n\n"
         f"Measured {machine}\n\n" + "\n".join(lines) + "\n"
     )
 

@@ -31,15 +31,17 @@ def test_findings_are_cached_and_served_from_the_cache(tmp_path):
     [cache] = cache_files(tmp_path / ".vllm_lint_cache")
     assert (tmp_path / ".vllm_lint_cache" / "CACHEDIR.TAG").is_file()
     assert (tmp_path / ".vllm_lint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
-    stored = json.loads(cache.read_text())["files"]
+    document = json.loads(cache.read_text())
+    stored = document["files"]
     assert {key.rsplit("/", 1)[-1] for key in stored} == {"bad.py", "clean.py"}
+    # Each distinct result is kept once; an entry names it by its index.
+    assert len(document["results"]) == 2 and {entry[4] for entry in stored.values()} == {0, 1}
     # Prove the second run reads the cache: an entry edited by hand is what it reports.
     entry = stored[os.path.abspath(tmp_path / "bad.py")]
-    entry[4]["diagnostics"][0]["message"] = "served from the cache"
-    cache.write_text(json.dumps({"format": 1, "files": stored}))
+    document["results"][entry[4]]["diagnostics"][0]["message"] = "served from the cache"
     os.utime(tmp_path / "bad.py", (0, 0))  # an old mtime: the stat shortcut may be trusted...
     entry[1] = os.stat(tmp_path / "bad.py").st_mtime_ns  # ...once the entry records it
-    cache.write_text(json.dumps({"format": 1, "files": stored}))
+    cache.write_text(json.dumps(document))
     second = check(tmp_path)
     assert codes(second) == codes(first)
     assert "served from the cache" in {i["message"] for i in json.loads(second.stdout)}
@@ -103,3 +105,77 @@ def test_the_build_fingerprint_covers_every_package(tmp_path, monkeypatch):
     import vllm_lint
 
     assert str(Path(vllm_lint.__file__).resolve().parent) in seen
+
+
+def test_an_installed_wheel_is_fingerprinted_by_its_record(tmp_path):
+    """A wheel's install is told apart by the RECORD its installer wrote (every file with its hash); a tree
+    without one (a checkout, an editable install) by its files, so that editing a rule there counts too."""
+    from vllm_lint import __version__
+    from vllm_lint.engine import cache
+
+    package = tmp_path / "site-packages" / "vllm_lint"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    rule = package / "rule.yaml"
+    rule.write_text("code: VLL101\n", encoding="utf-8")
+    checkout = cache._build_fingerprint(str(package))
+    rule.write_text("code: VLL102\n", encoding="utf-8")  # a developer edits a rule: same size, a new mtime
+    os.utime(rule, ns=(0, 10**9))
+    edited = cache._build_fingerprint(str(package))
+    assert edited != checkout
+
+    record = tmp_path / "site-packages" / f"vllm_lint-{__version__}.dist-info" / "RECORD"
+    record.parent.mkdir()
+    record.write_text("vllm_lint/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n", encoding="utf-8")
+    installed = cache._build_fingerprint(str(package))
+    assert installed != edited
+    rule.write_text("code: VLL103\n", encoding="utf-8")
+    assert cache._build_fingerprint(str(package)) == installed  # the files are not looked at: RECORD says it all
+    record.write_text(record.read_text() + "vllm_lint/rule.yaml,sha256=abc,13\n", encoding="utf-8")  # another install
+    assert cache._build_fingerprint(str(package)) not in (installed, edited)
+    record.write_text("other_package/__init__.py,sha256=x,0\n", encoding="utf-8")  # not this package's RECORD
+    foreign = cache._build_fingerprint(str(package))
+    record.unlink()
+    assert foreign == cache._build_fingerprint(str(package))  # the files decide, as in a checkout
+
+
+def test_a_warm_run_gives_what_a_cold_one_gives(tmp_path):
+    """Files answered from the cache across folders with their own pins give what linting them gives, and a
+    changed pin is noticed though no linted file changed."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("vllm==0.6.3\n", encoding="utf-8")
+    # vllm.utils defined FlexibleArgumentParser in 0.6.3; newer releases moved it (VLL303 there)
+    for folder in ("a", "a/b", "c"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "serve.py").write_text("from vllm.utils import FlexibleArgumentParser\n" + BAD, encoding="utf-8")
+    (tmp_path / "c" / "requirements.txt").write_text("vllm\n", encoding="utf-8")  # unpinned: the newest release
+
+    def moved(output) -> set[str]:
+        return {os.path.relpath(item["filename"], tmp_path) for item in json.loads(output.stdout) if item["code"] == "VLL303"}
+
+    cold = check(tmp_path, "--no-cache")
+    assert moved(cold) == {os.path.join("c", "serve.py")}
+    first, warm = check(tmp_path), check(tmp_path)
+    assert json.loads(cold.stdout) == json.loads(first.stdout) == json.loads(warm.stdout)
+    (tmp_path / "c" / "requirements.txt").write_text("vllm==0.6.3\n", encoding="utf-8")
+    again = check(tmp_path)
+    assert moved(again) == set()
+    assert json.loads(again.stdout) == json.loads(check(tmp_path, "--no-cache").stdout)
+
+
+def test_files_with_the_same_result_share_one_stored_result(tmp_path):
+    """Most files of a tree have the same result (no finding, one target): it is stored once, and a run that
+    relints one file keeps every other file's entry as it was."""
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("import vllm\nprint(vllm)\n", encoding="utf-8")
+    (tmp_path / "bad.py").write_text(BAD, encoding="utf-8")
+    first = check(tmp_path)
+    [cache] = cache_files(tmp_path / ".vllm_lint_cache")
+    document = json.loads(cache.read_text())
+    assert len(document["files"]) == 4 and len(document["results"]) == 2
+    (tmp_path / "bad.py").write_text(BAD.replace("0.98", "0.5"), encoding="utf-8")  # one finding less
+    second = check(tmp_path)
+    assert codes(second) == [("bad.py", "VLL203", 2)] != codes(first)
+    document = json.loads(cache.read_text())
+    assert len(document["files"]) == 4 and len(document["results"]) == 2
+    assert json.loads(check(tmp_path).stdout) == json.loads(second.stdout) == json.loads(check(tmp_path, "--no-cache").stdout)

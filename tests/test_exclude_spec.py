@@ -49,3 +49,29 @@ def test_plain_names_need_no_pathspec():
     assert _Spec(list(DEFAULT_EXCLUDE))._names == frozenset(DEFAULT_EXCLUDE)
     for not_plain in (["build/"], ["*.pyc"], ["!keep"], ["a/b"], [" lead"], ["trail "], ["a\\b"], ["."]):
         assert _Spec(not_plain)._names is None, not_plain
+
+
+def test_discovery_by_names_finds_what_discovery_by_paths_finds(tmp_path, monkeypatch):
+    """The walk's two forms (Paths for callers that read files, strings for a run answered from the cache)
+    name the same files the same way, whatever form the folder was named in, excludes and symlinks included."""
+    from pathlib import Path
+
+    from vllm_lint.config import Settings
+    from vllm_lint.engine.discovery import discover, discover_names
+    from vllm_lint.surfaces import all_surfaces
+
+    tree = tmp_path / "tree"
+    for name in ("a.py", "sub/b.py", "sub/deep/c.sh", "build/skipped.py", "docs/x.md", "sub/Dockerfile", "run"):
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text("#!/usr/bin/env python\n" if name == "run" else "x = 1\n", encoding="utf-8")
+    (tree / "linked").symlink_to(tree / "sub", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path, exclude=("build",))
+    for named in (Path("tree"), Path("./tree/"), tree, Path("tree/sub/.."), Path("tree/sub/b.py")):
+        by_paths = [(str(path), surface) for path, surface in discover([named], settings, all_surfaces())]
+        assert list(discover_names([named], settings, all_surfaces())) == by_paths, named
+        assert by_paths
+    monkeypatch.chdir(tree)
+    by_paths = [(str(path), surface) for path, surface in discover([Path(".")], settings, all_surfaces())]
+    assert list(discover_names([Path(".")], settings, all_surfaces())) == by_paths
+    assert {"a.py", "docs/x.md", "linked/b.py", "run"} <= {name for name, _ in by_paths}  # (sub/b.py: met through linked/ first)

@@ -316,3 +316,33 @@ def test_stores_are_written_for_the_user_alone_whatever_the_umask(cache_home: Pa
     _fresh_process()
     _define("unit")
     assert _identity(path) == written  # loaded, not rejected
+
+
+def test_a_store_mostly_of_entries_no_run_asks_for_is_pruned(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What older builds left (the dataclass code of classes since changed) is read by every run and never used.
+    monkeypatch.setattr(usercache, "_PRUNED_BYTES", 1000)
+    old = usercache.store("pruning")
+    for number in range(100):
+        old.put(f"an older build's source {number}", "x" * 50)
+    old.put("kept", "still asked for")
+    old.save()
+    big = usercache._store_path("pruning").stat().st_size
+    monkeypatch.setattr(usercache, "_stores", {})
+    run = usercache.store("pruning")
+    assert run.get("kept") == "still asked for"
+    run.save()  # nothing changed, but the store is mostly unused: rewritten with what this run asked for
+    assert usercache._store_path("pruning").stat().st_size < big / 10
+    monkeypatch.setattr(usercache, "_stores", {})
+    assert usercache.store("pruning").get("kept") == "still asked for"
+    assert usercache.store("pruning").get("an older build's source 3") is None
+
+    monkeypatch.setattr(usercache, "_stores", {})
+    idle = usercache.store("pruning")
+    for number in range(8):
+        idle.put(f"entry {number}", "y" * 200)
+    idle.save()
+    monkeypatch.setattr(usercache, "_stores", {})
+    unused = usercache.store("pruning")
+    unused.save()  # a process that asked for nothing cannot tell what is stale: left as it is
+    monkeypatch.setattr(usercache, "_stores", {})
+    assert usercache.store("pruning").get("entry 7") == "y" * 200

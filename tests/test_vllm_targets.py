@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -279,7 +280,7 @@ version = "2.6.0"
 
 
 def test_a_lock_file_pins_the_locked_vllm(tmp_path):
-    from vllm_lint.vllm_api.targets import _locked, _tomllib
+    from vllm_lint.pins import _locked, _tomllib
 
     lock = tmp_path / "uv.lock"
     lock.write_text(_UV_LOCK)
@@ -291,7 +292,7 @@ def test_a_lock_file_pins_the_locked_vllm(tmp_path):
 
 
 def test_a_lock_file_whose_tables_do_not_parse_alone_is_read_whole(tmp_path):
-    from vllm_lint.vllm_api.targets import _locked
+    from vllm_lint.pins import _locked
 
     # A multi-line string that holds a line like a table header: cut there, the pieces are not TOML.
     text = _UV_LOCK.replace('source = { editable = "." }', 'note = """\n[[package]]\nvllm"""\nsource = { editable = "." }')
@@ -301,7 +302,7 @@ def test_a_lock_file_whose_tables_do_not_parse_alone_is_read_whole(tmp_path):
 
 
 def test_a_folder_s_real_path_is_what_resolve_gives(tmp_path, monkeypatch):
-    from vllm_lint.vllm_api.targets import _real_folder
+    from vllm_lint.pins import _real_folder
 
     (tmp_path / "real" / "pkg" / "sub").mkdir(parents=True)
     (tmp_path / "link").symlink_to(tmp_path / "real")
@@ -316,4 +317,18 @@ def test_a_folder_s_real_path_is_what_resolve_gives(tmp_path, monkeypatch):
         Path("."),
         tmp_path / "link" / "missing" / "deeper",
     ]:
-        assert _real_folder(folder) == folder.resolve(), folder
+        assert _real_folder(os.fspath(folder)) == os.fspath(folder.resolve()), folder
+
+
+def test_a_pin_added_between_two_runs_of_one_process_counts(tmp_path):
+    # The MCP and language servers outlive a run: the folder listings kept for a run must go with its pins.
+    from vllm_lint.engine.discovery import discover
+    from vllm_lint.config import Settings
+    from vllm_lint.surfaces import all_surfaces
+
+    root = _project(tmp_path, {"service/serve.py": "import vllm\n"})
+    assert [path.name for path, _ in discover([root], Settings(root=root), all_surfaces())] == ["serve.py"]
+    assert file_target(root / "service" / "serve.py", None, None) is NEWEST
+    (root / "service" / "requirements.txt").write_text("vllm==0.6.3\n", encoding="utf-8")
+    forget_project_files()
+    assert file_target(root / "service" / "serve.py", None, None) == Target("==0.6.3", "requirements.txt: vllm==0.6.3")

@@ -18,8 +18,6 @@ from __future__ import annotations
 import _thread
 import builtins
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import CodeType
 
 from vllm_lint.usercache import MarshalStore, store
@@ -50,23 +48,36 @@ class _CompiledExec:
 _PATCHING = _thread.RLock()
 
 
-@contextmanager
-def compiled_dataclasses(name: str) -> Iterator[None]:
+class compiled_dataclasses:  # noqa: N801 - used as a function: ``with compiled_dataclasses("check"):``
     """Define dataclasses (import modules) with their generated methods' code kept in store ``name``.
 
     Nested uses each keep their own store: a surface's checkers, imported during a check, are kept apart
-    from the check command's modules, so a run that needs only one loads only one."""
-    import dataclasses
+    from the check command's modules, so a run that needs only one loads only one. (A class, not
+    contextlib.contextmanager: every run starts in one, and contextlib's import costs ~1.5 ms.)"""
 
-    with _PATCHING:
-        code = store(f"dataclass-code-{name}")
-        outer = dataclasses.__dict__.get("exec")
-        dataclasses.exec = _CompiledExec(code)  # type: ignore[attr-defined]
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        import dataclasses
+
+        _PATCHING.acquire()
         try:
-            yield
-        finally:
-            if outer is None:
+            self._code = store(f"dataclass-code-{self.name}")
+            self._outer = dataclasses.__dict__.get("exec")
+            dataclasses.exec = _CompiledExec(self._code)  # type: ignore[attr-defined]
+        except BaseException:
+            _PATCHING.release()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        import dataclasses
+
+        try:
+            if self._outer is None:
                 del dataclasses.exec  # type: ignore[attr-defined]
             else:
-                dataclasses.exec = outer  # type: ignore[attr-defined]
-            code.save()
+                dataclasses.exec = self._outer  # type: ignore[attr-defined]
+            self._code.save()
+        finally:
+            _PATCHING.release()

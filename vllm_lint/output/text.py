@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TextIO
-
 from vllm_lint.diagnostics import Applicability, Diagnostic, Position, Severity
 from vllm_lint.output import RenderContext
+
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 _SEVERITY_COLOR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 

