@@ -135,3 +135,63 @@ def test_a_comment_in_a_command_list_or_an_import_list_is_read_to_its_line_s_end
     assert _FROM_IMPORT.findall(b"from vllm import (LLM,  " + many + b"\n") == [(b"vllm", b"(LLM,  ")]
     found = _FROM_IMPORT.findall(b"from vllm import (  # see f(x)\n    LLM,\n    NoSuchName,\n)\n")
     assert found and b"NoSuchName" in found[0][1]
+
+
+# -- the tree stage of VLL105-VLL108 and VLL502: each shape the rule reports passes (checked against the linter with
+# the pre-filter off), and a module the byte test lets through but holding no such call or return is kept out.
+SERVER = "from fastapi import FastAPI\napp = FastAPI()\n"
+REPORTED = [
+    ("VLL105", "import uvicorn\nfrom transformers import AutoModel\nmodel = AutoModel.from_pretrained('m')\n" + SERVER
+     + "if __name__ == '__main__':\n    uvicorn.run('server:app', workers=4)\n"),
+    ("VLL105", "from uvicorn import run as serve_app\nfrom transformers import AutoModel\nmodel = AutoModel.from_pretrained('m')\n"
+     + SERVER + "serve_app('server:app',\n          workers=4)\n"),
+    ("VLL106", "import uuid\nfrom vllm import AsyncEngineArgs, AsyncLLMEngine, SamplingParams\n" + SERVER
+     + "engine = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model='m'))\n@app.post('/g')\nasync def g(p: str):\n"
+     "    async for out in engine.generate(p, SamplingParams(max_tokens=8), 'req'):\n        pass\n"),
+    ("VLL106", "import vllm\n" + SERVER + "REQUEST = 'fixed'\n@app.post('/g')\nasync def g(request, p: str):\n"
+     "    engine = request.app.state.engine\n    async for out in engine.generate(p, None, request_id=REQUEST):\n        pass\n"),
+    ("VLL107", "from openai import OpenAI\n" + SERVER + "client = OpenAI()\n@app.post('/c')\nasync def c(p: str):\n"
+     "    return client.chat.completions.create(model='m', messages=[])\n"),
+    ("VLL107", "import litellm\nfrom litellm import completion as complete\n" + SERVER
+     + "@app.post('/c')\nasync def c(p: str):\n    return complete(model='m', messages=[])\n"),
+    ("VLL108", "import httpx\n" + SERVER + "@app.post('/c')\nasync def c(p: str):\n    client = httpx.AsyncClient()\n"
+     "    return (await client.get('http://x')).text\n"),
+    ("VLL108", "from openai import AsyncOpenAI as Client\n" + SERVER
+     + "@app.post('/c')\nasync def c(p: str):\n    client = Client(base_url='http://x')\n    return 1\n"),
+    ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    return (\n        {'ok': False},\n        503,\n    )\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), REPORTED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(REPORTED)])
+def test_what_the_rule_reports_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, "server.py", source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name="server.py")
+
+
+KEPT_OUT = [
+    # uvicorn and "workers" in the module, no run(..., workers=...) call
+    ("VLL105", "import uvicorn\nworkers = 4\nconfig = uvicorn.Config('server:app')\nprint(workers)\n"),
+    # request_id only read, generate() given a fresh id built in the call
+    ("VLL106", "from vllm import AsyncLLMEngine\n" + SERVER + "@app.post('/g')\nasync def g(request_id: str):\n"
+     "    engine = AsyncLLMEngine.from_engine_args(None)\n    return engine.generate('p', None, str(uuid4()))\n"),
+    # an async handler and an OpenAI import, but only the async client's calls
+    ("VLL107", "from openai import AsyncOpenAI\n" + SERVER + "client = AsyncOpenAI()\n@app.post('/c')\nasync def c(p: str):\n"
+     "    return await client.chat.completions.acreate(model='m')\n"),
+    # a request handler and httpx imported for its exceptions only
+    ("VLL108", "import httpx\n" + SERVER + "@app.post('/c')\nasync def c(p: str):\n    raise httpx.HTTPError('x')\n"),
+    # a FastAPI module whose only tuple return is a helper's three values
+    ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    return {'ok': True}\ndef pair():\n    return 1, 2, 3\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), KEPT_OUT, ids=[f"{code}-{i}" for i, (code, _) in enumerate(KEPT_OUT)])
+def test_a_module_without_what_the_rule_reads_is_kept_out(code, source):
+    from vllm_lint.python.prefilter import FileBytes, code_only, conditions_of
+
+    data = source.encode()
+    byte_tests = [c.holds for c in conditions_of(frozenset({code}))]
+    assert any(holds(FileBytes(code_only(data), data, Path("server.py"), lambda: API)) for holds in byte_tests), "the byte test alone keeps it out"
+    assert not _passes(source, code, name="server.py")

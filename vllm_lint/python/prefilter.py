@@ -114,6 +114,11 @@ def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
 # hold a blank), so a long list costs one pass, not a backtracking search.
 IMPORTED_ITEMS = rb"(?:\w+(?:[ \t]*\.[ \t]*\w+)*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
 
+def words_of(names: tuple[bytes, ...]) -> bytes:
+    """A pattern for any one of ``names`` as a whole word (no word character after it)."""
+    return rb"(?:" + b"|".join(re.escape(name) for name in names) + rb")\b"
+
+
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -220,10 +225,11 @@ def _statement_before(data: bytes, index: int) -> bytes:
 
 
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
-_WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
+_WEB_FRAMEWORK_NAMES = (b"fastapi", b"starlette", b"flask", b"quart", b"sanic", b"aiohttp", b"litestar", b"django", b"ray",
+                        b"gradio", b"bottle", b"tornado", b"grpc")
 _WEB_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
-    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _WEB_FRAMEWORKS),
+    lazy_re(rb"from[ \t]+" + words_of(_WEB_FRAMEWORK_NAMES)),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_WEB_FRAMEWORK_NAMES)),
 )
 # Model loads and model calls: vocabulary.is_model_load, VLL102's generate, VLL103's LLM methods.
 _VLLM_ENGINE_WORD = lazy_re(rb"LLM(?:Engine)?\b")
@@ -258,7 +264,11 @@ def handler_clue(data: bytes, path: Path) -> bool:
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:
-    return any(has_word(pattern, joined_lines(data)) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
+    if any(name in data for name in _WEB_FRAMEWORK_NAMES):  # each import pattern needs one: a scan each, not a regex
+        data_joined = joined_lines(data)
+        if any(has_word(pattern, data_joined) for pattern in _WEB_IMPORTS):
+            return True
+    return handler_clue(data, path)
 
 
 @remembered
@@ -319,11 +329,12 @@ _BETWEEN_WORDS = rb"(?:[ \t]|\\\r?\n)+"
 # checked by hand, see _quoted_vllm_serve), since a pattern that starts with a set of bytes makes ``re`` try each byte.
 _VLLM_THEN_SERVE = lazy_re(rb"vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b")
 _VLLM_SERVE_WORDS = lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b")
+# Each with a substring it needs (one fast scan before the expression).
 _SERVE_COMMAND = (
-    lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server"),
-    lazy_re(rb"vllm/vllm"),
-    lazy_re(rb"vllm-openai"),
-    lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b"),
+    (b"api_server", lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server")),
+    (b"vllm/vllm", None),
+    (b"vllm-openai", None),
+    (b"-m", lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b")),
 )
 
 
@@ -342,7 +353,7 @@ def _quoted_vllm_serve(raw: bytes) -> bool:
 def _serve_command(raw: bytes) -> bool:
     if b"serve" in raw and (_quoted_vllm_serve(raw) or _VLLM_SERVE_WORDS.search(raw) is not None):
         return True
-    return any(pattern.search(raw) for pattern in _SERVE_COMMAND)
+    return any(needed in raw and (pattern is None or pattern.search(raw) is not None) for needed, pattern in _SERVE_COMMAND)
 
 
 # The same commands in the tree's strings (one item each): the words they hold.
@@ -403,15 +414,17 @@ COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_com
 
 
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
-_CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
+_CLIENT_LIBRARIES = (b"openai", b"anthropic", b"huggingface_hub", b"litellm", b"httpx", b"aiohttp")
 _CLIENT_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + _CLIENT_LIBRARY),
-    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _CLIENT_LIBRARY),
+    lazy_re(rb"from[ \t]+" + words_of(_CLIENT_LIBRARIES)),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_CLIENT_LIBRARIES)),
 )
 
 
 @remembered_bytes
 def imports_client_library(code: bytes) -> bool:
+    if not any(name in code for name in _CLIENT_LIBRARIES):  # each pattern needs one: a scan each, not a regex
+        return False
     code = joined_lines(code)
     return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)
 

@@ -14,6 +14,11 @@ import warnings
 from collections.abc import Iterable
 
 
+# The nodes whose parent bound_to_calls looks up; and the load/store markers, which hold nothing.
+_PARENTED = frozenset({ast.Call, ast.Await})
+_CONTEXTS = frozenset({ast.Load, ast.Store, ast.Del})
+
+
 class TreeFacts:
     """One walk over the module; each fact is a set or a list the conditions test membership in."""
 
@@ -24,46 +29,65 @@ class TreeFacts:
         self.calls: list[ast.Call] = []
         self.aliases: list[tuple[str, str]] = []  # (bound name, final part of what it names): imports, assignments
         self.imported: set[str] = set()  # the names import statements bind (``import a.b`` binds ``a``)
-        self._parents: dict[int, ast.AST] = {}
-        identifiers, strings, parents = self.identifiers, self.strings, self._parents
+        self.returns_pair = False  # some ``return`` gives a tuple of two (``return body, 503``)
+        self._parents: dict[int, ast.AST] = {}  # of calls and awaits only: what bound_to_calls asks
+        identifiers, strings, parents, calls = self.identifiers, self.strings, self._parents, self.calls
         docstrings: set[int] = set()  # bare string statements: prose, never a value
         stack: list[ast.AST] = [tree]
-        while stack:  # one pass that records each node's parent as it goes (ast.walk would need two)
-            node = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-                stack.append(child)
-            if isinstance(node, ast.Name):
+        pop, push = stack.pop, stack.append
+        node_type, parented = ast.AST, _PARENTED
+        while stack:  # one pass; each child is pushed by hand (ast.iter_child_nodes costs a generator per node)
+            node = pop()
+            kind = type(node)
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            if type(item) in parented:
+                                parents[id(item)] = node
+                            push(item)
+                elif isinstance(value, node_type) and type(value) not in _CONTEXTS:
+                    if type(value) in parented:
+                        parents[id(value)] = node
+                    push(value)
+            if kind is ast.Name:
                 identifiers.add(node.id)
-            elif isinstance(node, ast.Attribute):
+            elif kind is ast.Attribute:
                 identifiers.add(node.attr)
                 base = dotted(node.value)
                 if base is not None:
                     self.reads.setdefault(base, set()).add(node.attr)
-            elif isinstance(node, ast.Constant):
+            elif kind is ast.Constant:
                 if isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
                     strings.append(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
-            elif isinstance(node, ast.Call):
-                self.calls.append(node)
-            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                docstrings.add(id(node.value))
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                if isinstance(node, ast.ImportFrom) and node.module:
+            elif kind is ast.Call:
+                calls.append(node)
+            elif kind is ast.Expr:
+                if type(node.value) is ast.Constant:
+                    docstrings.add(id(node.value))
+            elif kind is ast.Return:
+                if type(node.value) is ast.Tuple and len(node.value.elts) == 2:
+                    self.returns_pair = True
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                if kind is ast.ImportFrom and node.module:
                     identifiers.update(node.module.split("."))
                 for alias in node.names:
                     identifiers.update(alias.name.split("."))
-                    self.imported.add(alias.asname or (alias.name if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]))
+                    self.imported.add(alias.asname or (alias.name if kind is ast.ImportFrom else alias.name.split(".")[0]))
                     if alias.asname:
                         identifiers.add(alias.asname)
                         self.aliases.append((alias.asname, alias.name.rpartition(".")[2]))
-            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
-                final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
-                self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.value, (ast.Name, ast.Attribute)):
-                # ``X: type = mod.Name``: python/model.py follows it as it follows a plain assignment
-                name = dotted(node.target)
-                if name is not None:
-                    self.aliases.append((name, node.value.id if isinstance(node.value, ast.Name) else node.value.attr))
+            elif kind is ast.Assign:
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+                    self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
+            elif kind is ast.AnnAssign:
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    # ``X: type = mod.Name``: python/model.py follows it as it follows a plain assignment
+                    name = dotted(node.target)
+                    if name is not None:
+                        self.aliases.append((name, node.value.id if isinstance(node.value, ast.Name) else node.value.attr))
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))
