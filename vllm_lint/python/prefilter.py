@@ -264,11 +264,7 @@ def handler_clue(data: bytes, path: Path) -> bool:
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:
-    if any(name in data for name in _WEB_FRAMEWORK_NAMES):  # each import pattern needs one: a scan each, not a regex
-        data_joined = joined_lines(data)
-        if any(has_word(pattern, data_joined) for pattern in _WEB_IMPORTS):
-            return True
-    return handler_clue(data, path)
+    return any(has_word(pattern, joined_lines(data)) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
 
 
 @remembered
@@ -548,17 +544,18 @@ def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiL
     if not any(holds(FileBytes(data, data, path, api_loader)) for holds, _ in tests):
         return False
     file = FileBytes(code_only(data), data, path, api_loader)
+    # A condition with a reading of the tree lets the file pass only if that holds too; the tree is read (an
+    # ``ast`` parse) only when no condition without one holds already.
+    tree_tests = []
     for holds, tree_holds in tests:
         if holds(file):
             if tree_holds is None:
                 return True
-            # A condition with a reading of the tree: the file passes only if that holds too.
-            try:
-                if tree_holds(file):
-                    return True
-            except _Unparsable:
-                return True
-    return False
+            tree_tests.append(tree_holds)
+    try:
+        return any(tree_holds(file) for tree_holds in tree_tests)
+    except _Unparsable:
+        return True
 
 
 # Strings become one placeholder token (so brackets and quotes inside them cannot mislead the
