@@ -195,3 +195,30 @@ def test_a_module_without_what_the_rule_reads_is_kept_out(code, source):
     byte_tests = [c.holds for c in conditions_of(frozenset({code}))]
     assert any(holds(FileBytes(code_only(data), data, Path("server.py"), lambda: API)) for holds in byte_tests), "the byte test alone keeps it out"
     assert not _passes(source, code, name="server.py")
+
+
+# -- launches in command lines: "serve" as a word of its own, or a -m module the extractor reads as a launch
+LAUNCHED = [
+    ("VLL201", 'import subprocess\nsubprocess.run(["vllm", "serve", "m"])\n'),
+    ("VLL201", 'import subprocess\nsubprocess.run(\n    [\n        "vllm",\n        "serve",\n        "m",\n    ]\n)\n'),
+    ("VLL201", 'import os\nos.system("vllm serve m --port 8000")\n'),
+    ("VLL201", 'import subprocess, sys\nsubprocess.Popen([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", "m"])\n'),
+    ("VLL303", 'import subprocess, sys\nsubprocess.Popen([sys.executable, "-m", "vllm.no_such_module"])\n'),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), LAUNCHED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(LAUNCHED)])
+def test_a_command_line_launch_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, "launch.py", source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name="launch.py")
+
+
+def test_a_vllm_module_run_with_dash_m_that_starts_no_server_is_kept_out():
+    # vLLM's own tools start helper modules of theirs; "serve" inside a module's name is not the word serve
+    source = 'import subprocess, sys\nsubprocess.run([sys.executable, "-m", "vllm.sampling_params"])\nNAME = "vllm.snapshot.server"\n'
+    assert "vllm.sampling_params" in API.modules
+    assert not _passes(source, "VLL201", "VLL303")
+    assert _passes(source.replace("vllm.sampling_params", "vllm.entrypoints.openai.api_server"), "VLL201")

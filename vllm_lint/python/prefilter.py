@@ -352,8 +352,10 @@ def _serve_command(raw: bytes) -> bool:
     return any(needed in raw and (pattern is None or pattern.search(raw) is not None) for needed, pattern in _SERVE_COMMAND)
 
 
-# The same commands in the tree's strings (one item each): the words they hold.
-_SERVE_WORDS = ("serve", "-m", "vllm/", "vllm-openai")
+# The same commands in the tree's strings: an image's name (in any word), or the words of a command line
+# (cmdline/launches.py): ``serve`` as a word of its own, a ``-m`` module that starts a server or that vLLM lacks.
+_IMAGE_WORDS = ("vllm/", "vllm-openai")
+_COMMAND_WORD = re.compile(r"[\w./-]+")
 # The callees python/command_lines.py reads (subprocess.*, os.exec*/posix_spawn*/system/popen,
 # asyncio.create_subprocess_*), as written or imported (``from os import execvp``, ``o.system``).
 _PROCESS_WORDS = (b"subprocess", b"exec", b"spawn", b"system", b"popen")
@@ -393,14 +395,27 @@ def _launch_in_command_line(file: FileBytes) -> bool:
 
 
 def _launch_in_tree(file: FileBytes) -> bool:
-    """A string names vLLM, one has a word of a serve command (the same or another item of the list), and a
-    process-starting callee is named."""
+    """A process-starting callee is named, a string names vLLM, and the strings hold a vLLM image or a word of
+    a command that launches it (the same or another item of the list)."""
     facts = file.facts()
-    return (
-        not _PROCESS_IDENTIFIERS.isdisjoint(facts.identifiers)
-        and facts.any_string_has(("vllm",))
-        and facts.any_string_has(_SERVE_WORDS)
+    if _PROCESS_IDENTIFIERS.isdisjoint(facts.identifiers) or not facts.any_string_has(("vllm",)):
+        return False
+    return facts.any_string_has(_IMAGE_WORDS) or any(
+        _launching_word(word, file) for text in facts.strings for word in _COMMAND_WORD.findall(text)
     )
+
+
+def _launching_word(word: str, file: FileBytes) -> bool:
+    """``serve`` (``vllm serve``, ``... cli.main serve``), or the module of ``-m MODULE``/``-mMODULE`` that the
+    command-line extractor reads as a launch: the API server, the CLI, or a vLLM module the snapshot lacks."""
+    if word == "serve":
+        return True
+    module = word[2:] if word.startswith("-m") else word
+    if module != "vllm" and not module.startswith("vllm."):
+        return False
+    from vllm_lint.cmdline.launches import API_SERVER_MODULE, CLI_MODULE
+
+    return module in (API_SERVER_MODULE, CLI_MODULE) or module not in file.api().modules
 
 
 ENGINE_CONSTRUCTION = Condition(
