@@ -222,3 +222,34 @@ def test_a_vllm_module_run_with_dash_m_that_starts_no_server_is_kept_out():
     assert "vllm.sampling_params" in API.modules
     assert not _passes(source, "VLL201", "VLL303")
     assert _passes(source.replace("vllm.sampling_params", "vllm.entrypoints.openai.api_server"), "VLL201")
+
+
+# -- request handlers read off the tree (prefilter.handler_in_tree), for the rules on models in handlers
+LOAD = "    model = AutoModelForCausalLM.from_pretrained('m')\n    return str(model)\n"
+HF = "from transformers import AutoModelForCausalLM\n"
+HANDLED = [
+    ("VLL104", HF + SERVER + "@app.post('/g')\ndef g(p: str):\n" + LOAD),
+    ("VLL104", HF + SERVER + "def g(p: str):\n" + LOAD + "app.add_api_route('/g', g, methods=['POST'])\n"),
+    ("VLL104", HF + "from starlette.applications import Starlette\nfrom starlette.routing import Route as R\n"
+     "async def g(request):\n" + LOAD + "app = Starlette(routes=[R('/g', endpoint=g)])\n"),
+    ("VLL104", HF + "from flask import Flask\nfrom flask.views import MethodView\napp = Flask(__name__)\n"
+     "class G(MethodView):\n    def post(self):\n" + LOAD.replace("    ", "        ") + "app.add_url_rule('/g', view_func=G.as_view('g'))\n"),
+    ("VLL104", HF + "import gradio as gr\ndef g(p):\n" + LOAD + "demo = gr.Interface(fn=g, inputs='text', outputs='text')\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), HANDLED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(HANDLED)])
+def test_a_request_handler_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, "server.py", source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name="server.py")
+
+
+def test_a_module_with_handler_words_but_no_handler_is_kept_out():
+    # vLLM's processor.py in small: transformers, a "View" in a type and dict.get calls; aiohttp.web.get is a
+    # route constructor only where aiohttp is imported
+    source = HF + "from collections.abc import KeysView\ncache = {}\ndef load(keys: KeysView):\n" + LOAD.replace("return", "cache.get(1)\n    return")
+    assert not _passes(source, "VLL101", "VLL102", "VLL103", "VLL104")
+    assert _passes("from aiohttp import web\n" + source, "VLL104")

@@ -25,7 +25,7 @@ are checked by hand afterwards, because a leading ``\\b`` or lookbehind makes
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -184,7 +184,7 @@ def _route_decorator(data: bytes) -> bool:
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
     (b"add_", lazy_re(rb"add_(?:api_route|api_websocket_route|route|websocket_route|url_rule|get|post|put|patch|delete|head|view)[ \t]*\(")),
-    (b"Route", lazy_re(rb"Route[ \t]*\(")),
+    (b"Route", lazy_re(rb"Route\b")),  # called, or imported under another name (``Route as R``)
     (b"Servicer", lazy_re(rb"Servicer\b")),
     (b"View", lazy_re(rb"View(?:Set)?\b")),
     # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
@@ -261,6 +261,49 @@ def handler_clue(data: bytes, path: Path) -> bool:
         if gate in data and pattern.search(data):
             return True
     return (path.name == "views.py" and b"django" in data) or _imports_a_framework(data)
+
+
+def handler_in_tree(file: FileBytes) -> bool:
+    """A shape python/handlers.py finds a request handler by (its direct handlers; the rest are reached from
+    them), read off the tree by last names from the tables of python/handler_table.py: a decorator that names
+    a handler decorator, or ``@<app>.<route verb>(...)``; a call that registers a handler or builds a route, or
+    ``app.post("/x")(fn)``; a class whose base is a handler base or a gRPC servicer; Django's views.py. A name
+    the tables give qualified (``aiohttp.web.get``) counts only where its package is imported: semantics
+    qualifies a name only through the module's imports. Gradio's listeners count only where gradio is."""
+    import ast
+
+    from vllm_lint.python import handler_table as table
+    from vllm_lint.python.tree_facts import final_name
+
+    facts = file.facts()
+    imported = facts.identifiers
+    if file.path.name == "views.py" and not imported.isdisjoint(("django", "rest_framework")):
+        return True
+    gradio = table.GRADIO_LISTENERS if "gradio" in imported else frozenset()
+    decorators = _imported_last_names((*table.FUNCTION_DECORATORS, *table.CLASS_DECORATORS), imported) | gradio
+    if not facts.decorators.isdisjoint(facts.names_for(decorators)) or not facts.called_attribute_decorators.isdisjoint(
+        table.ROUTE_VERBS | {table.MODAL_CLASS_DECORATOR}
+    ):
+        return True
+    if any(base.endswith("Servicer") for base in facts.bases) or not facts.bases.isdisjoint(
+        facts.names_for(_imported_last_names(table.CLASS_BASES, imported))
+    ):
+        return True
+    registering = facts.names_for(
+        _imported_last_names((*table.ROUTE_CONSTRUCTORS, *table.CALLBACK_CONSTRUCTORS), imported) | gradio
+    ) | frozenset(table.REGISTRATION_METHODS)
+    for call in facts.calls:
+        func = call.func
+        if final_name(func) in registering:
+            return True
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) and func.func.attr in table.ROUTE_VERBS:
+            return True
+    return False
+
+
+def _imported_last_names(qualified: Iterable[str], imported: set[str]) -> frozenset[str]:
+    """The last names of those of ``qualified`` whose package (first part) the module names in an import."""
+    return frozenset(name.rpartition(".")[2] for name in qualified if name.partition(".")[0] in imported)
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:

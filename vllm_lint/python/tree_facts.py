@@ -30,6 +30,9 @@ class TreeFacts:
         self.aliases: list[tuple[str, str]] = []  # (bound name, final part of what it names): imports, assignments
         self.imported: set[str] = set()  # the names import statements bind (``import a.b`` binds ``a``)
         self.returns_pair = False  # some ``return`` gives a tuple of two (``return body, 503``)
+        self.decorators: set[str] = set()  # last names of what decorators name (``post`` for ``@app.post("/")``)
+        self.called_attribute_decorators: set[str] = set()  # the same, of ``@<expr>.<name>(...)`` only
+        self.bases: set[str] = set()  # last names of classes' bases
         self._parents: dict[int, ast.AST] = {}  # of calls and awaits only: what bound_to_calls asks
         identifiers, strings, parents, calls = self.identifiers, self.strings, self._parents, self.calls
         docstrings: set[int] = set()  # bare string statements: prose, never a value
@@ -66,6 +69,16 @@ class TreeFacts:
             elif kind is ast.Expr:
                 if type(node.value) is ast.Constant:
                     docstrings.add(id(node.value))
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                for decorator in node.decorator_list:
+                    called = type(decorator) is ast.Call
+                    name = final_name(decorator.func if called else decorator)
+                    if name is not None:
+                        self.decorators.add(name)
+                        if called and type(decorator.func) is ast.Attribute:
+                            self.called_attribute_decorators.add(name)
+                if kind is ast.ClassDef:
+                    self.bases.update(name for base in node.bases if (name := final_name(base)) is not None)
             elif kind is ast.Return:
                 if type(node.value) is ast.Tuple and len(node.value.elts) == 2:
                     self.returns_pair = True

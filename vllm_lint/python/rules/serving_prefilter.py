@@ -9,6 +9,7 @@ from vllm_lint.python.prefilter import (
     Condition,
     FileBytes,
     handler_clue,
+    handler_in_tree,
     lazy_re,
     may_be_web_app,
     may_have_handlers,
@@ -82,7 +83,7 @@ def _request_id_in_tree(file: FileBytes) -> bool:
     return False
 
 
-MODEL_IN_HANDLER = Condition("a model loaded or called in a request handler", _model_used_in_handler)
+MODEL_IN_HANDLER = Condition("a model loaded or called in a request handler", _model_used_in_handler, tree_holds=handler_in_tree)
 
 PREFILTER = {
     "VLL101": (MODEL_IN_HANDLER,),
