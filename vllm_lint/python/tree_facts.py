@@ -41,7 +41,6 @@ class TreeFacts:
         node_type, parented = ast.AST, _PARENTED
         while stack:  # one pass; each child is pushed by hand (ast.iter_child_nodes costs a generator per node)
             node = pop()
-            kind = type(node)
             for field in node._fields:
                 value = getattr(node, field, None)
                 if type(value) is list:
@@ -54,48 +53,50 @@ class TreeFacts:
                     if type(value) in parented:
                         parents[id(value)] = node
                     push(value)
-            if kind is ast.Name:
+            if isinstance(node, ast.Name):
                 identifiers.add(node.id)
-            elif kind is ast.Attribute:
+            elif isinstance(node, ast.Attribute):
                 identifiers.add(node.attr)
                 base = dotted(node.value)
                 if base is not None:
                     self.reads.setdefault(base, set()).add(node.attr)
-            elif kind is ast.Constant:
+            elif isinstance(node, ast.Constant):
                 if isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
                     strings.append(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
-            elif kind is ast.Call:
+            elif isinstance(node, ast.Call):
                 calls.append(node)
-            elif kind is ast.Expr:
-                if type(node.value) is ast.Constant:
+            elif isinstance(node, ast.Expr):
+                if isinstance(node.value, ast.Constant):
                     docstrings.add(id(node.value))
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 for decorator in node.decorator_list:
-                    called = type(decorator) is ast.Call
-                    name = final_name(decorator.func if called else decorator)
+                    called = isinstance(decorator, ast.Call)
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    name = final_name(target)
                     if name is not None:
                         self.decorators.add(name)
-                        if called and type(decorator.func) is ast.Attribute:
+                        if called and isinstance(target, ast.Attribute):
                             self.called_attribute_decorators.add(name)
-                if kind is ast.ClassDef:
+                if isinstance(node, ast.ClassDef):
                     self.bases.update(name for base in node.bases if (name := final_name(base)) is not None)
-            elif kind is ast.Return:
-                if type(node.value) is ast.Tuple and len(node.value.elts) == 2:
+            elif isinstance(node, ast.Return):
+                if isinstance(node.value, ast.Tuple) and len(node.value.elts) == 2:
                     self.returns_pair = True
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                if kind is ast.ImportFrom and node.module:
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                from_import = isinstance(node, ast.ImportFrom)
+                if isinstance(node, ast.ImportFrom) and node.module:
                     identifiers.update(node.module.split("."))
                 for alias in node.names:
                     identifiers.update(alias.name.split("."))
-                    self.imported.add(alias.asname or (alias.name if kind is ast.ImportFrom else alias.name.split(".")[0]))
+                    self.imported.add(alias.asname or (alias.name if from_import else alias.name.split(".")[0]))
                     if alias.asname:
                         identifiers.add(alias.asname)
                         self.aliases.append((alias.asname, alias.name.rpartition(".")[2]))
-            elif kind is ast.Assign:
+            elif isinstance(node, ast.Assign):
                 if isinstance(node.value, (ast.Name, ast.Attribute)):
                     final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
                     self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
-            elif kind is ast.AnnAssign:
+            elif isinstance(node, ast.AnnAssign):
                 if isinstance(node.value, (ast.Name, ast.Attribute)):
                     # ``X: type = mod.Name``: python/model.py follows it as it follows a plain assignment
                     name = dotted(node.target)
