@@ -249,7 +249,26 @@ def test_a_request_handler_passes_the_tree_stage(tmp_path, monkeypatch, code, so
 
 def test_a_module_with_handler_words_but_no_handler_is_kept_out():
     # vLLM's processor.py in small: transformers, a "View" in a type and dict.get calls; aiohttp.web.get is a
-    # route constructor only where aiohttp is imported
+    # route constructor only where aiohttp is imported, and called through an imported name, not a dict's get
     source = HF + "from collections.abc import KeysView\ncache = {}\ndef load(keys: KeysView):\n" + LOAD.replace("return", "cache.get(1)\n    return")
     assert not _passes(source, "VLL101", "VLL102", "VLL103", "VLL104")
-    assert _passes("from aiohttp import web\n" + source, "VLL104")
+    assert not _passes("from aiohttp import web\n" + source, "VLL104")
+    assert _passes("from aiohttp import web\n" + source + "routes = [web.get('/', load)]\n", "VLL104")
+
+
+# Route constructors called under another name: the byte test lets the module through on its import of the framework
+# (these were hidden by the byte test alone), the tree stage by the table's names through the alias.
+ALIASED_ROUTES = [
+    HF + "from aiohttp import web as w\nasync def g(request):\n" + LOAD.replace("return str(model)", "return w.Response(text=str(model))")
+    + "app = w.Application()\napp.add_routes([w.post('/g', g)])\n",
+    HF + "from django import urls\ndef g(request):\n" + LOAD + "urlpatterns = [urls.path('g/', g)]\n",
+]
+
+
+@pytest.mark.parametrize("source", ALIASED_ROUTES, ids=["aiohttp-web-as-w", "django-urls-module"])
+def test_a_route_built_under_another_name_passes(tmp_path, monkeypatch, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert "VLL104" in {d.code for d in lint_text(tmp_path, "server.py", source, select=("VLL104",))}
+    assert _passes(source, "VLL104", name="server.py")

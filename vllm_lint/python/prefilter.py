@@ -192,8 +192,12 @@ _HANDLER_CLUES = (
     (b"web.", lazy_re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", lazy_re(rb"django\.urls")),
 )
-# Frameworks whose handlers are found only through their own names: importing one is necessary.
-_FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
+# Frameworks whose handlers are found only through their own names: importing one is necessary. Also those
+# whose route constructors (handler_table.ROUTE_CONSTRUCTORS) may be called under names the clues above do not
+# read (``from aiohttp import web as w; w.post("/", h)``, ``from django import urls; urls.path(...)``); starlette's
+# and FastAPI's all end in "Route".
+_FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle",
+                    b"aiohttp", b"django")
 _IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
 
 
@@ -268,8 +272,9 @@ def handler_in_tree(file: FileBytes) -> bool:
     them), read off the tree by last names from the tables of python/handler_table.py: a decorator that names
     a handler decorator, or ``@<app>.<route verb>(...)``; a call that registers a handler or builds a route, or
     ``app.post("/x")(fn)``; a class whose base is a handler base or a gRPC servicer; Django's views.py. A name
-    the tables give qualified (``aiohttp.web.get``) counts only where its package is imported: semantics
-    qualifies a name only through the module's imports. Gradio's listeners count only where gradio is."""
+    the tables give qualified (``aiohttp.web.get``) counts only where its package is imported, and a call of one
+    only through an imported name: semantics qualifies a name only through the module's imports. Gradio's
+    listeners count only where gradio is imported."""
     import ast
 
     from vllm_lint.python import handler_table as table
@@ -289,9 +294,10 @@ def handler_in_tree(file: FileBytes) -> bool:
         facts.names_for(_imported_last_names(table.CLASS_BASES, imported))
     ):
         return True
-    registering = facts.names_for(
-        _imported_last_names((*table.ROUTE_CONSTRUCTORS, *table.CALLBACK_CONSTRUCTORS), imported) | gradio
-    ) | frozenset(table.REGISTRATION_METHODS)
+    # A constructor is named as semantics.callee qualifies it: its first part imported (TreeFacts.calls_of).
+    if facts.calls_of(_imported_last_names((*table.ROUTE_CONSTRUCTORS, *table.CALLBACK_CONSTRUCTORS), imported)):
+        return True
+    registering = facts.names_for(gradio) | frozenset(table.REGISTRATION_METHODS)
     for call in facts.calls:
         func = call.func
         if final_name(func) in registering:

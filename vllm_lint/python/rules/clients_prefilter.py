@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from vllm_lint.python.llm_clients import POOLED_CLIENTS, SYNC_CLIENTS, SYNC_FUNCTIONS
-from vllm_lint.python.prefilter import Condition, FileBytes, imports_client_library, may_have_handlers
+from vllm_lint.python.prefilter import Condition, FileBytes, handler_in_tree, imports_client_library, may_have_handlers
 from vllm_lint.python.tree_facts import final_name
 
 
@@ -31,15 +31,17 @@ _POOLED_FINALS = tuple(_last_parts(POOLED_CLIENTS))
 
 
 def _blocking_call_in_tree(file: FileBytes) -> bool:
-    """A call VLL107 can read as blocking: its callee's last part (or a name bound to it) is one of them."""
+    """A call VLL107 can read as blocking (its callee's last part, or a name bound to it, is one of them), in a
+    module with a request handler."""
     facts = file.facts()
     names = facts.names_for(_BLOCKING_FINALS)
-    return any(final_name(call.func) in names for call in facts.calls)
+    return any(final_name(call.func) in names for call in facts.calls) and handler_in_tree(file)
 
 
 def _pooled_client_built_in_tree(file: FileBytes) -> bool:
-    """A call semantics.callee may name one of the pooled clients' constructors (``TreeFacts.calls_of``)."""
-    return bool(file.facts().calls_of(_POOLED_FINALS))
+    """A call semantics.callee may name one of the pooled clients' constructors (``TreeFacts.calls_of``), in a
+    module with a request handler."""
+    return bool(file.facts().calls_of(_POOLED_FINALS)) and handler_in_tree(file)
 
 
 PREFILTER = {

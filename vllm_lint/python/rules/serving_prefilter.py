@@ -71,15 +71,15 @@ _REQUEST_ID_METHODS = frozenset({"generate", "encode"})
 def _request_id_in_tree(file: FileBytes) -> bool:
     """An ``<x>.generate(...)`` or ``<x>.encode(...)`` call whose ``request_id=`` keyword or third positional argument
     is one of ``_SAME_ID_NODES``: the only arguments VLL106 reads (serving._request_id_arg; ``**kwargs`` comes after
-    every positional argument, so the third is the same one in both trees)."""
+    every positional argument, so the third is the same one in both trees); in a module with a request handler."""
     for call in file.facts().calls:
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in _REQUEST_ID_METHODS:
             continue
         if any(keyword.arg == "request_id" and isinstance(keyword.value, _SAME_ID_NODES) for keyword in call.keywords):
-            return True
+            return handler_in_tree(file)
         if len(call.args) > 2 and isinstance(call.args[2], _SAME_ID_NODES):
-            return True
+            return handler_in_tree(file)
     return False
 
 
