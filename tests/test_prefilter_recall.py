@@ -84,3 +84,25 @@ def test_the_switch_turns_the_pre_filter_off(tmp_path):
     assert run_cli(*command).returncode == 0
     off = run_cli(*command, env={**os.environ, "VLLM_LINT_NO_PREFILTER": "1"})
     assert off.returncode == 1 and "VLL000" in off.stdout
+
+
+def test_a_block_that_does_not_parse_hands_back_no_facts_of_the_document(tmp_path, monkeypatch):
+    # The Python block stops at its syntax error; the server the shell block starts is the document's one fact, not
+    # taken again at the Python block's lines (once a fact only the run without the pre-filter reported).
+    path = tmp_path / "README.md"
+    path.write_text(
+        "# Serving\n\n```bash\nvllm serve Qwen/Qwen3-8B --port 8000\n```\n\nThen:\n\n"
+        "```python\ndef enrich(self, chunk, ...):\n    pass\n```\n",
+        encoding="utf-8",
+    )
+    _assert_nothing_hidden(path, monkeypatch)
+    from vllm_lint.config import enabled_codes
+    from vllm_lint.engine.prefilter_check import prefilter_off
+    from vllm_lint.engine.runner import RunOptions, lint_file
+    from vllm_lint.rulebook import all_codes
+
+    codes = all_codes()
+    options = RunOptions(Settings(), enabled_codes(Settings(), codes, ()), codes)
+    with prefilter_off():
+        result = lint_file(path, _surface(path), options)
+    assert [server.line for server in result.facts.servers] == [4]

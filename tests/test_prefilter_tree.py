@@ -135,3 +135,140 @@ def test_a_comment_in_a_command_list_or_an_import_list_is_read_to_its_line_s_end
     assert _FROM_IMPORT.findall(b"from vllm import (LLM,  " + many + b"\n") == [(b"vllm", b"(LLM,  ")]
     found = _FROM_IMPORT.findall(b"from vllm import (  # see f(x)\n    LLM,\n    NoSuchName,\n)\n")
     assert found and b"NoSuchName" in found[0][1]
+
+
+# -- the tree stage of VLL105-VLL108 and VLL502: each shape the rule reports passes (checked against the linter with
+# the pre-filter off), and a module the byte test lets through but holding no such call or return is kept out.
+SERVER = "from fastapi import FastAPI\napp = FastAPI()\n"
+REPORTED = [
+    ("VLL105", "import uvicorn\nfrom transformers import AutoModel\nmodel = AutoModel.from_pretrained('m')\n" + SERVER
+     + "if __name__ == '__main__':\n    uvicorn.run('server:app', workers=4)\n"),
+    ("VLL105", "from uvicorn import run as serve_app\nfrom transformers import AutoModel\nmodel = AutoModel.from_pretrained('m')\n"
+     + SERVER + "serve_app('server:app',\n          workers=4)\n"),
+    ("VLL106", "import uuid\nfrom vllm import AsyncEngineArgs, AsyncLLMEngine, SamplingParams\n" + SERVER
+     + "engine = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model='m'))\n@app.post('/g')\nasync def g(p: str):\n"
+     "    async for out in engine.generate(p, SamplingParams(max_tokens=8), 'req'):\n        pass\n"),
+    ("VLL106", "import vllm\n" + SERVER + "REQUEST = 'fixed'\n@app.post('/g')\nasync def g(request, p: str):\n"
+     "    engine = request.app.state.engine\n    async for out in engine.generate(p, None, request_id=REQUEST):\n        pass\n"),
+    ("VLL107", "from openai import OpenAI\n" + SERVER + "client = OpenAI()\n@app.post('/c')\nasync def c(p: str):\n"
+     "    return client.chat.completions.create(model='m', messages=[])\n"),
+    ("VLL107", "import litellm\nfrom litellm import completion as complete\n" + SERVER
+     + "@app.post('/c')\nasync def c(p: str):\n    return complete(model='m', messages=[])\n"),
+    ("VLL108", "import httpx\n" + SERVER + "@app.post('/c')\nasync def c(p: str):\n    client = httpx.AsyncClient()\n"
+     "    return (await client.get('http://x')).text\n"),
+    ("VLL108", "from openai import AsyncOpenAI as Client\n" + SERVER
+     + "@app.post('/c')\nasync def c(p: str):\n    client = Client(base_url='http://x')\n    return 1\n"),
+    ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    return (\n        {'ok': False},\n        503,\n    )\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), REPORTED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(REPORTED)])
+def test_what_the_rule_reports_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, "server.py", source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name="server.py")
+
+
+KEPT_OUT = [
+    # uvicorn and "workers" in the module, no run(..., workers=...) call
+    ("VLL105", "import uvicorn\nworkers = 4\nconfig = uvicorn.Config('server:app')\nprint(workers)\n"),
+    # request_id only read, generate() given a fresh id built in the call
+    ("VLL106", "from vllm import AsyncLLMEngine\n" + SERVER + "@app.post('/g')\nasync def g(request_id: str):\n"
+     "    engine = AsyncLLMEngine.from_engine_args(None)\n    return engine.generate('p', None, str(uuid4()))\n"),
+    # an async handler and an OpenAI import, but only the async client's calls
+    ("VLL107", "from openai import AsyncOpenAI\n" + SERVER + "client = AsyncOpenAI()\n@app.post('/c')\nasync def c(p: str):\n"
+     "    return await client.chat.completions.acreate(model='m')\n"),
+    # a request handler and httpx imported for its exceptions only
+    ("VLL108", "import httpx\n" + SERVER + "@app.post('/c')\nasync def c(p: str):\n    raise httpx.HTTPError('x')\n"),
+    # a FastAPI module whose only tuple return is a helper's three values
+    ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    return {'ok': True}\ndef pair():\n    return 1, 2, 3\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), KEPT_OUT, ids=[f"{code}-{i}" for i, (code, _) in enumerate(KEPT_OUT)])
+def test_a_module_without_what_the_rule_reads_is_kept_out(code, source):
+    from vllm_lint.python.prefilter import FileBytes, code_only, conditions_of
+
+    data = source.encode()
+    byte_tests = [c.holds for c in conditions_of(frozenset({code}))]
+    assert any(holds(FileBytes(code_only(data), data, Path("server.py"), lambda: API)) for holds in byte_tests), "the byte test alone keeps it out"
+    assert not _passes(source, code, name="server.py")
+
+
+# -- launches in command lines: "serve" as a word of its own, or a -m module the extractor reads as a launch
+LAUNCHED = [
+    ("VLL201", 'import subprocess\nsubprocess.run(["vllm", "serve", "m"])\n'),
+    ("VLL201", 'import subprocess\nsubprocess.run(\n    [\n        "vllm",\n        "serve",\n        "m",\n    ]\n)\n'),
+    ("VLL201", 'import os\nos.system("vllm serve m --port 8000")\n'),
+    ("VLL201", 'import subprocess, sys\nsubprocess.Popen([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", "m"])\n'),
+    ("VLL303", 'import subprocess, sys\nsubprocess.Popen([sys.executable, "-m", "vllm.no_such_module"])\n'),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), LAUNCHED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(LAUNCHED)])
+def test_a_command_line_launch_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, "launch.py", source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name="launch.py")
+
+
+def test_a_vllm_module_run_with_dash_m_that_starts_no_server_is_kept_out():
+    # vLLM's own tools start helper modules of theirs; "serve" inside a module's name is not the word serve
+    source = 'import subprocess, sys\nsubprocess.run([sys.executable, "-m", "vllm.sampling_params"])\nNAME = "vllm.snapshot.server"\n'
+    assert "vllm.sampling_params" in API.modules
+    assert not _passes(source, "VLL201", "VLL303")
+    assert _passes(source.replace("vllm.sampling_params", "vllm.entrypoints.openai.api_server"), "VLL201")
+
+
+# -- request handlers read off the tree (prefilter.handler_in_tree), for the rules on models in handlers
+LOAD = "    model = AutoModelForCausalLM.from_pretrained('m')\n    return str(model)\n"
+HF = "from transformers import AutoModelForCausalLM\n"
+HANDLED = [
+    ("VLL104", HF + SERVER + "@app.post('/g')\ndef g(p: str):\n" + LOAD),
+    ("VLL104", HF + SERVER + "def g(p: str):\n" + LOAD + "app.add_api_route('/g', g, methods=['POST'])\n"),
+    ("VLL104", HF + "from starlette.applications import Starlette\nfrom starlette.routing import Route as R\n"
+     "async def g(request):\n" + LOAD + "app = Starlette(routes=[R('/g', endpoint=g)])\n"),
+    ("VLL104", HF + "from flask import Flask\nfrom flask.views import MethodView\napp = Flask(__name__)\n"
+     "class G(MethodView):\n    def post(self):\n" + LOAD.replace("    ", "        ") + "app.add_url_rule('/g', view_func=G.as_view('g'))\n"),
+    ("VLL104", HF + "import gradio as gr\ndef g(p):\n" + LOAD + "demo = gr.Interface(fn=g, inputs='text', outputs='text')\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "source"), HANDLED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(HANDLED)])
+def test_a_request_handler_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, "server.py", source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name="server.py")
+
+
+def test_a_module_with_handler_words_but_no_handler_is_kept_out():
+    # vLLM's processor.py in small: transformers, a "View" in a type and dict.get calls; aiohttp.web.get is a
+    # route constructor only where aiohttp is imported, and called through an imported name, not a dict's get
+    source = HF + "from collections.abc import KeysView\ncache = {}\ndef load(keys: KeysView):\n" + LOAD.replace("return", "cache.get(1)\n    return")
+    assert not _passes(source, "VLL101", "VLL102", "VLL103", "VLL104")
+    assert not _passes("from aiohttp import web\n" + source, "VLL104")
+    assert _passes("from aiohttp import web\n" + source + "routes = [web.get('/', load)]\n", "VLL104")
+
+
+# Route constructors called under another name: the byte test lets the module through on its import of the framework
+# (these were hidden by the byte test alone), the tree stage by the table's names through the alias.
+ALIASED_ROUTES = [
+    HF + "from aiohttp import web as w\nasync def g(request):\n" + LOAD.replace("return str(model)", "return w.Response(text=str(model))")
+    + "app = w.Application()\napp.add_routes([w.post('/g', g)])\n",
+    HF + "from django import urls\ndef g(request):\n" + LOAD + "urlpatterns = [urls.path('g/', g)]\n",
+]
+
+
+@pytest.mark.parametrize("source", ALIASED_ROUTES, ids=["aiohttp-web-as-w", "django-urls-module"])
+def test_a_route_built_under_another_name_passes(tmp_path, monkeypatch, source):
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert "VLL104" in {d.code for d in lint_text(tmp_path, "server.py", source, select=("VLL104",))}
+    assert _passes(source, "VLL104", name="server.py")

@@ -114,3 +114,21 @@ def test_each_way_of_starting_children_isolates_a_crash(tmp_path, backend):
     found = {tuple(item) for item in json.loads(run.stdout)}
     assert found == {("crash.py", "VLL000", "the parser process crashed (SIGSEGV) on this file; skipped")} | {
         (f"good_{index}.py", code, "") for index in range(3) for code in ("VLL201", "VLL203")}
+
+
+@pytest.mark.parametrize("files", [1, 2, 5, 57, 130, 2642])
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_batches_shrink_toward_the_end_and_reach_every_child(files, workers):
+    from pathlib import Path
+
+    from vllm_lint.engine.workers import Task, batches
+
+    tasks = [Task(index, Path(f"f{index}.py"), "python") for index in range(files)]
+    cut = batches(tasks, workers)
+    assert [task for batch in cut for task in batch] == tasks  # each once, in order
+    assert len(cut) >= min(files, workers)  # a child for each batch while there are enough files
+    sizes = [len(batch) for batch in cut]
+    assert max(sizes) <= 64
+    assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # never a big batch after a small one
+    if files >= 1000:
+        assert sizes[0] == 64 and sizes[-2] <= 8  # a long run ends on small batches, not on a last 64

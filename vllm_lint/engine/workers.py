@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 # more than it saves, and most small runs (pre-commit) need no parsing at all.
 _IN_PROCESS_FILES = 48
 _BATCH_FILES = 64
+_MIN_BATCH_FILES = 8
 _DEFAULT_FILE_TIMEOUT = 60.0
 
 
@@ -82,6 +83,21 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
     else:
         results.update(_Pool(options, worker_count(len(tasks) // 8 or 1)).run(list(tasks)))
     return [results[task.index] for task in tasks]
+
+
+def batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
+    """The tasks in order, cut for ``workers`` children that each take the next batch when done with one: each
+    batch a quarter of what is left per child (at most _BATCH_FILES), so the last ones are small and the children
+    finish together instead of one waiting on the other's last big batch; a small run still reaches every child."""
+    cut: list[list[Task]] = []
+    smallest = max(1, min(_MIN_BATCH_FILES, len(tasks) // workers))  # never fewer batches than children
+    start = 0
+    while start < len(tasks):
+        left = len(tasks) - start
+        count = min(_BATCH_FILES, max(smallest, -(-left // (4 * workers))), left)
+        cut.append(list(tasks[start : start + count]))
+        start += count
+    return cut
 
 
 def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, allow_parsing: bool, before_parse: Callable[[], None] | None = None) -> FileResult | None:
@@ -180,10 +196,7 @@ class _Pool:
 
     def run(self, tasks: list[Task]) -> dict[int, FileResult]:
         results: dict[int, FileResult] = {}
-        pending = deque(tasks[i : i + _BATCH_FILES] for i in range(0, len(tasks), _BATCH_FILES))
-        if len(tasks) < self.size * _BATCH_FILES:  # spread small runs over every child
-            per_child = max(1, -(-len(tasks) // self.size))
-            pending = deque(tasks[i : i + per_child] for i in range(0, len(tasks), per_child))
+        pending = deque(batches(tasks, self.size))
         children: list[_Child] = []
         try:
             while pending or children:

@@ -25,7 +25,7 @@ are checked by hand afterwards, because a leading ``\\b`` or lookbehind makes
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -114,6 +114,11 @@ def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
 # hold a blank), so a long list costs one pass, not a backtracking search.
 IMPORTED_ITEMS = rb"(?:\w+(?:[ \t]*\.[ \t]*\w+)*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
 
+def words_of(names: tuple[bytes, ...]) -> bytes:
+    """A pattern for any one of ``names`` as a whole word (no word character after it)."""
+    return rb"(?:" + b"|".join(re.escape(name) for name in names) + rb")\b"
+
+
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -179,7 +184,7 @@ def _route_decorator(data: bytes) -> bool:
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
     (b"add_", lazy_re(rb"add_(?:api_route|api_websocket_route|route|websocket_route|url_rule|get|post|put|patch|delete|head|view)[ \t]*\(")),
-    (b"Route", lazy_re(rb"Route[ \t]*\(")),
+    (b"Route", lazy_re(rb"Route\b")),  # called, or imported under another name (``Route as R``)
     (b"Servicer", lazy_re(rb"Servicer\b")),
     (b"View", lazy_re(rb"View(?:Set)?\b")),
     # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
@@ -187,8 +192,12 @@ _HANDLER_CLUES = (
     (b"web.", lazy_re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", lazy_re(rb"django\.urls")),
 )
-# Frameworks whose handlers are found only through their own names: importing one is necessary.
-_FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle")
+# Frameworks whose handlers are found only through their own names: importing one is necessary. Also those
+# whose route constructors (handler_table.ROUTE_CONSTRUCTORS) may be called under names the clues above do not
+# read (``from aiohttp import web as w; w.post("/", h)``, ``from django import urls; urls.path(...)``); starlette's
+# and FastAPI's all end in "Route".
+_FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle",
+                    b"aiohttp", b"django")
 _IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
 
 
@@ -220,10 +229,11 @@ def _statement_before(data: bytes, index: int) -> bytes:
 
 
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
-_WEB_FRAMEWORKS = rb"(?:fastapi|starlette|flask|quart|sanic|aiohttp|litestar|django|ray|gradio|bottle|tornado|grpc)\b"
+_WEB_FRAMEWORK_NAMES = (b"fastapi", b"starlette", b"flask", b"quart", b"sanic", b"aiohttp", b"litestar", b"django", b"ray",
+                        b"gradio", b"bottle", b"tornado", b"grpc")
 _WEB_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + _WEB_FRAMEWORKS),
-    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _WEB_FRAMEWORKS),
+    lazy_re(rb"from[ \t]+" + words_of(_WEB_FRAMEWORK_NAMES)),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_WEB_FRAMEWORK_NAMES)),
 )
 # Model loads and model calls: vocabulary.is_model_load, VLL102's generate, VLL103's LLM methods.
 _VLLM_ENGINE_WORD = lazy_re(rb"LLM(?:Engine)?\b")
@@ -255,6 +265,51 @@ def handler_clue(data: bytes, path: Path) -> bool:
         if gate in data and pattern.search(data):
             return True
     return (path.name == "views.py" and b"django" in data) or _imports_a_framework(data)
+
+
+def handler_in_tree(file: FileBytes) -> bool:
+    """A shape python/handlers.py finds a request handler by (its direct handlers; the rest are reached from
+    them), read off the tree by last names from the tables of python/handler_table.py: a decorator that names
+    a handler decorator, or ``@<app>.<route verb>(...)``; a call that registers a handler or builds a route, or
+    ``app.post("/x")(fn)``; a class whose base is a handler base or a gRPC servicer; Django's views.py. A name
+    the tables give qualified (``aiohttp.web.get``) counts only where its package is imported, and a call of one
+    only through an imported name: semantics qualifies a name only through the module's imports. Gradio's
+    listeners count only where gradio is imported."""
+    import ast
+
+    from vllm_lint.python import handler_table as table
+    from vllm_lint.python.tree_facts import final_name
+
+    facts = file.facts()
+    imported = facts.identifiers
+    if file.path.name == "views.py" and not imported.isdisjoint(("django", "rest_framework")):
+        return True
+    gradio = table.GRADIO_LISTENERS if "gradio" in imported else frozenset()
+    decorators = _imported_last_names((*table.FUNCTION_DECORATORS, *table.CLASS_DECORATORS), imported) | gradio
+    if not facts.decorators.isdisjoint(facts.names_for(decorators)) or not facts.called_attribute_decorators.isdisjoint(
+        table.ROUTE_VERBS | {table.MODAL_CLASS_DECORATOR}
+    ):
+        return True
+    if any(base.endswith("Servicer") for base in facts.bases) or not facts.bases.isdisjoint(
+        facts.names_for(_imported_last_names(table.CLASS_BASES, imported))
+    ):
+        return True
+    # A constructor is named as semantics.callee qualifies it: its first part imported (TreeFacts.calls_of).
+    if facts.calls_of(_imported_last_names((*table.ROUTE_CONSTRUCTORS, *table.CALLBACK_CONSTRUCTORS), imported)):
+        return True
+    registering = facts.names_for(gradio) | frozenset(table.REGISTRATION_METHODS)
+    for call in facts.calls:
+        func = call.func
+        if final_name(func) in registering:
+            return True
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) and func.func.attr in table.ROUTE_VERBS:
+            return True
+    return False
+
+
+def _imported_last_names(qualified: Iterable[str], imported: set[str]) -> frozenset[str]:
+    """The last names of those of ``qualified`` whose package (first part) the module names in an import."""
+    return frozenset(name.rpartition(".")[2] for name in qualified if name.partition(".")[0] in imported)
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:
@@ -319,11 +374,12 @@ _BETWEEN_WORDS = rb"(?:[ \t]|\\\r?\n)+"
 # checked by hand, see _quoted_vllm_serve), since a pattern that starts with a set of bytes makes ``re`` try each byte.
 _VLLM_THEN_SERVE = lazy_re(rb"vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b")
 _VLLM_SERVE_WORDS = lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b")
+# Each with a substring it needs (one fast scan before the expression).
 _SERVE_COMMAND = (
-    lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server"),
-    lazy_re(rb"vllm/vllm"),
-    lazy_re(rb"vllm-openai"),
-    lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b"),
+    (b"api_server", lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server")),
+    (b"vllm/vllm", None),
+    (b"vllm-openai", None),
+    (b"-m", lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b")),
 )
 
 
@@ -342,11 +398,13 @@ def _quoted_vllm_serve(raw: bytes) -> bool:
 def _serve_command(raw: bytes) -> bool:
     if b"serve" in raw and (_quoted_vllm_serve(raw) or _VLLM_SERVE_WORDS.search(raw) is not None):
         return True
-    return any(pattern.search(raw) for pattern in _SERVE_COMMAND)
+    return any(needed in raw and (pattern is None or pattern.search(raw) is not None) for needed, pattern in _SERVE_COMMAND)
 
 
-# The same commands in the tree's strings (one item each): the words they hold.
-_SERVE_WORDS = ("serve", "-m", "vllm/", "vllm-openai")
+# The same commands in the tree's strings: an image's name (in any word), or the words of a command line
+# (cmdline/launches.py): ``serve`` as a word of its own, a ``-m`` module that starts a server or that vLLM lacks.
+_IMAGE_WORDS = ("vllm/", "vllm-openai")
+_COMMAND_WORD = re.compile(r"[\w./-]+")
 # The callees python/command_lines.py reads (subprocess.*, os.exec*/posix_spawn*/system/popen,
 # asyncio.create_subprocess_*), as written or imported (``from os import execvp``, ``o.system``).
 _PROCESS_WORDS = (b"subprocess", b"exec", b"spawn", b"system", b"popen")
@@ -386,14 +444,27 @@ def _launch_in_command_line(file: FileBytes) -> bool:
 
 
 def _launch_in_tree(file: FileBytes) -> bool:
-    """A string names vLLM, one has a word of a serve command (the same or another item of the list), and a
-    process-starting callee is named."""
+    """A process-starting callee is named, a string names vLLM, and the strings hold a vLLM image or a word of
+    a command that launches it (the same or another item of the list)."""
     facts = file.facts()
-    return (
-        not _PROCESS_IDENTIFIERS.isdisjoint(facts.identifiers)
-        and facts.any_string_has(("vllm",))
-        and facts.any_string_has(_SERVE_WORDS)
+    if _PROCESS_IDENTIFIERS.isdisjoint(facts.identifiers) or not facts.any_string_has(("vllm",)):
+        return False
+    return facts.any_string_has(_IMAGE_WORDS) or any(
+        _launching_word(word, file) for text in facts.strings for word in _COMMAND_WORD.findall(text)
     )
+
+
+def _launching_word(word: str, file: FileBytes) -> bool:
+    """``serve`` (``vllm serve``, ``... cli.main serve``), or the module of ``-m MODULE``/``-mMODULE`` that the
+    command-line extractor reads as a launch: the API server, the CLI, or a vLLM module the snapshot lacks."""
+    if word == "serve":
+        return True
+    module = word[2:] if word.startswith("-m") else word
+    if module != "vllm" and not module.startswith("vllm."):
+        return False
+    from vllm_lint.cmdline.launches import API_SERVER_MODULE, CLI_MODULE
+
+    return module in (API_SERVER_MODULE, CLI_MODULE) or module not in file.api().modules
 
 
 ENGINE_CONSTRUCTION = Condition(
@@ -403,15 +474,17 @@ COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_com
 
 
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
-_CLIENT_LIBRARY = rb"(?:openai|anthropic|huggingface_hub|litellm|httpx|aiohttp)\b"
+_CLIENT_LIBRARIES = (b"openai", b"anthropic", b"huggingface_hub", b"litellm", b"httpx", b"aiohttp")
 _CLIENT_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + _CLIENT_LIBRARY),
-    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + _CLIENT_LIBRARY),
+    lazy_re(rb"from[ \t]+" + words_of(_CLIENT_LIBRARIES)),
+    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_CLIENT_LIBRARIES)),
 )
 
 
 @remembered_bytes
 def imports_client_library(code: bytes) -> bool:
+    if not any(name in code for name in _CLIENT_LIBRARIES):  # each pattern needs one: a scan each, not a regex
+        return False
     code = joined_lines(code)
     return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)
 
@@ -535,17 +608,18 @@ def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiL
     if not any(holds(FileBytes(data, data, path, api_loader)) for holds, _ in tests):
         return False
     file = FileBytes(code_only(data), data, path, api_loader)
+    # A condition with a reading of the tree lets the file pass only if that holds too; the tree is read (an
+    # ``ast`` parse) only when no condition without one holds already.
+    tree_tests = []
     for holds, tree_holds in tests:
         if holds(file):
             if tree_holds is None:
                 return True
-            # A condition with a reading of the tree: the file passes only if that holds too.
-            try:
-                if tree_holds(file):
-                    return True
-            except _Unparsable:
-                return True
-    return False
+            tree_tests.append(tree_holds)
+    try:
+        return any(tree_holds(file) for tree_holds in tree_tests)
+    except _Unparsable:
+        return True
 
 
 # Strings become one placeholder token (so brackets and quotes inside them cannot mislead the

@@ -14,6 +14,11 @@ import warnings
 from collections.abc import Iterable
 
 
+# The nodes whose parent bound_to_calls looks up; and the load/store markers, which hold nothing.
+_PARENTED = frozenset({ast.Call, ast.Await})
+_CONTEXTS = frozenset({ast.Load, ast.Store, ast.Del})
+
+
 class TreeFacts:
     """One walk over the module; each fact is a set or a list the conditions test membership in."""
 
@@ -24,15 +29,30 @@ class TreeFacts:
         self.calls: list[ast.Call] = []
         self.aliases: list[tuple[str, str]] = []  # (bound name, final part of what it names): imports, assignments
         self.imported: set[str] = set()  # the names import statements bind (``import a.b`` binds ``a``)
-        self._parents: dict[int, ast.AST] = {}
-        identifiers, strings, parents = self.identifiers, self.strings, self._parents
+        self.returns_pair = False  # some ``return`` gives a tuple of two (``return body, 503``)
+        self.decorators: set[str] = set()  # last names of what decorators name (``post`` for ``@app.post("/")``)
+        self.called_attribute_decorators: set[str] = set()  # the same, of ``@<expr>.<name>(...)`` only
+        self.bases: set[str] = set()  # last names of classes' bases
+        self._parents: dict[int, ast.AST] = {}  # of calls and awaits only: what bound_to_calls asks
+        identifiers, strings, parents, calls = self.identifiers, self.strings, self._parents, self.calls
         docstrings: set[int] = set()  # bare string statements: prose, never a value
         stack: list[ast.AST] = [tree]
-        while stack:  # one pass that records each node's parent as it goes (ast.walk would need two)
-            node = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-                stack.append(child)
+        pop, push = stack.pop, stack.append
+        node_type, parented = ast.AST, _PARENTED
+        while stack:  # one pass; each child is pushed by hand (ast.iter_child_nodes costs a generator per node)
+            node = pop()
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            if type(item) in parented:
+                                parents[id(item)] = node
+                            push(item)
+                elif isinstance(value, node_type) and type(value) not in _CONTEXTS:
+                    if type(value) in parented:
+                        parents[id(value)] = node
+                    push(value)
             if isinstance(node, ast.Name):
                 identifiers.add(node.id)
             elif isinstance(node, ast.Attribute):
@@ -44,26 +64,44 @@ class TreeFacts:
                 if isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
                     strings.append(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
             elif isinstance(node, ast.Call):
-                self.calls.append(node)
-            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                docstrings.add(id(node.value))
+                calls.append(node)
+            elif isinstance(node, ast.Expr):
+                if isinstance(node.value, ast.Constant):
+                    docstrings.add(id(node.value))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for decorator in node.decorator_list:
+                    called = isinstance(decorator, ast.Call)
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    name = final_name(target)
+                    if name is not None:
+                        self.decorators.add(name)
+                        if called and isinstance(target, ast.Attribute):
+                            self.called_attribute_decorators.add(name)
+                if isinstance(node, ast.ClassDef):
+                    self.bases.update(name for base in node.bases if (name := final_name(base)) is not None)
+            elif isinstance(node, ast.Return):
+                if isinstance(node.value, ast.Tuple) and len(node.value.elts) == 2:
+                    self.returns_pair = True
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                from_import = isinstance(node, ast.ImportFrom)
                 if isinstance(node, ast.ImportFrom) and node.module:
                     identifiers.update(node.module.split("."))
                 for alias in node.names:
                     identifiers.update(alias.name.split("."))
-                    self.imported.add(alias.asname or (alias.name if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]))
+                    self.imported.add(alias.asname or (alias.name if from_import else alias.name.split(".")[0]))
                     if alias.asname:
                         identifiers.add(alias.asname)
                         self.aliases.append((alias.asname, alias.name.rpartition(".")[2]))
-            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
-                final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
-                self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.value, (ast.Name, ast.Attribute)):
-                # ``X: type = mod.Name``: python/model.py follows it as it follows a plain assignment
-                name = dotted(node.target)
-                if name is not None:
-                    self.aliases.append((name, node.value.id if isinstance(node.value, ast.Name) else node.value.attr))
+            elif isinstance(node, ast.Assign):
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    final = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+                    self.aliases.extend((name, final) for target in node.targets if (name := dotted(target)) is not None)
+            elif isinstance(node, ast.AnnAssign):
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    # ``X: type = mod.Name``: python/model.py follows it as it follows a plain assignment
+                    name = dotted(node.target)
+                    if name is not None:
+                        self.aliases.append((name, node.value.id if isinstance(node.value, ast.Name) else node.value.attr))
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))

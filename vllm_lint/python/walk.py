@@ -11,10 +11,13 @@ skipped: no rule reads them, and they are a third of a typical tree.
 
 from __future__ import annotations
 
+from collections import abc
 from collections.abc import Callable
 from dataclasses import fields
+from typing import Literal, Union, get_args, get_origin
 
 import libcst as cst
+from libcst import MaybeSentinel
 
 _TRIVIA = (
     cst.BaseParenthesizableWhitespace,
@@ -47,8 +50,24 @@ _ORDERS: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
 def _child_fields(cls: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
-        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls))
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if not _never_walked(f.type))
     return names
+
+
+def _never_walked(declared: object) -> bool:
+    """Whether a field's declared type admits only trivia, strings, None and MaybeSentinel: values the walk never
+    visits, so it need not look at them (a node's whitespace fields are half its fields). Anything else, a
+    forward reference included, is looked at."""
+    if declared is str or declared is type(None) or declared is MaybeSentinel:
+        return True
+    if isinstance(declared, type):
+        return issubclass(declared, _TRIVIA)
+    origin = get_origin(declared)
+    if origin is Literal:
+        return all(isinstance(value, str) for value in get_args(declared))
+    if origin is Union or origin is abc.Sequence:
+        return all(_never_walked(argument) for argument in get_args(declared))
+    return False
 
 
 # What a value of a class is to the walk, worked out once per class. isinstance against CSTNode and the

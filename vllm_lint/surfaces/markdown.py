@@ -126,8 +126,10 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
         # A block is a snippet of documentation, not a module of the tree it sits in: the Python rules'
         # test-file exemption (a `tests/` directory, `test_*.py`) does not apply to it. Its fixes' edits are
         # always made: mapping them into the document decides whether a fix is offered (_reindented).
+        # Its facts are its own (facts=None): a block that stops early (a syntax error) must not hand back the
+        # document's facts gathered so far, which would be taken again at this block's lines.
         sub_job = replace(job, data=body.encode("utf-8"), display=PurePosixPath(display).name + ".block", standalone=False,
-                          fix_edits=True)
+                          fix_edits=True, facts=None)
         if kind == "python":
             from vllm_lint.surfaces.python import lint as lint_python
             from vllm_lint.surfaces.python import may_match as python_may_match

@@ -9,6 +9,7 @@ from vllm_lint.python.prefilter import (
     FileBytes,
     lazy_re,
     handler_clue,
+    handler_in_tree,
     has_word,
     mentions_vllm_engine,
     top_level_arguments,
@@ -48,6 +49,12 @@ def _fastapi_handler_returns_tuple(file: FileBytes) -> bool:
     return b"fastapi" in code and b"return" in code and handler_clue(code, file.path) and _returns_a_tuple(code)
 
 
+def _returns_a_pair_in_tree(file: FileBytes) -> bool:
+    """VLL502 reads only ``return`` statements whose value is a tuple of two elements (``return body, 503``), in
+    request handlers."""
+    return file.facts().returns_pair and handler_in_tree(file)
+
+
 # The decorator VLL503 reads is ``<app>.on_event(...)``: on_event is a whole name there, not a part of one
 # (``projection_events`` holds it too).
 _ON_EVENT_NAME = lazy_re(rb"on_event\b")
@@ -63,6 +70,6 @@ def _model_load_in_startup_hook(file: FileBytes) -> bool:
 
 
 PREFILTER = {
-    "VLL502": (Condition("a FastAPI handler returns a tuple", _fastapi_handler_returns_tuple),),
+    "VLL502": (Condition("a FastAPI handler returns a tuple", _fastapi_handler_returns_tuple, tree_holds=_returns_a_pair_in_tree),),
     "VLL503": (Condition("an on_event hook and a model", _model_load_in_startup_hook),),
 }

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from vllm_lint.python.prefilter import (
     Condition,
     FileBytes,
     handler_clue,
+    handler_in_tree,
     lazy_re,
     may_be_web_app,
     may_have_handlers,
@@ -29,6 +31,12 @@ def _offline_llm_in_web_app(file: FileBytes) -> bool:
 def _multi_worker_server(file: FileBytes) -> bool:
     code = file.code
     return b"workers" in code and (b"uvicorn" in code or b"hypercorn" in code)
+
+
+def _workers_keyword_in_tree(file: FileBytes) -> bool:
+    """VLL105 reads a ``workers=`` keyword of a call semantics.callee names ``uvicorn.run`` or ``hypercorn.run``:
+    its callee's last part is ``run`` or a name bound to it (``TreeFacts.calls_of``)."""
+    return any(keyword.arg == "workers" for call in file.facts().calls_of(("run",)) for keyword in call.keywords)
 
 
 _REQUEST_ID_KEYWORD = lazy_re(rb"request_id[ \t]*=(?!=)[ \t]*(?:[\"'0-9]|[fFrRuUbB]{1,2}[\"']|(\w+))")
@@ -54,13 +62,34 @@ def _request_id_in_handler(file: FileBytes) -> bool:
     return False
 
 
-MODEL_IN_HANDLER = Condition("a model loaded or called in a request handler", _model_used_in_handler)
+# What VLL106 can call the same id on every call (serving._same_for_every_request): a literal, an f-string without
+# fields, a name. ``ast`` gives a literal string, number or a concatenation of literals one Constant.
+_SAME_ID_NODES = (ast.Constant, ast.JoinedStr, ast.Name)
+_REQUEST_ID_METHODS = frozenset({"generate", "encode"})
+
+
+def _request_id_in_tree(file: FileBytes) -> bool:
+    """An ``<x>.generate(...)`` or ``<x>.encode(...)`` call whose ``request_id=`` keyword or third positional argument
+    is one of ``_SAME_ID_NODES``: the only arguments VLL106 reads (serving._request_id_arg; ``**kwargs`` comes after
+    every positional argument, so the third is the same one in both trees); in a module with a request handler."""
+    for call in file.facts().calls:
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _REQUEST_ID_METHODS:
+            continue
+        if any(keyword.arg == "request_id" and isinstance(keyword.value, _SAME_ID_NODES) for keyword in call.keywords):
+            return handler_in_tree(file)
+        if len(call.args) > 2 and isinstance(call.args[2], _SAME_ID_NODES):
+            return handler_in_tree(file)
+    return False
+
+
+MODEL_IN_HANDLER = Condition("a model loaded or called in a request handler", _model_used_in_handler, tree_holds=handler_in_tree)
 
 PREFILTER = {
     "VLL101": (MODEL_IN_HANDLER,),
     "VLL102": (MODEL_IN_HANDLER,),
     "VLL103": (MODEL_IN_HANDLER, Condition("a vLLM LLM in a module with a web app", _offline_llm_in_web_app)),
     "VLL104": (MODEL_IN_HANDLER,),
-    "VLL105": (Condition("uvicorn or hypercorn with workers", _multi_worker_server),),
-    "VLL106": (Condition("a request id or an async engine in a module with request handlers", _request_id_in_handler),),
+    "VLL105": (Condition("uvicorn or hypercorn with workers", _multi_worker_server, tree_holds=_workers_keyword_in_tree),),
+    "VLL106": (Condition("a request id or an async engine in a module with request handlers", _request_id_in_handler, tree_holds=_request_id_in_tree),),
 }
