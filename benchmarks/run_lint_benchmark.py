@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/fetch_vllm_source.py                 # once: bench-data/vllm-src
-    python benchmarks/run_lint_benchmark.py [--rounds 5] [--write docs/performance.md] [--realworld FOLDER] [--fixit]
+    python benchmarks/run_lint_benchmark.py [--rounds 5] [--write docs/performance.md] [--readme README.md] [--realworld FOLDER] [--fixit]
 
 vllm-lint runs as users install it: the console script of a non-editable install of this working tree, as
 pre-commit and CI run it. Each benchmark run builds the tree's wheel (``pip wheel --no-build-isolation``, no
@@ -24,7 +24,8 @@ effect on vllm/entrypoints/serve (57 files): cold with it and with ``VLLM_LINT_N
 each parsed (vllm_lint.engine.prefilter_check, which also counts findings the pre-filter hid: 0 expected); with
 ``--realworld FOLDER`` (what benchmarks/realworld/restore.py wrote; default: $VLLM_LINT_REALWORLD), the same two
 cold runs over the real corpus, and their ratio (median of pairs).
-``--write`` puts the table in a Markdown file (docs/performance.md), dated, with the machine and its load.
+``--write`` puts the table in a Markdown file (docs/performance.md), dated, with the machine and its load;
+``--readme`` rewrites README's table (the main rows) between its markers, dated the same way.
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds (medians over them; at least 5)")
     parser.add_argument("--write", type=Path, help="also write the table to this Markdown file")
+    parser.add_argument("--readme", type=Path, help="also rewrite README's performance table (between its markers) with the main rows")
     parser.add_argument("--fixit", action="store_true", help="also time Fixit once on the vllm source (minutes)")
     parser.add_argument("--stdlib-ruff", action="store_true", help="also time ruff on the standard library (slow)")
     parser.add_argument("--realworld", type=Path, default=os.environ.get("VLLM_LINT_REALWORLD") or None,
@@ -142,6 +144,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.rounds < 5:
         parser.error("--rounds: at least 5")
+    if args.readme and readme_with_table(args.readme.read_text(encoding="utf-8"), [], "") is None:
+        parser.error(f"--readme: {args.readme} has no {README_START!r} ... {README_END!r} markers")
 
     ruff = _tool("ruff")
     vllm_source = DATA / "vllm-src"
@@ -233,7 +237,44 @@ def main() -> int:
     print(machine)
     if args.write:
         args.write.write_text(_document(lines, machine), encoding="utf-8")
+    if args.readme:
+        text = args.readme.read_text(encoding="utf-8")
+        updated = readme_with_table(text, _readme_table(commands), machine)
+        if updated is None:
+            print(f"{args.readme}: no {README_START!r} ... {README_END!r} markers; left as it was", file=sys.stderr)
+            return 2
+        args.readme.write_text(updated, encoding="utf-8")
     return 0
+
+
+README_START = "<!-- performance table: benchmarks/run_lint_benchmark.py --readme writes it -->"
+README_END = "<!-- end of performance table -->"
+# The rows README shows (docs/performance.md has them all).
+README_ROWS = ("vllm source, cold", "vllm source, warm (cache)", "one clean file", "one file with findings",
+               "hook claude, file with findings")
+
+
+def _readme_table(commands: list[Command]) -> list[str]:
+    lines = ["| input | vllm-lint | ruff `--select ALL` | ratio (median of pairs) |", "|---|---|---|---|"]
+    rows: dict[str, dict[str, Command]] = {}
+    for command in commands:
+        rows.setdefault(command.label, {})[command.tool] = command
+    for label in README_ROWS:
+        ours, theirs = rows[label].get("vllm-lint"), rows[label].get("ruff")
+        assert ours is not None
+        ratio = f"{_median([a / b for a, b in zip(ours.seconds, theirs.seconds)]):.2f}" if theirs else ""
+        shown = f"{_median(theirs.seconds):.3f} s" if theirs else ""
+        lines.append(f"| {label} | {_median(ours.seconds):.3f} s | {shown} | {ratio} |")
+    return lines
+
+
+def readme_with_table(text: str, table: list[str], machine: str) -> str | None:
+    """README's text with what lies between its performance-table markers replaced; None without them."""
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        return None
+    block = "\n".join([README_START, f"Measured {machine}", "", *table, README_END])
+    return text[:start] + block + text[end + len(README_END):]
 
 
 def _table(commands: list[Command], rounds: int) -> list[str]:

@@ -1,0 +1,43 @@
+"""benchmarks/run_lint_benchmark.py --readme: README's performance table is the benchmark's, between markers."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("run_lint_benchmark", REPO / "benchmarks" / "run_lint_benchmark.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_between_the_markers_is_replaced_and_nothing_else():
+    bench = _benchmark()
+    text = f"# Title\n\nbefore\n{bench.README_START}\nold table\n| a | b |\n{bench.README_END}\nafter\n"
+    updated = bench.readme_with_table(text, ["| input | x |", "|---|---|", "| row | 1 s |"], "2026-12-02, 2 cores")
+    assert updated == (f"# Title\n\nbefore\n{bench.README_START}\nMeasured 2026-12-02, 2 cores\n\n| input | x |\n"
+                       f"|---|---|\n| row | 1 s |\n{bench.README_END}\nafter\n")
+    assert bench.readme_with_table(updated, ["| input | x |"], "later").count(bench.README_START) == 1
+
+
+def test_a_text_without_the_markers_is_refused():
+    bench = _benchmark()
+    assert bench.readme_with_table("# Title\nno table here\n", ["| a |"], "today") is None
+    assert bench.readme_with_table(f"{bench.README_END}\n{bench.README_START}\n", ["| a |"], "today") is None
+
+
+def test_readme_holds_a_measured_table_of_every_main_row():
+    bench = _benchmark()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(bench.README_START), readme.index(bench.README_END)
+    block = readme[start:end]
+    assert "\nMeasured " in block
+    for row in bench.README_ROWS:
+        assert f"\n| {row} | " in block, row
