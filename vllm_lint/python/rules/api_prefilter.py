@@ -15,7 +15,11 @@ from vllm_lint.python.prefilter import (
     lazy_re,
     word_matches,
 )
-from vllm_lint.vllm_api import VllmApi
+
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vllm_lint.vllm_api import VllmApi
 
 _LEGACY_ENGINE = (
     lazy_re(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
