@@ -67,14 +67,21 @@ def _requirements_files(folder: str, names: frozenset[str]) -> list[Path]:
     return found
 
 
+def _text(path: Path) -> str | None:
+    """The file's text (undecodable bytes replaced); None when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def _from_requirements(path: Path, seen: set[Path] | None = None) -> str | None:
     seen = seen or set()
     if path in seen:
         return None
     seen.add(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _text(path)
+    if text is None:
         return None
     if "vllm" not in text.lower():
         return _included(path, text, seen)
@@ -207,9 +214,8 @@ def _pipfile(path: Path) -> str | None:
 
 
 def _setup_cfg(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _text(path)
+    if text is None:
         return None
     for line in text.splitlines():
         specifier = requirement_specifier(line.strip().strip(",\"'"))
@@ -219,9 +225,8 @@ def _setup_cfg(path: Path) -> str | None:
 
 
 def _setup_py(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _text(path)
+    if text is None:
         return None
     for match in re.finditer(r"""["']\s*(vllm(?:[-_.]cpu)?\s*(?:\[[^\]]*\])?\s*[^"']*)["']""", text, re.IGNORECASE):
         specifier = requirement_specifier(match.group(1))
@@ -231,9 +236,8 @@ def _setup_py(path: Path) -> str | None:
 
 
 def _environment(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _text(path)
+    if text is None:
         return None
     for line in text.splitlines():
         item = re.match(r"^\s*-\s*(.+?)\s*$", line)
@@ -321,10 +325,10 @@ _OWN_VERSION = re.compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?["'](\d+(?:\
 def _vllm_package_target(folder: Path) -> Target | None:
     """A module of vLLM itself runs on the release it is part of (its own source, a site-packages copy):
     ``folder``, a folder named vllm with an ``__init__.py`` and a ``_version.py``."""
-    try:
-        text = (folder / "_version.py").read_text(encoding="utf-8", errors="replace")[:4096]
-    except OSError:
+    text = _text(folder / "_version.py")
+    if text is None:
         return None
+    text = text[:4096]
     match = _OWN_VERSION.search(text)
     if match is None:
         return None
