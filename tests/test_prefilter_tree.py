@@ -22,6 +22,15 @@ def _passes(code: str, *codes: str, name: str = "module.py") -> bool:
     return prefilter.may_match(code.encode(), Path(name), frozenset(codes), lambda: API)
 
 
+def _assert_reported_and_passed(tmp_path, monkeypatch, code: str, source: str, name: str) -> None:
+    """The rule reports ``source`` when nothing is filtered, and the pre-filter lets it through."""
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    assert code in {d.code for d in lint_text(tmp_path, name, source, select=(code,))}, "the shape is not one the rule reports"
+    assert _passes(source, code, name=name)
+
+
 # vLLM's own sampling_params.py in small: the class statement and its own calls of it, never the imported class.
 OWN_CLASS = '''
 class SamplingParams(
@@ -164,11 +173,7 @@ REPORTED = [
 
 @pytest.mark.parametrize(("code", "source"), REPORTED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(REPORTED)])
 def test_what_the_rule_reports_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
-    from lintutil import lint_text
-
-    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
-    assert code in {d.code for d in lint_text(tmp_path, "server.py", source, select=(code,))}, "the shape is not one the rule reports"
-    assert _passes(source, code, name="server.py")
+    _assert_reported_and_passed(tmp_path, monkeypatch, code, source, "server.py")
 
 
 KEPT_OUT = [
@@ -209,11 +214,7 @@ LAUNCHED = [
 
 @pytest.mark.parametrize(("code", "source"), LAUNCHED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(LAUNCHED)])
 def test_a_command_line_launch_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
-    from lintutil import lint_text
-
-    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
-    assert code in {d.code for d in lint_text(tmp_path, "launch.py", source, select=(code,))}, "the shape is not one the rule reports"
-    assert _passes(source, code, name="launch.py")
+    _assert_reported_and_passed(tmp_path, monkeypatch, code, source, "launch.py")
 
 
 def test_a_vllm_module_run_with_dash_m_that_starts_no_server_is_kept_out():
@@ -240,11 +241,7 @@ HANDLED = [
 
 @pytest.mark.parametrize(("code", "source"), HANDLED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(HANDLED)])
 def test_a_request_handler_passes_the_tree_stage(tmp_path, monkeypatch, code, source):
-    from lintutil import lint_text
-
-    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
-    assert code in {d.code for d in lint_text(tmp_path, "server.py", source, select=(code,))}, "the shape is not one the rule reports"
-    assert _passes(source, code, name="server.py")
+    _assert_reported_and_passed(tmp_path, monkeypatch, code, source, "server.py")
 
 
 def test_a_module_with_handler_words_but_no_handler_is_kept_out():
@@ -267,8 +264,4 @@ ALIASED_ROUTES = [
 
 @pytest.mark.parametrize("source", ALIASED_ROUTES, ids=["aiohttp-web-as-w", "django-urls-module"])
 def test_a_route_built_under_another_name_passes(tmp_path, monkeypatch, source):
-    from lintutil import lint_text
-
-    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
-    assert "VLL104" in {d.code for d in lint_text(tmp_path, "server.py", source, select=("VLL104",))}
-    assert _passes(source, "VLL104", name="server.py")
+    _assert_reported_and_passed(tmp_path, monkeypatch, "VLL104", source, "server.py")
