@@ -256,15 +256,10 @@ README_ROWS = ("vllm source, cold", "vllm source, warm (cache)", "one clean file
 
 def _readme_table(commands: list[Command]) -> list[str]:
     lines = ["| input | vllm-lint | ruff `--select ALL` | ratio (median of pairs) |", "|---|---|---|---|"]
-    rows: dict[str, dict[str, Command]] = {}
-    for command in commands:
-        rows.setdefault(command.label, {})[command.tool] = command
+    rows = _by_row(commands)
     for label in README_ROWS:
-        ours, theirs = rows[label].get("vllm-lint"), rows[label].get("ruff")
-        assert ours is not None
-        ratio = f"{_median([a / b for a, b in zip(ours.seconds, theirs.seconds)]):.2f}" if theirs else ""
-        shown = f"{_median(theirs.seconds):.3f} s" if theirs else ""
-        lines.append(f"| {label} | {_median(ours.seconds):.3f} s | {shown} | {ratio} |")
+        ours, theirs = rows[label]["vllm-lint"], rows[label].get("ruff")
+        lines.append(f"| {label} | {_seconds(ours)} | {_seconds(theirs)} | {_ratio(ours, theirs)} |")
     return lines
 
 
@@ -277,23 +272,32 @@ def readme_with_table(text: str, table: list[str], machine: str) -> str | None:
     return text[:start] + block + text[end + len(README_END):]
 
 
-def _table(commands: list[Command], rounds: int) -> list[str]:
+def _by_row(commands: list[Command]) -> dict[str, dict[str, Command]]:
+    """Each row's commands by tool, rows in the order they were run."""
     rows: dict[str, dict[str, Command]] = {}
     for command in commands:
         rows.setdefault(command.label, {})[command.tool] = command
+    return rows
+
+
+def _ratio(ours: Command, theirs: Command | None) -> str:
+    """vllm-lint over ruff, the median of the rounds' own ratios; blank for a row ruff does not run."""
+    return f"{_median([a / b for a, b in zip(ours.seconds, theirs.seconds)]):.2f}" if theirs else ""
+
+
+def _seconds(command: Command | None) -> str:
+    return f"{_median(command.seconds):.3f} s" if command else ""
+
+
+def _table(commands: list[Command], rounds: int) -> list[str]:
     lines = [
         "| input | vllm-lint | ruff `--select ALL` | vllm-lint / ruff (median of pairs) | peak MiB vllm-lint / ruff |",
         "|---|---|---|---|---|",
     ]
-    for label, tools in rows.items():
-        ours, theirs = tools.get("vllm-lint"), tools.get("ruff")
-        ratio = ""
-        if ours and theirs:
-            ratio = f"{_median([a / b for a, b in zip(ours.seconds, theirs.seconds)]):.2f}"
+    for label, tools in _by_row(commands).items():
+        ours, theirs = tools["vllm-lint"], tools.get("ruff")
         peak = f"{_median(ours.peak_mib):.0f}" + (f" / {_median(theirs.peak_mib):.0f}" if theirs else "")
-        lines.append(
-            f"| {label} | {_median(ours.seconds):.3f} s | {f'{_median(theirs.seconds):.3f} s' if theirs else ''} | {ratio} | {peak} |"
-        )
+        lines.append(f"| {label} | {_seconds(ours)} | {_seconds(theirs)} | {_ratio(ours, theirs)} | {peak} |")
     return lines
 
 
