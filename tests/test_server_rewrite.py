@@ -63,6 +63,19 @@ def g(prompt: str):
 """
 
 REFUSED = {
+    "a text-generation pipeline around an encoder-decoder model": (
+        """\
+        from fastapi import FastAPI
+        from transformers import T5ForConditionalGeneration, pipeline
+        app = FastAPI()
+        model = T5ForConditionalGeneration.from_pretrained("t5-small")
+        pipe = pipeline("text-generation", model=model, tokenizer="t5-small")
+        @app.post("/g")
+        def g(prompt: str):
+            return pipe(prompt)[0]["generated_text"]
+        """,
+        "`T5ForConditionalGeneration` loads an encoder-decoder model (T5, BART, BlenderBot...), which vLLM itself does not serve",
+    ),
     "async flask view": (
         """\
         from flask import Flask, request
@@ -815,6 +828,20 @@ HF_REFUSED = {
         server = ls.LitServer(API(), devices=1)
         """,
         "cannot tell that the model `model_id` is a model name or path the engine can load too",
+    ),
+    "an encoder-decoder model": (
+        """\
+        from fastapi import FastAPI
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained("google/flan-t5-base")
+        model = AutoModelForSeq2SeqLM.from_pretrained("google/flan-t5-base")
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, max_length=512, truncation=True, return_tensors="pt")
+            return tokenizer.decode(model.generate(**inputs)[0], skip_special_tokens=True)
+        """,
+        "`AutoModelForSeq2SeqLM` loads an encoder-decoder model (T5, BART, BlenderBot...), which vLLM itself does not serve",
     ),
     "an untyped prompt in a Bottle view": (
         """\

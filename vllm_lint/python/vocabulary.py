@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     from vllm_lint.python.semantics import Semantics
 
 HF_GENERATIVE_MODEL = re.compile(r"^transformers\.(AutoModelFor\w+|\w+ForCausalLM|\w+ForConditionalGeneration|\w+LMHeadModel|\w+ForSeq2SeqLM)\.from_pretrained$")
+# transformers' encoder-decoder text models (AutoModelForSeq2SeqLM and the families it loads): vLLM 0.32 serves
+# none of them in its own tree (its model registry has Whisper, for speech, and points BART to a plug-in).
+ENCODER_DECODER_MODEL = re.compile(
+    r"^transformers\.(AutoModelForSeq2SeqLM|\w+ForSeq2SeqLM|(T5|MT5|UMT5|LongT5|Bart|MBart|Blenderbot|BlenderbotSmall|Pegasus"
+    r"|PegasusX|LED|M2M100|NllbMoe|ProphetNet|XLMProphetNet|FSMT|BigBirdPegasus|Plbart|SwitchTransformers)ForConditionalGeneration"
+    r"|MarianMTModel)\.from_pretrained$"
+)
 _MODEL_LOADS = ("vllm.LLM", "vllm.AsyncLLMEngine.from_engine_args", "vllm.LLMEngine.from_engine_args")
 # What a fix asks for when the request carries no length of its own.
 DEFAULT_MAX_TOKENS = 512

@@ -243,6 +243,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         uses = [o for o in uses if not any(id(p) in taken for p in o.parents)]  # e.g. the streamer's pipe.tokenizer
         calls.extend(streams)
     if kind is ModelKind.HF_MODEL:
+        construction.check_decoder_only(site.node)  # before the generate calls, whose own refusals would mislead
         uses, removed_lines = _without_housekeeping(uses)
         generates = [calls_of.hf_generate_call(o) for o in uses if _calls_generate(o)]
         taken = {id(line) for c in generates for line in c.removed}

@@ -16,7 +16,7 @@ from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.prompts import bound_names, local_bindings, module_bindings, rebound_names
 from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, named_params, positional_args, snippet, top_level_index_of
-from vllm_lint.python.vocabulary import HF_GENERATIVE_MODEL
+from vllm_lint.python.vocabulary import ENCODER_DECODER_MODEL, HF_GENERATIVE_MODEL
 
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
@@ -149,8 +149,19 @@ class EngineConstruction(ModuleFacts):
             )
         return model_expr
 
+    def check_decoder_only(self, call: cst.Call) -> None:
+        """Refusal when ``X.from_pretrained(...)`` loads an encoder-decoder model, which the engine cannot load."""
+        loader = self.semantics.callee(call) or ""
+        if ENCODER_DECODER_MODEL.match(loader):
+            raise Refusal(
+                f"`{loader.rsplit('.', 2)[-2]}` loads an encoder-decoder model (T5, BART, BlenderBot...), which vLLM itself "
+                "does not serve (BART only through its bart-plugin); keep the model off the event loop (a worker thread or "
+                "process), or serve a decoder-only model"
+            )
+
     def hf_load_arguments(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
         """AsyncEngineArgs keywords for what ``X.from_pretrained(...)`` loads: its model and how."""
+        self.check_decoder_only(call)
         if any(arg.star for arg in call.args):
             raise Refusal("from_pretrained(...) gets *args/**kwargs whose keys are unknown")
         if len(positional_args(call)) > 1:
