@@ -215,11 +215,11 @@ class _Analysis(ModuleFacts):
         order = [id(s) for s in body]
         return built_at is not None and id(built_at) in order and order.index(id(statement)) < order.index(id(built_at))
 
-    def routes_without_calls(self) -> tuple[FunctionInfo, ...]:
-        """A FastAPI server that builds the model and never uses it (a file that ends before its handler calls it,
+    def routes_without_calls(self, kind: ModelKind) -> tuple[FunctionInfo, ...]:
+        """A FastAPI server that builds an LLM and never uses it (a file that ends before its handler calls it,
         say): the engine built at start-up in its place is as unused, so the routes of the app only say where."""
         handlers = [h for h in self.semantics.handlers.values() if h.direct]
-        if not handlers or any(h.framework not in (None, "fastapi") or h.function.is_method or h.function.parent is not None for h in handlers):
+        if kind is not ModelKind.LLM or not handlers or any(h.framework not in (None, "fastapi") or h.function.is_method or h.function.parent is not None for h in handlers):
             raise Refusal("the model object is never called in a request handler")
         return tuple(h.function for h in handlers)
 
@@ -303,7 +303,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
             )
         else:
             calls.append(calls_of.llm_generate_call(o))
-    routes = analysis.routes_without_calls() if not calls else ()
+    routes = analysis.routes_without_calls(kind) if not calls else ()
     seen: set[int] = set()
     for c in calls:
         if c.statement is None:
