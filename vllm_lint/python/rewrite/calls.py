@@ -536,9 +536,11 @@ def config_probe(o: Occurrence) -> cst.Attribute | cst.Call | None:
     """A read of the offline LLM's engine configuration in a function (which runs once the engine exists):
     ``llm.llm_engine.lora_config`` (the ``llm.llm_engine`` node) or ``hasattr(llm, "llm_engine")`` (the call).
 
-    vLLM's LLMEngine held its configs as attributes (``lora_config``, ...), each VllmConfig's field of that name;
-    the engine holds the same VllmConfig as ``vllm_config``, whose field has the same value (LoRAConfig, or None
-    when LoRA is off)."""
+    vLLM's (V0) LLMEngine held its configs as attributes (``lora_config``, ...), each VllmConfig's field of that
+    name; the engine holds the same VllmConfig as ``vllm_config``, whose field has the same value (LoRAConfig, or
+    None when LoRA is off). The read keeps the meaning it was written with: the V1 LLMEngine of vLLM 0.32 keeps
+    only ``model_config`` and ``observability_config`` as attributes, so there ``llm.llm_engine.lora_config``
+    raised AttributeError."""
     if o.function is None:
         return None
     attribute, outer = o.ancestor(1), o.ancestor(2)
