@@ -802,6 +802,20 @@ LLM_REFUSED = {
         """,
         "the module builds 2 models; one engine per GPU",
     ),
+    "an LLM built in a module-level if": (
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        if os.environ.get("SERVE"):
+            llm = LLM(model="m")
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the LLM is built inside an `if`/`try` block at module level; build it in a statement of the module's own",
+    ),
     "a batch's lora_request from a parameter": (
         """\
         from typing import List

@@ -96,7 +96,10 @@ class EnginePlacement(ModuleFacts):
             if site.in_main_guard:
                 self.check_main_guard_load(statement, handlers, what)
             elif not any(s is statement for s in self.module.body):
-                raise Refusal(f"the {what} is built inside an `if`/`try` block at module level")
+                raise Refusal(
+                    f"the {what} is built inside an `if`/`try` block at module level; build it in a statement of the "
+                    "module's own (its arguments may still be chosen in the block), and the rewrite applies"
+                )
             return plan_lifespan(self.ctx, self.sites, handlers, name, statement, None)
         handler = self.semantics.enclosing_handler(function)
         if handler is not None:
