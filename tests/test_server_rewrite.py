@@ -696,13 +696,163 @@ LLM_REFUSED = {
         """,
         "the LLM is held on an object (`self.llm`)",
     ),
+    "the LLM's variable assigned again after it": (
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        model = os.environ["MODEL"]
+        model = LLM(model="m")
+        model = os.environ["OTHER"]
+        @app.post("/g")
+        async def g(prompt: str):
+            return model.generate(prompt)[0].outputs[0].text
+        """,
+        "`model = os.environ[\"OTHER\"]` assigns the LLM variable again",
+    ),
+    "the LLM's variable's earlier value read after it": (
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        model = os.environ["MODEL"]
+        model = LLM(model="m")
+        name = model.split("/")[-1]
+        @app.post("/g")
+        async def g(prompt: str):
+            return model.generate(prompt)[0].outputs[0].text
+        """,
+        "`model.split(\"/\")` calls LLM.split(); only LLM.generate() maps onto the engine",
+    ),
+    "the LLM built from its variable's earlier value": (
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        model = os.environ["MODEL"]
+        model = LLM(model=model)
+        @app.post("/g")
+        async def g(prompt: str):
+            return model.generate(prompt)[0].outputs[0].text
+        """,
+        "`model = LLM(model=model)` reads the earlier value of `model`, which the engine built at start-up could no longer see",
+    ),
+    "an earlier value read by a function": (
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        model = os.environ["MODEL"]
+        def name():
+            return model.split("/")[-1]
+        model = LLM(model="m")
+        @app.post("/g")
+        async def g(prompt: str):
+            return model.generate(prompt)[0].outputs[0].text
+        """,
+        "`model.split(\"/\")` calls LLM.split(); only LLM.generate() maps onto the engine",
+    ),
+    "a fallback LLM in a module-level try": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        try:
+            llm = LLM(model="m", enable_lora=True)
+        except Exception:
+            llm = LLM(model="m")
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the LLM is built by the branches of an `if`/`try` at module level; move that block into a FastAPI lifespan handler",
+    ),
+    "an except that builds no fallback": (
+        """\
+        from contextlib import asynccontextmanager
+        from fastapi import FastAPI
+        from vllm import LLM
+        llm = None
+        @asynccontextmanager
+        async def lifespan(app: FastAPI):
+            global llm
+            try:
+                llm = LLM(model="m", enable_lora=True)
+            except ValueError:
+                llm = LLM(model="m")
+            except Exception:
+                pass
+            yield
+        app = FastAPI(lifespan=lifespan)
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the module builds 2 models; one engine per GPU",
+    ),
+    "an if without an else building a second LLM": (
+        """\
+        import os
+        from contextlib import asynccontextmanager
+        from fastapi import FastAPI
+        from vllm import LLM
+        llm = None
+        @asynccontextmanager
+        async def lifespan(app: FastAPI):
+            global llm
+            llm = LLM(model="m")
+            if os.environ.get("LORA"):
+                llm = LLM(model="m", enable_lora=True)
+            yield
+        app = FastAPI(lifespan=lifespan)
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the module builds 2 models; one engine per GPU",
+    ),
+    "an LLM built in a module-level if": (
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        if os.environ.get("SERVE"):
+            llm = LLM(model="m")
+        @app.post("/g")
+        async def g(prompt: str):
+            return llm.generate(prompt)[0].outputs[0].text
+        """,
+        "the LLM is built inside an `if`/`try` block at module level; build it in a statement of the module's own",
+    ),
+    "a batch's lora_request from a parameter": (
+        """\
+        from typing import List
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        llm = LLM(model="m", enable_lora=True)
+        adapters = {}
+        @app.post("/g")
+        async def g(prompts: List[str]):
+            lora_request = adapters.get("default")
+            outputs = llm.generate(prompts, lora_request=lora_request)
+            return [o.outputs[0].text for o in outputs]
+        """,
+        "over a list of prompts may be one adapter for all or a list of one per prompt",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(LLM_REFUSED))
 def test_refused_llm_rewrite_says_why(tmp_path, case, snapshots):
     source, reason = LLM_REFUSED[case]
-    [finding] = findings(tmp_path, source, "VLL103")
+    finding, *others = findings(tmp_path, source, "VLL103")  # one per LLM(...) where a module builds several
+    assert all(other.message == finding.message for other in others)
     assert finding.fix is None and NO_FIX in finding.message and reason in finding.message, finding.message
     snapshots.assert_match(f"rewrite-refusals/VLL103 {case}", f"{finding.start.line}:{finding.start.column}: {finding.message}\n")
 
@@ -1412,3 +1562,73 @@ def test_streamer_handler_comments_move_above_the_response(tmp_path, snapshots):
     assert applied == {"VLL101": 1}
     snapshots.assert_match("rewrites/streamer handler with its comments", text)
     assert "import threading" not in text and "from transformers" not in text  # the imports only they used go
+
+
+def test_an_llm_no_handler_calls_yet_becomes_the_engine_built_at_start_up(tmp_path):
+    """A FastAPI server that builds its LLM and never calls it (a file that ends before the handler that would):
+    the engine is built in a lifespan handler in its place, and nothing is imported for requests it never makes.
+    A sync framework's server that never calls it has no thread to bridge to: refused as before."""
+    source = textwrap.dedent(
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM
+
+        model = os.environ.get("MODEL_NAME", "org/m")
+        model_name = model.split("/")[-1]
+        model = LLM(model=model_name, max_model_len=2048)
+        app = FastAPI()
+
+
+        @app.get("/")
+        async def health():
+            return {"model": model_name}
+        """
+    )
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL103": 1}, text
+    assert "model_name = model.split(\"/\")[-1]\n\nmodel = None\n" in text
+    assert "    model = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model_name, max_model_len=2048, " in text
+    assert "app = FastAPI(lifespan=lifespan)" in text and "uuid" not in text and "asyncio" not in text
+    compile(text, "server.py", "exec")
+    flask = source.replace("from fastapi import FastAPI", "from flask import Flask").replace("app = FastAPI()", "app = Flask(__name__)")
+    [finding] = findings(tmp_path, flask, "VLL103")
+    assert finding.message.endswith(f"{NO_FIX}the model object is never called in a request handler"), finding.message
+
+
+def test_llms_built_by_an_if_and_its_else_each_become_the_engine(tmp_path):
+    """Every branch of an if/elif/else chain in a start-up hook builds the LLM into one variable: one model at run
+    time, each construction the engine's; the hook is then called from the lifespan handler."""
+    source = textwrap.dedent(
+        """\
+        import os
+        from fastapi import FastAPI
+        from vllm import LLM, SamplingParams
+
+        app = FastAPI()
+        llm = None
+
+
+        @app.on_event("startup")
+        def load():
+            global llm
+            if os.environ.get("QUANTIZED"):
+                llm = LLM(model="m-awq", quantization="awq")
+            elif os.environ.get("SMALL"):
+                llm = LLM(model="m-small")
+            else:
+                llm = LLM(model="m", max_model_len=4096)
+
+
+        @app.post("/g")
+        def g(prompt: str):
+            return llm.generate(prompt, SamplingParams(max_tokens=8))[0].outputs[0].text
+        """
+    )
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL103": 1}, text
+    assert text.count("llm = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(") == 3, text
+    assert 'AsyncEngineArgs(model="m-awq", quantization="awq", ' in text and "LLM(" not in text
+    assert "    load()\n    yield\n    llm.shutdown()\n" in text
+    compile(text, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", text) if d.code.startswith("VLL1")] == []

@@ -18,8 +18,9 @@ import libcst as cst
 
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import AttributeRead, CallSite, ClassInfo, FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.alternatives import exclusive_block, is_binding_of, same_variable
 from vllm_lint.python.rewrite.callers import Callers
-from vllm_lint.python.rewrite.calls import ModelCalls
+from vllm_lint.python.rewrite.calls import ModelCalls, config_probe
 from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
@@ -27,7 +28,9 @@ from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeepin
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.prompts import rebound_names
-from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
+from vllm_lint.python.rewrite.rebinding import earlier_value_uses
+from vllm_lint.python.rewrite.lifespan import lifespan_release
+from vllm_lint.python.rewrite.plan import CallMode, Construction, HandlerCall, ModelKind, Refusal, ServerPlan
 from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, is_none, named_params, only_call, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
@@ -41,7 +44,8 @@ class _Analysis(ModuleFacts):
         handler = next((h for f, h in self.semantics.handlers.items() if f.node is function), None)
         return handler is not None and handler.direct
 
-    def model_site(self) -> tuple[ModelKind, CallSite]:
+    def model_site(self) -> tuple[ModelKind, CallSite, tuple[CallSite, ...]]:
+        """The model's construction, and the others that build it instead on other paths (alternatives)."""
         pipelines = [s for s in self.model.calls if is_pipeline_factory(self.semantics.callee(s.node))]
         llms = [s for s in self.model.calls if self.semantics.callee(s.node) == "vllm.LLM"]
         hf_models = [s for s in self.model.calls if HF_GENERATIVE_MODEL.match(self.semantics.callee(s.node) or "")]
@@ -53,12 +57,22 @@ class _Analysis(ModuleFacts):
         if not found:
             raise Refusal("the model object is not built in this module")
         kind, sites = found[0]
-        if len(sites) > 1:
+        if len(sites) > 1 and not self._alternatives(kind, sites):
             raise Refusal(
                 f"the module builds {len(sites)} models; one engine per GPU is what the rewrite produces: build one model "
                 "once at start-up (a server per model, if several are served), then the rewrite applies"
+                + ("; LLMs assigned to one variable by every branch of an if/else, or by a try and each of its excepts "
+                   "(a fallback), build one and are rewritten" if kind is ModelKind.LLM else "")
             )
-        return kind, sites[0]
+        return kind, sites[0], tuple(sites[1:])
+
+    def _alternatives(self, kind: ModelKind, sites: list[CallSite]) -> bool:
+        """LLMs built into one variable by the branches of one if/else or try/except: one model at run time."""
+        first = sites[0].statement
+        assign = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else None
+        target = assign.targets[0].target if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        return kind is ModelKind.LLM and isinstance(target, cst.Name) and same_variable(sites, target.value) \
+            and exclusive_block(self.module, sites) is not None
 
     def _only_fed_to(self, load: CallSite, pipeline: cst.Call) -> bool:
         """The model ``load`` builds is held in a module variable that only ``pipeline``'s model= reads (besides
@@ -201,6 +215,14 @@ class _Analysis(ModuleFacts):
         order = [id(s) for s in body]
         return built_at is not None and id(built_at) in order and order.index(id(statement)) < order.index(id(built_at))
 
+    def routes_without_calls(self, kind: ModelKind) -> tuple[FunctionInfo, ...]:
+        """A FastAPI server that builds an LLM and never uses it (a file that ends before its handler calls it,
+        say): the engine built at start-up in its place is as unused, so the routes of the app only say where."""
+        handlers = [h for h in self.semantics.handlers.values() if h.direct]
+        if kind is not ModelKind.LLM or not handlers or any(h.framework not in (None, "fastapi") or h.function.is_method or h.function.parent is not None for h in handlers):
+            raise Refusal("the model object is never called in a request handler")
+        return tuple(h.function for h in handlers)
+
     def handlers_made_async(self, handlers: list[cst.FunctionDef]) -> tuple[cst.FunctionDef, ...]:
         sync = {id(h): h for h in handlers if h.asynchronous is None}
         if not sync:
@@ -219,12 +241,15 @@ class _Analysis(ModuleFacts):
 def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     """The plan for rewriting ``ctx``'s module, or Refusal with the reason."""
     analysis, calls_of, construction = _Analysis(ctx), ModelCalls(ctx), EngineConstruction(ctx)
-    kind, site = analysis.model_site()
+    kind, site, alternatives = analysis.model_site()
     name = analysis.binding(kind, site)
     statement = site.statement
     assert isinstance(statement, cst.SimpleStatementLine)
     what = kind.what
     uses = analysis.model_uses(name, site)
+    if "." not in name:  # a value the variable held before the model, used only before it is built, stays
+        earlier = {id(o.name) for o in earlier_value_uses(ctx.module, statement, uses, what)}
+        uses = [o for o in uses if id(o.name) not in earlier]
     calls: list[HandlerCall] = []
     kept: list[Occurrence] = []  # uses that keep working on the engine object
     engine_arguments: tuple[tuple[str, str], ...] = ()
@@ -237,6 +262,9 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     spread: frozenset[str] = frozenset()
     if kind is ModelKind.LLM:
         spread = construction.check_llm_construction(site.node)
+    others = tuple(Construction(a.node, a.statement, construction.check_llm_construction(a.node)) for a in alternatives
+                   if isinstance(a.statement, cst.SimpleStatementLine))
+    uses = [o for o in uses if not is_binding_of(o, [a.statement for a in others])]
     if kind is ModelKind.PIPELINE:
         streams = [c for o in uses if (c := ThreadedStreams(ctx).threaded_stream(o, generation)) is not None]
         taken = {id(line) for c in streams for line in c.removed}
@@ -252,6 +280,10 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         engine_arguments = construction.hf_model_construction(site.node, generates)
     default_params = [params for o in uses if (params := _default_params_call(o, kind)) is not None]
     uses = [o for o in uses if _default_params_call(o, kind) is None]
+    # ``llm = None`` after the app lifespan's yield (the engine's shutdown goes before it); ``llm.llm_engine.lora_config``
+    releases = [line for o in uses if (line := lifespan_release(ctx.semantics, o, site.function)) is not None]
+    probes = [node for o in uses if kind is ModelKind.LLM and (node := config_probe(o)) is not None]
+    uses = [o for o in uses if lifespan_release(ctx.semantics, o, site.function) is None and not (kind is ModelKind.LLM and config_probe(o))]
     for o in uses:
         if calls_of.keeps_working(o, statement, what):
             if not (isinstance(o.parent, cst.AssignTarget) and o.ancestor(2) is statement.body[0]):
@@ -272,8 +304,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
             )
         else:
             calls.append(calls_of.llm_generate_call(o))
-    if not calls:
-        raise Refusal("the model object is never called in a request handler")
+    routes = analysis.routes_without_calls(kind) if not calls else ()
     seen: set[int] = set()
     for c in calls:
         if c.statement is None:
@@ -286,7 +317,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     chain = helpers.chain(awaiting, what)
     helpers.check_bridged([c.function for c in calls if c.mode is CallMode.BRIDGED])
     registered = [f for f in awaiting if analysis.registered(f)]
-    placement = EnginePlacement(ctx).placement(kind, site, name, calls, chain.handlers)
+    block = exclusive_block(ctx.module, [site, *alternatives]) if alternatives else None
+    placement = EnginePlacement(ctx).placement(kind, site, name, calls, (*chain.handlers, *routes), block)
     if kind.loaded_by_name and kept and site.function is None:
         shown = snippet(ctx.module, kept[0].parent)
         raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
@@ -306,6 +338,9 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         removed_lines=tuple(removed_lines),
         default_params_calls=tuple(default_params),
         spread_engine_keywords=spread,
+        alternatives=others,
+        releases=tuple(releases),
+        config_probes=tuple(probes),
     )
 
 

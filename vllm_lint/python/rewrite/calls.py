@@ -21,7 +21,7 @@ from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried,
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.imports import imported_as
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, PromptCheck, Refusal, ResultShape
-from vllm_lint.python.rewrite.prompts import StringTyping
+from vllm_lint.python.rewrite.prompts import StringTyping, local_bindings
 from vllm_lint.python.rewrite.served import in_served_class
 from vllm_lint.python.walk import walk
 from vllm_lint.python.rewrite.shapes import (
@@ -32,6 +32,7 @@ from vllm_lint.python.rewrite.shapes import (
     is_plain_read,
     keyword_args,
     literal_flag,
+    named_params,
     positional_args,
     returned_values,
     snippet,
@@ -51,6 +52,11 @@ _STRING_LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedStrin
 _HELPER_DEPTH = 4  # helpers between a handler and the model call whose parameters are followed
 _LLM_GENERATE_DROPPED = frozenset({"use_tqdm"})  # a progress bar: nothing to carry
 _LLM_GENERATE_CARRIED = frozenset({"lora_request"})  # AsyncLLMEngine.generate takes it too
+# The configs vLLM's LLMEngine held as attributes, each also a field of VllmConfig (vllm/config/vllm.py, 0.32)
+_ENGINE_CONFIGS = frozenset({
+    "model_config", "cache_config", "parallel_config", "scheduler_config", "device_config", "load_config", "lora_config",
+    "speculative_config", "observability_config",
+})
 _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
@@ -447,11 +453,29 @@ class ModelCalls(ModuleFacts):
             parent = occurrence.ancestor(3)
             if isinstance(parent, cst.Subscript) and parent.value is call and is_index_zero(parent):
                 replaced, shape = parent, ResultShape.REQUEST_OUTPUT
-        if gathered and extra:
-            raise Refusal(f"LLM.{method}(..., {extra[0][0]}=...) is not carried into each of the batch's requests")
+        if gathered:
+            for name, value in extra:
+                self._check_one_adapter(function, name, value, method)
         return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement,
                            extra_arguments=tuple(extra), check=check, gathered=gathered,
                            numbered=gathered and _reads_request_ids(function.node))
+
+    def _check_one_adapter(self, function: FunctionInfo, keyword: str, value: cst.BaseExpression, method: str) -> None:
+        """``lora_request=`` of a batch, given to each of its requests: LLM.generate takes one LoRARequest for every
+        prompt, or a list of one per prompt, which one engine request cannot take. Accepted when it is a local of
+        the handler bound only to None or ``LoRARequest(...)``."""
+        shown = snippet(self.module, value)
+        values = local_bindings(function.node).get(value.value, []) if isinstance(value, cst.Name) else []
+        params = {p.name.value for p in named_params(function.node)}
+        if not values or (isinstance(value, cst.Name) and value.value in params) or not all(
+            v is not None and (is_none(v) or (isinstance(v, cst.Call) and (self.semantics.callee(v) or "").endswith(".LoRARequest")))
+            for v in values
+        ):
+            raise Refusal(
+                f"LLM.{method}(..., {keyword}={shown}) over a list of prompts may be one adapter for all or a list of "
+                f"one per prompt; each engine request takes one: bind it to a variable of the handler assigned only None "
+                "or LoRARequest(...), and pass that"
+            )
 
     def hf_generate_call(self, occurrence: Occurrence) -> HandlerCall:
         """``out = model.generate(**tokenizer(prompt, return_tensors="pt"), ...)``: one engine request whose
@@ -506,6 +530,29 @@ class ModelCalls(ModuleFacts):
         if isinstance(parent, (cst.If, cst.While)) and parent.test is occurrence.name:
             return True
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+
+
+def config_probe(o: Occurrence) -> cst.Attribute | cst.Call | None:
+    """A read of the offline LLM's engine configuration in a function (which runs once the engine exists):
+    ``llm.llm_engine.lora_config`` (the ``llm.llm_engine`` node) or ``hasattr(llm, "llm_engine")`` (the call).
+
+    vLLM's (V0) LLMEngine held its configs as attributes (``lora_config``, ...), each VllmConfig's field of that
+    name; the engine holds the same VllmConfig as ``vllm_config``, whose field has the same value (LoRAConfig, or
+    None when LoRA is off). The read keeps the meaning it was written with: the V1 LLMEngine of vLLM 0.32 keeps
+    only ``model_config`` and ``observability_config`` as attributes, so there ``llm.llm_engine.lora_config``
+    raised AttributeError."""
+    if o.function is None:
+        return None
+    attribute, outer = o.ancestor(1), o.ancestor(2)
+    if isinstance(attribute, cst.Attribute) and attribute.value is o.name and attribute.attr.value == "llm_engine" \
+            and isinstance(outer, cst.Attribute) and outer.value is attribute and outer.attr.value in _ENGINE_CONFIGS:
+        return attribute
+    arg, call = o.ancestor(1), o.ancestor(2)
+    if isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "hasattr" \
+            and len(call.args) == 2 and call.args[0] is arg and arg.keyword is None and not arg.star \
+            and isinstance(name := call.args[1].value, cst.SimpleString) and name.evaluated_value == "llm_engine":
+        return call
+    return None
 
 
 class _RequestIdReads(cst.CSTVisitor):

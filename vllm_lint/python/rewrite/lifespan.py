@@ -15,10 +15,11 @@ from collections.abc import Sequence
 import libcst as cst
 
 from vllm_lint.python.context import PyContext
-from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
-from vllm_lint.python.rewrite.shapes import snippet, top_level_index_of
+from vllm_lint.python.rewrite.shapes import is_none, snippet, top_level_index_of
+from vllm_lint.python.semantics import Semantics
 from vllm_lint.python.handler_table import ROUTE_VERBS
 
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
@@ -155,6 +156,30 @@ def plan_lifespan(
     app_index = top_level_index_of(body, app_site.statement)
     anchor = body[min(model_index, app_index) if model_index is not None else app_index]
     return Lifespan(app_name, app_call, anchor, moved_model, hooks)
+
+
+def lifespan_release(semantics: Semantics, o: Occurrence, builder: FunctionInfo | None) -> cst.SimpleStatementLine | None:
+    """``llm = None`` after the ``yield`` of the app's own lifespan handler that builds the model (``builder``):
+    the line that lets the model go at shutdown, before which the rewrite shuts the engine down."""
+    statement = o.ancestor(3)
+    function = builder.node if builder is not None else None
+    if function is None or o.function is not function or not isinstance(o.parent, cst.AssignTarget) \
+            or not isinstance(statement, cst.SimpleStatementLine) or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    assign = o.ancestor(2)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and is_none(assign.value) and len(statement.body) == 1):
+        return None
+    if not any((semantics.qualify(d.decorator) or dotted_name(d.decorator) or "").endswith("asynccontextmanager") for d in function.decorators):
+        return None
+    body = list(function.body.body)
+    yields = [i for i, line in enumerate(body) if _is_bare_yield(line)]
+    index = next((i for i, line in enumerate(body) if line is statement), None)
+    return statement if len(yields) == 1 and index is not None and index > yields[0] else None
+
+
+def _is_bare_yield(line: cst.BaseStatement) -> bool:
+    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr) \
+        and isinstance(line.body[0].value, cst.Yield) and line.body[0].value.value is None
 
 
 def _check_hooks(module: cst.Module, hooks: tuple[EventHook, ...], model_name: str, built_in: cst.FunctionDef | None) -> None:

@@ -29,9 +29,11 @@ class EnginePlacement(ModuleFacts):
     """Chooses where the engine is built, from where the model was built and the handlers that use it."""
 
     def placement(
-        self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], through_helpers: tuple[FunctionInfo, ...] = ()
+        self, kind: ModelKind, site: CallSite, name: str, calls: list[HandlerCall], through_helpers: tuple[FunctionInfo, ...] = (),
+        block: cst.CSTNode | None = None,
     ) -> Lifespan | BuiltInPlace | Bridge:
-        """``through_helpers``: the handlers that reach the model through helpers made async."""
+        """``through_helpers``: the handlers that reach the model through helpers made async; ``block``: the
+        if/try whose branches build the model (alternatives), when it is built in several places."""
         what = kind.what
         function = site.function
         statement = site.statement
@@ -66,7 +68,7 @@ class EnginePlacement(ModuleFacts):
             # into the lifespan handler as a module-level model would.
             instance = callers.instance(owner)
             return self.start_up_placement(instance.site, instance.name, handlers, f"{owner.name} object")
-        return self.start_up_placement(site, name, handlers, what)
+        return self.start_up_placement(site, name, handlers, what, block)
 
     def _through_instance(self, call: HandlerCall, owner: ClassInfo) -> bool:
         """``generator.llm.generate(...)`` outside the class, ``generator`` the one object of a plain class: the
@@ -76,23 +78,35 @@ class EnginePlacement(ModuleFacts):
         return isinstance(engine, cst.Attribute) and isinstance(engine.value, cst.Name) and not callers.framework_owned(owner) \
             and engine.value.value == callers.instance(owner).name
 
-    def start_up_placement(self, site: CallSite, name: str, handlers: list[cst.FunctionDef], what: str) -> Lifespan | BuiltInPlace:
-        """Where the statement ``name = ...`` at ``site`` runs once the app has a lifespan handler."""
+    def start_up_placement(
+        self, site: CallSite, name: str, handlers: list[cst.FunctionDef], what: str, block: cst.CSTNode | None = None
+    ) -> Lifespan | BuiltInPlace:
+        """Where the statement ``name = ...`` at ``site`` (or the ``block`` of its alternatives) runs once the app
+        has a lifespan handler."""
         function = site.function
         statement = site.statement
         assert isinstance(statement, cst.SimpleStatementLine)
+        if function is None and block is not None:
+            raise Refusal(
+                f"the {what} is built by the branches of an `if`/`try` at module level; move that block into a FastAPI "
+                "lifespan handler (`@asynccontextmanager async def lifespan(app)`: `global` the variable, the block, "
+                "then `yield`), and the rewrite builds the engine there"
+            )
         if function is None:
             if site.in_main_guard:
                 self.check_main_guard_load(statement, handlers, what)
             elif not any(s is statement for s in self.module.body):
-                raise Refusal(f"the {what} is built inside an `if`/`try` block at module level")
+                raise Refusal(
+                    f"the {what} is built inside an `if`/`try` block at module level; build it in a statement of the "
+                    "module's own (its arguments may still be chosen in the block), and the rewrite applies"
+                )
             return plan_lifespan(self.ctx, self.sites, handlers, name, statement, None)
         handler = self.semantics.enclosing_handler(function)
         if handler is not None:
             raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
         if function.parent is not None or function.is_method or name not in function.global_names:
             raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
-        if not directly_in(function.node, statement):
+        if not directly_in(function.node, block or statement):
             raise Refusal(f"the {what} is built inside a block of {function.name}(); build it at the top of the start-up hook")
         if _is_lifespan_function(self.semantics, function):
             return BuiltInPlace()

@@ -150,6 +150,16 @@ class Bridge:
 
 
 @dataclass(frozen=True, slots=True)
+class Construction:
+    """Another ``llm = LLM(...)`` that builds the model on a path exclusive of the first's (an ``except``'s
+    fallback, an ``else``): it becomes the engine's construction too."""
+
+    call: cst.Call
+    statement: cst.SimpleStatementLine
+    spread_engine_keywords: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class ServerPlan:
     kind: ModelKind
     model_name: str  # the variable that held the pipeline / LLM
@@ -175,3 +185,9 @@ class ServerPlan:
     # The keys of the ``**dict`` arguments of ``LLM(**params)``, which AsyncEngineArgs gets as they are: the
     # engine's defaults the rewrite adds leave these out
     spread_engine_keywords: frozenset[str] = frozenset()
+    alternatives: tuple[Construction, ...] = ()
+    # ``llm = None`` after the yield of the app's own lifespan handler: the engine is shut down first
+    releases: tuple[cst.SimpleStatementLine, ...] = ()
+    # LLM.llm_engine's config reads (``llm.llm_engine.lora_config``: the ``llm.llm_engine`` node) and
+    # ``hasattr(llm, "llm_engine")``: the engine holds the same configs in ``vllm_config``
+    config_probes: tuple[cst.Attribute | cst.Call, ...] = ()

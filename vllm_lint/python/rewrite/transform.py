@@ -58,9 +58,9 @@ _NEW_TEXT_HELPER = '''async def {name}(stream):
 '''
 
 
-_FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
+_FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params{params}):
     """The engine's final output for one prompt, as LLM.generate() returns one per prompt."""
-    async for request_output in {engine}.generate(prompt, sampling_params, request_id={uuid4}().hex):
+    async for request_output in {engine}.generate(prompt, sampling_params, request_id={uuid4}().hex{extra}):
         pass  # the stream is cumulative: its last output holds the whole completion
     return request_output
 '''
@@ -70,9 +70,9 @@ _FINAL_OUTPUT_HELPER = '''async def {name}(prompt, sampling_params):
 _NUMBERED_FINAL_OUTPUT_HELPER = '''{numbers} = {itertools}.count()  # request ids "0", "1", ..., as LLM.generate() gives them
 
 
-async def {name}(prompt, sampling_params):
+async def {name}(prompt, sampling_params{params}):
     """The engine's final output for one prompt, as LLM.generate() returns one per prompt."""
-    async for request_output in {engine}.generate(prompt, sampling_params, request_id=str(next({numbers}))):
+    async for request_output in {engine}.generate(prompt, sampling_params, request_id=str(next({numbers})){extra}):
         pass  # the stream is cumulative: its last output holds the whole completion
     return request_output
 '''
@@ -96,9 +96,10 @@ class NewCodeNames:
         self.itertools = self._use_module("itertools") if any(c.numbered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
-        # Random request ids, except where every request is in a gather with numbered ids.
+        # Random request ids, except where every request is in a gather with numbered ids (or there is none).
         numbered = any(c.numbered for c in plan.calls)
-        self.uuid4 = self._use("uuid", "uuid4") if bridge or not numbered or any(not c.gathered for c in plan.calls) else ""
+        random_ids = bool(plan.calls) and (not numbered or any(not c.gathered for c in plan.calls))
+        self.uuid4 = self._use("uuid", "uuid4") if bridge or random_ids else ""
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
         self.async_engine_args = self._use("vllm", "AsyncEngineArgs")
         self.async_llm_engine = self._use("vllm", "AsyncLLMEngine")
@@ -257,10 +258,14 @@ class ServerRewrite:
             self._insert_new_text_helper(replacements)
         if self.final_output:
             gathered = next(c for c in self.plan.calls if c.gathered)
-            helper = _FINAL_OUTPUT_HELPER.format(name=self.final_output, engine=self._engine_at(gathered), uuid4=self.names.uuid4)
+            # The keywords carried into each request (lora_request=), None where a batch gives none.
+            keywords = sorted({name for c in self.plan.calls if c.gathered for name, _ in c.extra_arguments})
+            params, extra = "".join(f", {k}=None" for k in keywords), "".join(f", {k}={k}" for k in keywords)
+            helper = _FINAL_OUTPUT_HELPER.format(
+                name=self.final_output, engine=self._engine_at(gathered), uuid4=self.names.uuid4, params=params, extra=extra)
             if self.request_numbers:
-                helper = _NUMBERED_FINAL_OUTPUT_HELPER.format(
-                    numbers=self.request_numbers, itertools=self.names.itertools, name=self.final_output, engine=self._engine_at(gathered))
+                helper = _NUMBERED_FINAL_OUTPUT_HELPER.format(numbers=self.request_numbers, itertools=self.names.itertools,
+                                                              name=self.final_output, engine=self._engine_at(gathered), params=params, extra=extra)
             self._insert_helper(replacements, gathered.function, helper)
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
@@ -271,6 +276,19 @@ class ServerRewrite:
             for params_call in self.plan.default_params_calls:
                 replacements[id(params_call)] = lambda node, defaults=defaults: defaults
         engine_statement = self._engine_statement(self.plan.model_statement)
+        for other in self.plan.alternatives:
+            # Another branch's construction (an except's fallback, an else): built in its place, as the first is.
+            assign = other.statement.body[0]
+            assert isinstance(assign, cst.Assign)
+            new_value = self._engine_from_llm_call(other.call, other.spread_engine_keywords)
+            replacements[id(other.statement)] = lambda node, assign=assign, new_value=new_value: node.with_changes(
+                body=[assign.with_changes(value=new_value)])
+        for release in self.plan.releases:
+            shutdown = cst.parse_statement(f"{self.engine}.shutdown()\n")
+            replacements[id(release)] = lambda node, shutdown=shutdown: cst.FlattenSentinel(
+                [shutdown.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])])
+        for probe in self.plan.config_probes:
+            replacements[id(probe)] = self._config_probe_edit
         placement = self.plan.placement
         if isinstance(placement, Bridge):
             for registration in placement.raised_limits:
@@ -306,7 +324,26 @@ class ServerRewrite:
         removed = names_in(self.plan.model_call.func) | _names_of_dropped_arguments(self.plan)
         removed |= {name for call in self.plan.calls for line in call.removed for name in names_in(line)}
         removed |= {name for line in (self.plan.model_statement, *self.plan.removed_lines) for name in names_in(line)}
+        removed |= {name for other in self.plan.alternatives for name in names_in(other.statement)}
         return remove_unused_imports(module, removed)
+
+    def _config_probe_edit(self, node: cst.CSTNode) -> cst.CSTNode:
+        """``llm.llm_engine`` -> ``llm.vllm_config`` (its ``.lora_config`` then read there); ``hasattr(llm,
+        "llm_engine")`` -> ``hasattr(llm, "vllm_config")``; on the bridge, the engine is its thread's ``.engine``."""
+        bridged = isinstance(self.plan.placement, Bridge)
+        if isinstance(node, cst.Attribute):
+            owner = cst.Attribute(value=node.value, attr=cst.Name("engine")) if bridged else node.value
+            return node.with_changes(value=owner, attr=cst.Name("vllm_config"))
+        assert isinstance(node, cst.Call)
+        first, second = node.args[0], node.args[1]
+        assert isinstance(second.value, cst.SimpleString)
+        quote = second.value.quote
+        args = [
+            first.with_changes(value=cst.Attribute(value=first.value, attr=cst.Name("engine"))) if bridged else first,
+            second.with_changes(value=cst.SimpleString(f"{second.value.prefix}{quote}vllm_config{quote}")),
+            *node.args[2:],
+        ]
+        return node.with_changes(args=args)
 
     def _modal_class_edit(self, placement: BuiltInPlace) -> Callable[[cst.CSTNode], cst.CSTNode]:
         """A Modal class: ``@modal.concurrent(max_inputs=...)`` under its ``@app.cls(...)`` (unless it takes
@@ -347,8 +384,9 @@ class ServerRewrite:
 
     def _gathered_statement(self, call: HandlerCall, outputs: str, item: str) -> cst.BaseStatement:
         """``outputs = await asyncio.gather(...)``: one engine request per prompt of the list, in its order."""
+        carried = "".join(f", {name}={self.module.code_for_node(value)}" for name, value in call.extra_arguments)
         return cst.parse_statement(
-            f"{outputs} = await {self.names.asyncio}.gather(*({self.final_output}({item}, {self._sampling(call)}) for {item} in {call.prompt}))\n"
+            f"{outputs} = await {self.names.asyncio}.gather(*({self.final_output}({item}, {self._sampling(call)}{carried}) for {item} in {call.prompt}))\n"
         )
 
     def _checked(self, call: HandlerCall, fresh: FreshNames) -> tuple[HandlerCall, list[cst.BaseStatement]]:
@@ -409,15 +447,17 @@ class ServerRewrite:
             return self._pipeline_engine_statement(model_statement)
         assign = model_statement.body[0]
         assert isinstance(assign, cst.Assign)
-        return model_statement.with_changes(body=[assign.with_changes(value=self._engine_from_llm_call(self.plan.model_call))])
+        new_value = self._engine_from_llm_call(self.plan.model_call, self.plan.spread_engine_keywords)
+        return model_statement.with_changes(body=[assign.with_changes(value=new_value)])
 
     @property
     def _engine_factory(self) -> str:
         """What turns AsyncEngineArgs into the engine the handlers use: the bridge's thread, or the engine."""
         return self.helper or f"{self.names.async_llm_engine}.from_engine_args"
 
-    def _engine_from_llm_call(self, call: cst.Call) -> cst.Call:
-        """``LLM(model, k=v)`` -> ``AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model, k=v, ...))``."""
+    def _engine_from_llm_call(self, call: cst.Call, spread: frozenset[str]) -> cst.Call:
+        """``LLM(model, k=v)`` -> ``AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model, k=v, ...))``;
+        ``spread``: the keys its ``**dict`` arguments give."""
         args = list(call.args)
         if args and args[0].keyword is None and not args[0].star:
             args[0] = args[0].with_changes(
@@ -425,7 +465,6 @@ class ServerRewrite:
                 equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
             )
         engine_args = call.with_changes(func=cst.parse_expression(self.names.async_engine_args), args=args)
-        spread = self.plan.spread_engine_keywords
 
         def given(name: str) -> bool:
             return name in spread or bool(keyword_arg(engine_args, name))
