@@ -244,6 +244,9 @@ class ServerRewrite:
             length = cst.parse_expression(f"len({stream}.prompt_token_ids)")
             for read in call.prompt_lengths:
                 replacements[id(read)] = lambda node, length=length: length
+            ids = cst.parse_expression(f"[{stream}.prompt_token_ids]")
+            for read in call.prompt_ids:
+                replacements[id(read)] = lambda node, ids=ids: ids
             for line in call.removed:
                 replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
             replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: cst.FlattenSentinel(
@@ -385,7 +388,7 @@ class ServerRewrite:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
         code = self.module.code_for_node
         extra = "".join(f", {name}={code(value)}" for name, value in call.extra_arguments)
-        return f"{self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+        return f"{self._engine_at(call)}.generate({_engine_prompt(call)}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
 
     def _engine_at(self, call: HandlerCall) -> str:
         """The engine as the call reaches it: an LLM held on an object is read as the call read it (``self.llm``
@@ -397,7 +400,7 @@ class ServerRewrite:
 
     def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
         if call.mode is CallMode.BRIDGED:
-            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)})\n")
+            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({_engine_prompt(call)}, {self._sampling(call)})\n")
         source = f"async for {stream} in {self._generate_call(call)}:\n    pass  {_STREAM_NOTE}\n"
         return cst.parse_statement(source)
 
@@ -551,6 +554,11 @@ def _is_cls_decorator(decorator: cst.Decorator) -> bool:
     return isinstance(target, cst.Attribute) and target.attr.value == "cls"
 
 
+def _engine_prompt(call: HandlerCall) -> str:
+    """What the engine is given as the prompt: the prompt string, with a processor's images when it had some."""
+    return call.prompt if call.media is None else call.media.engine_input(call.prompt)
+
+
 def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
     await_ = cst.Await(expression=call.with_changes(lpar=[], rpar=[]), lpar=call.lpar, rpar=call.rpar)
     if parenthesized and not call.lpar:
@@ -558,12 +566,13 @@ def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
     return await_
 
 
-def _comments_of(lines: tuple[cst.SimpleStatementLine, ...]) -> list[cst.EmptyLine]:
+def _comments_of(lines: tuple[cst.BaseStatement, ...]) -> list[cst.EmptyLine]:
     """The comments above and at the end of statements the rewrite removes, as lines of their own."""
     carried = []
     for line in lines:
+        assert isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # every statement is one
         carried += [empty for empty in line.leading_lines if empty.comment is not None]
-        if line.trailing_whitespace.comment is not None:
+        if isinstance(line, cst.SimpleStatementLine) and line.trailing_whitespace.comment is not None:
             carried.append(cst.EmptyLine(comment=line.trailing_whitespace.comment))
     return carried
 
