@@ -28,6 +28,7 @@ from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, oc
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.prompts import rebound_names
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, ModelKind, Refusal, ServerPlan
+from vllm_lint.python.rewrite.script import check_script
 from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, is_none, named_params, only_call, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
@@ -286,6 +287,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     helpers.check_bridged([c.function for c in calls if c.mode is CallMode.BRIDGED])
     registered = [f for f in awaiting if analysis.registered(f)]
     placement = EnginePlacement(ctx).placement(kind, site, name, calls, chain.handlers)
+    for script, helper in chain.scripts:
+        check_script(ctx, script, placement, helper)
     if kind.loaded_by_name and kept and site.function is None:
         shown = snippet(ctx.module, kept[0].parent)
         raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
@@ -305,6 +308,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         removed_lines=tuple(removed_lines),
         default_params_calls=tuple(default_params),
         spread_engine_keywords=spread,
+        scripts=tuple(script for script, _ in chain.scripts),
     )
 
 

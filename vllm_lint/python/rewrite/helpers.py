@@ -17,6 +17,7 @@ from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.plan import AwaitedCall, CallMode, Refusal
+from vllm_lint.python.rewrite.script import script_block
 from vllm_lint.python.rewrite.shapes import snippet, yields
 
 # What a plain ``def`` may do in a worker thread but an ``async def`` must not.
@@ -30,6 +31,9 @@ class AsyncChain:
     helpers: tuple[cst.FunctionDef, ...]  # made async
     awaited: tuple[AwaitedCall, ...]
     handlers: tuple[FunctionInfo, ...]  # the registered handlers whose calls of a helper are awaited
+    # ``if __name__ == "__main__":`` blocks that call a helper made async, as a demo: each runs as a coroutine
+    # (script.py), with the helper's name
+    scripts: tuple[tuple[cst.If, str], ...] = ()
 
 
 class AsyncHelpers(ModelCalls):
@@ -41,6 +45,7 @@ class AsyncHelpers(ModelCalls):
         helpers: dict[int, FunctionInfo] = {}
         awaited: list[AwaitedCall] = []
         handlers: dict[int, FunctionInfo] = {}
+        scripts: dict[int, tuple[cst.If, str]] = {}
         while pending:
             helper = pending.pop()
             if id(helper.node) in helpers:
@@ -55,6 +60,11 @@ class AsyncHelpers(ModelCalls):
             for c in callers.calls_of(helper):
                 caller = c.site.function
                 shown = f"`{snippet(self.module, c.call)}`"
+                script = script_block(self.module, c.site.statement) if caller is None and c.site.in_main_guard else None
+                if script is not None and not c.in_nested_scope and not isinstance(c.parent, cst.Await):
+                    awaited.append(AwaitedCall(c.call, _is_taken_in(c.parent, c.call)))
+                    scripts[id(script)] = (script, helper.name)
+                    continue
                 if caller is None or c.site.in_main_guard:
                     where = "under `if __name__ == \"__main__\":`" if c.site.in_main_guard else "at module level"
                     raise Refusal(
@@ -80,7 +90,7 @@ class AsyncHelpers(ModelCalls):
                 else:
                     pending.append(caller)
         made_async = tuple(h.node for h in helpers.values() if not h.is_async)
-        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()))
+        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()), tuple(scripts.values()))
 
     def check_bridged(self, functions: list[cst.FunctionDef]) -> None:
         """A sync helper that submits to the bridge must not run while the module is imported: vLLM's engine

@@ -194,3 +194,5 @@ class ServerPlan:
     # The keys of the ``**dict`` arguments of ``LLM(**params)``, which AsyncEngineArgs gets as they are: the
     # engine's defaults the rewrite adds leave these out
     spread_engine_keywords: frozenset[str] = frozenset()
+    # ``if __name__ == "__main__":`` demos that await a helper: run in the lifespan handler (script.py)
+    scripts: tuple[cst.If, ...] = ()

@@ -24,6 +24,7 @@ from vllm_lint.python.rewrite.imports import (
     remove_unused_imports,
 )
 from vllm_lint.python.rewrite.layout import BLANK, Statement, comment_lines, with_blank_lines
+from vllm_lint.python.rewrite.script import run_in_lifespan
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
@@ -92,7 +93,7 @@ class NewCodeNames:
         lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
-        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
+        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) or plan.scripts else ""
         self.itertools = self._use_module("itertools") if any(c.numbered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
@@ -267,6 +268,11 @@ class ServerRewrite:
             self._insert_helper(replacements, gathered.function, helper)
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+        if self.plan.scripts:
+            assert isinstance(self.plan.placement, Lifespan)  # check_script's
+            main, app = self.fresh.take("main"), self.plan.placement.app_name
+            for script in self.plan.scripts:
+                replacements[id(script)] = lambda node, main=main, app=app: run_in_lifespan(node, main, self.lifespan, app, self.names.asyncio)
         if self.plan.default_params_calls:
             # LLM.get_default_sampling_params(): the model's generation config's settings (vllm/entrypoints/llm.py).
             engine = f"{self.engine}.engine" if isinstance(self.plan.placement, Bridge) else self.engine
