@@ -79,6 +79,11 @@ REWRITTEN = {
         + "    inputs = processor(**kwargs)\n    inputs = inputs.to(model.device)\n" + DECODE,
         '{"prompt": text, "multi_modal_data": {"image": images}} if len(images) > 0 else text',
     ),
+    "no videos": (
+        HEAD + '@app.post("/g")\ndef g(prompt: str, url: str):\n    image = load(url)\n' + CHAT
+        + '    inputs = processor(text=[text], images=[image], videos=None, return_tensors="pt")\n' + DECODE,
+        '{"prompt": text, "multi_modal_data": {"image": [image]}}',
+    ),
     "text alone": (
         HEAD + '@app.post("/g")\ndef g(prompt: str):\n' + CHAT + '    inputs = processor(text=text, return_tensors="pt")\n' + DECODE,
         "text",
@@ -142,6 +147,11 @@ REFUSED = {
         HEAD + '@app.post("/g")\ndef g(prompt: str):\n' + CHAT + '    kwargs = {"text": [text], "return_tensors": "pt"}\n'
         + "    log(kwargs)\n    inputs = processor(**kwargs)\n" + DECODE,
         "`kwargs`, which `processor(**kwargs)` spreads, is read or changed elsewhere; pass the keywords by name",
+    ),
+    "images read from a variable bound twice": (
+        HEAD + '@app.post("/g")\ndef g(prompt: str, url: str):\n    image = load(url)\n' + CHAT
+        + '    inputs = processor(text=[text], images=[image], return_tensors="pt")\n    image = None\n' + DECODE,
+        "`image`, which the images `processor(text=[text], images=[image], return_tensors=\"pt\")` is given are read from, is bound more than once",
     ),
     "a truncating processor call": (
         HEAD + '@app.post("/g")\ndef g(prompt: str):\n' + CHAT

@@ -105,7 +105,7 @@ class ProcessorInputs:
     def _media(self, given: dict[str, _Given], shown: str) -> MultiModalData | None:
         """The images (taken out of ``given``) as the engine's multi_modal_data; videos only when always empty."""
         videos = given.pop("videos", None)
-        if videos is not None and not self._always_empty(videos.value):
+        if videos is not None and not _is_none(videos.value) and not self._always_empty(videos.value):
             raise Refusal(f"`{shown}` is given videos=: {_WHY_NOT['videos']}")
         for name, why in _WHY_NOT.items():
             if name in given:
@@ -115,6 +115,12 @@ class ProcessorInputs:
             return None
         code = self.module.code_for_node
         condition = images.condition
+        rebound = self._rebound_local(images.value) or (self._rebound_local(condition) if condition is not None else None)
+        if rebound is not None:
+            raise Refusal(
+                f"`{rebound}`, which the images `{shown}` is given are read from, is bound more than once in "
+                f"{self.function.name}(); the engine reads them where it is called: bind them once"
+            )
         if condition is not None:
             test = code(condition)
             return MultiModalData((("image", code(images.value)),), f"({test})" if isinstance(condition, (cst.IfExp, cst.Lambda, cst.NamedExpr)) else test)
@@ -123,6 +129,14 @@ class ProcessorInputs:
         # The processor takes images=None as no images, as the engine takes the text alone.
         value = code(images.value)
         return MultiModalData((("image", value),), f"{value} is not None")
+
+    def _rebound_local(self, expr: cst.BaseExpression) -> str | None:
+        """A local of the function that ``expr`` reads and that is bound more than once: read at the engine's
+        call instead of at the processor's, it might hold another value."""
+        bindings = local_bindings(self.function.node)
+        reads = _References("")
+        walk(expr, reads)
+        return next((n.value for n in reads.found if len(bindings.get(n.value, [])) > 1), None)
 
     def _spread(self, value: cst.BaseExpression, statement: cst.SimpleStatementLine, shown: str) -> tuple[dict[str, _Given], list[cst.BaseStatement]]:
         """``**kwargs``: a local bound once to a dict of string keys, then perhaps given keys one by one
@@ -267,7 +281,7 @@ def _key_assignment(line: cst.BaseStatement, name: str) -> tuple[str, cst.BaseEx
 
 
 class _References(cst.CSTVisitor):
-    """Every Name node spelled ``name`` that refers to a variable."""
+    """Every Name node spelled ``name`` (any name, for ``""``) that refers to a variable."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -283,7 +297,7 @@ class _References(cst.CSTVisitor):
             self._skip.add(id(node.keyword))
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and id(node) not in self._skip:
+        if (node.value == self.name or not self.name) and id(node) not in self._skip:
             self.found.append(node)
 
 
