@@ -166,3 +166,15 @@ def test_processor_shapes_that_cannot_be_kept_are_refused_with_the_reason(tmp_pa
     source, reason = REFUSED[case]
     message = _refusal(tmp_path, source)
     assert reason in message, message
+
+
+def test_videos_a_helper_may_fill_are_refused(tmp_path):
+    """The always-empty proof needs the helper's list bound once to ``[]`` and never changed."""
+    helper = "def media(messages):\n    images = []\n    videos = []\n    videos.extend(messages)\n    return images, videos\n"
+    source = (
+        HEAD + helper + '@app.post("/g")\ndef g(prompt: str):\n' + CHAT + "    images, videos = media(messages)\n"
+        + '    inputs = processor(text=[text], images=images, videos=videos, return_tensors="pt")\n' + DECODE
+    )
+    assert "is given videos=" in _refusal(tmp_path, source)
+    always_empty = source.replace("    videos.extend(messages)\n", "")
+    assert _engine_prompt(_fixed(tmp_path, always_empty)) == '{"prompt": text, "multi_modal_data": {"image": images}} if images is not None else text'

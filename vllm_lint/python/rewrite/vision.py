@@ -21,7 +21,7 @@ import libcst as cst
 
 from vllm_lint.python.model import FunctionInfo, ModuleModel
 from vllm_lint.python.rewrite.plan import MultiModalData, Refusal
-from vllm_lint.python.rewrite.prompts import local_bindings, never_changed
+from vllm_lint.python.rewrite.prompts import local_bindings, module_bindings, never_changed
 from vllm_lint.python.rewrite.shapes import positional_args, snippet
 from vllm_lint.python.walk import walk
 
@@ -209,8 +209,8 @@ class ProcessorInputs:
             return False
         index, source = unpack.found[0]
         helper = self.model.module_functions.get(source.func.value) if isinstance(source.func, cst.Name) else None
-        if helper is None or helper.is_async or self.model.module_functions.get(helper.name) is not helper:
-            return False
+        if helper is None or helper.is_async or len(module_bindings(self.module).get(helper.name, [])) != 1:
+            return False  # no module-level def of that name, or one the module binds again
         returns = _Returns()
         walk(helper.node, returns)
         if returns.yields or len(returns.values) != 1:
