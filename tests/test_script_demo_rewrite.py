@@ -81,3 +81,4 @@ def test_demos_that_cannot_run_in_the_lifespan_handler_are_refused(tmp_path, cas
     source, reason = REFUSED[case]
     [finding] = [d for d in lint_text(tmp_path, "server.py", textwrap.dedent(source)) if d.code == "VLL102"]
     assert finding.fix is None and reason in finding.message, finding.message
+

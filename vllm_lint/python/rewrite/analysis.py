@@ -292,6 +292,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     if kind.loaded_by_name and kept and site.function is None:
         shown = snippet(ctx.module, kept[0].parent)
         raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
+    made_async = analysis.handlers_made_async([*registered, *(h.node for h in chain.handlers)])
     return ServerPlan(
         kind=kind,
         model_name=name,
@@ -300,7 +301,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         engine_arguments=engine_arguments,
         placement=placement,
         calls=tuple(calls),
-        handlers_made_async=analysis.handlers_made_async([*registered, *(h.node for h in chain.handlers)]),
+        handlers_made_async=made_async,
         helpers_made_async=chain.helpers,
         awaited_calls=chain.awaited,
         renames_model=kind.loaded_by_name and site.function is None,
@@ -309,6 +310,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         default_params_calls=tuple(default_params),
         spread_engine_keywords=spread,
         scripts=tuple(script for script, _ in chain.scripts),
+        offloaded_calls=helpers.offloaded_calls([*made_async, *chain.helpers]),
     )
 
 

@@ -196,3 +196,5 @@ class ServerPlan:
     spread_engine_keywords: frozenset[str] = frozenset()
     # ``if __name__ == "__main__":`` demos that await a helper: run in the lifespan handler (script.py)
     scripts: tuple[cst.If, ...] = ()
+    # calls of the module's blocking functions in the functions made async: awaited in a worker thread
+    offloaded_calls: tuple[AwaitedCall, ...] = ()

@@ -93,7 +93,7 @@ class NewCodeNames:
         lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
-        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) or plan.scripts else ""
+        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) or plan.scripts or plan.offloaded_calls else ""
         self.itertools = self._use_module("itertools") if any(c.numbered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
@@ -257,6 +257,10 @@ class ServerRewrite:
             replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
         for awaited in self.plan.awaited_calls:
             replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
+        to_thread = cst.parse_expression(f"{self.names.asyncio}.to_thread") if self.plan.offloaded_calls else None
+        for offloaded in self.plan.offloaded_calls:
+            replacements[id(offloaded.call)] = lambda node, parenthesized=offloaded.parenthesized: _awaited(
+                node.with_changes(func=to_thread, args=[cst.Arg(node.func), *node.args]), parenthesized)
         if self.new_text:
             self._insert_new_text_helper(replacements)
         if self.final_output:
