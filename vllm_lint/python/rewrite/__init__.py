@@ -3,9 +3,9 @@
 ``analysis`` decides whether the whole module is understood (else a Refusal
 says why), from ``construction`` (the engine's arguments), ``calls`` (each use
 of the model; ``prompts``: is an input one string?; ``hf_generate``: a transformers model's tokenizer ->
-generate chain), ``helpers`` (the helpers
+generate chain, ``vision``: a multimodal processor's text and images in it), ``helpers`` (the helpers
 between a handler and the model that become async, from ``callers``: every call
-of each) and ``placement`` (where the engine is built: ``lifespan`` for FastAPI,
+of each; ``script``: a ``__main__`` demo that calls one) and ``placement`` (where the engine is built: ``lifespan`` for FastAPI,
 the sync frameworks' ``bridge``, the classes of ``served``);
 ``plan`` holds what it decided, ``shapes`` and ``facts`` what the parts share; ``transform``
 applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both

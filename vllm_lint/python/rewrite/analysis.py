@@ -31,6 +31,7 @@ from vllm_lint.python.rewrite.prompts import rebound_names
 from vllm_lint.python.rewrite.rebinding import earlier_value_uses
 from vllm_lint.python.rewrite.lifespan import lifespan_release
 from vllm_lint.python.rewrite.plan import CallMode, Construction, HandlerCall, ModelKind, Refusal, ServerPlan
+from vllm_lint.python.rewrite.script import check_script
 from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, is_modal_lifecycle, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, is_none, named_params, only_call, snippet
 from vllm_lint.python.rewrite.streamer import ThreadedStreams
@@ -319,9 +320,12 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     registered = [f for f in awaiting if analysis.registered(f)]
     block = exclusive_block(ctx.module, [site, *alternatives]) if alternatives else None
     placement = EnginePlacement(ctx).placement(kind, site, name, calls, (*chain.handlers, *routes), block)
+    for script, helper in chain.scripts:
+        check_script(ctx, script, placement, helper)
     if kind.loaded_by_name and kept and site.function is None:
         shown = snippet(ctx.module, kept[0].parent)
         raise Refusal(f"`{shown}` uses the pipeline variable, which the engine built at start-up replaces")
+    made_async = analysis.handlers_made_async([*registered, *(h.node for h in chain.handlers)])
     return ServerPlan(
         kind=kind,
         model_name=name,
@@ -330,7 +334,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         engine_arguments=engine_arguments,
         placement=placement,
         calls=tuple(calls),
-        handlers_made_async=analysis.handlers_made_async([*registered, *(h.node for h in chain.handlers)]),
+        handlers_made_async=made_async,
         helpers_made_async=chain.helpers,
         awaited_calls=chain.awaited,
         renames_model=kind.loaded_by_name and site.function is None,
@@ -341,6 +345,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         alternatives=others,
         releases=tuple(releases),
         config_probes=tuple(probes),
+        scripts=tuple(script for script, _ in chain.scripts),
+        offloaded_calls=helpers.offloaded_calls([*made_async, *chain.helpers]),
     )
 
 

@@ -486,9 +486,8 @@ class ModelCalls(ModuleFacts):
         statement = self.check_hoistable(call, occurrence, 2)
         chain = GenerateChains(self.ctx).chain(call, function)
         typing = self.string_typing(function, mode)
-        prompt_code, as_list, check = self.prompt_or_check(typing, chain.prompt, call, "model", function, mode)
-        if as_list:
-            raise Refusal(f"`{snippet(self.module, call)}` tokenises a list of prompts; one engine request per prompt is needed")
+        prompt_code, _, check = self.prompt_or_check(typing, chain.prompt, call, "model", function, mode)
+        # the second value: a batch of one prompt (``text=[text]``), whose ids are the one prompt's as one row
         why = None
         assign = statement.body[0]
         if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
@@ -509,6 +508,7 @@ class ModelCalls(ModuleFacts):
         return HandlerCall(
             call, mode, function.node, prompt_code, sampling, call, ResultShape.TOKEN_SEQUENCES, statement,
             removed=chain.removed, prompt_lengths=chain.prompt_lengths, tokenizer=chain.tokenizer, check=check,
+            prompt_ids=chain.prompt_ids, media=chain.media,
         )
 
     def keeps_working(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine, what: str) -> bool:

@@ -39,6 +39,11 @@ def _is_tokenizer_load(qualified: str | None) -> bool:
         or qualified in ("transformers.AutoTokenizer.from_pretrained", "transformers.PreTrainedTokenizerFast.from_pretrained")
 
 
+def _is_processor_load(qualified: str | None) -> bool:
+    """A multimodal processor (``AutoProcessor.from_pretrained``): the engine loads the model's own, and its tokenizer."""
+    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Processor.from_pretrained")
+
+
 class EngineConstruction(ModuleFacts):
     """Reads what built the model: a pipeline's or an LLM's arguments."""
 
@@ -224,7 +229,7 @@ class EngineConstruction(ModuleFacts):
         for c in calls:
             name = dotted_name(c.tokenizer)
             bindings = [b for (_, target), bs in self.model.bindings.items() if target == name for b in bs]
-            loads = [b.call for b in bindings if _is_tokenizer_load(self.semantics.callee(b.call))]
+            loads = [b.call for b in bindings if _is_tokenizer_load(callee := self.semantics.callee(b.call)) or _is_processor_load(callee)]
             if name is None or len(bindings) != 1 or len(loads) != 1:
                 raise Refusal(
                     f"cannot tell which tokenizer `{snippet(self.module, c.tokenizer)}` is (one AutoTokenizer.from_pretrained "

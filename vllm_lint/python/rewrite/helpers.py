@@ -16,13 +16,18 @@ import libcst as cst
 from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls
+from vllm_lint.python.rewrite.names import occurrences
 from vllm_lint.python.rewrite.plan import AwaitedCall, CallMode, Refusal
+from vllm_lint.python.rewrite.prompts import module_bindings, rebound_names
+from vllm_lint.python.rewrite.script import script_block
 from vllm_lint.python.rewrite.shapes import snippet, yields
 
 # What a plain ``def`` may do in a worker thread but an ``async def`` must not.
 _BLOCKING_CALLS = frozenset({"time.sleep", "os.system", "os.popen", "socket.create_connection"})
 _BLOCKING_MODULES = ("requests.", "urllib.request.", "subprocess.", "httpx.Client", "sqlite3.", "psycopg2.", "pymysql.", "smtplib.")
 _BLOCKING_BUILTINS = frozenset({"open", "input"})
+_OFFLOAD_DEPTH = 4  # module functions followed, call by call, to a blocking call
+_NESTED_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +35,9 @@ class AsyncChain:
     helpers: tuple[cst.FunctionDef, ...]  # made async
     awaited: tuple[AwaitedCall, ...]
     handlers: tuple[FunctionInfo, ...]  # the registered handlers whose calls of a helper are awaited
+    # ``if __name__ == "__main__":`` blocks that call a helper made async, as a demo: each runs as a coroutine
+    # (script.py), with the helper's name
+    scripts: tuple[tuple[cst.If, str], ...] = ()
 
 
 class AsyncHelpers(ModelCalls):
@@ -41,6 +49,7 @@ class AsyncHelpers(ModelCalls):
         helpers: dict[int, FunctionInfo] = {}
         awaited: list[AwaitedCall] = []
         handlers: dict[int, FunctionInfo] = {}
+        scripts: dict[int, tuple[cst.If, str]] = {}
         while pending:
             helper = pending.pop()
             if id(helper.node) in helpers:
@@ -55,6 +64,11 @@ class AsyncHelpers(ModelCalls):
             for c in callers.calls_of(helper):
                 caller = c.site.function
                 shown = f"`{snippet(self.module, c.call)}`"
+                script = script_block(self.module, c.site.statement) if caller is None and c.site.in_main_guard else None
+                if script is not None and not c.in_nested_scope and not isinstance(c.parent, cst.Await):
+                    awaited.append(AwaitedCall(c.call, _is_taken_in(c.parent, c.call)))
+                    scripts[id(script)] = (script, helper.name)
+                    continue
                 if caller is None or c.site.in_main_guard:
                     where = "under `if __name__ == \"__main__\":`" if c.site.in_main_guard else "at module level"
                     raise Refusal(
@@ -80,7 +94,7 @@ class AsyncHelpers(ModelCalls):
                 else:
                     pending.append(caller)
         made_async = tuple(h.node for h in helpers.values() if not h.is_async)
-        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()))
+        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()), tuple(scripts.values()))
 
     def check_bridged(self, functions: list[cst.FunctionDef]) -> None:
         """A sync helper that submits to the bridge must not run while the module is imported: vLLM's engine
@@ -110,6 +124,48 @@ class AsyncHelpers(ModelCalls):
                 f"{name} also calls `{snippet(self.module, blocking)}`, which would block the event loop once the "
                 f"{kind} is async (FastAPI runs a plain def handler in a thread)"
             )
+
+    def offloaded_calls(self, functions: list[cst.FunctionDef]) -> tuple[AwaitedCall, ...]:
+        """The calls, in the ``functions`` made async, of the module's plain functions that block their thread
+        (``_decode_image(ref)``, which calls ``requests.get``, or calls a function that does): each runs in a
+        worker thread, ``await asyncio.to_thread(f, ...)``, as the framework ran the whole sync function in one
+        before; Refusal where such a call cannot be awaited in place (a lambda or comprehension)."""
+        made_async = {id(f) for f in functions}
+        bindings = module_bindings(self.module)
+        blocking = {
+            info.name for info in self.model.module_functions.values()
+            if not info.is_async and not info.is_method and info.parent is None and id(info.node) not in made_async
+            and len(bindings.get(info.name, [])) == 1 and not yields(info.node) and self._blocks(info, _OFFLOAD_DEPTH)
+        }
+        found: list[AwaitedCall] = []
+        for function in functions:
+            own = rebound_names(function)
+            for name, uses in occurrences(function, sorted(blocking - own)).items():
+                for o in uses:
+                    call = o.parent
+                    if not (isinstance(call, cst.Call) and call.func is o.name) or any(isinstance(p, cst.FunctionDef) for p in o.parents[1:]):
+                        continue  # not a call, or one in a function nested in this one
+                    if any(isinstance(p, _NESTED_SCOPES) for p in o.parents):
+                        raise Refusal(
+                            f"`{snippet(self.module, call)}` blocks its thread (through {name}()), inside a lambda or "
+                            f"comprehension of {function.name.value}(), where it could not be awaited in a worker thread "
+                            "once that is async; call it in a statement of its own"
+                        )
+                    found.append(AwaitedCall(call, _is_taken_in(o.ancestor(2) or call, call)))
+        return tuple(found)
+
+    def _blocks(self, function: FunctionInfo, depth: int) -> bool:
+        """``function`` makes a blocking call, or calls a module function that does (``depth`` calls down)."""
+        if self.blocking_call_in(function.node) is not None:
+            return True
+        if depth == 0:
+            return False
+        for site in self.model.calls:
+            if site.function is function and isinstance(site.node.func, cst.Name):
+                callee = self.model.module_functions.get(site.node.func.value)
+                if callee is not None and callee is not function and not callee.is_async and self._blocks(callee, depth - 1):
+                    return True
+        return False
 
     def blocking_call_in(self, function: cst.FunctionDef) -> cst.Call | None:
         """A call written in ``function`` that blocks its thread (sleep, file, network or process I/O)."""

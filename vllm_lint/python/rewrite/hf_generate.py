@@ -15,16 +15,18 @@ output used as a tensor, a tokenizer call that truncates or adds no special toke
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_lint.python.model import FunctionInfo
+from vllm_lint.python.model import FunctionInfo, dotted_name
 from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
-from vllm_lint.python.rewrite.plan import Refusal
+from vllm_lint.python.rewrite.plan import MultiModalData, Refusal
 from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
+from vllm_lint.python.rewrite.vision import ProcessorInputs, block_of, is_processor_call
 from vllm_lint.python.walk import walk
 
 # model.generate keywords that change nothing here: the attention mask of one unpadded prompt, the KV cache.
@@ -50,6 +52,8 @@ _TOKENIZER_IGNORED = frozenset({"return_tensors", "padding", "return_attention_m
 _LENGTH_INDEXES = frozenset({"1", "-1"})
 # Statements on the model that mean nothing to the engine (it places and runs the model itself).
 MODEL_HOUSEKEEPING = frozenset({"eval", "to", "cuda"})
+# A multimodal processor's load: its call takes text= and images= (positionally, images come first in most).
+_PROCESSOR_LOAD = re.compile(r"^transformers\.\w*Processor\.from_pretrained$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +63,23 @@ class GenerateChain:
     prompt: cst.BaseExpression  # what the tokenizer was given: one string
     tokenizer: cst.BaseExpression  # the tokenizer object it was given to
     settings: tuple[tuple[str, cst.BaseExpression], ...]  # generation keywords
-    removed: tuple[cst.SimpleStatementLine, ...]  # the tokenizer call's statement, when nothing else reads it
+    removed: tuple[cst.BaseStatement, ...]  # the tokenizer call's statements, when nothing else reads it
     prompt_lengths: tuple[cst.BaseExpression, ...]  # expressions that read the prompt's token count
+    prompt_ids: tuple[cst.BaseExpression, ...] = ()  # ``inputs.input_ids`` zipped with the output, row by row
+    media: MultiModalData | None = None  # a processor's images
+
+
+@dataclass(frozen=True, slots=True)
+class _Tokenized:
+    """What the tokenizer (or processor) call that feeds generate was given, and the lines that hold it."""
+
+    prompt: cst.BaseExpression
+    tokenizer: cst.BaseExpression
+    holder: str | None  # the local holding its output, or None when generate is given the call itself
+    lines: tuple[cst.SimpleStatementLine, ...]  # that local's binding (and its ``x = x.to(device)`` rebindings)
+    media: MultiModalData | None = None
+    spread: tuple[cst.BaseStatement, ...] = ()  # the processor's keyword dict statements
+    processed: bool = False  # a multimodal processor's call, not a tokenizer's
 
 
 class GenerateChains(ModuleFacts):
@@ -93,25 +112,28 @@ class GenerateChains(ModuleFacts):
         if source is None:
             raise Refusal(f"`{shown}` passes no input ids")
         try:
-            sampling_keywords(self.module, settings)
+            counts_prompt = sampling_keywords(self.module, settings).counts_prompt
         except NotCarried as exc:
             raise Refusal(str(exc)) from None
-        prompt, tokenizer, holder, line = self._tokenized(source, function, shown)
-        lengths, other_reads = self._holder_reads(holder, function, source) if holder is not None else ((), 0)
+        tokenized = self._tokenized(source, function, shown)
+        if counts_prompt and tokenized.processed:
+            raise Refusal(f"`{shown}` passes max_length=, which counts the processed prompt's tokens (images included); pass max_new_tokens=")
+        holder = tokenized.holder
+        lengths, ids, other_reads = self._holder_reads(holder, function, source, tokenized.lines) if holder is not None else ((), (), 0)
         order = _visit_order(function.node)
-        early = next((read for read in lengths if order.get(id(read), 0) < order.get(id(call), 0)), None)
+        early = next((read for read in (*lengths, *ids) if order.get(id(read), 0) < order.get(id(call), 0)), None)
         if early is not None:
             raise Refusal(
                 f"`{snippet(self.module, early)}` reads the prompt's token count before `{shown}`; the engine counts "
                 "the prompt's tokens as it generates: read it from the output (len(output.prompt_token_ids)) after the call"
             )
-        removed = (line,) if line is not None and other_reads == 0 else ()
-        if line is not None and other_reads:
+        if tokenized.lines and other_reads:
             raise Refusal(
                 f"`{holder}` (the tokenizer's output) is read other than by generate() and its prompt length; "
                 "the engine takes the prompt string, so those reads would have nothing to read"
             )
-        return GenerateChain(prompt, tokenizer, tuple(settings), removed, lengths)
+        removed = (*tokenized.lines, *tokenized.spread)
+        return GenerateChain(tokenized.prompt, tokenized.tokenizer, tuple(settings), removed, lengths, ids, tokenized.media)
 
     def _tokenizer_own(self, value: cst.BaseExpression, keyword: str) -> bool:
         """``tokenizer.eos_token_id`` (for pad_token_id too: vLLM never pads one sequence)."""
@@ -119,17 +141,17 @@ class GenerateChains(ModuleFacts):
             keyword == "pad_token_id" and isinstance(value, (cst.Integer, cst.Name))
         )
 
-    def _tokenized(self, source: cst.BaseExpression, function: FunctionInfo, shown: str):
-        """(prompt, tokenizer, the local holding the tokenizer's output or None, its statement or None)."""
+    def _tokenized(self, source: cst.BaseExpression, function: FunctionInfo, shown: str) -> _Tokenized:
+        """What the tokenizer call that ``source`` reads was given, and where its output is held."""
         holder = None
-        line = None
+        lines: tuple[cst.SimpleStatementLine, ...] = ()
         expr = source
         if isinstance(expr, cst.Name):
             holder = expr.value
-            line, expr = self._only_binding(function, holder, shown)
+            lines, expr = self._only_binding(function, holder, shown)
         elif isinstance(expr, (cst.Attribute, cst.Subscript)) and isinstance(ids_holder := _input_ids_of(expr), cst.Name):
             holder = ids_holder.value
-            line, expr = self._only_binding(function, holder, shown)
+            lines, expr = self._only_binding(function, holder, shown)
         inner = _input_ids_of(expr) if isinstance(expr, (cst.Attribute, cst.Subscript)) else None
         if inner is not None:
             expr = inner
@@ -146,6 +168,13 @@ class GenerateChains(ModuleFacts):
             )
         else:
             tokenizer = tokenizer_call.func
+        if is_processor_call(tokenizer_call):
+            return self._processed(tokenizer_call, tokenizer, function, holder, lines)
+        if self._is_processor(tokenizer):
+            raise Refusal(
+                f"`{snippet(self.module, tokenizer_call)}` passes the text by position to a processor, whose first "
+                "parameter is the images in most; pass it as text="
+            )
         if any(arg.star for arg in tokenizer_call.args):
             raise Refusal(f"`{snippet(self.module, tokenizer_call)}` passes *args/**kwargs whose keys are unknown")
         positional = positional_args(tokenizer_call)
@@ -155,44 +184,62 @@ class GenerateChains(ModuleFacts):
                 f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text; tokenize the prompt string "
                 "in the handler (`tokenizer(prompt, return_tensors=\"pt\")`) so that the engine can take that string"
             )
-        for name, arg in keywords.items():
-            if name in _TOKENIZER_IGNORED:
-                continue
-            if name == "add_special_tokens" and literal_flag(arg.value) is True:
-                continue
-            raise Refusal(
-                f"the tokenizer call passes {name}=, which the engine's own tokenisation of the prompt string would "
-                "not do; pass the engine {\"prompt_token_ids\": ...} by hand"
-            )
-        return positional[0].value, tokenizer, holder, line
+        _check_tokenizer_keywords({name: arg.value for name, arg in keywords.items()})
+        return _Tokenized(positional[0].value, tokenizer, holder, lines)
 
-    def _only_binding(self, function: FunctionInfo, name: str, shown: str) -> tuple[cst.SimpleStatementLine, cst.BaseExpression]:
-        """The one ``name = value`` line in the function body that binds ``name``."""
+    def _processed(self, call: cst.Call, processor: cst.BaseExpression, function: FunctionInfo,
+                   holder: str | None, lines: tuple[cst.SimpleStatementLine, ...]) -> _Tokenized:
+        """A multimodal processor's call (vision): its text, and its images for the engine's multi_modal_data."""
+        statement = self.sites[id(call)].statement
+        assert isinstance(statement, cst.SimpleStatementLine)  # a call's statement is a line of small statements
+        read = ProcessorInputs(self.module, self.model, function).read(call, statement)
+        _check_tokenizer_keywords(read.keywords)
+        return _Tokenized(read.text, processor, holder, lines, read.media, read.removed, processed=True)
+
+    def _is_processor(self, expr: cst.BaseExpression) -> bool:
+        """A multimodal processor (``AutoProcessor.from_pretrained(...)``), as the object's bindings say."""
+        name = dotted_name(expr)
+        loads = [b.call for (_, target), bs in self.model.bindings.items() if target == name for b in bs]
+        return any(_PROCESSOR_LOAD.match(self.semantics.callee(load) or "") for load in loads)
+
+    def _only_binding(self, function: FunctionInfo, name: str, shown: str) -> tuple[tuple[cst.SimpleStatementLine, ...], cst.BaseExpression]:
+        """The one ``name = value`` line in the function body that binds ``name`` (and the ``name =
+        name.to(device)`` lines after it in its block, which the engine needs no more than ``.to(...)``)."""
         found = _Assignments(name)
         walk(function.node, found)
-        if len(found.lines) != 1 or found.other:
+        first = found.lines[0] if found.lines else None
+        placed = [line for line, value in found.lines[1:] if _without_to(value) is not value and _is_name(_without_to(value), name)]
+        block = block_of(function.node, first[0]) if first is not None else None
+        if first is None or found.other or len(placed) != len(found.lines) - 1 or block is None \
+                or not all(any(line is s for s in block) for line in placed):
             raise Refusal(
                 f"`{name}`, which `{shown}` reads, is not bound once by a plain assignment in {function.name}(); "
                 f"bind it once, `{name} = tokenizer(prompt, return_tensors=\"pt\")`, where the prompt string is"
             )
-        line, value = found.lines[0]
-        return line, value
+        return (first[0], *placed), first[1]
 
-    def _holder_reads(self, holder: str, function: FunctionInfo, source: cst.BaseExpression) -> tuple[tuple[cst.BaseExpression, ...], int]:
-        """(the prompt-length reads of the tokenizer's output, how many other reads it has)."""
+    def _holder_reads(self, holder: str, function: FunctionInfo, source: cst.BaseExpression, lines: tuple[cst.SimpleStatementLine, ...]
+                      ) -> tuple[tuple[cst.BaseExpression, ...], tuple[cst.BaseExpression, ...], int]:
+        """(the prompt-length reads of the tokenizer's output, its ids zipped with the output, how many other
+        reads it has); the reads in its own binding lines (``x = x.to(device)``) go with them."""
         lengths = []
+        ids = []
         others = 0
+        removed = {id(line) for line in lines}
         for o in occurrences(function.node, [holder])[holder]:
-            if isinstance(o.parent, cst.AssignTarget):
+            if isinstance(o.parent, cst.AssignTarget) or any(id(p) in removed for p in o.parents):
                 continue
             if any(p is source for p in o.parents) or o.name is source:
                 continue
             length = _prompt_length(o)
+            row = _zipped_ids(o) if length is None else None
             if length is not None:
                 lengths.append(length)
+            elif row is not None:
+                ids.append(row)
             else:
                 others += 1
-        return tuple(lengths), others
+        return tuple(lengths), tuple(ids), others
 
 
 class _Order(cst.CSTVisitor):
@@ -238,6 +285,47 @@ class _Assignments(cst.CSTVisitor):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name) and node.target.value == self.name:
             self.other = True
+
+
+def _check_tokenizer_keywords(keywords: dict[str, cst.BaseExpression]) -> None:
+    """Refusal for a tokenizer keyword the engine's own tokenisation of the prompt string would not follow."""
+    for name, value in keywords.items():
+        if name in _TOKENIZER_IGNORED:
+            continue
+        if name == "add_special_tokens" and literal_flag(value) is True:
+            continue
+        raise Refusal(
+            f"the tokenizer call passes {name}=, which the engine's own tokenisation of the prompt string would "
+            "not do; pass the engine {\"prompt_token_ids\": ...} by hand"
+        )
+
+
+def _is_name(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def _zipped_ids(o: Occurrence) -> cst.BaseExpression | None:
+    """``x.input_ids`` in ``[out[len(ids):] for ids, out in zip(x.input_ids, generated)]``, its rows read only as
+    ``len(row)``: the ids as a batch of one row, which the prompt's ids from the output stand in for."""
+    ids, arg, call, comp_for = o.ancestor(1), o.ancestor(2), o.ancestor(3), o.ancestor(4)
+    comprehension = o.ancestor(5)
+    if not (isinstance(ids, (cst.Attribute, cst.Subscript)) and _input_ids_of(ids) is o.name and isinstance(arg, cst.Arg)
+            and isinstance(call, cst.Call) and _is_name(call.func, "zip") and isinstance(comp_for, cst.CompFor)
+            and comp_for.iter is call and isinstance(comprehension, (cst.ListComp, cst.GeneratorExp)) and comprehension.for_in is comp_for):
+        return None
+    if len(call.args) != 2 or any(a.star or a.keyword is not None for a in call.args) or comp_for.inner_for_in is not None:
+        return None
+    target = comp_for.target
+    index = next(i for i, a in enumerate(call.args) if a is arg)
+    if not (isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(row := target.elements[index].value, cst.Name)):
+        return None
+    for read in occurrences(comprehension, [row.value])[row.value]:
+        if read.name is row:
+            continue
+        holder, length = read.ancestor(1), read.ancestor(2)
+        if not (isinstance(holder, cst.Arg) and isinstance(length, cst.Call) and _is_name(length.func, "len") and len(length.args) == 1):
+            return None
+    return ids
 
 
 def _input_ids_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:

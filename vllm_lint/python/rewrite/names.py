@@ -51,6 +51,8 @@ class _Collector(cst.CSTVisitor):
         self._functions: list[cst.FunctionDef] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.ImportFrom):
+            return self._visit_import_from(node)
         if isinstance(node, cst.Name) and node.value in self.wanted:
             parent = self._stack[-1] if self._stack else None
             if _is_reference(node, parent):
@@ -62,9 +64,30 @@ class _Collector(cst.CSTVisitor):
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.ImportFrom):
+            return  # its names were visited by _visit_import_from, with nothing left on the stack
         self._stack.pop()
         if isinstance(original_node, cst.FunctionDef):
             self._functions.pop()
+
+    def _visit_import_from(self, node: cst.ImportFrom) -> bool:
+        """The names ``from x import a, b as c`` binds, but not ``x``: the module it imports from (a local
+        ``model.py``) is no reference to a variable of that name."""
+        if isinstance(node.names, cst.ImportStar):
+            return False
+        self._stack.append(node)
+        for alias in node.names:
+            self._stack.append(alias)
+            self.on_visit(alias.name)
+            self.on_leave(alias.name)
+            if alias.asname is not None:
+                self._stack.append(alias.asname)
+                self.on_visit(alias.asname.name)
+                self.on_leave(alias.asname.name)
+                self._stack.pop()
+            self._stack.pop()
+        self._stack.pop()
+        return False
 
 
 def occurrences(tree: cst.CSTNode, names: Iterable[str]) -> dict[str, list[Occurrence]]:

@@ -61,6 +61,22 @@ class PromptCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class MultiModalData:
+    """What a vision-language processor was given beside its text (its images), which the engine takes with the
+    prompt as ``{"prompt": text, "multi_modal_data": {"image": images}}``."""
+
+    items: tuple[tuple[str, str], ...]  # (vLLM's modality key, the code of what the processor was given)
+    condition: str | None = None  # the code of the test under which the processor was given them; None: always
+
+    def engine_input(self, prompt: str) -> str:
+        """The engine's prompt: the text with its data, or (where the test fails) the text alone, as the
+        processor then got the text alone."""
+        data = ", ".join(f'"{key}": {code}' for key, code in self.items)
+        given = f'{{"prompt": {prompt}, "multi_modal_data": {{{data}}}}}'
+        return given if self.condition is None else f"{given} if {self.condition} else {prompt}"
+
+
+@dataclass(frozen=True, slots=True)
 class HandlerCall:
     """One ``pipe(...)`` / ``llm.generate(...)`` in a handler, to become a request to the engine."""
 
@@ -77,8 +93,11 @@ class HandlerCall:
     batch_of_one: bool = False  # a pipeline given ``[prompt]`` returns one list per prompt
     extra_arguments: tuple[tuple[str, cst.BaseExpression], ...] = ()  # carried to engine.generate
     # THREAD_STREAMED: the streamer, the thread and its start; a model.generate chain: the tokenizer call
-    removed: tuple[cst.SimpleStatementLine, ...] = ()
+    removed: tuple[cst.BaseStatement, ...] = ()
     prompt_lengths: tuple[cst.BaseExpression, ...] = ()  # reads of the prompt's token count, from the final output
+    # reads of the tokenizer's ids as a batch of rows (``zip(inputs.input_ids, out)``): the prompt's ids, one row
+    prompt_ids: tuple[cst.BaseExpression, ...] = ()
+    media: MultiModalData | None = None  # a processor's images, given to the engine with the prompt
     tokenizer: cst.BaseExpression | None = None  # a model.generate chain: the tokenizer object its prompt went through
     check: PromptCheck | None = None  # the prompt is checked to be one string at run time
     # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
@@ -191,3 +210,7 @@ class ServerPlan:
     # LLM.llm_engine's config reads (``llm.llm_engine.lora_config``: the ``llm.llm_engine`` node) and
     # ``hasattr(llm, "llm_engine")``: the engine holds the same configs in ``vllm_config``
     config_probes: tuple[cst.Attribute | cst.Call, ...] = ()
+    # ``if __name__ == "__main__":`` demos that await a helper: run in the lifespan handler (script.py)
+    scripts: tuple[cst.If, ...] = ()
+    # calls of the module's blocking functions in the functions made async: awaited in a worker thread
+    offloaded_calls: tuple[AwaitedCall, ...] = ()

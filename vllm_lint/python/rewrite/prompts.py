@@ -419,10 +419,16 @@ class _Mutations(cst.CSTVisitor):
             self.found = True
 
 
+def never_changed(function: cst.FunctionDef, name: str) -> bool:
+    """A list variable of ``function`` is never changed in place: no method of it called (nor any other
+    attribute read), no item set or deleted."""
+    return _only_read(function, name)
+
+
 def _only_read(function: cst.FunctionDef, name: str) -> bool:
     visitor = _Mutations(name)
     walk(function, visitor)
     return not visitor.found
 
 
-__all__ = ["OneItemBatch", "StringTyping", "bound_names", "rebound_names"]
+__all__ = ["OneItemBatch", "StringTyping", "bound_names", "never_changed", "rebound_names"]

@@ -24,6 +24,7 @@ from vllm_lint.python.rewrite.imports import (
     remove_unused_imports,
 )
 from vllm_lint.python.rewrite.layout import BLANK, Statement, comment_lines, with_blank_lines
+from vllm_lint.python.rewrite.script import run_in_lifespan
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
@@ -92,7 +93,7 @@ class NewCodeNames:
         lifespan = isinstance(plan.placement, Lifespan)
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
-        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) else ""
+        self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) or plan.scripts or plan.offloaded_calls else ""
         self.itertools = self._use_module("itertools") if any(c.numbered for c in plan.calls) else ""
         self.threading = self._use_module("threading") if bridge else ""
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
@@ -245,6 +246,9 @@ class ServerRewrite:
             length = cst.parse_expression(f"len({stream}.prompt_token_ids)")
             for read in call.prompt_lengths:
                 replacements[id(read)] = lambda node, length=length: length
+            ids = cst.parse_expression(f"[{stream}.prompt_token_ids]")
+            for read in call.prompt_ids:
+                replacements[id(read)] = lambda node, ids=ids: ids
             for line in call.removed:
                 replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
             replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: cst.FlattenSentinel(
@@ -254,6 +258,10 @@ class ServerRewrite:
             replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
         for awaited in self.plan.awaited_calls:
             replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
+        to_thread = cst.parse_expression(f"{self.names.asyncio}.to_thread") if self.plan.offloaded_calls else None
+        for offloaded in self.plan.offloaded_calls:
+            replacements[id(offloaded.call)] = lambda node, parenthesized=offloaded.parenthesized: _awaited(
+                node.with_changes(func=to_thread, args=[cst.Arg(node.func), *node.args]), parenthesized)
         if self.new_text:
             self._insert_new_text_helper(replacements)
         if self.final_output:
@@ -269,6 +277,11 @@ class ServerRewrite:
             self._insert_helper(replacements, gathered.function, helper)
         for line in self.plan.removed_lines:
             replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+        if self.plan.scripts:
+            assert isinstance(self.plan.placement, Lifespan)  # check_script's
+            main, app = self.fresh.take("main"), self.plan.placement.app_name
+            for script in self.plan.scripts:
+                replacements[id(script)] = lambda node, main=main, app=app: run_in_lifespan(node, main, self.lifespan, app, self.names.asyncio)
         if self.plan.default_params_calls:
             # LLM.get_default_sampling_params(): the model's generation config's settings (vllm/entrypoints/llm.py).
             engine = f"{self.engine}.engine" if isinstance(self.plan.placement, Bridge) else self.engine
@@ -423,7 +436,7 @@ class ServerRewrite:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
         code = self.module.code_for_node
         extra = "".join(f", {name}={code(value)}" for name, value in call.extra_arguments)
-        return f"{self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+        return f"{self._engine_at(call)}.generate({_engine_prompt(call)}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
 
     def _engine_at(self, call: HandlerCall) -> str:
         """The engine as the call reaches it: an LLM held on an object is read as the call read it (``self.llm``
@@ -435,7 +448,7 @@ class ServerRewrite:
 
     def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
         if call.mode is CallMode.BRIDGED:
-            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({call.prompt}, {self._sampling(call)})\n")
+            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({_engine_prompt(call)}, {self._sampling(call)})\n")
         source = f"async for {stream} in {self._generate_call(call)}:\n    pass  {_STREAM_NOTE}\n"
         return cst.parse_statement(source)
 
@@ -590,6 +603,11 @@ def _is_cls_decorator(decorator: cst.Decorator) -> bool:
     return isinstance(target, cst.Attribute) and target.attr.value == "cls"
 
 
+def _engine_prompt(call: HandlerCall) -> str:
+    """What the engine is given as the prompt: the prompt string, with a processor's images when it had some."""
+    return call.prompt if call.media is None else call.media.engine_input(call.prompt)
+
+
 def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
     await_ = cst.Await(expression=call.with_changes(lpar=[], rpar=[]), lpar=call.lpar, rpar=call.rpar)
     if parenthesized and not call.lpar:
@@ -597,12 +615,13 @@ def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
     return await_
 
 
-def _comments_of(lines: tuple[cst.SimpleStatementLine, ...]) -> list[cst.EmptyLine]:
+def _comments_of(lines: tuple[cst.BaseStatement, ...]) -> list[cst.EmptyLine]:
     """The comments above and at the end of statements the rewrite removes, as lines of their own."""
     carried = []
     for line in lines:
+        assert isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # every statement is one
         carried += [empty for empty in line.leading_lines if empty.comment is not None]
-        if line.trailing_whitespace.comment is not None:
+        if isinstance(line, cst.SimpleStatementLine) and line.trailing_whitespace.comment is not None:
             carried.append(cst.EmptyLine(comment=line.trailing_whitespace.comment))
     return carried
 

@@ -26,7 +26,8 @@ class Case:
 
 def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
     """The bad example servers of every rule whose ``fixed`` example is a server rewrite onto AsyncLLMEngine
-    (VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's).
+    (VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's), nor,
+    unless named by number, those whose engine is given images (the harness's tiny model is a text model).
     A code may name one example by its number in the rule's YAML: ``VLL101:55``."""
     from vllm_lint.rulebook import load_rules
 
@@ -48,7 +49,8 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
                 continue
             if example.kind == "bad" and example.lang == "python" and example.fixed \
                     and builds_async_engine(example.fixed) > builds_async_engine(example.code) \
-                    and not _runs_elsewhere(example.code):
+                    and not _runs_elsewhere(example.code) \
+                    and (number in wanted.get(code, ()) or not _needs_a_vision_model(example.fixed)):
                 cases.append(Case(f"{code} example {number}", example.clean_code,
                                   f"rules/{code}.yaml, example {number}", explicit=False,
                                   filename=example.filename or "server.py", files=example.files))
@@ -65,6 +67,15 @@ def _runs_elsewhere(source: str) -> bool:
         return "modal" in imported_packages(ast.parse(source))
     except SyntaxError:
         return False
+
+
+def _needs_a_vision_model(fixed: str) -> bool:
+    """A rewrite whose engine prompts carry images (``"multi_modal_data"``): only a vision model serves it."""
+    try:
+        tree = ast.parse(fixed)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Constant) and n.value == "multi_modal_data" for n in ast.walk(tree))
 
 
 def file_cases(paths: list[Path]) -> list[Case]:
