@@ -138,11 +138,23 @@ def write_doc(data: dict, args: argparse.Namespace, started: dt.datetime, second
     DOC.write_text("\n".join(lines))
 
 
+def _covered(note: str, rerun: set[str]) -> bool:
+    """Whether every server an earlier re-run note names is among those run again now (``| NAME`` keys)."""
+    named = note.split("): ", 1)[-1].split("; their rows", 1)[0].split(", ")
+    return all(f"| {name}" in rerun for name in named)
+
+
+def _uncounted(note: str) -> str:
+    return note.split(" With them, ", 1)[0]
+
+
 def rerun_doc(data: dict, args: argparse.Namespace, started: dt.datetime, load: str) -> None:
     """Replace the rows of the servers run again in the table of the last full run, and say so above it."""
     lines = DOC.read_text().splitlines()
     fresh = {row.split(" | ")[0]: row for row in table(data)[2:]}
     names = ", ".join(name.removeprefix("| ") for name in fresh)
+    # Earlier re-runs' notes stay, without their count (this note gives it), unless this run re-ran all they name.
+    notes = [_uncounted(line) for line in lines if line.startswith("Re-run ") and not _covered(line, set(fresh))]
     kept = [fresh.pop(line.split(" | ")[0], line) for line in lines if not line.startswith("Re-run ")]
     at = next(i for i, line in enumerate(kept) if line.startswith("| --- "))
     end = at + 1 + sum(1 for line in kept[at + 1:] if line.startswith("| "))
@@ -153,7 +165,7 @@ def rerun_doc(data: dict, args: argparse.Namespace, started: dt.datetime, load: 
             f"average {load}): {names}; their rows below are from that run. With them, {passing} of the "
             f"{len(rows)} servers below PASS.")
     first = next(i for i, line in enumerate(kept) if line.startswith("Machine: "))
-    kept[first + 1:first + 1] = ["", note]
+    kept[first + 1:first + 1] = [part for earlier in (*notes, note) for part in ("", earlier)]
     DOC.write_text("\n".join(kept) + "\n")
 
 

@@ -58,3 +58,19 @@ def test_a_rerun_replaces_the_rows_of_the_servers_it_ran(tmp_path):
     bench.rerun_doc(again, argparse.Namespace(rerun=["VLL101:55", "VLL102:3"]), started, "3.0")
     assert [line for line in bench.DOC.read_text().splitlines() if line.startswith("| VLL")] == rows
     assert sum(line.startswith("Re-run ") for line in bench.DOC.read_text().splitlines()) == 1
+
+
+def test_a_later_rerun_keeps_the_note_of_an_earlier_one_on_other_servers(tmp_path):
+    bench = _benchmark(tmp_path / "validate-examples.md")
+    started = dt.datetime(2026, 12, 2, tzinfo=dt.timezone.utc)
+    full = {"runs": [_run("VLL101 example 1", 8, 10.0, 20.0), _run("VLL101 example 2", 8, 10.0, 30.0)],
+            "failed": [], "skipped": [], "passed": True}
+    bench.write_doc(full, argparse.Namespace(requests=8, concurrency=4, max_tokens=16, files=[], rerun=[]), started, 60.0, "1.0")
+    bench.rerun_doc({"runs": [_run("VLL101 example 1", 8, 5.0, 15.0)], "failed": [], "skipped": [], "passed": True},
+                    argparse.Namespace(rerun=["VLL101:1"]), started, "2.0")
+    bench.rerun_doc({"runs": [_run("VLL101 example 2", 7, 5.0, 5.0)], "failed": [], "skipped": [], "passed": False},
+                    argparse.Namespace(rerun=["VLL101:2"]), started, "3.0")
+    notes = [line for line in bench.DOC.read_text().splitlines() if line.startswith("Re-run ")]
+    assert len(notes) == 2
+    assert "VLL101 example 1;" in notes[0] and "With them" not in notes[0]
+    assert "VLL101 example 2;" in notes[1] and notes[1].endswith("With them, 1 of the 2 servers below PASS.")
