@@ -41,7 +41,7 @@ class ThreadedStreams(ModelCalls):
         handler = self.semantics.handlers.get(function)
         if mode is not CallMode.AWAITED or handler is None or handler.framework != "fastapi" or function.is_method:
             raise Refusal(
-                f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route; "
+                f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route or a LitServe predict(); "
                 "iterate `engine.generate(...)` in the handler by hand and send each output's new text"
             )
         body = self._statements(function)
