@@ -36,16 +36,15 @@ import libcst as cst
 
 from vllm_lint.python.model import ClassInfo, FunctionInfo
 from vllm_lint.python.rewrite.calls import ModelCalls
-from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, SamplingKeywords, sampling_keywords
+from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS, NotCarried, SamplingKeywords, sampling_keywords
 from vllm_lint.python.rewrite.names import FreshNames, Occurrence, attribute_occurrences, names_in, occurrences
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, LitStream, ModelKind, Refusal, ResultShape
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, returned_values, snippet, yields
+from vllm_lint.python.rewrite.streamer import STREAMERS, inner_comments
 from vllm_lint.python.vocabulary import thread_target
 from vllm_lint.python.walk import walk
 
-_STREAMERS = frozenset({"transformers.TextIteratorStreamer", "transformers.generation.streamers.TextIteratorStreamer"})
-_TOKENIZER_LOADS = frozenset({"transformers.AutoTokenizer.from_pretrained"})
 _THREAD_OPTIONS = frozenset({"target", "kwargs", "daemon"})
 # skip_prompt and timeout are the streamer's own; the others are what it decodes with.
 _STREAMER_OPTIONS = frozenset({"skip_prompt", "skip_special_tokens", "clean_up_tokenization_spaces", "timeout"})
@@ -108,11 +107,10 @@ class LitServeStreams(ModelCalls):
         before: list[str] = []
         if kind is ModelKind.HF_MODEL:
             ids = self._token_ids(found, predict, decode, shown)
-            prompt = f'{{"prompt_token_ids": {ids}}}'
         else:
             self._check_pipeline_tokenizer(occurrence, positional_args(streamer)[0].value, setup)
             ids, before = self._chat_ids(found, predict, decode, tokenizer, shown)
-            prompt = f'{{"prompt_token_ids": {ids}}}'
+        prompt = f'{{"prompt_token_ids": {ids}}}'
         settings = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
         settings += self._settings(found, predict, decode, shown)
         try:
@@ -135,6 +133,8 @@ class LitServeStreams(ModelCalls):
             sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
         stream_arguments = self._stream_arguments(streamer, tokenizer, ids, skips_special)
         removed = (streamer_line, *((found.settings_line,) if found.settings_line is not None else ()), *found.lines)
+        if any(inner_comments(line) for line in removed):
+            raise Refusal("a comment sits inside the streamer's, the kwargs' or the thread's statement, which the rewrite removes; move it first")
         order = {id(s): i for i, s in enumerate(_statements(predict))}
         at = order[id(loop.statement)]
         before_loop = frozenset(id(line) for line in removed if order.get(id(line), at) < at)
@@ -221,7 +221,7 @@ class LitServeStreams(ModelCalls):
             if len(assign.targets) == 1 and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                     and target.value.value == "self" and target.attr.value == attribute:
                 streamer = assign.value
-                if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in _STREAMERS):
+                if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in STREAMERS):
                     break
                 keywords = keyword_args(streamer)
                 if len(positional_args(streamer)) != 1 or any(a.star for a in streamer.args) or set(keywords) - _STREAMER_OPTIONS:
@@ -405,6 +405,8 @@ class LitServeStreams(ModelCalls):
         for name, value in found.keywords.items():
             if name in _GENERATE_IGNORED or (name in _TOKENIZER_TOKENS and isinstance(value, cst.Attribute) and value.attr.value in _TOKENIZER_TOKENS):
                 continue  # the engine stops at the tokenizer's EOS token too, and never pads
+            if name in OUTPUT_OPTIONS:
+                continue  # the pipeline's return value, which nothing reads: the streamer sends the text
             if name not in GENERATION_KEYWORDS:
                 raise Refusal(f"`{shown}` passes the generate keyword {name}=, which has no SamplingParams equivalent here")
             settings.append((name, value))
