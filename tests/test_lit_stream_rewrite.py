@@ -133,10 +133,16 @@ def parse_args():
     assert "model=model_args.model_name_or_path," in fixed
 
 
+def test_a_context_setting_that_may_be_none_gets_the_default_of_one_not_given(tmp_path):
+    fixed = _fixed(tmp_path, GENERATE_API.replace('"max_new_tokens": request["max_tokens"] or 64', '"temperature": request["temperature"]'))
+    setting = 'context["generation_args"]["temperature"]'
+    assert f"SamplingParams(temperature={setting} if {setting} is not None else 1.0, max_tokens=" in fixed
+
+
 REFUSED = {
     "a setting that may be None": (
-        GENERATE_API.replace('"max_new_tokens": request["max_tokens"] or 64', '"temperature": request["temperature"]'),
-        "temperature= in `context[\"generation_args\"]` may be None",
+        GENERATE_API.replace('"max_new_tokens": request["max_tokens"] or 64', '"stop_strings": request["stop"]'),
+        "`context[\"generation_args\"]` carries stop_strings=",
     ),
     "the streamer read elsewhere": (
         GENERATE_API.replace("        thread.join()\n", "        thread.join()\n        print(self.streamer)\n"),

@@ -23,8 +23,8 @@ from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
-from vllm_lint.python.rewrite.lit_stream import LitServeStreams
 from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
+from vllm_lint.python.rewrite.lit_stream import LitServeStreams
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.prompts import rebound_names
@@ -263,8 +263,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         elif kind is ModelKind.HF_MODEL and (thread := _thread_on_generate(ctx, o)) is not None:
             raise Refusal(
                 f"`{snippet(ctx.module, thread)}` runs model.generate in a thread that feeds a TextIteratorStreamer; "
-                "the rewrite streams it only in a LitServe predict(), and a pipeline's thread in a FastAPI route: iterate `engine.generate(prompt, SamplingParams(...), "
-                "request_id)` in the handler by hand and send each output's new text"
+                "the rewrite streams it only in a LitServe predict(), and a pipeline's thread in a FastAPI route: iterate "
+                "`engine.generate(prompt, SamplingParams(...), request_id)` in the handler by hand and send each output's new text"
             )
         elif kind is ModelKind.HF_MODEL:
             raise Refusal(

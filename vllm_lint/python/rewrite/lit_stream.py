@@ -42,7 +42,7 @@ from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, LitStream, Mode
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, returned_values, snippet, yields
 from vllm_lint.python.rewrite.streamer import STREAMERS, inner_comments
-from vllm_lint.python.vocabulary import thread_target
+from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, thread_target
 from vllm_lint.python.walk import walk
 
 _THREAD_OPTIONS = frozenset({"target", "kwargs", "daemon"})
@@ -51,6 +51,13 @@ _STREAMER_OPTIONS = frozenset({"skip_prompt", "skip_special_tokens", "clean_up_t
 # model.generate keywords that change nothing for one unpadded prompt on the engine.
 _GENERATE_IGNORED = frozenset({"attention_mask", "use_cache"})
 _TOKENIZER_TOKENS = frozenset({"eos_token_id", "pad_token_id"})
+# A generation setting decode_request() may set to None (``request.temperature``), which generate() reads as not
+# given: what SamplingParams then gets, as the rewrite maps a keyword not given (its own default; max_tokens as
+# generation.py sets it).
+_WHEN_NONE = {
+    "temperature": "1.0", "top_p": "1.0", "top_k": "0", "repetition_penalty": "1.0", "min_new_tokens": "0",
+    "max_new_tokens": str(DEFAULT_MAX_TOKENS),
+}
 # The async generator the loop iterates: the streamer's text, from the engine's cumulative outputs.
 LIT_NEW_TEXT_HELPER = '''async def {name}(stream, prompt_text="", clean_up=None):
     """The text each of the engine's outputs adds, as transformers' TextIteratorStreamer sent it: after
@@ -75,6 +82,10 @@ class _Thread:
     inputs: cst.BaseExpression | None  # ``**inputs`` / ``dict(inputs, ...)``: the tokenizer's output
     spreads: tuple[cst.BaseExpression, ...]  # ``**context["generation_args"]``
     keywords: dict[str, cst.BaseExpression]
+
+
+# The thread's kwargs: the tokenizer's output spread into them, other spreads, the keywords.
+_Kwargs = tuple[cst.BaseExpression | None, tuple[cst.BaseExpression, ...], dict[str, cst.BaseExpression]]
 
 
 class LitServeStreams(ModelCalls):
@@ -160,19 +171,19 @@ class LitServeStreams(ModelCalls):
             name, line, _ = assignment
             uses = [o for o in occurrences(predict.node, [name])[name]]
             start = body[index + 1] if index + 1 < len(body) else None
-            if start is None or not _method_call_line(start, name, "start"):
+            if not (isinstance(start, cst.SimpleStatementLine) and _method_call_line(start, name, "start")):
                 break
             lines = [line, start]
             join = next((s for s in body[index + 2:] if _method_call_line(s, name, "join")), None)
-            if join is not None:
+            if isinstance(join, cst.SimpleStatementLine):
                 lines.append(join)
             if len(uses) != len(lines):
                 break
-            settings_line, settings = self._kwargs(keywords.get("kwargs"), predict, shown)
-            return _Thread(tuple(lines), settings_line, *settings)  # type: ignore[arg-type]
+            settings_line, (inputs, spreads, settings) = self._kwargs(keywords.get("kwargs"), predict, shown)
+            return _Thread(tuple(lines), settings_line, inputs, spreads, settings)
         raise Refusal(f"`{shown}` is not bound, then started right after, in predict(); or the thread is used other than by start() and join()")
 
-    def _kwargs(self, value: cst.Arg | None, predict: FunctionInfo, shown: str):
+    def _kwargs(self, value: cst.Arg | None, predict: FunctionInfo, shown: str) -> tuple[cst.SimpleStatementLine | None, _Kwargs]:
         """The thread's kwargs=: ``dict(...)`` or a dict literal, inline or in a variable made just for it."""
         if value is None:
             raise Refusal(f"`{shown}` passes the model no kwargs= (no streamer)")
@@ -192,7 +203,7 @@ class LitServeStreams(ModelCalls):
                     keywords[arg.keyword.value] = arg.value
                 elif arg.star == "**" and not (isinstance(arg.value, cst.Name) and inputs is None):
                     spreads.append(arg.value)
-                elif (arg.star == "**" or index == 0) and inputs is None and isinstance(arg.value, cst.Name):
+                elif (arg.star == "**" or (index == 0 and not arg.star)) and inputs is None and isinstance(arg.value, cst.Name):
                     inputs = arg.value
                 else:
                     raise Refusal(f"the thread's kwargs `{snippet(self.module, expr)}` pass arguments the rewrite cannot read")
@@ -437,13 +448,13 @@ class LitServeStreams(ModelCalls):
             name = element.key.evaluated_value
             if name not in GENERATION_KEYWORDS or name in ("do_sample", "stop_strings"):
                 raise Refusal(f"`{shown}` carries {name}=, which the rewrite cannot map from a value known only at request time")
-            if name != "pad_token_id" and not _never_none(element.value):
-                # generate() reads None as "the model's generation config's value"; SamplingParams takes no None.
-                raise Refusal(
-                    f"{name}= in `{shown}` may be None (`{snippet(self.module, element.value)}`), which generate() reads as the "
-                    f"model's default and SamplingParams does not take; give it a default (`... or 1.0`)"
-                )
-            settings.append((name, cst.parse_expression(f"{self.module.code_for_node(spread)}[{element.key.value}]")))
+            read = f"{self.module.code_for_node(spread)}[{element.key.value}]"
+            if name in _WHEN_NONE and not _never_none(element.value):
+                # generate() reads None as a keyword not given; SamplingParams takes no None: its default then.
+                read = f"{read} if {read} is not None else {_WHEN_NONE[name]}"
+            elif name not in ("pad_token_id", "eos_token_id") and not _never_none(element.value):
+                raise Refusal(f"{name}= in `{shown}` may be None (`{snippet(self.module, element.value)}`); give it a value that is never None")
+            settings.append((name, cst.parse_expression(read)))
         return settings
 
     def _encode_response(self, klass: ClassInfo) -> tuple[cst.FunctionDef | None, cst.For | None]:

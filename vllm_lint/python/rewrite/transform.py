@@ -23,8 +23,8 @@ from vllm_lint.python.rewrite.imports import (
     imported_as,
     remove_unused_imports,
 )
-from vllm_lint.python.rewrite.lit_stream import LIT_NEW_TEXT_HELPER
 from vllm_lint.python.rewrite.layout import BLANK, Statement, comment_lines, with_blank_lines
+from vllm_lint.python.rewrite.lit_stream import LIT_NEW_TEXT_HELPER
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
