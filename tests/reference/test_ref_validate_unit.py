@@ -9,7 +9,7 @@ import json
 import click
 import pytest
 
-from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, prompt_for
+from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, json_lines, prompt_for
 from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
 from vllm_lint.reference.validate.compare import compare, response_shape, response_text, response_texts
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
@@ -291,6 +291,16 @@ def test_compare_reports_shape_and_text_mismatches():
     assert (c.same_shape, c.same_text) == (1, 1) and not c.passed
     assert c.mismatches[0]["bad_shape"] == "str" and c.mismatches[0]["fixed_shape"] == {"text": "str"}
     assert c.mismatches[1]["first_difference_at_char"] == 2
+
+
+def test_a_litserve_stream_of_json_lines_is_read_as_its_items():
+    """LitServe streams each item encode_response() yields as a JSON line, naming no content type: chunked up
+    differently by two servers, the same text once read as items."""
+    bad = json_lines('{"output": "Hello wor"}\n{"output": ""}\n{"output": "ld!"}\n')
+    fixed = json_lines('{"output": "Hello"}\n{"output": " world"}\n{"output": "!"}\n')
+    assert bad == [{"output": "Hello wor"}, {"output": ""}, {"output": "ld!"}]
+    assert response_texts(_rec(0, bad, "", True)) == response_texts(_rec(0, fixed, "", True)) == ("Hello world!",)
+    assert json_lines("plain text\n") == "plain text\n" and json_lines("[1]\n") == "[1]\n"
 
 
 def test_compare_counts_failed_requests():
