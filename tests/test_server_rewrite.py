@@ -929,21 +929,21 @@ HF_REFUSED = {
     "a thread running model.generate for a streamer": (
         """\
         from threading import Thread
-        import litserve as ls
+        from fastapi import FastAPI
+        from fastapi.responses import StreamingResponse
         from transformers import AutoModelForCausalLM, AutoTokenizer, TextIteratorStreamer
-        class API(ls.LitAPI):
-            def setup(self, device):
-                model_id = "gpt2"
-                self.tokenizer = AutoTokenizer.from_pretrained(model_id)
-                self.model = AutoModelForCausalLM.from_pretrained(model_id)
-                self.streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True)
-            def predict(self, inputs):
-                thread = Thread(target=self.model.generate, kwargs=dict(**inputs, streamer=self.streamer))
-                thread.start()
-                for text in self.streamer:
-                    yield text
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            streamer = TextIteratorStreamer(tokenizer, skip_prompt=True)
+            thread = Thread(target=model.generate, kwargs=dict(**inputs, streamer=streamer))
+            thread.start()
+            return StreamingResponse(streamer)
         """,
-        "runs model.generate in a thread that feeds a TextIteratorStreamer; the rewrite streams a pipeline's thread only",
+        "runs model.generate in a thread that feeds a TextIteratorStreamer; the rewrite streams it only in a LitServe predict()",
     ),
     "a model name set again after the model is loaded": (
         """\

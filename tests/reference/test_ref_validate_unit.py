@@ -9,7 +9,7 @@ import json
 import click
 import pytest
 
-from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, prompt_for
+from vllm_lint.reference.loadgen import LoadResult, Record, check_loopback, decode_body, json_lines, prompt_for
 from vllm_lint.reference.validate.cases import Case, file_cases, rule_cases
 from vllm_lint.reference.validate.compare import compare, response_shape, response_text, response_texts
 from vllm_lint.reference.validate.endpoint import Endpoint, discover_endpoint
@@ -111,8 +111,8 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56)),
-                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13, 16)),
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56, 57)),
+                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13, 16, 17)),
                                              *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26, 27, 28, 29, 30))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
@@ -293,6 +293,16 @@ def test_compare_reports_shape_and_text_mismatches():
     assert (c.same_shape, c.same_text) == (1, 1) and not c.passed
     assert c.mismatches[0]["bad_shape"] == "str" and c.mismatches[0]["fixed_shape"] == {"text": "str"}
     assert c.mismatches[1]["first_difference_at_char"] == 2
+
+
+def test_a_litserve_stream_of_json_lines_is_read_as_its_items():
+    """LitServe streams each item encode_response() yields as a JSON line, naming no content type: chunked up
+    differently by two servers, the same text once read as items."""
+    bad = json_lines('{"output": "Hello wor"}\n{"output": ""}\n{"output": "ld!"}\n')
+    fixed = json_lines('{"output": "Hello"}\n{"output": " world"}\n{"output": "!"}\n')
+    assert bad == [{"output": "Hello wor"}, {"output": ""}, {"output": "ld!"}]
+    assert response_texts(_rec(0, bad, "", True)) == response_texts(_rec(0, fixed, "", True)) == ("Hello world!",)
+    assert json_lines("plain text\n") == "plain text\n" and json_lines("[1]\n") == "[1]\n"
 
 
 def test_compare_counts_failed_requests():

@@ -213,6 +213,11 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
     GenerationMixin.generate = generate
 
 
+# SamplingParams fields that change how the generated tokens are rendered as text, not which tokens: a fixed
+# server keeps the special tokens in its text (skip_special_tokens=False), as a TextIteratorStreamer did.
+_RENDERING = ("skip_special_tokens", "include_stop_str_in_output", "spaces_between_special_tokens")
+
+
 def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seqs: int | None) -> None:
     from vllm import SamplingParams
     from vllm.engine.arg_utils import AsyncEngineArgs, EngineArgs
@@ -268,6 +273,8 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
         params = bound.arguments.get("sampling_params")
         output_kind = getattr(params, "output_kind", None)
         extra = {"output_kind": output_kind} if output_kind is not None else {}
+        # How the server asked for the text to be rendered (not decoded): kept, as the bad server's decode is.
+        extra.update({name: getattr(params, name) for name in _RENDERING if hasattr(params, name)})
         bound.arguments["sampling_params"] = greedy(**extra)
         return _counted(original_generate(*bound.args, **bound.kwargs), delta=output_kind == DELTA)
 

@@ -145,6 +145,24 @@ def decode_body(raw: bytes, content_type: str) -> Any:
     return text
 
 
+def json_lines(text: str) -> Any:
+    """A stream with no content type of its own whose every line is a JSON object (LitServe streams each item
+    encode_response() yields as one, in a plain StreamingResponse): the list of them, as an event stream's
+    events; anything else stays text."""
+    events = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return text
+        if not isinstance(event, dict):
+            return text
+        events.append(event)
+    return events or text
+
+
 async def run_load(
     base_url: str,
     make_request: Callable[[int], RequestSpec],
@@ -189,7 +207,10 @@ async def run_load(
             latency = time.perf_counter() - t0
             raw = b"".join(chunks)
             streamed = "event-stream" in content_type or "ndjson" in content_type or (chunked and "json" not in content_type)
-            record = Record(i, status, latency, ttfb, decode_body(raw, content_type), content_type, streamed)
+            body = decode_body(raw, content_type)
+            if streamed and isinstance(body, str):
+                body = json_lines(body)
+            record = Record(i, status, latency, ttfb, body, content_type, streamed)
             if status >= 300:
                 record.error = f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}"
             elif count_tokens is not None:

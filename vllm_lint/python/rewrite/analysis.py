@@ -25,6 +25,7 @@ from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
 from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
+from vllm_lint.python.rewrite.lit_stream import LitServeStreams
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
 from vllm_lint.python.rewrite.prompts import rebound_names
@@ -267,7 +268,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
                    if isinstance(a.statement, cst.SimpleStatementLine))
     uses = [o for o in uses if not is_binding_of(o, [a.statement for a in others])]
     if kind is ModelKind.PIPELINE:
-        streams = [c for o in uses if (c := ThreadedStreams(ctx).threaded_stream(o, generation)) is not None]
+        lit, threaded = LitServeStreams(ctx), ThreadedStreams(ctx)
+        streams = [c for o in uses if (c := lit.lit_stream(o, kind, generation) or threaded.threaded_stream(o, generation)) is not None]
         taken = {id(line) for c in streams for line in c.removed}
         uses = [o for o in uses if not any(id(p) in taken for p in o.parents)]  # e.g. the streamer's pipe.tokenizer
         calls.extend(streams)
@@ -275,7 +277,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         construction.check_decoder_only(site.node)  # before the generate calls, whose own refusals would mislead
         uses, removed_lines = _without_housekeeping(uses)
         generates = [calls_of.hf_generate_call(o) for o in uses if _calls_generate(o)]
-        taken = {id(line) for c in generates for line in c.removed}
+        generates += [c for o in uses if (c := LitServeStreams(ctx).lit_stream(o, kind, {})) is not None]
+        taken = {id(line) for c in generates for line in (*c.removed, *(c.lit.unplaced if c.lit else ()))}
         uses = [o for o in uses if not _calls_generate(o) and not any(id(p) in taken for p in o.parents)]  # ``.to(model.device)``
         calls.extend(generates)
         engine_arguments = construction.hf_model_construction(site.node, generates)
@@ -294,8 +297,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         elif kind is ModelKind.HF_MODEL and (thread := _thread_on_generate(ctx, o)) is not None:
             raise Refusal(
                 f"`{snippet(ctx.module, thread)}` runs model.generate in a thread that feeds a TextIteratorStreamer; "
-                "the rewrite streams a pipeline's thread only: iterate `engine.generate(prompt, SamplingParams(...), "
-                "request_id)` in the handler by hand and send each output's new text"
+                "the rewrite streams it only in a LitServe predict(), and a pipeline's thread in a FastAPI route: iterate "
+                "`engine.generate(prompt, SamplingParams(...), request_id)` in the handler by hand and send each output's new text"
             )
         elif kind is ModelKind.HF_MODEL:
             raise Refusal(

@@ -331,7 +331,50 @@ class EngineConstruction(ModuleFacts):
             # ``os.getenv("MODEL") or "gpt2"``
             return self.is_model_name(expr.left, depth + 1) and self.is_model_name(expr.right, depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            return self._is_string_option(expr.value.value, expr.attr.value)
+            return self._is_string_option(expr.value.value, expr.attr.value) or self._is_dataclass_option(expr.value.value, expr.attr.value)
+        return False
+
+    def _is_dataclass_option(self, namespace: str, option: str) -> bool:
+        """``model_args.model_name_or_path`` where ``model_args`` (alone or in a tuple) is bound once, at module
+        level, to what a module function returns that builds transformers' HfArgumentParser (the command line, or
+        the JSON/YAML file it names, parsed into dataclasses), and ``model_name_or_path`` is a ``str`` field of a
+        module @dataclass: a command-line option, given as from_pretrained is given a name or path."""
+        bound = [s for s in self.module.body if namespace in bound_names(s)]
+        if len(bound) != 1 or any(namespace in f.global_names for f in self.model.functions):
+            return False
+        line = bound[0]
+        assign = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                and isinstance(assign.value.func, cst.Name) and self._builds_hf_parser(assign.value.func.value, 0)):
+            return False
+        target = assign.targets[0].target
+        names = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+        if not any(isinstance(n, cst.Name) and n.value == namespace for n in names):
+            return False
+        return any(self._str_field(klass.node, option) for klass in self.model.classes)
+
+    def _builds_hf_parser(self, function: str, depth: int) -> bool:
+        """The module function ``function`` builds an HfArgumentParser, or calls one that does."""
+        info = self.model.module_functions.get(function)
+        if info is None or depth > 4:
+            return False
+        for site in self.model.calls:
+            if site.function is None or site.function.node is not info.node:
+                continue
+            if self.semantics.callee(site.node) == "transformers.HfArgumentParser":
+                return True
+            if isinstance(site.node.func, cst.Name) and site.node.func.value != function and self._builds_hf_parser(site.node.func.value, depth + 1):
+                return True
+        return False
+
+    def _str_field(self, klass: cst.ClassDef, field: str) -> bool:
+        """``field: str = ...`` in a @dataclass class."""
+        if not any((self.semantics.qualify(d.decorator) or dotted_name(d.decorator)) in ("dataclasses.dataclass", "dataclass") for d in klass.decorators):
+            return False
+        for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else []:
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == field:
+                return isinstance(small.annotation.annotation, cst.Name) and small.annotation.annotation.value == "str"
         return False
 
     def _rebound_model_name(self, name: str, depth: int, function: FunctionInfo | None) -> bool:

@@ -16,12 +16,15 @@ from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, Handle
 from vllm_lint.python.rewrite.prompts import bound_names
 from vllm_lint.python.rewrite.imports import imported_as
 from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, modal_cls_decorator, served_class_kind
-from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, only_call, positional_args, snippet, top_level_index_of
+from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, snippet, top_level_index_of
 
 _SERVE_CALLS = frozenset({"uvicorn.run"})
 # LitAPI options an async predict cannot keep: LitServe refuses async batching, and a streaming predict is
-# a generator the rewrite does not produce; enable_async itself, if given, is the user's own choice.
+# a generator the rewrite produces only from a streamer's loop (then stream=True and an OpenAI spec are kept:
+# LitServe streams an async generator's items, see ``lit_stream``); enable_async itself, if given, is the
+# user's own choice.
 _LITSERVE_NOT_ASYNC = frozenset({"max_batch_size", "batch_timeout", "stream", "enable_async", "loop", "spec"})
+_OPENAI_SPECS = frozenset({"litserve.OpenAISpec", "litserve.specs.OpenAISpec", "litserve.specs.openai.OpenAISpec"})
 _LITSERVERS = frozenset({"litserve.LitServer", "litserve.server.LitServer"})
 
 
@@ -59,8 +62,9 @@ class EnginePlacement(ModuleFacts):
             if served_class_kind(self.semantics, method) == MODAL_CLASS:
                 return self.modal_placement(owner.node)
             if served_class_kind(self.semantics, method) == LITSERVE_API:
-                instantiations = self.litserve_instantiations(owner)
-                return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=self.check_litservers())
+                streamed = any(c.mode is CallMode.LIT_STREAMED for c in calls)
+                instantiations = self.litserve_instantiations(owner, streamed)
+                return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=self.check_litservers(streamed))
             callers = Callers(self.ctx)
             if callers.framework_owned(owner):
                 return BuiltInPlace()
@@ -129,8 +133,9 @@ class EnginePlacement(ModuleFacts):
             raise Refusal("the module does not `import modal`, which the @modal.concurrent and @modal.exit() the rewrite adds name")
         return BuiltInPlace(modal_class=klass, modal_concurrent=not concurrent)
 
-    def litserve_instantiations(self, klass: ClassInfo) -> tuple[cst.Call, ...]:
-        """Every ``TextAPI()`` of the LitAPI subclass, when each can take ``enable_async=True`` as it is."""
+    def litserve_instantiations(self, klass: ClassInfo, streamed: bool = False) -> tuple[cst.Call, ...]:
+        """Every ``TextAPI()`` of the LitAPI subclass, when each can take ``enable_async=True`` as it is;
+        ``streamed``: predict() becomes an async generator, which streams under stream=True or an OpenAI spec."""
         name = klass.name
         if "__init__" in klass.methods:
             raise Refusal(f"{name} defines __init__; pass enable_async=True to LitAPI.__init__ there and make predict() async by hand")
@@ -142,6 +147,8 @@ class EnginePlacement(ModuleFacts):
             if positional_args(call) or any(arg.star for arg in call.args):
                 raise Refusal(f"`{snippet(self.module, call)}` passes arguments the rewrite cannot read; it needs enable_async=True")
             given = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+            if streamed:
+                given -= self._streaming_options(call)
             if given & _LITSERVE_NOT_ASYNC:
                 raise Refusal(
                     f"`{snippet(self.module, call)}` sets {', '.join(sorted(given & _LITSERVE_NOT_ASYNC))}; "
@@ -152,7 +159,19 @@ class EnginePlacement(ModuleFacts):
             raise Refusal(f"{name} is not instantiated in this module; the rewrite passes enable_async=True where it is")
         return tuple(calls)
 
-    def check_litservers(self) -> tuple[cst.Call, ...]:
+    def _streaming_options(self, call: cst.Call) -> set[str]:
+        """``stream=True`` and ``spec=OpenAISpec()`` of a LitAPI's instantiation (or a LitServer's spec=): what
+        LitServe streams an async predict's items under (an OpenAI spec streams, or not, as each request asks)."""
+        keywords = keyword_args(call)
+        kept = set()
+        if "stream" in keywords and literal_flag(keywords["stream"].value) is True:
+            kept.add("stream")
+        spec = keywords["spec"].value if "spec" in keywords else None
+        if isinstance(spec, cst.Call) and not spec.args and self.semantics.callee(spec) in _OPENAI_SPECS:
+            kept.add("spec")
+        return kept
+
+    def check_litservers(self, streamed: bool = False) -> tuple[cst.Call, ...]:
         """Each ``LitServer(...)`` runs one worker on one device, with no batching or streaming of its own; the
         ones that name no devices= (LitServe's default: every GPU), which then get devices=1.
 
@@ -168,10 +187,17 @@ class EnginePlacement(ModuleFacts):
             keywords = keyword_args(server)
             if any(arg.star for arg in server.args) or len(positional_args(server)) > 1:
                 raise Refusal(f"`{shown}` passes arguments the rewrite cannot read")
-            if keywords.keys() & _LITSERVE_NOT_ASYNC:
-                raise Refusal(f"`{shown}` sets {', '.join(sorted(keywords.keys() & _LITSERVE_NOT_ASYNC))}; LitServe's async predict takes neither batching nor a stream of its own")
+            given = keywords.keys() - (self._streaming_options(server) if streamed else set())
+            if given & _LITSERVE_NOT_ASYNC:
+                raise Refusal(f"`{shown}` sets {', '.join(sorted(given & _LITSERVE_NOT_ASYNC))}; LitServe's async predict takes neither batching nor a stream of its own")
             one_device = "devices" not in keywords or _is_int(keywords["devices"].value, 1)
             one_worker = "workers_per_device" not in keywords or _is_int(keywords["workers_per_device"].value, 1)
+            workers = keywords["workers_per_device"].value if "workers_per_device" in keywords else None
+            if workers is not None and not isinstance(workers, cst.Integer):
+                raise Refusal(
+                    f"`{shown}` takes workers_per_device=`{snippet(self.module, workers)}`, which may be above 1: each worker "
+                    "would build an engine on GPU 0; pass workers_per_device=1 (one engine serves every request at once)"
+                )
             if not (one_device and one_worker):
                 raise Refusal(
                     f"`{shown}` starts several workers (devices= or workers_per_device= above 1), each of which "

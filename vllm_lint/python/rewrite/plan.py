@@ -48,6 +48,7 @@ class CallMode(Enum):
     STREAMED = "the call is the iterable of an async for: the engine's stream takes its place"
     BRIDGED = "a plain def handler of a sync framework: the final output fetched through the engine's thread before the statement"
     THREAD_STREAMED = "a thread feeding a TextIteratorStreamer that a StreamingResponse sends: the response sends the engine's new text instead"
+    LIT_STREAMED = "a thread feeding a TextIteratorStreamer that a LitServe predict() iterates: it iterates the engine's new text instead"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,24 @@ class MultiModalData:
         data = ", ".join(f'"{key}": {code}' for key, code in self.items)
         given = f'{{"prompt": {prompt}, "multi_modal_data": {{{data}}}}}'
         return given if self.condition is None else f"{given} if {self.condition} else {prompt}"
+
+
+@dataclass(frozen=True, slots=True)
+class LitStream:
+    """What a LitServe predict() streaming through a thread needs besides the engine request (see ``lit_stream``)."""
+
+    stream_arguments: tuple[str, ...]  # the new-text helper's prompt_text= and clean_up=, as the streamer decoded
+    before: tuple[str, ...]  # statements (source) that go before the loop: the prompt's token ids
+    anchor: cst.BaseStatement  # the top-level statement holding the API class: the helper goes before it
+    loop: cst.For | cst.SimpleStatementLine  # ``for text in self.streamer:``, or the ``yield from self.streamer`` line
+    before_loop: frozenset[int] = frozenset()  # ids of the removed lines in predict() before its loop
+    # A sync generator encode_response(), ``for out in output: yield ...``: made async, its loop ``async for``
+    # (LitServe hands it predict()'s async generator)
+    encode_function: cst.FunctionDef | None = None
+    encode_loop: cst.For | None = None
+    # decode_request()'s ``inputs.to(self.model.device)``: replaced by ``inputs`` (the engine has no device; the
+    # token ids reach it as a list)
+    unplaced: tuple[cst.Call, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +125,7 @@ class HandlerCall:
     # gathered requests get request ids numbered in the list's order, as LLM.generate numbers its requests
     # (the handler reads ``output.request_id``)
     numbered: bool = False
+    lit: LitStream | None = None  # LIT_STREAMED: the rest of what the loop needs
 
 
 @dataclass(frozen=True, slots=True)

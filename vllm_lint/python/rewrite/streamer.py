@@ -23,7 +23,7 @@ from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_f
 from vllm_lint.python.vocabulary import thread_target
 from vllm_lint.python.walk import walk
 
-_STREAMERS = frozenset({"transformers.TextIteratorStreamer", "transformers.generation.streamers.TextIteratorStreamer"})
+STREAMERS = frozenset({"transformers.TextIteratorStreamer", "transformers.generation.streamers.TextIteratorStreamer"})
 _STREAMING_RESPONSES = frozenset({"fastapi.responses.StreamingResponse", "starlette.responses.StreamingResponse"})
 _THREAD_OPTIONS = frozenset({"target", "args", "kwargs", "daemon"})
 _STREAMER_OPTIONS = frozenset({"skip_prompt", "skip_special_tokens", "timeout"})  # timeout: how long the reader waits
@@ -41,7 +41,7 @@ class ThreadedStreams(ModelCalls):
         handler = self.semantics.handlers.get(function)
         if mode is not CallMode.AWAITED or handler is None or handler.framework != "fastapi" or function.is_method:
             raise Refusal(
-                f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route; "
+                f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route or a LitServe predict(); "
                 "iterate `engine.generate(...)` in the handler by hand and send each output's new text"
             )
         body = self._statements(function)
@@ -78,7 +78,7 @@ class ThreadedStreams(ModelCalls):
             extra = [(k, v) for k, v in (("skip_special_tokens", "False"), ("include_stop_str_in_output", "True")) if k not in given]
             sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
         removed = tuple(s for s in (streamer_line, settings_line, thread_line, start_line) if s is not None)
-        if any(_inner_comments(line) for line in removed):
+        if any(inner_comments(line) for line in removed):
             raise Refusal("a comment sits inside the streamer's or the thread's statement, which the rewrite removes; move it first")
         return HandlerCall(
             thread, CallMode.THREAD_STREAMED, function.node, prompt_code, sampling, response, ResultShape.NEW_TEXT_PIECES,
@@ -155,7 +155,7 @@ class ThreadedStreams(ModelCalls):
             assignment = _assignment(statement)
             if assignment is not None and assignment[0] == name:
                 _, line, streamer = assignment
-                if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in _STREAMERS):
+                if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in STREAMERS):
                     break
                 keywords = keyword_args(streamer)
                 if len(positional_args(streamer)) != 1 or any(a.star for a in streamer.args) or set(keywords) - _STREAMER_OPTIONS:
@@ -197,7 +197,7 @@ class _Comments(cst.CSTVisitor):
         self.count += 1
 
 
-def _inner_comments(line: cst.SimpleStatementLine) -> bool:
+def inner_comments(line: cst.SimpleStatementLine) -> bool:
     """Comments inside the statement, besides the ones above it and at its end (those move with the rewrite)."""
     visitor = _Comments()
     walk(line, visitor)

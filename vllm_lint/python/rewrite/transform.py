@@ -24,7 +24,7 @@ from vllm_lint.python.rewrite.imports import (
     remove_unused_imports,
 )
 from vllm_lint.python.rewrite.layout import BLANK, Statement, comment_lines, with_blank_lines
-from vllm_lint.python.rewrite.script import run_in_lifespan
+from vllm_lint.python.rewrite.lit_stream import LIT_NEW_TEXT_HELPER
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
@@ -36,6 +36,7 @@ from vllm_lint.python.rewrite.plan import (
     ResultShape,
     ServerPlan,
 )
+from vllm_lint.python.rewrite.script import run_in_lifespan
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 from vllm_lint.python.walk import walk
 
@@ -215,6 +216,7 @@ class ServerRewrite:
         self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
         streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
         self.new_text = self.fresh.take("new_text") if streams else ""
+        self.lit_new_text = self.fresh.take("new_text") if any(c.mode is CallMode.LIT_STREAMED for c in plan.calls) else ""
         self.final_output = self.fresh.take("final_output") if any(c.gathered for c in plan.calls) else ""
         self.request_numbers = self.fresh.take("request_numbers") if any(c.numbered for c in plan.calls) else ""
 
@@ -230,6 +232,9 @@ class ServerRewrite:
                 carried = _comments_of(call.removed)
                 if carried:
                     replacements[id(call.statement)] = lambda node, carried=carried: node.with_changes(leading_lines=[*carried, *node.leading_lines])
+                continue
+            if call.mode is CallMode.LIT_STREAMED:
+                self._lit_stream_edits(call, replacements)
                 continue
             if call.mode is CallMode.STREAMED:
                 stream_call = cst.parse_expression(self._generate_call(call))
@@ -388,6 +393,44 @@ class ServerRewrite:
         """The async generator a streamed response sends, right before the first handler that uses it."""
         first = next(c.function for c in self.plan.calls if c.mode is CallMode.THREAD_STREAMED)
         self._insert_helper(replacements, first, _NEW_TEXT_HELPER.format(name=self.new_text))
+
+    def _lit_stream_edits(self, call: HandlerCall, replacements: dict[int, Callable]) -> None:
+        """A LitServe predict(): its loop over the streamer iterates the engine's new text (``async for``), the
+        streamer, the thread and their lines go, predict() becomes an async generator, and the helper goes
+        before the API's class."""
+        lit = call.lit
+        assert lit is not None
+        pieces = f"{self.lit_new_text}({', '.join((self._generate_call(call), *lit.stream_arguments))})"
+        before: list[Statement] = [_statement(source) for source in lit.before]
+        # The comments of the lines removed before the loop move above it (the streamer's line is in setup(),
+        # and a join after the loop goes with what its comments say).
+        carried = _comments_of(tuple(line for line in call.removed if id(line) in lit.before_loop))
+
+        def loop(node: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel:
+            new: Statement
+            if isinstance(node, cst.For):
+                new = node.with_changes(iter=cst.parse_expression(pieces), asynchronous=cst.Asynchronous())
+            else:  # ``yield from streamer``, which an async generator cannot write
+                assert isinstance(node, cst.SimpleStatementLine)
+                piece = FreshNames(names_in(call.function)).take("text")
+                new = _statement(f"async for {piece} in {pieces}:\n    yield {piece}\n")
+            statements = [*before, new.with_changes(leading_lines=[])]
+            first = statements[0]
+            statements[0] = first.with_changes(leading_lines=[*carried, *node.leading_lines, *(first.leading_lines if before else [])])
+            return cst.FlattenSentinel(statements) if len(statements) > 1 else statements[0]
+
+        replacements[id(lit.loop)] = loop
+        for line in call.removed:
+            replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
+        replacements[id(call.function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+        for to in lit.unplaced:
+            replacements[id(to)] = lambda node: node.func.value.with_changes(lpar=node.lpar, rpar=node.rpar)
+        if lit.encode_loop is not None and lit.encode_function is not None:
+            replacements[id(lit.encode_loop)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+            replacements[id(lit.encode_function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+        if id(lit.anchor) not in replacements:
+            helper = [with_blank_lines(s, 2) for s in cst.parse_module(LIT_NEW_TEXT_HELPER.format(name=self.lit_new_text)).body]
+            replacements[id(lit.anchor)] = lambda node: cst.FlattenSentinel([*helper, node])
 
     def _insert_helper(self, replacements: dict[int, Callable], before: cst.FunctionDef, source: str) -> None:
         """A module-level helper, right before the handler ``before``."""
@@ -613,6 +656,12 @@ def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
     if parenthesized and not call.lpar:
         await_ = await_.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return await_
+
+
+def _statement(source: str) -> Statement:
+    statement = cst.parse_statement(source)
+    assert isinstance(statement, Statement)
+    return statement
 
 
 def _comments_of(lines: tuple[cst.BaseStatement, ...]) -> list[cst.EmptyLine]:
