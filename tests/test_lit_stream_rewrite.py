@@ -156,9 +156,9 @@ REFUSED = {
         GENERATE_API.replace("        thread.start()\n", "        print(kwargs)\n        thread.start()\n"),
         "is not bound, then started right after, in predict()",
     ),
-    "workers per device from the command line": (
-        GENERATE_API.replace("devices=1)", "devices=1, workers_per_device=WORKERS)"),
-        "takes workers_per_device=`WORKERS`, which may be above 1",
+    "workers per device computed by a call": (
+        GENERATE_API.replace("devices=1)", 'devices=1, workers_per_device=int(os.environ["WORKERS"]))'),
+        'takes workers_per_device=`int(os.environ["WORKERS"])`, which may be above 1',
     ),
 }
 
@@ -184,3 +184,15 @@ def test_generate_stream_refusal_says_why(tmp_path, case):
 def test_pipeline_stream_refusal_says_why(tmp_path, case):
     source, reason = PIPELINE_REFUSED[case]
     assert reason in _message(tmp_path, source, "VLL101")
+
+
+def test_a_worker_count_from_a_setting_is_checked_at_start_up(tmp_path):
+    source = GENERATE_API.replace("devices=1)", "devices=1, workers_per_device=WORKERS)")
+    fixed = _fixed(tmp_path, source)
+    check = ("if WORKERS != 1:\n    raise SystemExit(f\"workers_per_device={WORKERS}: one vLLM engine serves every request; "
+             "run one worker (a second one would build a second engine on GPU 0)\")\n")
+    assert textwrap.indent(check, "    ") + "    ls.LitServer(" in fixed, fixed
+    compile(fixed, "server.py", "exec")
+    # the check runs before the server is built: with two workers, the script stops and says why
+    with pytest.raises(SystemExit, match="workers_per_device=2: one vLLM engine serves every request"):
+        exec(compile("WORKERS = 2\n" + check, "check", "exec"), {})

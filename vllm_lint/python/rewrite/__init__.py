@@ -96,8 +96,13 @@ def _title(plan: ServerPlan) -> str:
         from vllm_lint.python.rewrite.transform import GRADIO_CONCURRENCY_LIMIT
 
         return f"{BRIDGE_FIX_TITLE}; the Gradio events that call it run up to {GRADIO_CONCURRENCY_LIMIT} calls at once (concurrency_limit), so that requests batch"
-    if isinstance(plan.placement, BuiltInPlace) and plan.placement.one_device_servers:
-        return f"{FIX_TITLE}; LitServer(...) gets devices=1, since one engine serves every request (LitServe would start a worker per GPU, each engine on GPU 0)"
+    if isinstance(plan.placement, BuiltInPlace) and (plan.placement.one_device_servers or plan.placement.worker_checks):
+        said = []
+        if plan.placement.one_device_servers:
+            said.append("LitServer(...) gets devices=1")
+        if plan.placement.worker_checks:
+            said.append("the server stops at start-up unless its workers_per_device setting is 1")
+        return f"{FIX_TITLE}; {' and '.join(said)}, since one engine serves every request (LitServe would start a worker per GPU, each engine on GPU 0)"
     return BRIDGE_FIX_TITLE if isinstance(plan.placement, Bridge) else FIX_TITLE
 
 

@@ -64,7 +64,8 @@ class EnginePlacement(ModuleFacts):
             if served_class_kind(self.semantics, method) == LITSERVE_API:
                 streamed = any(c.mode is CallMode.LIT_STREAMED for c in calls)
                 instantiations = self.litserve_instantiations(owner, streamed)
-                return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=self.check_litservers(streamed))
+                servers, checks = self.check_litservers(streamed)
+                return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=servers, worker_checks=checks)
             callers = Callers(self.ctx)
             if callers.framework_owned(owner):
                 return BuiltInPlace()
@@ -171,18 +172,21 @@ class EnginePlacement(ModuleFacts):
             kept.add("spec")
         return kept
 
-    def check_litservers(self, streamed: bool = False) -> tuple[cst.Call, ...]:
+    def check_litservers(self, streamed: bool = False) -> tuple[tuple[cst.Call, ...], tuple[tuple[cst.CSTNode, str], ...]]:
         """Each ``LitServer(...)`` runs one worker on one device, with no batching or streaming of its own; the
-        ones that name no devices= (LitServe's default: every GPU), which then get devices=1.
+        ones that name no devices= (LitServe's default: every GPU), which then get devices=1; and the statements
+        of those whose workers_per_device= is a setting (``args.workers``), which get a start-up check that it is 1.
 
         LitServe starts a worker per device and per ``workers_per_device`` without giving each its own
         CUDA_VISIBLE_DEVICES, and vLLM's engine takes GPU 0 and most of its memory: a second worker's
         engine would not fit where a second pipeline did.
         """
-        servers = [site.node for site in self.model.calls if self.semantics.callee(site.node) in _LITSERVERS]
+        sites = [site for site in self.model.calls if self.semantics.callee(site.node) in _LITSERVERS]
+        servers = [site.node for site in sites]
+        checks: list[tuple[cst.CSTNode, str]] = []
         if not servers:
             raise Refusal("no LitServer(...) is built in this module; the rewrite needs to see it runs one worker")
-        for server in servers:
+        for site, server in zip(sites, servers):
             shown = snippet(self.module, server)
             keywords = keyword_args(server)
             if any(arg.star for arg in server.args) or len(positional_args(server)) > 1:
@@ -193,7 +197,12 @@ class EnginePlacement(ModuleFacts):
             one_device = "devices" not in keywords or _is_int(keywords["devices"].value, 1)
             one_worker = "workers_per_device" not in keywords or _is_int(keywords["workers_per_device"].value, 1)
             workers = keywords["workers_per_device"].value if "workers_per_device" in keywords else None
-            if workers is not None and not isinstance(workers, cst.Integer):
+            if workers is not None and not isinstance(workers, cst.Integer) and dotted_name(workers) is not None \
+                    and isinstance(site.statement, cst.SimpleStatementLine):
+                # A setting (a command-line option): checked when the server starts, as a prompt of unknown type is.
+                checks.append((site.statement, dotted_name(workers) or ""))
+                one_worker = True
+            elif workers is not None and not isinstance(workers, cst.Integer):
                 raise Refusal(
                     f"`{shown}` takes workers_per_device=`{snippet(self.module, workers)}`, which may be above 1: each worker "
                     "would build an engine on GPU 0; pass workers_per_device=1 (one engine serves every request at once)"
@@ -203,7 +212,7 @@ class EnginePlacement(ModuleFacts):
                     f"`{shown}` starts several workers (devices= or workers_per_device= above 1), each of which "
                     "would build an engine on GPU 0; pass devices=1 (one engine; tensor_parallel_size spreads it over GPUs)"
                 )
-        return tuple(server for server in servers if "devices" not in keyword_args(server))
+        return tuple(server for server in servers if "devices" not in keyword_args(server)), tuple(checks)
 
     def bridge_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str) -> Bridge:
         """The engine's thread is started where the model was loaded: at import, under ``__main__`` before

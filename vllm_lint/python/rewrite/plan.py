@@ -169,6 +169,10 @@ class BuiltInPlace:
     # The LitServer(...) calls that name no devices=, which get devices=1: LitServe would start a worker per
     # GPU, and each one's engine would take GPU 0 (vLLM spreads one engine over GPUs with tensor_parallel_size).
     one_device_servers: tuple[cst.Call, ...] = ()
+    # The statements building a LitServer whose workers_per_device= is a setting read at run time (a command-line
+    # option), with that setting's code: each gets a check before it that stops the server at start-up unless it
+    # is 1 (a second worker would build a second engine on GPU 0)
+    worker_checks: tuple[tuple[cst.CSTNode, str], ...] = ()
     # A Modal class: Modal gives a container one input at a time unless the class is @modal.concurrent; the
     # class gets it (None: it has it, or the older allow_concurrent_inputs=), and a @modal.exit() method that
     # shuts the engine down.

@@ -318,6 +318,14 @@ class ServerRewrite:
                 replacements[id(instantiation)] = lambda node: with_keyword(node, "enable_async", "True")
             for server in placement.one_device_servers:
                 replacements[id(server)] = lambda node: with_keyword(node, "devices", "1")
+            for statement, setting in placement.worker_checks:
+                check = cst.parse_statement(
+                    f"if {setting} != 1:\n"
+                    f"    raise SystemExit(f\"workers_per_device={{{setting}}}: one vLLM engine serves every request; run one "
+                    "worker (a second one would build a second engine on GPU 0)\")\n"
+                )
+                replacements[id(statement)] = lambda node, check=check: cst.FlattenSentinel(
+                    [check.with_changes(leading_lines=node.leading_lines), node.with_changes(leading_lines=[])])
         top_level = list(self.module.body)
         moved_model = placement.moved_model if isinstance(placement, Lifespan) else None
         moved = moved_model is not None
