@@ -197,6 +197,9 @@ class ServerPlan:
     # A pipeline loaded at module scope leaves its variable behind and the engine gets a name of its own;
     # an engine built in a function (a start-up hook) keeps the variable its ``global`` statement names.
     renames_model: bool = False
+    # The model's statement binds the dict that holds it (``MODELS = {"llm": LLM(...)}``): it becomes ``MODELS = {}``
+    # and the entry's own assignment (``MODELS["llm"] = <engine>``), which is what moves or changes.
+    model_dict: str | None = None
     # ``model.eval()``, ``model.to(device)``: lines on the model that mean nothing to the engine, removed
     removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
     # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults
