@@ -181,7 +181,7 @@ class Construction:
 @dataclass(frozen=True, slots=True)
 class ServerPlan:
     kind: ModelKind
-    model_name: str  # the variable that held the pipeline / LLM
+    model_name: str  # the variable that held the pipeline / LLM (``self.x``; a module dict's entry: ``MODELS["llm"]``)
     model_call: cst.Call  # pipeline(...) / LLM(...)
     model_statement: cst.SimpleStatementLine  # ``name = pipeline(...)``
     engine_arguments: tuple[tuple[str, str], ...]  # pipeline: AsyncEngineArgs keywords as code
