@@ -1718,3 +1718,32 @@ def test_a_dict_the_rewrite_cannot_follow_is_refused(tmp_path, change, why):
     assert old in DICT_SERVER
     reports = findings(tmp_path, DICT_SERVER.replace(old, new, 1), "VLL103")
     assert reports and all(f"{NO_FIX}{why}" in d.message for d in reports), [d.message for d in reports]
+
+
+def test_a_model_in_a_dicts_item_is_seen_where_the_item_is_called(tmp_path):
+    """``PIPELINES["gen"](prompt)`` in a handler is the pipeline stored in that item (VLL101, and its rewrite); a
+    function's own dict of the same name is another dict, whose items are not the module's."""
+    source = textwrap.dedent(
+        """\
+        from fastapi import FastAPI
+        from transformers import pipeline
+
+        app = FastAPI()
+        PIPELINES = {}
+        PIPELINES["gen"] = pipeline("text-generation", model="gpt2")
+
+
+        @app.post("/g")
+        def g(prompt: str):
+            return PIPELINES["gen"](prompt, max_new_tokens=16)[0]["generated_text"]
+        """
+    )
+    [finding] = findings(tmp_path, source, "VLL101")
+    assert NO_FIX not in finding.message
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL101": 1}, text
+    assert '    PIPELINES["gen"] = AsyncLLMEngine.from_engine_args(\n' in text and "\nPIPELINES = {}\n" in text
+    assert 'async for request_output in PIPELINES["gen"].generate(prompt, SamplingParams(max_tokens=16), ' in text
+    compile(text, "server.py", "exec")
+    shadowed = source.replace("def g(prompt: str):\n", 'def g(prompt: str):\n    PIPELINES = {"gen": str.upper}\n')
+    assert findings(tmp_path, shadowed, "VLL101") == []

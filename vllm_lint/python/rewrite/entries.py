@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from vllm_lint.python.model import subscript_key
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.shapes import snippet
@@ -47,17 +48,6 @@ def entry_variable(name: str) -> str:
     return name.split("[", 1)[0] if is_entry(name) else name
 
 
-def constant_key(subscript: cst.BaseExpression) -> str | None:
-    """The evaluated key of ``NAME["key"]`` (one plain string key), else None."""
-    if not (isinstance(subscript, cst.Subscript) and isinstance(subscript.value, cst.Name) and len(subscript.slice) == 1):
-        return None
-    index = subscript.slice[0].slice
-    if not (isinstance(index, cst.Index) and index.star is None and isinstance(index.value, cst.SimpleString)):
-        return None
-    value = index.value.evaluated_value
-    return value if isinstance(value, str) else None
-
-
 def literal_entry(assign: cst.Assign, value: cst.BaseExpression, what: str) -> Entry | None:
     """``MODELS = {"llm": <value>}``: a dict of that one entry bound to a plain name."""
     target = assign.targets[0].target if len(assign.targets) == 1 else None
@@ -77,7 +67,7 @@ def literal_entry(assign: cst.Assign, value: cst.BaseExpression, what: str) -> E
 
 def subscript_entry(target: cst.BaseAssignTargetExpression) -> Entry | None:
     """``MODELS["llm"]`` as an assignment's target."""
-    if constant_key(target) is None:
+    if subscript_key(target) is None:
         return None
     assert isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
     index = target.slice[0].slice
@@ -104,8 +94,8 @@ def entry_uses(module: cst.Module, entry: Entry, binding: cst.SimpleStatementLin
         if isinstance(parent, cst.NameItem):
             continue  # ``global MODELS``: a rebinding under it is a binding, refused below
         if isinstance(parent, cst.Subscript) and parent.value is o.name:
-            read = constant_key(parent)
-            if read == key:
+            read = subscript_key(parent)
+            if read is not None and read[1] == key:
                 uses.append(Occurrence(parent, o.parents[:-1], o.function))  # type: ignore[arg-type]
                 continue
             raise Refusal(
