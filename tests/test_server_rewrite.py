@@ -1632,3 +1632,118 @@ def test_llms_built_by_an_if_and_its_else_each_become_the_engine(tmp_path):
     assert "    load()\n    yield\n    llm.shutdown()\n" in text
     compile(text, "server.py", "exec")
     assert [d for d in lint_text(tmp_path, "again.py", text) if d.code.startswith("VLL1")] == []
+
+
+# An LLM kept in a module-level dict under a constant key, read by the handler as that entry.
+DICT_SERVER = """\
+from fastapi import FastAPI
+from vllm import LLM, SamplingParams
+
+app = FastAPI()
+MODELS = {}
+MODELS["llm"] = LLM(model="m", max_model_len=2048)
+
+
+@app.post("/g")
+def g(prompt: str, name: str = "llm"):
+    return MODELS["llm"].generate(prompt, SamplingParams(max_tokens=8))[0].outputs[0].text
+"""
+
+
+def test_an_llm_in_a_dict_literal_becomes_the_engine_in_its_entry(tmp_path):
+    """``MODELS = {"llm": LLM(...)}``: the dict stays (empty until start-up) and the lifespan handler fills its
+    entry with the engine; on a sync framework the entry holds the engine's thread, where the dict was built."""
+    source = DICT_SERVER.replace('MODELS = {}\nMODELS["llm"] = LLM(model="m", max_model_len=2048)\n',
+                                 '# the served models\nMODELS = {"llm": LLM(model="m", max_model_len=2048)}\n')
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL103": 1}, text
+    assert "\nMODELS = {}\n\n\n@asynccontextmanager\nasync def lifespan(app: FastAPI):\n    # the served models\n" \
+           '    MODELS["llm"] = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model="m", max_model_len=2048, ' in text, text
+    assert "global" not in text and '    yield\n    MODELS["llm"].shutdown()\n' in text
+    assert 'async for request_output in MODELS["llm"].generate(prompt, SamplingParams(max_tokens=8), request_id=uuid4().hex):' in text
+    compile(text, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", text) if d.code.startswith("VLL1")] == []
+    flask = textwrap.dedent(
+        """\
+        from flask import Flask, request
+        from vllm import LLM, SamplingParams
+
+        app = Flask(__name__)
+        models = {"llm": LLM("m")}
+
+
+        @app.route("/g", methods=["POST"])
+        def g():
+            return models["llm"].generate(request.json["prompt"], SamplingParams(max_tokens=8))[0].outputs[0].text
+        """
+    )
+    text, applied = fixed(tmp_path, flask)
+    assert applied == {"VLL103": 1}, text
+    assert '\nmodels = {}\nmodels["llm"] = EngineThread(AsyncEngineArgs(model="m", ' in text, text
+    compile(text, "server.py", "exec")
+
+
+def test_an_llm_put_in_a_dict_by_a_startup_hook_is_rewritten(tmp_path):
+    """The hook fills the module's dict (no ``global``): it builds the engine there, called by the lifespan handler."""
+    source = DICT_SERVER.replace('MODELS["llm"] = LLM(model="m", max_model_len=2048)\n',
+                                 '\n\n@app.on_event("startup")\ndef load():\n    MODELS["llm"] = LLM(model="m", max_model_len=2048)\n')
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL103": 1}, text
+    assert 'def load():\n    MODELS["llm"] = AsyncLLMEngine.from_engine_args(' in text
+    assert '    load()\n    yield\n    MODELS["llm"].shutdown()\n' in text
+    compile(text, "server.py", "exec")
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    (('MODELS["llm"].generate', "MODELS[name].generate"),
+     '`MODELS[name]` reads the dict that holds the LLM with a key other than "llm"; the rewrite puts the engine in '
+     'that one entry: read it as `MODELS["llm"]` (or keep the LLM in a variable)'),
+    (("def g(", '@app.get("/models")\ndef models():\n    return {"models": list(MODELS)}\n\n\n@app.post("/g")\ndef g('),
+     '`list(MODELS)` uses `MODELS`, the dict that holds the LLM, other than as `MODELS["llm"]` (iterated, passed '
+     'whole or changed), where it would find the engine in the LLM\'s place; read the LLM only as `MODELS["llm"]` '
+     "(or keep it in a variable)"),
+    (('MODELS["llm"] = LLM(', 'MODELS = {}\nMODELS["llm"] = LLM('),
+     "`MODELS`, the dict that holds the LLM, is bound more than once; bind it once at module level"),
+    (('MODELS = {}\n', 'MODELS = {"name": "m"}\n'),
+     '`MODELS = {"name": "m"}` starts the dict that holds the LLM with other entries; keep the LLM in a dict of its own'),
+    (('MODELS = {}\nMODELS["llm"] = LLM(model="m", max_model_len=2048)', 'MODELS = {"llm": LLM(model="m"), "name": "m"}'),
+     '`MODELS` holds other entries beside the LLM, which the rewrite would have to tell apart from its engine: keep '
+     'the LLM in a dict of its own (`MODELS = {"llm": ...}`), or in a variable'),
+    (('MODELS["llm"] = LLM(model="m", max_model_len=2048)\n', 'MODELS["llm"] = LLM(model="m", max_model_len=2048)\nMODELS["small"] = LLM(model="s")\n'),
+     "the module builds 2 models; one engine per GPU is what the rewrite produces"),
+])
+def test_a_dict_the_rewrite_cannot_follow_is_refused(tmp_path, change, why):
+    """The engine replaces the model in its one entry: any other use of the dict refuses, saying what to change."""
+    old, new = change
+    assert old in DICT_SERVER
+    reports = findings(tmp_path, DICT_SERVER.replace(old, new, 1), "VLL103")
+    assert reports and all(f"{NO_FIX}{why}" in d.message for d in reports), [d.message for d in reports]
+
+
+def test_a_model_in_a_dicts_item_is_seen_where_the_item_is_called(tmp_path):
+    """``PIPELINES["gen"](prompt)`` in a handler is the pipeline stored in that item (VLL101, and its rewrite); a
+    function's own dict of the same name is another dict, whose items are not the module's."""
+    source = textwrap.dedent(
+        """\
+        from fastapi import FastAPI
+        from transformers import pipeline
+
+        app = FastAPI()
+        PIPELINES = {}
+        PIPELINES["gen"] = pipeline("text-generation", model="gpt2")
+
+
+        @app.post("/g")
+        def g(prompt: str):
+            return PIPELINES["gen"](prompt, max_new_tokens=16)[0]["generated_text"]
+        """
+    )
+    [finding] = findings(tmp_path, source, "VLL101")
+    assert NO_FIX not in finding.message
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL101": 1}, text
+    assert '    PIPELINES["gen"] = AsyncLLMEngine.from_engine_args(\n' in text and "\nPIPELINES = {}\n" in text
+    assert 'async for request_output in PIPELINES["gen"].generate(prompt, SamplingParams(max_tokens=16), ' in text
+    compile(text, "server.py", "exec")
+    shadowed = source.replace("def g(prompt: str):\n", 'def g(prompt: str):\n    PIPELINES = {"gen": str.upper}\n')
+    assert findings(tmp_path, shadowed, "VLL101") == []

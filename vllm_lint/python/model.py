@@ -25,6 +25,17 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def subscript_key(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """(``MODELS``, ``llm``) for ``MODELS["llm"]``: a variable's item at one plain string key, else None."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if not (isinstance(index, cst.Index) and index.star is None and isinstance(index.value, cst.SimpleString)):
+        return None
+    key = index.value.evaluated_value
+    return (node.value.value, key) if isinstance(key, str) else None
+
+
 def decorator_parts(decorator: cst.Decorator) -> tuple[cst.BaseExpression, cst.Call | None]:
     """What a decorator names, and its call when it has one: (``app.get``, the call) for ``@app.get("/")``."""
     expr = decorator.decorator
@@ -114,6 +125,9 @@ class ModuleModel(cst.CSTVisitor):
         self.calls: list[CallSite] = []
         self.attribute_reads: list[AttributeRead] = []
         self.bindings: dict[tuple[object, str], list[Binding]] = {}
+        # Calls stored in a dict's item at a plain string key (``MODELS["llm"] = LLM(...)``, and each such item of a
+        # ``MODELS = {"llm": LLM(...)}``), by (the dict's variable, the key); the scope is the variable's as read.
+        self.item_bindings: dict[tuple[str, str], list[Binding]] = {}
         # ``args.max_model_len = ...`` anywhere in the module: the dotted target, with the Attribute nodes written.
         self.attribute_targets: dict[str, list[cst.Attribute]] = {}
         # Every value stored in a name, by (scope, name) as for bindings, with the function that stores it;
@@ -279,6 +293,7 @@ class ModuleModel(cst.CSTVisitor):
             self._bind(target.target)
         targets = tuple(t for t in (_target_name(target.target) for target in node.targets) if t)
         self._record_assignment(targets, node.value)
+        self._record_items(node)
         for target in node.targets:
             if _target_name(target.target) is None:
                 self._record_unknown_stores(target.target)
@@ -396,6 +411,21 @@ class ModuleModel(cst.CSTVisitor):
                 else:
                     scope = function
                 self.bindings.setdefault((scope, target), []).append(Binding(call, function, scope))
+
+    def _record_items(self, node: cst.Assign) -> None:
+        """``MODELS["llm"] = <call>`` and ``MODELS = {"llm": <call>}``: what the dict's items hold."""
+        function = self.current_function
+        for target in node.targets:
+            item = subscript_key(target.target)
+            call = _unwrap_await(node.value)
+            if item is not None and isinstance(call, cst.Call):
+                self.item_bindings.setdefault(item, []).append(Binding(call, function, None))
+            if isinstance(target.target, cst.Name) and isinstance(node.value, cst.Dict):
+                for element in node.value.elements:
+                    value = _unwrap_await(element.value)
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) \
+                            and isinstance(value, cst.Call) and isinstance(key := element.key.evaluated_value, str):
+                        self.item_bindings.setdefault((target.target.value, key), []).append(Binding(value, function, None))
 
     # -- uses ----------------------------------------------------------------
 

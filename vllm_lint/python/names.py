@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, overload
 import libcst as cst
 
 from vllm_lint.python import handler_table
-from vllm_lint.python.model import Binding, FunctionInfo, ModuleModel, dotted_name
+from vllm_lint.python.model import Binding, FunctionInfo, ModuleModel, dotted_name, subscript_key
 
 if TYPE_CHECKING:
     from vllm_lint.python.project import Project
@@ -109,10 +109,11 @@ class Names:
     # -- what names hold -------------------------------------------------------
 
     def bindings_of(self, expr: cst.BaseExpression, function: FunctionInfo | None) -> list[cst.Call]:
-        """The calls whose results a name (or ``self.x``) may hold where it is used."""
+        """The calls whose results a name (or ``self.x``, or a dict's item ``MODELS["llm"]``) may hold where it is used."""
         name = dotted_name(expr)
         if name is None:
-            return []
+            item = subscript_key(expr)
+            return self._item_bindings(item, function) if item is not None else []
         found: list[Binding] = []
         if name.startswith("self.") and function is not None and function.class_info is not None:
             found += self.model.bindings.get((function.class_info, name), [])
@@ -127,6 +128,22 @@ class Names:
                 scope = scope.parent
             found += self.model.bindings.get((None, name), [])
         return [b.call for b in found]
+
+    def _item_bindings(self, item: tuple[str, str], function: FunctionInfo | None) -> list[cst.Call]:
+        """The calls stored in a dict's item, when the dict read is the one they were stored in: not a local of
+        the reading function (nor of the storing one) that hides the module's variable of that name."""
+        variable = item[0]
+
+        def local(scope: FunctionInfo | None) -> bool:
+            while scope is not None and variable not in scope.global_names:
+                if self.model.values.get((scope, variable)):
+                    return True
+                scope = scope.parent
+            return False
+
+        if local(function):
+            return []
+        return [b.call for b in self.model.item_bindings.get(item, []) if not local(b.function)]
 
     @cached_property
     def _imported(self) -> dict[str, tuple[str, int, str]]:

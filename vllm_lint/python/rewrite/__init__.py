@@ -7,6 +7,7 @@ generate chain, ``vision``: a multimodal processor's text and images in it), ``h
 between a handler and the model that become async, from ``callers``: every call
 of each; ``script``: a ``__main__`` demo that calls one) and ``placement`` (where the engine is built: ``lifespan`` for FastAPI,
 the sync frameworks' ``bridge``, the classes of ``served``);
+``entries`` a model kept in a module dict's entry (``MODELS["llm"]``);
 ``plan`` holds what it decided, ``shapes`` and ``facts`` what the parts share; ``transform``
 applies the plan to the CST; ``imports`` and ``layout`` are the edit helpers both
 share with other fixes. The result is offered as one whole-module edit; the fix

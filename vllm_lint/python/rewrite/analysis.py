@@ -22,6 +22,7 @@ from vllm_lint.python.rewrite.alternatives import exclusive_block, is_binding_of
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import ModelCalls, config_probe
 from vllm_lint.python.rewrite.construction import EngineConstruction
+from vllm_lint.python.rewrite.entries import Entry, entry_uses, held_on_object, literal_entry, subscript_entry
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
 from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
@@ -110,6 +111,19 @@ class _Analysis(ModuleFacts):
             if isinstance(line, cst.SimpleStatementLine) and all(line is not seen for seen in lines):
                 lines.append(line)
         return lines
+
+    def entry(self, kind: ModelKind, site: CallSite) -> Entry | None:
+        """The dict entry that holds the model (``MODELS["llm"] = LLM(...)``, ``MODELS = {"llm": LLM(...)}``), if so."""
+        statement = site.statement
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign)
+                and len(statement.body[0].targets) == 1):
+            return None
+        assign = statement.body[0]
+        if _loaded_value(assign.value, kind) is site.node:
+            return subscript_entry(assign.targets[0].target)
+        elements = assign.value.elements if isinstance(assign.value, cst.Dict) else ()
+        element = next((e for e in elements if isinstance(e, cst.DictElement) and _loaded_value(e.value, kind) is site.node), None)
+        return literal_entry(assign, element.value, kind.what) if element is not None else None
 
     def binding(self, kind: ModelKind, site: CallSite) -> str:
         """The variable that holds the model: a plain name, or ``self.x`` set in a class's ``__init__``."""
@@ -244,12 +258,13 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     """The plan for rewriting ``ctx``'s module, or Refusal with the reason."""
     analysis, calls_of, construction = _Analysis(ctx), ModelCalls(ctx), EngineConstruction(ctx)
     kind, site, alternatives = analysis.model_site()
-    name = analysis.binding(kind, site)
+    entry = analysis.entry(kind, site)
+    name = entry.code if entry is not None else analysis.binding(kind, site)
     statement = site.statement
     assert isinstance(statement, cst.SimpleStatementLine)
     what = kind.what
-    uses = analysis.model_uses(name, site)
-    if "." not in name:  # a value the variable held before the model, used only before it is built, stays
+    uses = entry_uses(ctx.module, entry, statement, what) if entry is not None else analysis.model_uses(name, site)
+    if entry is None and "." not in name:  # a value the variable held before the model, used only before it is built, stays
         earlier = {id(o.name) for o in earlier_value_uses(ctx.module, statement, uses, what)}
         uses = [o for o in uses if id(o.name) not in earlier]
     calls: list[HandlerCall] = []
@@ -340,7 +355,8 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         handlers_made_async=made_async,
         helpers_made_async=chain.helpers,
         awaited_calls=chain.awaited,
-        renames_model=kind.loaded_by_name and site.function is None,
+        renames_model=kind.loaded_by_name and site.function is None and entry is None,
+        model_dict=entry.variable if entry is not None and entry.literal else None,
         instance=_instance_name(ctx, site, name),
         removed_lines=tuple(removed_lines),
         default_params_calls=tuple(default_params),
@@ -366,7 +382,7 @@ def _registers_route(o: Occurrence) -> bool:
 
 def _instance_name(ctx: PyContext, site: CallSite, name: str) -> str | None:
     """The variable of the one object of a plain class whose __init__ builds the model on ``self``."""
-    if "." not in name:
+    if not held_on_object(name):
         return None
     callers = Callers(ctx)
     _, klass = method_and_class(site.function)

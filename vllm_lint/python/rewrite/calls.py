@@ -573,8 +573,9 @@ def _reads_request_ids(function: cst.FunctionDef) -> bool:
 
 
 def _module_reachable(model: cst.BaseExpression) -> bool:
-    """A module-level LLM (``llm``), or one held by the module's one object of a plain class (``server.llm``)."""
-    return isinstance(model, cst.Name) or (
+    """A module-level LLM (``llm``, or a module dict's entry ``MODELS["llm"]``), or one held by the module's one
+    object of a plain class (``server.llm``)."""
+    return isinstance(model, cst.Name) or (isinstance(model, cst.Subscript) and isinstance(model.value, cst.Name)) or (
         isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value not in ("self", "cls")
     )
 

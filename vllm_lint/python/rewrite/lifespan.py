@@ -16,6 +16,7 @@ import libcst as cst
 
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.rewrite.entries import entry_variable
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
 from vllm_lint.python.rewrite.shapes import is_none, snippet, top_level_index_of
@@ -185,8 +186,9 @@ def _is_bare_yield(line: cst.BaseStatement) -> bool:
 def _check_hooks(module: cst.Module, hooks: tuple[EventHook, ...], model_name: str, built_in: cst.FunctionDef | None) -> None:
     if built_in is not None and not any(h.function is built_in and h.event == "startup" for h in hooks):
         raise Refusal(f"the model is built in {built_in.name.value}(), which is not an @app.on_event(\"startup\") hook of the app")
+    variable = entry_variable(model_name)  # a dict's entry (``MODELS["llm"]``): any use of the dict
     for hook in hooks:
-        if hook.event == "shutdown" and occurrences(hook.function, [model_name])[model_name]:
+        if hook.event == "shutdown" and occurrences(hook.function, [variable])[variable]:
             raise Refusal(f"the shutdown hook {hook.function.name.value}() uses `{model_name}`; the engine is shut down by the lifespan handler")
     seen: set[int] = set()
     for hook in hooks:

@@ -8,6 +8,7 @@ import libcst as cst
 from vllm_lint.python.model import CallSite, ClassInfo, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
+from vllm_lint.python.rewrite.entries import held_on_object, is_entry
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.lifespan import handlers_app, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
@@ -43,7 +44,7 @@ class EnginePlacement(ModuleFacts):
         assert isinstance(statement, cst.SimpleStatementLine)
         entries = [*map(self.handler_node_of, calls), *(f.node for f in through_helpers)]
         handlers = list({id(node): node for node in entries}.values())
-        held = "." in name
+        held = held_on_object(name)
         if held:
             _, owner = method_and_class(function)
             if any(self.function_holding(c).class_info is not owner and not self._through_instance(c, owner) for c in calls):
@@ -109,7 +110,8 @@ class EnginePlacement(ModuleFacts):
         handler = self.semantics.enclosing_handler(function)
         if handler is not None:
             raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
-        if function.parent is not None or function.is_method or name not in function.global_names:
+        # A module-level dict's entry (``MODELS["llm"] = ...``) needs no ``global``: the dict is bound once, at module level.
+        if function.parent is not None or function.is_method or not (is_entry(name) or name in function.global_names):
             raise Refusal(f"the {what} is built inside {function.name}(), not at module level or in a startup hook")
         if not directly_in(function.node, block or statement):
             raise Refusal(f"the {what} is built inside a block of {function.name}(); build it at the top of the start-up hook")
@@ -221,11 +223,11 @@ class EnginePlacement(ModuleFacts):
         if any(c.mode is not CallMode.BRIDGED for c in calls) or len(frameworks) != 1:
             raise Refusal("the module serves the model from handlers of more than one framework")
         function = site.function
-        if function is not None and "." not in name:
+        if function is not None and not held_on_object(name):
             handler = self.semantics.enclosing_handler(function)
             if handler is not None:
                 raise Refusal(f"the {what} is built per request inside {handler.function.name}() (VLL104); build it once at start-up first")
-            if function.parent is not None or function.is_method or name not in function.global_names:
+            if function.parent is not None or function.is_method or not (is_entry(name) or name in function.global_names):
                 raise Refusal(f"the {what} is built inside {function.name}(), not into a module variable")
         body = list(self.module.body)
         indexes = [top_level_index_of(body, site.statement)]

@@ -205,7 +205,7 @@ class Construction:
 @dataclass(frozen=True, slots=True)
 class ServerPlan:
     kind: ModelKind
-    model_name: str  # the variable that held the pipeline / LLM
+    model_name: str  # the variable that held the pipeline / LLM (``self.x``; a module dict's entry: ``MODELS["llm"]``)
     model_call: cst.Call  # pipeline(...) / LLM(...)
     model_statement: cst.SimpleStatementLine  # ``name = pipeline(...)``
     engine_arguments: tuple[tuple[str, str], ...]  # pipeline: AsyncEngineArgs keywords as code
@@ -221,6 +221,9 @@ class ServerPlan:
     # A pipeline loaded at module scope leaves its variable behind and the engine gets a name of its own;
     # an engine built in a function (a start-up hook) keeps the variable its ``global`` statement names.
     renames_model: bool = False
+    # The model's statement binds the dict that holds it (``MODELS = {"llm": LLM(...)}``): it becomes ``MODELS = {}``
+    # and the entry's own assignment (``MODELS["llm"] = <engine>``), which is what moves or changes.
+    model_dict: str | None = None
     # ``model.eval()``, ``model.to(device)``: lines on the model that mean nothing to the engine, removed
     removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
     # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults

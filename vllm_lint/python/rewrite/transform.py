@@ -16,6 +16,7 @@ from vllm_lint.launch.defaults import SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.python.edits import keyword_arg, with_keyword
 from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
+from vllm_lint.python.rewrite.entries import held_on_object, is_entry
 from vllm_lint.python.rewrite.generation import SamplingKeywords
 from vllm_lint.python.rewrite.imports import (
     ensure_imported,
@@ -331,7 +332,12 @@ class ServerRewrite:
         moved = moved_model is not None
         if moved_model is not None and not any(s is moved_model for s in top_level):
             replacements[id(moved_model)] = lambda node: cst.RemovalSentinel.REMOVE
-        if not moved or self.plan.instance is not None:
+        if (not moved or self.plan.instance is not None) and self.plan.model_dict is not None:
+            # ``MODELS = {"llm": LLM(...)}`` -> ``MODELS = {}`` and ``MODELS["llm"] = <engine>``, where it was
+            empty = cst.parse_statement(f"{self.plan.model_dict} = {{}}\n")
+            replacements[id(self.plan.model_statement)] = lambda node: cst.FlattenSentinel(
+                [empty.with_changes(leading_lines=node.leading_lines), engine_statement])
+        elif not moved or self.plan.instance is not None:
             replacements[id(self.plan.model_statement)] = lambda node: engine_statement.with_changes(leading_lines=node.leading_lines)
         if isinstance(placement, Lifespan):
             for hook in placement.hooks:
@@ -493,7 +499,7 @@ class ServerRewrite:
         """The engine as the call reaches it: an LLM held on an object is read as the call read it (``self.llm``
         in its class, ``server.llm`` through the module's one object of it)."""
         receiver = call.call.func.value if isinstance(call.call.func, cst.Attribute) else None
-        if self.plan.kind is ModelKind.LLM and "." in self.plan.model_name and receiver is not None:
+        if self.plan.kind is ModelKind.LLM and held_on_object(self.plan.model_name) and receiver is not None:
             return self.module.code_for_node(receiver)
         return self.engine
 
@@ -512,6 +518,10 @@ class ServerRewrite:
         assign = model_statement.body[0]
         assert isinstance(assign, cst.Assign)
         new_value = self._engine_from_llm_call(self.plan.model_call, self.plan.spread_engine_keywords)
+        if self.plan.model_dict is not None:  # the dict's literal: the entry gets an assignment of its own
+            entry = cst.ensure_type(cst.parse_statement(f"{self.engine} = None\n"), cst.SimpleStatementLine)
+            return entry.with_changes(body=[cst.ensure_type(entry.body[0], cst.Assign).with_changes(value=new_value)],
+                                      trailing_whitespace=model_statement.trailing_whitespace)
         return model_statement.with_changes(body=[assign.with_changes(value=new_value)])
 
     @property
@@ -564,10 +574,13 @@ class ServerRewrite:
         def hook_call(function: cst.FunctionDef) -> str:
             return f"    {'await ' if function.asynchronous else ''}{function.name.value}()\n"
 
+        # A dict's entry is filled in, not bound: no ``global``, and no placeholder before start-up (but the dict
+        # itself, where its literal held the model).
+        entry = is_entry(started)
         source = (
             f"@{self.names.asynccontextmanager}\n"
             f"async def {self.lifespan}(app{annotation}):\n"
-            + (f"    global {started}\n    {started} = None\n" if moved else "")
+            + ((f"    {started} = None\n" if entry else f"    global {started}\n    {started} = None\n") if moved else "")
             + "".join(hook_call(h.function) for h in startup)
             + "    yield\n"
             + "".join(hook_call(h.function) for h in shutdown)
@@ -580,9 +593,11 @@ class ServerRewrite:
             assert placement.moved_model is not None
             lifespan_body = list(lifespan.body.body)
             started_statement = placement.moved_model if self.plan.instance else engine_statement
-            lifespan_body[1] = started_statement.with_changes(leading_lines=comment_lines(placement.moved_model.leading_lines))
+            lifespan_body[0 if entry else 1] = started_statement.with_changes(leading_lines=comment_lines(placement.moved_model.leading_lines))
             lifespan = lifespan.with_changes(body=lifespan.body.with_changes(body=lifespan_body))
-            if not self._module_sets_none(started):
+            if entry and self.plan.model_dict is not None:
+                block.append(cst.parse_statement(f"{self.plan.model_dict} = {{}}\n"))
+            elif not entry and not self._module_sets_none(started):
                 block.append(cst.parse_statement(f"{started} = None\n"))
         block.append(with_blank_lines(lifespan, 2) if block else lifespan)
         if placement.app_call is None:
