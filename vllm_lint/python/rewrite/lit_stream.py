@@ -41,7 +41,7 @@ from vllm_lint.python.rewrite.names import FreshNames, Occurrence, attribute_occ
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, LitStream, ModelKind, Refusal, ResultShape
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, returned_values, snippet, yields
-from vllm_lint.python.rewrite.streamer import STREAMERS, inner_comments
+from vllm_lint.python.rewrite.streamer import STREAMERS, inner_comments, plain_assignment
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, thread_target
 from vllm_lint.python.walk import walk
 
@@ -165,7 +165,7 @@ class LitServeStreams(ModelCalls):
         if positional_args(thread) or any(a.star for a in thread.args) or set(keywords) - _THREAD_OPTIONS:
             raise Refusal(f"`{shown}` passes the thread arguments the rewrite cannot read")
         for index, statement in enumerate(body):
-            assignment = _assignment(statement)
+            assignment = plain_assignment(statement)
             if assignment is None or assignment[2] is not thread:
                 continue
             name, line, _ = assignment
@@ -190,7 +190,7 @@ class LitServeStreams(ModelCalls):
         expr, line = value.value, None
         if isinstance(expr, cst.Name):
             name = expr.value
-            lines = [a for s in _statements(predict) if (a := _assignment(s)) is not None and a[0] == name]
+            lines = [a for s in _statements(predict) if (a := plain_assignment(s)) is not None and a[0] == name]
             if len(lines) != 1 or len(occurrences(predict.node, [name])[name]) != 2:
                 raise Refusal(f"`{name}`, the thread's kwargs, is not one dict made for it alone")
             _, line, expr = lines[0]
@@ -301,7 +301,7 @@ class LitServeStreams(ModelCalls):
         or ``tokenizer.apply_chat_template(..., return_dict=True, return_tensors="pt")``, placed with ``.to()``
         or not, directly or through a local bound once."""
         if isinstance(value, cst.Name):
-            lines = [a for s in _statements(decode) if (a := _assignment(s)) is not None and a[0] == value.value]
+            lines = [a for s in _statements(decode) if (a := plain_assignment(s)) is not None and a[0] == value.value]
             bound = [o for o in occurrences(decode.node, [value.value])[value.value] if isinstance(o.parent, cst.AssignTarget)]
             if len(lines) != 1 or len(bound) != 1:
                 return False
@@ -397,7 +397,7 @@ class LitServeStreams(ModelCalls):
         if not isinstance(value, cst.Name):
             return False
         name = value.value
-        lines = [a for s in _statements(decode) if (a := _assignment(s)) is not None and a[0] == name]
+        lines = [a for s in _statements(decode) if (a := plain_assignment(s)) is not None and a[0] == name]
         if len(lines) != 1 or not isinstance(lines[0][2], cst.List) or not all(_message(e.value) for e in lines[0][2].elements if isinstance(e, cst.Element)):
             return False
         for o in occurrences(decode.node, [name])[name]:
@@ -515,15 +515,6 @@ def _thread_of(facts: ModelCalls, occurrence: Occurrence, kind: ModelKind) -> cs
 def _statements(function: FunctionInfo) -> list[cst.BaseStatement]:
     body = function.node.body
     return list(body.body) if isinstance(body, cst.IndentedBlock) else []
-
-
-def _assignment(line: cst.BaseStatement | None) -> tuple[str, cst.SimpleStatementLine, cst.BaseExpression] | None:
-    """(``x``, the line, the value) for a line that is just ``x = <value>``."""
-    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign):
-        assign = line.body[0]
-        if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-            return assign.targets[0].target.value, line, assign.value
-    return None
 
 
 def _self_assignment(line: cst.BaseStatement) -> str | None:

@@ -98,7 +98,7 @@ class ThreadedStreams(ModelCalls):
         for index, statement in enumerate(body):
             if isinstance(statement, cst.SimpleStatementLine) and _is_start_of(only_call(statement), thread):
                 return statement, None
-            assignment = _assignment(statement)
+            assignment = plain_assignment(statement)
             if assignment is None or assignment[2] is not thread:
                 continue
             name, line, _ = assignment
@@ -122,7 +122,7 @@ class ThreadedStreams(ModelCalls):
         expr, line = value.value, None
         if isinstance(expr, cst.Name):
             name = expr.value
-            lines = [assignment for candidate in body if (assignment := _assignment(candidate)) is not None and assignment[0] == name]
+            lines = [assignment for candidate in body if (assignment := plain_assignment(candidate)) is not None and assignment[0] == name]
             uses = [o for o in occurrences(self.module, [name])[name] if o.function is function.node]
             if len(lines) != 1 or len(uses) != 2:
                 raise Refusal(f"`{name}`, the thread's kwargs, is not one dict made for it alone")
@@ -152,7 +152,7 @@ class ThreadedStreams(ModelCalls):
     def _streamer(self, name: str, body: list[cst.BaseStatement]) -> tuple[cst.SimpleStatementLine, cst.Call]:
         """``streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, ...)`` in the handler's own block."""
         for statement in body:
-            assignment = _assignment(statement)
+            assignment = plain_assignment(statement)
             if assignment is not None and assignment[0] == name:
                 _, line, streamer = assignment
                 if not (isinstance(streamer, cst.Call) and self.semantics.callee(streamer) in STREAMERS):
@@ -205,7 +205,7 @@ def inner_comments(line: cst.SimpleStatementLine) -> bool:
     return visitor.count > around
 
 
-def _assignment(line: cst.BaseStatement | None) -> tuple[str, cst.SimpleStatementLine, cst.BaseExpression] | None:
+def plain_assignment(line: cst.BaseStatement | None) -> tuple[str, cst.SimpleStatementLine, cst.BaseExpression] | None:
     """(``x``, the line, the value) for a line that is just ``x = <value>``."""
     if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign):
         assign = line.body[0]

@@ -22,7 +22,7 @@ import libcst as cst
 from vllm_lint.python.model import FunctionInfo, ModuleModel
 from vllm_lint.python.rewrite.plan import MultiModalData, Refusal
 from vllm_lint.python.rewrite.prompts import local_bindings, module_bindings, never_changed
-from vllm_lint.python.rewrite.shapes import positional_args, snippet
+from vllm_lint.python.rewrite.shapes import positional_args, returned_values, snippet
 from vllm_lint.python.walk import walk
 
 # The processor keywords that carry the request's inputs; the others are checked as a tokenizer's.
@@ -211,11 +211,10 @@ class ProcessorInputs:
         helper = self.model.module_functions.get(source.func.value) if isinstance(source.func, cst.Name) else None
         if helper is None or helper.is_async or len(module_bindings(self.module).get(helper.name, [])) != 1:
             return False  # no module-level def of that name, or one the module binds again
-        returns = _Returns()
-        walk(helper.node, returns)
-        if returns.yields or len(returns.values) != 1:
+        values = returned_values(helper.node)
+        if values is None or len(values) != 1:
             return False
-        returned = returns.values[0]
+        returned = values[0]
         if not (isinstance(returned, cst.Tuple) and index < len(returned.elements) and not any(isinstance(e, cst.StarredElement) for e in returned.elements)):
             return False
         local = returned.elements[index].value
@@ -315,29 +314,3 @@ class _Unpacking(cst.CSTVisitor):
         for index, element in enumerate(node.targets[0].target.elements):
             if isinstance(element.value, cst.Name) and element.value.value == self.name and not isinstance(element, cst.StarredElement):
                 self.found.append((index, node.value))
-
-
-class _Returns(cst.CSTVisitor):
-    """The values a function returns (not its nested functions'), and whether it yields."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.values: list[cst.BaseExpression | None] = []
-        self.yields = False
-        self._depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self._depth += 1
-        return self._depth == 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.values.append(node.value)
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.yields = True
