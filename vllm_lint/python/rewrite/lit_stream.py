@@ -36,12 +36,12 @@ import libcst as cst
 
 from vllm_lint.python.model import ClassInfo, FunctionInfo
 from vllm_lint.python.rewrite.calls import ModelCalls
-from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS, NotCarried, SamplingKeywords, sampling_keywords
+from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
 from vllm_lint.python.rewrite.names import FreshNames, Occurrence, attribute_occurrences, names_in, occurrences
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, LitStream, ModelKind, Refusal, ResultShape
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, returned_values, snippet, yields
-from vllm_lint.python.rewrite.streamer import STREAMERS, inner_comments, plain_assignment
+from vllm_lint.python.rewrite.streamer import STREAMERS, body_statements, inner_comments, plain_assignment, streamed_sampling
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, thread_target
 from vllm_lint.python.walk import walk
 
@@ -124,29 +124,16 @@ class LitServeStreams(ModelCalls):
         prompt = f'{{"prompt_token_ids": {ids}}}'
         settings = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
         settings += self._settings(found, predict, decode, shown)
-        try:
-            sampling = sampling_keywords(self.module, settings)
-        except NotCarried as exc:
-            raise Refusal(str(exc)) from None
-        if sampling.counts_prompt:
-            raise Refusal("max_length= counts the prompt's tokens; give generate max_new_tokens= for a streamed reply")
-        if dict(sampling.keywords).get("n", "1") != "1":
-            raise Refusal("num_return_sequences= asks for several completions; a TextIteratorStreamer streams one")
         skip_special = streamer_keywords.get("skip_special_tokens")
         skips_special = skip_special is not None and literal_flag(skip_special.value) is True
+        sampling = streamed_sampling(self.module, settings, "generate", skips_special)
         if skip_special is not None and literal_flag(skip_special.value) is None:
             raise Refusal(f"`{snippet(self.module, streamer)}`'s skip_special_tokens= is not a literal True/False")
-        if not skips_special:
-            # The streamer decodes special tokens into the text, the end-of-text token that stops generation
-            # too; vLLM skips special tokens by default and leaves the stopping token out of the text.
-            given = dict(sampling.keywords)
-            extra = [(k, v) for k, v in (("skip_special_tokens", "False"), ("include_stop_str_in_output", "True")) if k not in given]
-            sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
         stream_arguments = self._stream_arguments(streamer, tokenizer, ids, skips_special)
         removed = (streamer_line, *((found.settings_line,) if found.settings_line is not None else ()), *found.lines)
         if any(inner_comments(line) for line in removed):
             raise Refusal("a comment sits inside the streamer's, the kwargs' or the thread's statement, which the rewrite removes; move it first")
-        order = {id(s): i for i, s in enumerate(_statements(predict))}
+        order = {id(s): i for i, s in enumerate(body_statements(predict))}
         at = order[id(loop.statement)]
         before_loop = frozenset(id(line) for line in removed if order.get(id(line), at) < at)
         anchor = next(s for s in self.module.body if s is klass.node or _holds(s, klass.node))
@@ -160,7 +147,7 @@ class LitServeStreams(ModelCalls):
     def _thread(self, thread: cst.Call, predict: FunctionInfo, shown: str) -> _Thread:
         """``t = Thread(target=..., kwargs=...)``, ``t.start()`` right after, and perhaps ``t.join()`` later in
         predict's own block; nothing else uses the thread."""
-        body = _statements(predict)
+        body = body_statements(predict)
         keywords = keyword_args(thread)
         if positional_args(thread) or any(a.star for a in thread.args) or set(keywords) - _THREAD_OPTIONS:
             raise Refusal(f"`{shown}` passes the thread arguments the rewrite cannot read")
@@ -190,7 +177,7 @@ class LitServeStreams(ModelCalls):
         expr, line = value.value, None
         if isinstance(expr, cst.Name):
             name = expr.value
-            lines = [a for s in _statements(predict) if (a := plain_assignment(s)) is not None and a[0] == name]
+            lines = [a for s in body_statements(predict) if (a := plain_assignment(s)) is not None and a[0] == name]
             if len(lines) != 1 or len(occurrences(predict.node, [name])[name]) != 2:
                 raise Refusal(f"`{name}`, the thread's kwargs, is not one dict made for it alone")
             _, line, expr = lines[0]
@@ -224,7 +211,7 @@ class LitServeStreams(ModelCalls):
 
     def _streamer(self, attribute: str, setup: FunctionInfo) -> tuple[cst.SimpleStatementLine, cst.Call]:
         """``self.streamer = TextIteratorStreamer(tokenizer, ...)`` in setup()'s own block."""
-        for statement in _statements(setup):
+        for statement in body_statements(setup):
             if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign)):
                 continue
             assign = statement.body[0]
@@ -268,7 +255,7 @@ class LitServeStreams(ModelCalls):
             )
         if len(loops) != 1:
             raise Refusal(f"predict() does not iterate `self.{attribute}` once")
-        body = _statements(predict)
+        body = body_statements(predict)
         order = {id(s): i for i, s in enumerate(body)}
         at = order[id(loops[0].statement)]
         if not order[id(found.lines[1])] < at or (len(found.lines) > 2 and not at < order[id(found.lines[2])]):
@@ -301,7 +288,7 @@ class LitServeStreams(ModelCalls):
         or ``tokenizer.apply_chat_template(..., return_dict=True, return_tensors="pt")``, placed with ``.to()``
         or not, directly or through a local bound once."""
         if isinstance(value, cst.Name):
-            lines = [a for s in _statements(decode) if (a := plain_assignment(s)) is not None and a[0] == value.value]
+            lines = [a for s in body_statements(decode) if (a := plain_assignment(s)) is not None and a[0] == value.value]
             bound = [o for o in occurrences(decode.node, [value.value])[value.value] if isinstance(o.parent, cst.AssignTarget)]
             if len(lines) != 1 or len(bound) != 1:
                 return False
@@ -336,7 +323,7 @@ class LitServeStreams(ModelCalls):
         setup = klass.methods.get("setup") if klass is not None else None
         if setup is None or not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
             return False
-        for statement in _statements(setup):
+        for statement in body_statements(setup):
             if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(assign := statement.body[0], cst.Assign) \
                     and len(assign.targets) == 1 and isinstance(target := assign.targets[0].target, cst.Attribute) \
                     and target.attr.value == expr.attr.value and isinstance(assign.value, cst.Call):
@@ -371,7 +358,7 @@ class LitServeStreams(ModelCalls):
         """The streamer's tokenizer (which renders the chat and decodes the text here) is loaded in setup() from
         the model the pipeline loads, which the engine loads: the pipeline's own tokenizer."""
         pipe_attr = pipe.name.attr.value if isinstance(pipe.name, cst.Attribute) else None
-        loads = {target: value for s in _statements(setup) if (target := _self_assignment(s)) is not None
+        loads = {target: value for s in body_statements(setup) if (target := _self_assignment(s)) is not None
                  and isinstance(value := s.body[0].value, cst.Call)}  # type: ignore[attr-defined]
         made = loads.get(pipe_attr or "")
         keywords = keyword_args(made) if made is not None else {}
@@ -397,7 +384,7 @@ class LitServeStreams(ModelCalls):
         if not isinstance(value, cst.Name):
             return False
         name = value.value
-        lines = [a for s in _statements(decode) if (a := plain_assignment(s)) is not None and a[0] == name]
+        lines = [a for s in body_statements(decode) if (a := plain_assignment(s)) is not None and a[0] == name]
         if len(lines) != 1 or not isinstance(lines[0][2], cst.List) or not all(_message(e.value) for e in lines[0][2].elements if isinstance(e, cst.Element)):
             return False
         for o in occurrences(decode.node, [name])[name]:
@@ -433,7 +420,7 @@ class LitServeStreams(ModelCalls):
         if key is None or decode is None or "context" not in {p.name.value for p in decode.node.params.params}:
             raise Refusal(f"`**{shown}` spreads settings the rewrite cannot read; pass generate's keywords by name")
         values = []
-        for statement in _statements(decode):
+        for statement in body_statements(decode):
             if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
                 assign = statement.body[0]
                 if len(assign.targets) == 1 and _context_key(assign.targets[0].target) == key:
@@ -510,11 +497,6 @@ def _thread_of(facts: ModelCalls, occurrence: Occurrence, kind: ModelKind) -> cs
     if isinstance(arg, cst.Arg) and isinstance(thread, cst.Call) and thread_target(facts.semantics, thread) is target:
         return thread
     return None
-
-
-def _statements(function: FunctionInfo) -> list[cst.BaseStatement]:
-    body = function.node.body
-    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
 
 def _self_assignment(line: cst.BaseStatement) -> str | None:

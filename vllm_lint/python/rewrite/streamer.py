@@ -44,7 +44,7 @@ class ThreadedStreams(ModelCalls):
                 f"`{shown}` streams through a thread in a handler that is not a module-level FastAPI route or a LitServe predict(); "
                 "iterate `engine.generate(...)` in the handler by hand and send each output's new text"
             )
-        body = self._statements(function)
+        body = body_statements(function)
         thread_line, start_line = self._thread_statements(thread, function, body, shown)
         keywords = keyword_args(thread)
         if positional_args(thread) or any(a.star for a in thread.args) or set(keywords) - _THREAD_OPTIONS:
@@ -62,21 +62,9 @@ class ThreadedStreams(ModelCalls):
             raise Refusal(f"`{shown}` streams a batch; a TextIteratorStreamer takes one prompt")
         generation = [(k, v) for k, v in construction.items() if k in GENERATION_KEYWORDS]
         generation += [(k, v) for k, v in settings.items() if k != "return_full_text"]  # the streamer sends new text only
-        try:
-            sampling = sampling_keywords(self.module, generation)
-        except NotCarried as exc:
-            raise Refusal(str(exc)) from None
-        if sampling.counts_prompt:
-            raise Refusal("max_length= counts the prompt's tokens; give the pipeline max_new_tokens= for a streamed reply")
-        if dict(sampling.keywords).get("n", "1") != "1":
-            raise Refusal("num_return_sequences= asks for several completions; a TextIteratorStreamer streams one")
         skip_special = keyword_args(streamer).get("skip_special_tokens")
-        if skip_special is None or literal_flag(skip_special.value) is not True:
-            # The streamer decodes special tokens into the text, the end-of-text token that stops generation
-            # too; vLLM skips special tokens by default and leaves the stopping token out of the text.
-            given = dict(sampling.keywords)
-            extra = [(k, v) for k, v in (("skip_special_tokens", "False"), ("include_stop_str_in_output", "True")) if k not in given]
-            sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
+        skips_special = skip_special is not None and literal_flag(skip_special.value) is True
+        sampling = streamed_sampling(self.module, generation, "the pipeline", skips_special)
         removed = tuple(s for s in (streamer_line, settings_line, thread_line, start_line) if s is not None)
         if any(inner_comments(line) for line in removed):
             raise Refusal("a comment sits inside the streamer's or the thread's statement, which the rewrite removes; move it first")
@@ -84,11 +72,6 @@ class ThreadedStreams(ModelCalls):
             thread, CallMode.THREAD_STREAMED, function.node, prompt_code, sampling, response, ResultShape.NEW_TEXT_PIECES,
             statement=response_line, removed=removed,
         )
-
-    @staticmethod
-    def _statements(function: FunctionInfo) -> list[cst.BaseStatement]:
-        body = function.node.body
-        return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
     def _thread_statements(
         self, thread: cst.Call, function: FunctionInfo, body: list[cst.BaseStatement], shown: str
@@ -203,6 +186,32 @@ def inner_comments(line: cst.SimpleStatementLine) -> bool:
     walk(line, visitor)
     around = sum(empty.comment is not None for empty in line.leading_lines) + (line.trailing_whitespace.comment is not None)
     return visitor.count > around
+
+
+def streamed_sampling(module: cst.Module, settings: list[tuple[str, cst.BaseExpression]], caller: str, skips_special: bool) -> SamplingKeywords:
+    """SamplingParams keywords for a reply a TextIteratorStreamer streamed from ``caller``'s generation settings;
+    Refusal where the stream's reply could not be the same."""
+    try:
+        sampling = sampling_keywords(module, settings)
+    except NotCarried as exc:
+        raise Refusal(str(exc)) from None
+    if sampling.counts_prompt:
+        raise Refusal(f"max_length= counts the prompt's tokens; give {caller} max_new_tokens= for a streamed reply")
+    if dict(sampling.keywords).get("n", "1") != "1":
+        raise Refusal("num_return_sequences= asks for several completions; a TextIteratorStreamer streams one")
+    if not skips_special:
+        # The streamer decodes special tokens into the text, the end-of-text token that stops generation
+        # too; vLLM skips special tokens by default and leaves the stopping token out of the text.
+        given = dict(sampling.keywords)
+        extra = [(k, v) for k, v in (("skip_special_tokens", "False"), ("include_stop_str_in_output", "True")) if k not in given]
+        sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
+    return sampling
+
+
+def body_statements(function: FunctionInfo) -> list[cst.BaseStatement]:
+    """The statements of ``function``'s indented body (none for a one-line ``def f(): ...``)."""
+    body = function.node.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
 
 def plain_assignment(line: cst.BaseStatement | None) -> tuple[str, cst.SimpleStatementLine, cst.BaseExpression] | None:
