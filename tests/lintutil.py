@@ -11,6 +11,7 @@ from vllm_lint.cli.check import lint_paths
 from vllm_lint.config import Settings, enabled_codes
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.rulebook import all_codes
+from vllm_lint.engine.fixer import fix_file
 from vllm_lint.engine.runner import RunOptions
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,6 +22,17 @@ def lint_text(directory: Path, filename: str, text: str, select: tuple[str, ...]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return lint_file_paths([path], select, **settings)
+
+
+def fixed_server(directory: Path, source: str, applied: dict[str, int] | None = None) -> str:
+    """What the fixer makes of ``source`` written as ``server.py`` in ``directory``; ``applied``, when given: the
+    fixes it must have applied, by code."""
+    path = directory / "server.py"
+    path.write_text(source)
+    outcome = fix_file(path, settings=Settings(root=directory))
+    if applied is not None:
+        assert dict(outcome.applied) == applied, outcome
+    return outcome.fixed.decode()
 
 
 def write_example(directory: Path, example, text: str | None = None) -> Path:

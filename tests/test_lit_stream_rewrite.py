@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_lint.config import Settings
-from vllm_lint.engine.fixer import fix_file
 
-from lintutil import lint_text
+from lintutil import fixed_server, lint_text
 
 NO_FIX = "; no automatic fix: "
 
@@ -82,9 +80,7 @@ if __name__ == "__main__":
 
 
 def _fixed(tmp_path: Path, source: str) -> str:
-    path = tmp_path / "server.py"
-    path.write_text(source)
-    return fix_file(path, settings=Settings(root=tmp_path)).fixed.decode()
+    return fixed_server(tmp_path, source)
 
 
 def _message(tmp_path: Path, source: str, code: str) -> str:

@@ -8,15 +8,11 @@ from pathlib import Path
 from vllm_lint.config import Settings
 from vllm_lint.engine.fixer import fix_file
 
-from lintutil import lint_text
+from lintutil import fixed_server, lint_text
 
 
 def _fixed(tmp_path: Path, source: str) -> str:
-    path = tmp_path / "server.py"
-    path.write_text(source)
-    outcome = fix_file(path, settings=Settings(root=tmp_path))
-    assert dict(outcome.applied) == {"VLL102": 1}, outcome
-    return outcome.fixed.decode()
+    return fixed_server(tmp_path, source, {"VLL102": 1})
 
 
 # A module function that blocks its thread (directly, or through the functions it calls), called by a function

@@ -17,7 +17,7 @@ import pytest
 from vllm_lint.config import Settings
 from vllm_lint.engine.fixer import fix_file
 
-from lintutil import lint_text
+from lintutil import fixed_server, lint_text
 
 HEAD = """\
 from fastapi import FastAPI
@@ -39,11 +39,7 @@ DECODE = """\
 
 
 def _fixed(tmp_path: Path, source: str) -> str:
-    path = tmp_path / "server.py"
-    path.write_text(source)
-    outcome = fix_file(path, settings=Settings(root=tmp_path))
-    assert dict(outcome.applied) == {"VLL102": 1}, outcome
-    return outcome.fixed.decode()
+    return fixed_server(tmp_path, source, {"VLL102": 1})
 
 
 def _engine_prompt(result: str) -> str:
