@@ -415,9 +415,9 @@ class ModuleModel(cst.CSTVisitor):
     def _record_items(self, node: cst.Assign) -> None:
         """``MODELS["llm"] = <call>`` and ``MODELS = {"llm": <call>}``: what the dict's items hold."""
         function = self.current_function
+        call = _unwrap_await(node.value)
         for target in node.targets:
             item = subscript_key(target.target)
-            call = _unwrap_await(node.value)
             if item is not None and isinstance(call, cst.Call):
                 self.item_bindings.setdefault(item, []).append(Binding(call, function, None))
             if isinstance(target.target, cst.Name) and isinstance(node.value, cst.Dict):

@@ -40,10 +40,9 @@ from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTI
 from vllm_lint.python.rewrite.names import FreshNames, Occurrence, attribute_occurrences, names_in, occurrences
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, LitStream, ModelKind, Refusal, ResultShape
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
-from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, returned_values, snippet, yields
+from vllm_lint.python.rewrite.shapes import contains, directly_in, keyword_args, literal_flag, only_call, positional_args, returned_values, snippet, yields
 from vllm_lint.python.rewrite.streamer import STREAMERS, body_statements, inner_comments, plain_assignment, streamed_sampling
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, thread_target
-from vllm_lint.python.walk import walk
 
 _THREAD_OPTIONS = frozenset({"target", "kwargs", "daemon"})
 # skip_prompt and timeout are the streamer's own; the others are what it decodes with.
@@ -136,7 +135,7 @@ class LitServeStreams(ModelCalls):
         order = {id(s): i for i, s in enumerate(body_statements(predict))}
         at = order[id(loop.statement)]
         before_loop = frozenset(id(line) for line in removed if order.get(id(line), at) < at)
-        anchor = next(s for s in self.module.body if s is klass.node or _holds(s, klass.node))
+        anchor = next(s for s in self.module.body if contains(s, klass.node))
         return HandlerCall(
             thread, CallMode.LIT_STREAMED, predict.node, prompt, sampling, loop.replaced, ResultShape.NEW_TEXT_PIECES,
             removed=removed,
@@ -530,24 +529,6 @@ def _message(expr: cst.BaseExpression) -> bool:
         return False
     keys = {e.key.evaluated_value for e in expr.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)}
     return len(keys) == len(expr.elements) and {"role", "content"} <= keys
-
-
-class _Find(cst.CSTVisitor):
-    def __init__(self, node: cst.CSTNode) -> None:
-        super().__init__()
-        self.node = node
-        self.found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.found = self.found or node is self.node
-        return not self.found
-
-
-def _holds(statement: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """``node`` is inside the top-level ``statement`` (a class under ``if``, say)."""
-    finder = _Find(node)
-    walk(statement, finder)
-    return finder.found
 
 
 def _never_none(expr: cst.BaseExpression) -> bool:

@@ -17,7 +17,7 @@ from vllm_lint.python.context import PyContext
 from vllm_lint.python.rewrite.names import occurrences
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, Lifespan, Refusal
 from vllm_lint.python.rewrite.prompts import bound_names
-from vllm_lint.python.rewrite.shapes import snippet
+from vllm_lint.python.rewrite.shapes import contains, snippet
 from vllm_lint.python.walk import walk
 
 # Calls that start a server, which must not run inside the demo's event loop.
@@ -28,7 +28,7 @@ def script_block(module: cst.Module, statement: cst.CSTNode) -> cst.If | None:
     """The top-level ``if __name__ == "__main__":`` (with no else) that holds ``statement``."""
     for top in module.body:
         if isinstance(top, cst.If) and top.orelse is None and _is_main_guard(top.test) and isinstance(top.body, cst.IndentedBlock) \
-                and _holds(top, statement):
+                and contains(top, statement):
             return top
     return None
 
@@ -36,7 +36,7 @@ def script_block(module: cst.Module, statement: cst.CSTNode) -> cst.If | None:
 def check_script(ctx: PyContext, block: cst.If, placement: Lifespan | BuiltInPlace | Bridge, helper: str) -> None:
     """Refusal unless ``block`` can run as a coroutine in the app's lifespan handler."""
     shown = f"the demo under `if __name__ == \"__main__\":` that calls {helper}()"
-    if not isinstance(placement, Lifespan) or placement.moved_model is not None and _holds(block, placement.moved_model):
+    if not isinstance(placement, Lifespan) or placement.moved_model is not None and contains(block, placement.moved_model):
         raise Refusal(
             f"{shown} runs where no engine is started (the engine is built where the app starts); await {helper}() "
             "in an async function that starts the engine, or call the model there another way"
@@ -57,10 +57,6 @@ def check_script(ctx: PyContext, block: cst.If, placement: Lifespan | BuiltInPla
                 f"{shown} binds `{name}`, which `{snippet(ctx.module, outside.parent)}` reads outside it; as the demo "
                 "runs in a function, it would bind a local instead: give the demo's variables names of their own"
             )
-
-
-def _holds(block: cst.If, statement: cst.CSTNode) -> bool:
-    return any(node is statement for node in _nodes(block))
 
 
 def _serving_call(ctx: PyContext, block: cst.If) -> cst.Call | None:

@@ -85,6 +85,13 @@ def top_level_index_of(body: Sequence[cst.BaseStatement], statement: cst.CSTNode
     raise ValueError("statement not in the module")
 
 
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``tree`` or inside it."""
+    found = _Contains(node)
+    walk(tree, found)
+    return found.found
+
+
 class _Contains(cst.CSTVisitor):
     def __init__(self, target: cst.CSTNode) -> None:
         super().__init__()

@@ -22,7 +22,7 @@ import libcst as cst
 from vllm_lint.python.model import FunctionInfo, ModuleModel
 from vllm_lint.python.rewrite.plan import MultiModalData, Refusal
 from vllm_lint.python.rewrite.prompts import local_bindings, module_bindings, never_changed
-from vllm_lint.python.rewrite.shapes import positional_args, returned_values, snippet
+from vllm_lint.python.rewrite.shapes import is_none, positional_args, returned_values, snippet
 from vllm_lint.python.walk import walk
 
 # The processor keywords that carry the request's inputs; the others are checked as a tokenizer's.
@@ -105,13 +105,13 @@ class ProcessorInputs:
     def _media(self, given: dict[str, _Given], shown: str) -> MultiModalData | None:
         """The images (taken out of ``given``) as the engine's multi_modal_data; videos only when always empty."""
         videos = given.pop("videos", None)
-        if videos is not None and not _is_none(videos.value) and not self._always_empty(videos.value):
+        if videos is not None and not is_none(videos.value) and not self._always_empty(videos.value):
             raise Refusal(f"`{shown}` is given videos=: {_WHY_NOT['videos']}")
         for name, why in _WHY_NOT.items():
             if name in given:
                 raise Refusal(f"`{shown}` is given {name}=: {why}")
         images = given.pop("images", None)
-        if images is None or _is_none(images.value):
+        if images is None or is_none(images.value):
             return None
         code = self.module.code_for_node
         condition = images.condition
@@ -222,10 +222,6 @@ class ProcessorInputs:
             return False
         bound = local_bindings(helper.node).get(local.value, [])
         return len(bound) == 1 and isinstance(bound[0], cst.List) and not bound[0].elements
-
-
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def block_of(function: cst.FunctionDef, statement: cst.BaseStatement) -> list[cst.BaseStatement] | None:
