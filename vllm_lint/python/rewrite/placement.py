@@ -199,10 +199,10 @@ class EnginePlacement(ModuleFacts):
             one_device = "devices" not in keywords or _is_int(keywords["devices"].value, 1)
             one_worker = "workers_per_device" not in keywords or _is_int(keywords["workers_per_device"].value, 1)
             workers = keywords["workers_per_device"].value if "workers_per_device" in keywords else None
-            if workers is not None and not isinstance(workers, cst.Integer) and dotted_name(workers) is not None \
-                    and isinstance(site.statement, cst.SimpleStatementLine):
+            setting = dotted_name(workers) if workers is not None else None
+            if setting is not None and isinstance(site.statement, cst.SimpleStatementLine):
                 # A setting (a command-line option): checked when the server starts, as a prompt of unknown type is.
-                checks.append((site.statement, dotted_name(workers) or ""))
+                checks.append((site.statement, setting))
                 one_worker = True
             elif workers is not None and not isinstance(workers, cst.Integer):
                 raise Refusal(
