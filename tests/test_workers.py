@@ -132,3 +132,29 @@ def test_batches_shrink_toward_the_end_and_reach_every_child(files, workers):
     assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # never a big batch after a small one
     if files >= 1000:
         assert sizes[0] == 64 and sizes[-2] <= 8  # a long run ends on small batches, not on a last 64
+
+
+def test_a_file_the_parent_let_through_is_parsed_without_asking_the_pre_filter_again(tmp_path):
+    """A small run pre-filters in the parent; the task it hands on says so, and the child parses the file as it is
+    (its second pre-filter was the same answer again, ~2 ms of a one-file run)."""
+    import dataclasses
+
+    from vllm_lint.config import Settings
+    from vllm_lint.engine.runner import RunOptions
+    from vllm_lint.engine.workers import Task, _lint_one
+    from vllm_lint.rulebook import all_codes
+    from vllm_lint.surfaces import all_surfaces
+
+    path = tmp_path / "server.py"
+    path.write_text(TRIGGER, encoding="utf-8")
+    asked: list[str] = []
+    surfaces = {surface.name: surface for surface in all_surfaces()}
+    # The pre-filter says "nothing here" (it would be wrong): only a file it is asked about is skipped.
+    surfaces["python"] = dataclasses.replace(surfaces["python"], may_match=lambda job: asked.append(job.display) or False)
+    options = RunOptions(Settings(), frozenset(all_codes()), all_codes())
+
+    skipped = _lint_one(Task(0, path, "python"), surfaces, options, allow_parsing=True)
+    assert asked == [str(path)] and skipped is not None and not skipped.parsed  # asked, and told "no"
+    parsed = _lint_one(Task(0, path, "python", passed_prefilter=True), surfaces, options, allow_parsing=True)
+    assert asked == [str(path)] and parsed is not None and parsed.parsed  # not asked again
+    assert {d.code for d in parsed.diagnostics} == {"VLL201", "VLL203"}

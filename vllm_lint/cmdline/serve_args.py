@@ -8,13 +8,13 @@ typed here: every name, kind and choice set comes from ``load_api().serve_flags`
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from vllm_lint.cmdline.shell import Word
 from vllm_lint.launch.record import Setting
+from vllm_lint.suggestions import close_names
 from vllm_lint.values import Value
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d")
@@ -65,7 +65,7 @@ class FlagTable:
         return None, tuple(candidates[:3])
 
     def suggest(self, name: str) -> tuple[str, ...]:
-        return tuple(difflib.get_close_matches(name, self.long_options, n=3, cutoff=0.8))
+        return close_names(name, self.long_options)
 
 
 @lru_cache(maxsize=16)

@@ -79,7 +79,9 @@ def lint_file(
     options: RunOptions,
     display: str | None = None,
     before_parse: Callable[[], None] | None = None,
+    prefiltered: bool = False,
 ) -> FileResult:
+    """``prefiltered``: the pre-filter has let this file through already (workers.py: the parent asked it)."""
     from vllm_lint.source import SourceError, read_bytes  # (here: a warm run answered from the cache needs neither)
 
     shown = display or str(path)
@@ -96,7 +98,7 @@ def lint_file(
     except OSError as exc:
         result.diagnostics.append(parse_error(shown, f"cannot read the file: {exc.strerror or exc}"))
         return result
-    result = lint_bytes(path, shown, data, surface, options, before_parse)
+    result = lint_bytes(path, shown, data, surface, options, before_parse, prefiltered)
     if stat is not None:
         from vllm_lint.engine.cache import content_hash
 
@@ -111,6 +113,7 @@ def lint_bytes(
     surface: Surface,
     options: RunOptions,
     before_parse: Callable[[], None] | None = None,
+    prefiltered: bool = False,
 ) -> FileResult:
     from vllm_lint.engine.suppressions import skips_file, unsuppressed
 
@@ -130,7 +133,7 @@ def lint_bytes(
         known_summaries=options.summaries,
         fix_edits=options.fix_edits,
     )
-    if not prefilter_disabled() and not surface.may_match(job):
+    if not prefiltered and not prefilter_disabled() and not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)
         result.target = _target_of(job)
         return result

@@ -64,6 +64,8 @@ class Task:
     index: int
     path: Path
     surface: str | None  # the claiming surface's name; None: unreadable, report it
+    # The parent read the file and the pre-filter let it through: the child parses it without asking again.
+    passed_prefilter: bool = False
 
 
 def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
@@ -75,7 +77,7 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
         for task in tasks:
             result = _lint_one(task, surfaces, options, allow_parsing=False)
             if result is None:
-                to_parse.append(task)
+                to_parse.append(Task(task.index, task.path, task.surface, passed_prefilter=True))
             else:
                 results[task.index] = result
         if to_parse:
@@ -111,7 +113,7 @@ def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, all
             before_parse()
 
     try:
-        return guarded(str(task.path), lambda: lint_file(task.path, surface, options, before_parse=gate))
+        return guarded(str(task.path), lambda: lint_file(task.path, surface, options, before_parse=gate, prefiltered=task.passed_prefilter))
     except NeedsParsing:
         return None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 import libcst as cst
@@ -23,6 +22,7 @@ from vllm_lint.python.command_lines import CommandLine, command_launches
 from vllm_lint.python.context import NodeEdit, PyContext
 from vllm_lint.python.edits import with_keyword, without_argument
 from vllm_lint.python.vocabulary import serves_requests
+from vllm_lint.suggestions import close_names
 
 ENGINE_CONSTRUCTORS = {"vllm.LLM": "LLM", "vllm.EngineArgs": "EngineArgs", "vllm.AsyncEngineArgs": "AsyncEngineArgs"}
 
@@ -78,7 +78,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
                 head, _, field = attribute.rpartition(".")
                 if head == target and not any(s.key == field for s in settings):
                     is_known = field in known
-                    suggestions = () if is_known else tuple(difflib.get_close_matches(field, sorted(known), n=3, cutoff=0.8))
+                    suggestions = () if is_known else close_names(field, known)
                     settings.append(Setting(field, attribute, is_known, None, nodes[0], suggestions=suggestions, attribute=True))
         launch = Launch(
             surface="python",
@@ -100,7 +100,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
 
 def _setting(ctx: PyContext, name: str, anchor: cst.CSTNode, value_node: cst.BaseExpression, function, known: frozenset[str], table) -> Setting:
     is_known = name in known
-    suggestions = () if is_known else tuple(difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8))
+    suggestions = () if is_known else close_names(name, known)
     value = ctx.semantics.fold(value_node, function)
     flag = table.by_dest.get(name) if is_known else None
     bad_choice = invalid_value(flag, value.value) if flag is not None and value is not None else None

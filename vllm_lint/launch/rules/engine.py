@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
@@ -11,6 +10,7 @@ from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
 from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import launch_rule
+from vllm_lint.suggestions import close_names
 from vllm_lint.values import as_bool, as_float
 from vllm_lint.vllm_api import VllmApi
 from vllm_lint.vllm_api.history import (
@@ -140,7 +140,7 @@ def unknown_engine_arg(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     for setting in launch.settings:
         if setting.bad_choice is not None:
             value = str(setting.value.value) if setting.value else "?"
-            close = difflib.get_close_matches(value, setting.bad_choice, n=1, cutoff=0.6)
+            close = close_names(value, setting.bad_choice, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}?" if close else ""
             shown = ", ".join(setting.bad_choice[:12]) + (", ..." if len(setting.bad_choice) > 12 else "")
             yield LaunchFinding(
@@ -251,7 +251,7 @@ def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting)
         name = _option(setting.spelled)
     else:
         return ()
-    return tuple(difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.8))
+    return close_names(name, candidates)
 
 
 def _runs_on_cpu(launch: Launch) -> bool:

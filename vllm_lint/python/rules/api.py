@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from functools import partial
 
@@ -13,6 +12,7 @@ from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import dotted_name
 from vllm_lint.python.vllm_names import missing_in_path
 from vllm_lint.registry import python_rule
+from vllm_lint.suggestions import close_names
 from vllm_lint.vllm_api import VllmApi
 from vllm_lint.vllm_api.history import Fate, class_attribute_fate, fate_phrase, module_fate, unknown_range
 
@@ -39,7 +39,7 @@ def _hint(name: str) -> str:
 
 
 def _suggest(name: str, candidates: frozenset[str]) -> str:
-    matches = difflib.get_close_matches(name, sorted(c for c in candidates if not c.startswith("_")), n=1, cutoff=0.8)
+    matches = close_names(name, (c for c in candidates if not c.startswith("_")), n=1)
     return f"; did you mean {matches[0]}?" if matches else ""
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from functools import partial
 
@@ -14,6 +13,7 @@ from vllm_lint.python.edits import add_keyword, keyword_arg
 from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS, serves_requests
 from vllm_lint.registry import python_rule
+from vllm_lint.suggestions import close_names
 from vllm_lint.vllm_api.history import Fate, fate_phrase, keyword_fate
 
 # Transformers' generate() keywords people carry over, and what vLLM calls them.
@@ -59,7 +59,7 @@ def unknown_sampling_param(ctx: PyContext) -> Iterator[PyFinding]:
             if target is not None and target not in known:
                 target, one_meaning = None, False
             if target is None and not advice:
-                matches = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8)
+                matches = close_names(name, known)
                 if len(matches) == 1:
                     target, one_meaning = matches[0], True
                     advice = f"did you mean {target}?"
