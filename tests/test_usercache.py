@@ -221,6 +221,36 @@ def test_rules_read_through_the_store_are_the_yaml_files_rules(cache_home: Path,
     assert from_yaml.severity.value in (folder / "VLL301.yaml").read_text()
 
 
+def test_a_finding_s_rule_head_is_read_without_the_rule_s_own_store(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Severity, fix title and directive come from one small store of every rule's head; the rule's own store
+    (its docs and examples, up to 200 kB) is read only where the whole rule is asked for."""
+    from vllm_lint.resources import rules_dir
+
+    codes = tuple(path.stem for path in sorted(rules_dir().glob("VLL*.yaml")))
+    _copy_rules(cache_home, monkeypatch, codes)
+    rules = {code: rulebook.rule_for(code) for code in codes}
+    _fresh_process()
+    heads = {code: rulebook.rule_head(code) for code in codes}  # derived once from each whole rule
+    assert heads == {code: rulebook.RuleHead(rule.severity, rule.fix_title, rule.directive) for code, rule in rules.items()}
+    _fresh_process()
+    monkeypatch.setattr(rulebook, "_load_rule_file", lambda path: pytest.fail(f"read the whole rule {path.name}"))
+    assert {code: rulebook.rule_head(code) for code in codes} == heads
+    assert rulebook.severity_of("VLL103", rulebook.Severity.INFO) == rules["VLL103"].severity
+    assert not any(name.startswith("rule-files") for name in usercache._stores)
+    assert rulebook.rule_head("VLL999") is None
+
+
+def test_an_edited_rule_file_gives_its_new_head(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _copy_rules(cache_home, monkeypatch, ("VLL301",))
+    before = rulebook.rule_head("VLL301")
+    text = (folder / "VLL301.yaml").read_text()
+    other = "info" if before.severity.value != "info" else "warning"
+    (folder / "VLL301.yaml").write_text(text.replace(f"severity: {before.severity.value}", f"severity: {other}"))
+    os.utime(folder / "VLL301.yaml", ns=(1, 1))
+    _fresh_process()
+    assert rulebook.rule_head("VLL301").severity.value == other
+
+
 def test_an_edited_rule_file_is_read_again(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _copy_rules(cache_home, monkeypatch, ("VLL301",))
     before = rulebook.rule_for("VLL301")

@@ -65,12 +65,12 @@ def _titled(finding):
 
 
 def _rule_fix_title(code: str) -> str:
-    from vllm_lint.rulebook import rule_for
+    from vllm_lint.rulebook import rule_head
 
-    rule = rule_for(code)
-    if rule is None or not rule.fix_title:
+    head = rule_head(code)
+    if head is None or not head.fix_title:
         raise RegistryError(f"{code}: a fix without a title of its own needs `fix.title` in rules/{code}.yaml")
-    return rule.fix_title
+    return head.fix_title
 
 
 class Checker:

@@ -17,6 +17,7 @@ from vllm_lint.resources import rules_dir
 
 PARSE_ERROR_CODE = "VLL000"
 _PARSED_RULES = "rule-files"  # the user-cache stores of parsed rule files (one per rule, see _store_name)
+_HEADS = "rule-heads"  # the user-cache store of every rule's head (rule_head)
 _CODE_RE = re.compile(r"^VLL\d{3}$")
 _SINCE_RE = re.compile(r"^\d+\.\d+\.\d+$")
 _PREVIEW_LINE = re.compile(r"^preview:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
@@ -223,10 +224,41 @@ def rule_for(code: str) -> Rule | None:
     return rule
 
 
+@dataclass(frozen=True, slots=True)
+class RuleHead:
+    """What a report needs of a rule for each finding: its severity, its fix's title and its directive."""
+
+    severity: Severity
+    fix_title: str | None
+    directive: str
+
+
+def rule_head(code: str) -> RuleHead | None:
+    """One rule's head, from a store of every rule's (``rule-heads``): a few hundred bytes a rule, where the whole
+    rule (its docs and examples) is up to 200 kB of the rule's own store to read."""
+    if load_rules.cache_info().currsize:
+        rule = load_rules().get(code)
+        return None if rule is None else RuleHead(rule.severity, rule.fix_title, rule.directive)
+    path = rules_dir() / f"{code}.yaml"
+    if not (_CODE_RE.match(code) and path.is_file()):
+        return None
+    from vllm_lint.usercache import derived_from_file, store
+
+    kept: tuple[str, str | None, str] = derived_from_file(_HEADS, path, _read_head)  # type: ignore[assignment]
+    store(_HEADS).save()
+    return RuleHead(Severity(kept[0]), kept[1], kept[2])
+
+
+def _read_head(path: Path) -> tuple[str, str | None, str]:
+    rule = _load_rule_file(path)
+    _parsed_files(path).save()
+    return rule.severity.value, rule.fix_title, rule.directive
+
+
 def severity_of(code: str, otherwise: Severity) -> Severity:
     """The rule's own severity, for a finding that does not set one."""
-    rule = rule_for(code)
-    return rule.severity if rule is not None else otherwise
+    head = rule_head(code)
+    return head.severity if head is not None else otherwise
 
 
 @lru_cache(maxsize=None)

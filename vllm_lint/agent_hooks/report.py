@@ -87,10 +87,10 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
 
 
 def _directive(code: str) -> str | None:
-    from vllm_lint.rulebook import rule_for
+    from vllm_lint.rulebook import rule_head
 
-    rule = rule_for(code)
-    return " ".join(rule.directive.split()) if rule is not None and rule.directive else None
+    head = rule_head(code)
+    return " ".join(head.directive.split()) if head is not None and head.directive else None
 
 
 def _finding(shown: str, diagnostic: Diagnostic) -> list[str]:
