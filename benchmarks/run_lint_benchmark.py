@@ -143,7 +143,12 @@ def main() -> int:
     parser.add_argument("--stdlib-ruff", action="store_true", help="also time ruff on the standard library (slow)")
     parser.add_argument("--realworld", type=Path, default=os.environ.get("VLLM_LINT_REALWORLD") or None,
                         help="the restored real corpus (benchmarks/realworld/restore.py): time it with and without the pre-filter")
+    parser.add_argument("--files-with-findings", type=Path, metavar="FOLDER",
+                        help="print FOLDER's files that have a finding or a project fact, one a line, and exit")
     args = parser.parse_args()
+    if args.files_with_findings is not None:
+        print("\n".join(map(str, files_with_findings(args.files_with_findings))))
+        return 0
     if args.rounds < 5:
         parser.error("--rounds: at least 5")
     if args.readme and readme_with_table(args.readme.read_text(encoding="utf-8"), [], "") is None:
@@ -195,7 +200,7 @@ def main() -> int:
             parser.error(f"--realworld: {args.realworld} is not a folder")
         real = str(args.realworld.resolve())
         print("finding the corpus files with findings (pre-filter off, in process)", file=sys.stderr, flush=True)
-        needed = files_with_findings(args.realworld.resolve())
+        needed = _files_with_findings_apart(args.realworld.resolve())
         commands += [
             Command("real corpus, pre-filter on", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", real]),
             Command("real corpus, pre-filter off", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", real],
@@ -256,6 +261,14 @@ def main() -> int:
 
 
 ORACLE_ROW = "real corpus, only its files with findings"
+
+
+def _files_with_findings_apart(corpus: Path) -> list[Path]:
+    """files_with_findings in a process of its own: linting in this one would grow it, and every command it starts
+    afterwards would report this process's peak memory as its own (a forked child's maxrss starts there)."""
+    done = subprocess.run([sys.executable, __file__, "--files-with-findings", str(corpus)], capture_output=True,
+                          text=True, env=ENV, check=True)
+    return [Path(line) for line in done.stdout.splitlines() if line]
 
 
 def files_with_findings(corpus: Path) -> list[Path]:
