@@ -285,3 +285,32 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=120) == 2
     assert stderr == ""
+
+
+def test_the_program_exits_with_its_atexit_callbacks_and_output_but_no_teardown(tmp_path):
+    # vllm-lint (the program, not a caller in Python) leaves without the interpreter's teardown of every module
+    # (cli/entry.py: _leave): what a normal exit does that can be seen still happens.
+    import subprocess
+    import sys
+
+    write(tmp_path / "bad.py", BAD)
+    code = textwrap.dedent(
+        f"""\
+        import atexit, sys
+
+        class Torn:
+            def __del__(self):
+                print("torn down", file=sys.stderr)
+
+        kept = Torn()  # a module global: only a teardown deletes it
+        atexit.register(print, "atexit ran", file=sys.stderr)
+        sys.argv = ["vllm-lint", "check", "--no-cache", "--output-format", "concise", {str(tmp_path / "bad.py")!r}]
+        from vllm_lint.cli.entry import main
+        main()
+        print("not reached")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stdout.endswith("\nFound 2 findings.\n"), result.stdout
+    assert result.stderr == "atexit ran\n"
