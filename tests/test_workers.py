@@ -158,3 +158,31 @@ def test_a_file_the_parent_let_through_is_parsed_without_asking_the_pre_filter_a
     parsed = _lint_one(Task(0, path, "python", passed_prefilter=True), surfaces, options, allow_parsing=True)
     assert asked == [str(path)] and parsed is not None and parsed.parsed  # not asked again
     assert {d.code for d in parsed.diagnostics} == {"VLL201", "VLL203"}
+
+
+@pytest.mark.parametrize("many_files", [False, True], ids=["small-run", "batches"])
+def test_a_parser_process_given_batches_turns_the_garbage_collector_back_on(many_files):
+    """The program runs with the cyclic collector off (cli/entry.py); a child of a run over many files turns it on,
+    so that its memory stays bounded; a child of a small run (48 files at most) leaves it off."""
+    import gc
+    import signal
+
+    from vllm_lint.config import Settings
+    from vllm_lint.engine.runner import RunOptions
+    from vllm_lint.engine.workers import _child_main
+    from vllm_lint.rulebook import all_codes
+
+    class NoMoreBatches:
+        def recv(self):
+            return None
+
+    handler = signal.getsignal(signal.SIGINT)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _child_main(NoMoreBatches(), RunOptions(Settings(), frozenset(all_codes()), all_codes()), many_files)
+        assert gc.isenabled() is many_files
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        if was_enabled:
+            gc.enable()

@@ -176,6 +176,8 @@ def _reads_edits(request: CheckRequest) -> bool:
 
 
 def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
+    import gc
+
     from vllm_lint.engine.fixer import fix_bytes, fix_policy, write_atomically
     from vllm_lint.engine.project import project_findings
     from vllm_lint.source import SourceError, read_bytes
@@ -188,6 +190,7 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
     remaining: list[Diagnostic] = []
     applied: dict[str, dict[str, int]] = {}
     diffs = 0
+    gc.enable()  # this process parses and rewrites every file it fixes, however many (cli/entry.py turned it off)
     # Lint first, isolated and in parallel; only files with a fix the policy allows are fixed here.
     # That spares the rest, and keeps a file that crashes the parser out of this process.
     for (path, surface), result in zip(files, _lint_discovered(files, options, _cache_dir(request, options))):

@@ -127,9 +127,15 @@ def _lint_one(task: Task, surfaces: dict[str, Surface], options: RunOptions, all
 _PARENT_ENDS: list[Channel] = []
 
 
-def _child_main(connection: Channel, options: RunOptions) -> None:
+def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> None:
     # The parent owns Ctrl-C: it stops the children itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if many_files:
+        # The program leaves the cyclic garbage collector off (cli/entry.py); a process that parses batch after
+        # batch turns it on, so that its memory stays bounded however many files it is given.
+        import gc
+
+        gc.enable()
     for inherited in _PARENT_ENDS:
         inherited.close()
     _PARENT_ENDS.clear()
@@ -195,8 +201,10 @@ class _Pool:
             backend = default_backend()
         self.backend = backend
         self.timeout = file_timeout()
+        self.many_files = False
 
     def run(self, tasks: list[Task]) -> dict[int, FileResult]:
+        self.many_files = len(tasks) > _IN_PROCESS_FILES
         results: dict[int, FileResult] = {}
         pending = deque(batches(tasks, self.size))
         children: list[_Child] = []
@@ -211,7 +219,7 @@ class _Pool:
         return results
 
     def _start(self, batch: list[Task]) -> _Child:
-        process, parent_end = self.backend.start(_child_main, (self.options,))
+        process, parent_end = self.backend.start(_child_main, (self.options, self.many_files))
         _PARENT_ENDS.append(parent_end)
         parent_end.send(batch)
         return _Child(process, parent_end, batch, set())
