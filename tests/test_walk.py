@@ -94,3 +94,43 @@ def _calls(module: cst.Module) -> list[cst.Call]:
 
     module.visit(Collect())
     return found
+
+
+_LEARNED_ONCE = """
+import sys
+import libcst as cst
+from vllm_lint.python import walk as walker
+
+class Order(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+    def visit_Name(self, node):
+        self.names.append(node.value)
+
+if sys.argv[1] == "warm":  # a later process: everything it walks was learned by the first one
+    walker._learn = lambda node, present: sys.exit(f"learned {type(node).__name__} again")
+module = cst.parse_module(open(sys.argv[2], encoding="utf-8").read())
+walked, visited = Order(), Order()
+walker.walk(module, walked)
+module.visit(visited)
+assert walked.names == visited.names
+print(len(walked.names))
+"""
+
+
+def test_what_the_walk_learns_is_learned_once_per_install(tmp_path: Path):
+    """A parser process reads the visiting orders an earlier one learned (the user's cache): same order, no
+    learning."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("VLLM_LINT_NO_USER_CACHE", None)
+    sample = str(CORPUS[0])
+    runs = [subprocess.run([sys.executable, "-c", _LEARNED_ONCE, when, sample], capture_output=True, text=True, env=env)
+            for when in ("cold", "warm")]
+    assert [run.returncode for run in runs] == [0, 0], runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout and int(runs[0].stdout) > 100
+    assert list((tmp_path / "vllm-lint" / "marshal").glob("walk-orders-libcst-*.marshal"))
