@@ -314,3 +314,24 @@ def test_the_program_exits_with_its_atexit_callbacks_and_output_but_no_teardown(
     assert result.returncode == 1
     assert result.stdout.endswith("\nFound 2 findings.\n"), result.stdout
     assert result.stderr == "atexit ran, collector off\n"  # (off for the whole run: cli/entry.py)
+
+
+def test_only_check_and_hook_run_without_the_garbage_collector(tmp_path):
+    # The servers (`server`, `mcp`) and every other command may run for hours: the collector stays on for them.
+    import subprocess
+    import sys
+
+    code = textwrap.dedent(
+        """\
+        import atexit, gc, sys
+        atexit.register(lambda: print("collector", "on" if gc.isenabled() else "off", file=sys.stderr))
+        sys.argv = ["vllm-lint", *sys.argv[1:]]
+        from vllm_lint.cli.entry import main
+        main()
+        """
+    )
+    write(tmp_path / "clean.py", "import os\n")
+    for args, expected in ((["rule", "VLL101"], "on"), (["check", "--no-cache", str(tmp_path / "clean.py")], "off")):
+        result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.splitlines()[-1] == f"collector {expected}", (args, result.stderr)

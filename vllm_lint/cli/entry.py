@@ -33,16 +33,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
-    if argv is None:
-        import gc
-
-        # The cyclic garbage collector scans what imports create (LibCST's classes, vllm-lint's modules) again and
-        # again and frees next to nothing: ~10 ms of a one-file run. A run's few cycles are freed at exit; what
-        # runs long or parses many files turns it back on (engine/workers.py, cli/check.py's fixing).
-        gc.disable()
     try:
         try:
-            code = _run(sys.argv[1:] if argv is None else argv)
+            code = _run(sys.argv[1:] if argv is None else argv, program=argv is None)
         finally:
             _flush_stdout()
     except BrokenPipeError:
@@ -63,9 +56,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _leave(code: int) -> NoReturn:
-    """Exit as ``sys.exit(code)`` would, without the interpreter's teardown of every module and object: ~6 ms that
-    nobody sees, a seventh of a clean one-file run. What a normal exit does that can be seen is done first: the
-    atexit callbacks, the buffered output. (The program only: a caller in Python gets its SystemExit.)"""
+    """Exit as ``sys.exit(code)`` would, without the interpreter's teardown of every module and object (~6 ms that
+    nobody sees). What a normal exit does that can be seen is done first: the atexit callbacks, the buffered
+    output. (The program only: a caller in Python gets its SystemExit.)"""
     import atexit
     import os
 
@@ -87,12 +80,20 @@ def _flush_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _run(args: list[str]) -> int:
+def _run(args: list[str], program: bool) -> int:
     """The exit code of a ``hook`` or ``check`` command line run here (the stores of the dataclass code are saved
     when it returns); any other command line exits from click."""
     if args == ["--version"]:
         print(f"vllm-lint, version {__version__}")  # click's version_option says the same
         sys.exit(0)
+    if program and args[:1] in (["hook"], ["check"]):
+        import gc
+
+        # The cyclic garbage collector scans what imports create (LibCST's classes, vllm-lint's modules) again and
+        # again and frees next to nothing: ~10 ms of a one-file run. A run's few cycles are freed at exit; a
+        # process that parses many files turns it back on (engine/workers.py, cli/check.py's fixing). (Not for
+        # the servers, ``server`` and ``mcp``, nor any other command: they may run for hours.)
+        gc.disable()
     if args[:1] == ["hook"]:
         from vllm_lint.codecache import compiled_dataclasses
 
