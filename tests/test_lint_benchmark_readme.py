@@ -1,4 +1,5 @@
-"""benchmarks/run_lint_benchmark.py --readme: README's performance table is the benchmark's, between markers."""
+"""benchmarks/run_lint_benchmark.py: README's performance table is the benchmark's, between markers (--readme); and
+the files its lower bound for the pre-filter lints, those that have something to report (--realworld)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,14 @@ def test_readme_holds_a_measured_table_of_every_main_row():
     assert "\nMeasured " in block
     for row in bench.README_ROWS:
         assert f"\n| {row} | " in block, row
+
+
+def test_the_pre_filter_s_lower_bound_lints_only_files_with_a_finding_or_a_project_fact(tmp_path):
+    (tmp_path / "engine.py").write_text("from vllm import LLM\nllm = LLM(model='m')\n", encoding="utf-8")  # VLL201, VLL203
+    # A vLLM server started with every setting given: no finding, but a fact (the server) for VLL304.
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve org/m --gpu-memory-utilization 0.9 --max-model-len 4096 --host 127.0.0.1 --port 8000\n", encoding="utf-8")
+    (tmp_path / "clean.py").write_text("import vllm  # mentions vLLM, reports nothing\nprint(vllm.__version__)\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# Notes\n\nNothing to run here.\n", encoding="utf-8")
+    found = _benchmark().files_with_findings(tmp_path)
+    assert sorted(path.name for path in found) == ["engine.py", "serve.sh"]
