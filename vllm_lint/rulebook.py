@@ -216,9 +216,18 @@ def rule_for(code: str) -> Rule | None:
     """One rule, reading only its own file: a run with a few findings needs a few rules, not all 30."""
     if load_rules.cache_info().currsize:
         return load_rules().get(code)
+    path = _rule_file(code)
+    return None if path is None else _rule_of_file(path)
+
+
+def _rule_file(code: str) -> Path | None:
+    """The file of ``code``'s rule; None for a code that no rule file has."""
     path = rules_dir() / f"{code}.yaml"
-    if not (_CODE_RE.match(code) and path.is_file()):
-        return None
+    return path if _CODE_RE.match(code) and path.is_file() else None
+
+
+def _rule_of_file(path: Path) -> Rule:
+    """A rule file's rule, its parsed YAML kept in the user's cache."""
     rule = _load_rule_file(path)
     _parsed_files(path).save()
     return rule
@@ -239,8 +248,8 @@ def rule_head(code: str) -> RuleHead | None:
     if load_rules.cache_info().currsize:
         rule = load_rules().get(code)
         return None if rule is None else RuleHead(rule.severity, rule.fix_title, rule.directive)
-    path = rules_dir() / f"{code}.yaml"
-    if not (_CODE_RE.match(code) and path.is_file()):
+    path = _rule_file(code)
+    if path is None:
         return None
     from vllm_lint.usercache import derived_from_file, store
 
@@ -250,8 +259,7 @@ def rule_head(code: str) -> RuleHead | None:
 
 
 def _read_head(path: Path) -> tuple[str, str | None, str]:
-    rule = _load_rule_file(path)
-    _parsed_files(path).save()
+    rule = _rule_of_file(path)
     return rule.severity.value, rule.fix_title, rule.directive
 
 

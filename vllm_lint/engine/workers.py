@@ -201,25 +201,24 @@ class _Pool:
             backend = default_backend()
         self.backend = backend
         self.timeout = file_timeout()
-        self.many_files = False
 
     def run(self, tasks: list[Task]) -> dict[int, FileResult]:
-        self.many_files = len(tasks) > _IN_PROCESS_FILES
+        many_files = len(tasks) > _IN_PROCESS_FILES
         results: dict[int, FileResult] = {}
         pending = deque(batches(tasks, self.size))
         children: list[_Child] = []
         try:
             while pending or children:
                 while pending and len(children) < self.size:
-                    children.append(self._start(list(pending.popleft())))
+                    children.append(self._start(list(pending.popleft()), many_files))
                 self._wait(children, pending, results)
         finally:
             for child in children:
                 self._stop(child)
         return results
 
-    def _start(self, batch: list[Task]) -> _Child:
-        process, parent_end = self.backend.start(_child_main, (self.options, self.many_files))
+    def _start(self, batch: list[Task], many_files: bool) -> _Child:
+        process, parent_end = self.backend.start(_child_main, (self.options, many_files))
         _PARENT_ENDS.append(parent_end)
         parent_end.send(batch)
         return _Child(process, parent_end, batch, set())
