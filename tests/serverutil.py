@@ -1,9 +1,11 @@
-"""Test helpers for tests that start a server: wait until it answers, or fail the test with its log's tail."""
+"""Test helpers for tests that start a server: wait until it answers, or fail the test with its log's tail; find
+the vLLM engine processes under it, and hold them."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -25,3 +27,32 @@ def wait_serving(url: str, proc: subprocess.Popen, log_tail: Callable[[], str], 
         pytest.fail(f"{what} exited with {exc.returncode}:\n{tail}", pytrace=False)
     except ServerNotReady:
         pytest.fail(f"{what} did not start in {timeout:g} s:\n{log_tail()}", pytrace=False)
+
+
+def engine_core_pids(server_pid: int) -> list[int]:
+    """The vLLM EngineCore processes under the server process ``server_pid``."""
+    import psutil
+
+    return [p.pid for p in psutil.Process(server_pid).children(recursive=True)
+            if "EngineCore" in " ".join(p.cmdline() or [p.name()])]
+
+
+@contextlib.contextmanager
+def engine_held(server_pid: int) -> Iterator[None]:
+    """vLLM's engine processes under the server (each EngineCore and the workers it started) stopped for the
+    block: the server still admits requests and answers, but none of them can end, however fast or slow this
+    machine is. A test that races its requests against the tiny model loses whenever the machine stalls for a
+    few seconds (2-core CI machines do). They go on at the end, whatever happens in the block."""
+    import psutil
+
+    cores = [psutil.Process(pid) for pid in engine_core_pids(server_pid)]
+    assert cores, "no EngineCore process under the server"
+    held = [*cores, *(child for core in cores for child in core.children(recursive=True))]
+    for proc in held:
+        proc.suspend()
+    try:
+        yield
+    finally:
+        for proc in held:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.resume()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serverutil import wait_serving
+from serverutil import engine_held, wait_serving
 
 from vllm_lint.reference.processes import free_port, kill_process_tree
 
@@ -149,11 +149,8 @@ class LiveServer:
     def log_tail(self, n: int = 60) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
 
-    def engine_core_pids(self) -> list[int]:
-        import psutil
-
-        return [p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)
-                if "EngineCore" in " ".join(p.cmdline() or [p.name()])]
+    def engine_held(self):
+        return engine_held(self.proc.pid)
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 
@@ -151,7 +152,8 @@ def test_openai_client_sees_bad_request(client):
 
 
 def test_disconnects_abort_requests_in_the_engine(reference_server):
-    """Clients that go away mid-request (streaming or not) leave nothing running in the engine."""
+    """Clients that go away while their request waits on the engine (streaming or not) leave nothing running in
+    it. The engine is held until the server has seen them go, so that none of the requests can end first."""
     import httpx
 
     idle = _wait_engine_idle(reference_server)
@@ -164,60 +166,53 @@ def test_disconnects_abort_requests_in_the_engine(reference_server):
 
             async def stream_then_leave():
                 async with c.stream("POST", "/v1/completions", json={**long, "stream": True}, timeout=30) as r:
-                    assert r.status_code == 200
-                    async for _ in r.aiter_bytes():
-                        break  # first bytes arrived: hang up
+                    assert r.status_code == 200  # admitted: its request is in the engine; hang up
 
             async def wait_then_leave():
-                try:
-                    resp = await c.post("/v1/completions", json=long, timeout=httpx.Timeout(30, read=0.5))
-                except httpx.ReadTimeout:
-                    return  # hung up while the request runs
-                assert resp.status_code == 200, resp.text  # a fast machine ran it all within the half second
+                with pytest.raises(httpx.ReadTimeout):  # hang up while the request waits
+                    await c.post("/v1/completions", json=long, timeout=httpx.Timeout(30, read=0.5))
 
-            await asyncio.gather(stream_then_leave(), stream_then_leave(), wait_then_leave(), wait_then_leave())
+            with reference_server.engine_held():
+                await asyncio.gather(stream_then_leave(), stream_then_leave(), wait_then_leave(), wait_then_leave())
+                deadline = time.monotonic() + 30
+                while _health(reference_server)["aborted_requests"] - before[0] < 4:
+                    assert time.monotonic() < deadline, "the server did not see its clients go"
+                    await asyncio.sleep(0.05)
 
     asyncio.run(go())
     health = _wait_engine_idle(reference_server)
     aborted, completed = health["aborted_requests"] - before[0], health["completed_requests"] - before[1]
-    assert aborted + completed == 4 and aborted > 0, (aborted, completed)
+    assert (aborted, completed) == (4, 0)
 
 
 def test_in_flight_limit_returns_429(reference_server):
-    """Beyond --max-in-flight the server answers 429 at once instead of queueing without bound."""
+    """Beyond --max-in-flight the server answers 429 at once instead of queueing without bound. The engine is
+    held while the slots are taken, so that no stream can end before the extra request is seen."""
     import httpx
 
-    # ignore_eos: every stream runs its ~1,000 tokens (seconds), whatever the random weights make of the prompt
-    long = {"prompt": "Go on.", "max_tokens": MAX_MODEL_LEN - 20, "stream": True, "temperature": 0,
-            "ignore_eos": True}
+    long = {"prompt": "Go on.", "max_tokens": 40, "stream": True, "temperature": 0, "ignore_eos": True}
 
-    async def go() -> bool:
-        """True once the limit is seen; False when every stream had already run to its end before /health
-        answered (a fast machine: the tiny model's ~1,000 tokens can take less than the check)."""
+    async def go() -> list[list[str]]:
         async with httpx.AsyncClient(base_url=reference_server.base_url, headers=reference_server.headers,
                                      trust_env=False, timeout=30,
-                                     limits=httpx.Limits(max_connections=MAX_IN_FLIGHT + 2)) as c:
-            streams = [c.stream("POST", "/v1/completions", json=long) for _ in range(MAX_IN_FLIGHT)]
-            opened = await asyncio.gather(*(s.__aenter__() for s in streams))  # all at once
-            try:
-                assert all(r.status_code == 200 for r in opened)
+                                     limits=httpx.Limits(max_connections=MAX_IN_FLIGHT + 2)) as c, \
+                contextlib.AsyncExitStack() as streams:
+            with reference_server.engine_held():
+                opened = await asyncio.gather(*(streams.enter_async_context(c.stream("POST", "/v1/completions",
+                                                                                     json=long))
+                                                for _ in range(MAX_IN_FLIGHT)))  # all at once
+                assert [r.status_code for r in opened] == [200] * MAX_IN_FLIGHT
                 health = (await c.get("/health")).json()
-                if health["requests_in_flight"] != MAX_IN_FLIGHT:
-                    # Fewer in flight is right only if those streams are over, each cut at max_tokens.
-                    ends = [_finish_reasons((await r.aread()).decode()) for r in opened]
-                    assert all(end == ["length"] for end in ends), (health, ends)
-                    return False
-                extra = await c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
+                assert health["requests_in_flight"] == MAX_IN_FLIGHT, health
+                # a server that queued it would wait on the held engine: the short timeout tells
+                extra = await c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2}, timeout=10)
                 assert extra.status_code == 429, extra.text
                 assert extra.headers.get("retry-after")
                 assert extra.json()["error"]["type"] == "rate_limit_error"
-                return True
-            finally:
-                for s in streams:
-                    await s.__aexit__(None, None, None)
+            # the held streams go on once the engine does, each to its max_tokens
+            return [_finish_reasons((await r.aread()).decode()) for r in opened]
 
-    if not any(asyncio.run(go()) for _ in range(3)):
-        pytest.fail("three times, every stream ran to its end before /health answered", pytrace=False)
+    assert asyncio.run(go()) == [["length"]] * MAX_IN_FLIGHT
     _wait_engine_idle(reference_server)
 
 

@@ -13,6 +13,7 @@ with vLLM); without vLLM these tests skip, unless VLLM_LINT_REQUIRE_SERVER_TESTS
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serverutil import wait_serving
+from serverutil import engine_core_pids, engine_held, wait_serving
 
 from vllm_lint.reference.processes import kill_process_tree
 
@@ -70,16 +71,23 @@ class Server:
             assert time.monotonic() < deadline, f"requests still running in the engine: {health}"
             time.sleep(0.1)
 
+    def wait_aborted(self, count: int, timeout: float = 30.0) -> None:
+        """Until the server counts ``count`` aborted requests since it started."""
+        deadline = time.monotonic() + timeout
+        while (aborted := self.health()[1]["aborted_requests"]) < count:
+            assert time.monotonic() < deadline, f"{aborted} requests aborted, not {count}: the server missed a hang-up"
+            time.sleep(0.05)
+
     def rss_mib(self) -> float:
         import psutil
 
         return psutil.Process(self.proc.pid).memory_info().rss / 2**20
 
     def engine_core_pids(self) -> list[int]:
-        import psutil
+        return engine_core_pids(self.proc.pid)
 
-        return [p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)
-                if "EngineCore" in " ".join(p.cmdline() or [p.name()])]
+    def engine_held(self):
+        return engine_held(self.proc.pid)
 
     def log_tail(self, n: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
@@ -196,60 +204,37 @@ def test_140_clients_hanging_up_mid_request_leave_nothing_running(server):
 
 
 def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
-    """240 streams take every slot (their clients read nothing), then 40 more requests arrive: each gets a 429.
-
-    The streams run in waves of --max-num-seqs that end together, and a fast machine can end one while the
-    40 arrive; the slots it frees are then rightly given out. The server's own count of ended requests shows
-    when that happened: such a burst is checked for giving out no more slots than were freed, and tried again."""
-    holders, extras_count, attempts = MAX_IN_FLIGHT, 40, 3
+    """240 streams take every slot (their clients read nothing), then 40 more requests arrive: each gets a 429,
+    and the server's memory stays flat. The engine is held meanwhile, so that no stream can end and free a slot
+    while the 40 arrive; the 240 clients hang up before it goes on, and each of their requests is aborted."""
+    holders, extras_count = MAX_IN_FLIGHT, 40
     before = _ended(server.wait_idle())
     rss_before = server.rss_mib()
 
-    async def burst():
-        completed_before = server.health()[1]["completed_requests"]
+    async def flood():
         async with _client(server, holders + extras_count + 10) as c:
-            streams = [c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) for _ in range(holders)]
-            opened = await asyncio.gather(*(s.__aenter__() for s in streams))
-            try:
-                assert [r.status_code for r in opened] == [200] * holders
-                status, health = server.health()
-                assert status == 200 and health["requests_in_flight"] <= holders
-                if health["requests_in_flight"] < holders:  # a wave ended while the streams were opened
-                    assert health["completed_requests"] > completed_before
-                    return None
-                extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
-                                               for _ in range(extras_count)))
-                rss_during = server.rss_mib()
-                # From before the streams opened: a stream counts as ended before its slot is freed.
-                ended_during = server.health()[1]["completed_requests"] - completed_before
-            finally:
-                await asyncio.gather(*(s.__aexit__(None, None, None) for s in streams))
-            return extra, rss_during, ended_during
+            with server.engine_held():
+                async with contextlib.AsyncExitStack() as streams:
+                    opened = await asyncio.gather(*(
+                        streams.enter_async_context(c.stream("POST", "/v1/completions", json={**LONG, "stream": True}))
+                        for _ in range(holders)))
+                    assert [r.status_code for r in opened] == [200] * holders
+                    status, health = server.health()
+                    assert status == 200 and health["requests_in_flight"] == holders, health
+                    extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
+                                                   for _ in range(extras_count)))
+                    rss_during = server.rss_mib()
+                server.wait_aborted(before[0] + holders)  # all hung up: the engine goes on with nothing to run
+        return extra, rss_during
 
-    served_extras = 0
-    for attempt in range(1, attempts + 1):  # noqa: B007 - read after the loop: the bursts it took
-        outcome = asyncio.run(burst())
-        if outcome is None:
-            server.wait_idle()
-            continue
-        extra, rss_during, ended_during = outcome
-        served = sum(r.status_code == 200 for r in extra)
-        served_extras += served
-        refused = [r for r in extra if r.status_code != 200]
-        assert {r.status_code for r in refused} <= {429}
-        assert {r.headers.get("retry-after") for r in refused} <= {"1"}
-        assert {r.json()["error"]["type"] for r in refused} <= {"rate_limit_error"}
-        print(f"server RSS {rss_before:.0f} MiB before, {rss_during:.0f} MiB with {holders} streams + "
-              f"{len(refused)} refused, {served} served")
-        assert rss_during - rss_before < 100
-        # A served extra ends too; the streams that ended during the burst freed the slots it used.
-        assert served <= ended_during - served, (served, ended_during)
-        server.wait_idle()
-        if served == 0:
-            break
-    else:
-        pytest.fail(f"a wave of streams ended during each of {attempts} bursts: no burst met a full server")
-    _assert_cut_short(before, _ended(server.wait_idle()), holders * attempt + served_extras)
+    extra, rss_during = asyncio.run(flood())
+    assert [r.status_code for r in extra] == [429] * extras_count
+    assert {r.headers.get("retry-after") for r in extra} == {"1"}
+    assert {r.json()["error"]["type"] for r in extra} == {"rate_limit_error"}
+    print(f"server RSS {rss_before:.0f} MiB before, {rss_during:.0f} MiB with {holders} streams + {extras_count} refused")
+    assert rss_during - rss_before < 100
+    aborted, completed = (now - then for now, then in zip(_ended(server.wait_idle()), before, strict=True))
+    assert (aborted, completed) == (holders, 0)
 
 
 BAD_BODIES = [
@@ -446,8 +431,9 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
     """Streams end within seconds (cut short, never with a false [DONE]); requests waiting for a whole answer
     get 503; afterwards /health and every new request answer 503.
 
-    The kill comes as soon as every stream has its first token and the server counts all six requests in the
-    engine: a fixed sleep raced the tiny model, which can finish 400 tokens in under a second on a fast machine."""
+    The kill comes once every stream has its first token and the server counts all six requests in the engine,
+    and the engine is held (stopped) from the last check to the kill: the tiny model can finish 400 tokens in
+    under a second, and a machine can stall for seconds between any two steps of a test."""
     import httpx
 
     clients_streaming = 4
@@ -488,8 +474,20 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
             await asyncio.sleep(0.005)
         raise AssertionError(f"the six requests never were in the engine together: {health}")
 
+    async def settled(c) -> dict:
+        """The server's count once the engine's last outputs are in (two answers a quarter second apart agree)."""
+        seen = None
+        for _ in range(40):
+            health = (await c.get("/health")).json()
+            now = health["engine_requests"], health["completed_requests"]
+            if now == seen:
+                return health
+            seen = now
+            await asyncio.sleep(0.25)
+        raise AssertionError(f"the server's count kept changing with the engine held: {health}")
+
     async def go():
-        pids = server.engine_core_pids()  # looked up first, so nothing slow stands between the check and the kill
+        pids = server.engine_core_pids()
         assert pids, "no EngineCore process under the server"
         async with _client(server) as c:
             for attempt in range(1, 4):
@@ -498,15 +496,21 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
                          + [asyncio.create_task(whole(c)) for _ in range(2)])
                 try:
                     await asyncio.wait_for(all_six_in_the_engine(c, completed_before), timeout=60)
-                    break
                 except FinishedFirst as raced:
                     await asyncio.gather(*tasks)  # answered in full: the engine is alive, so try again
-                    print(f"attempt {attempt}: the six requests finished before the kill could come ({raced}); again")
+                    print(f"attempt {attempt}: the six requests finished before they were seen together ({raced})")
+                    continue
+                with server.engine_held():  # from here on none can end: the kill meets all six, or none
+                    health = await settled(c)
+                    if health["engine_requests"] >= 6 and health["completed_requests"] == completed_before:
+                        for pid in pids:
+                            os.kill(pid, signal.SIGKILL)
+                        killed = time.monotonic()
+                        break
+                await asyncio.gather(*tasks)
+                print(f"attempt {attempt}: a request ended before the engine was held ({health}); again")
             else:
-                raise AssertionError("three times the six requests finished before they were seen in the engine together")
-            for pid in pids:
-                os.kill(pid, signal.SIGKILL)
-            killed = time.monotonic()
+                raise AssertionError("three times a request ended before the six were held in the engine")
             results = await asyncio.wait_for(asyncio.gather(*tasks), timeout=30)
             return results, time.monotonic() - killed
 
