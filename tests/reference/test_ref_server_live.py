@@ -175,9 +175,10 @@ def test_disconnects_abort_requests_in_the_engine(reference_server):
             with reference_server.engine_held():
                 await asyncio.gather(stream_then_leave(), stream_then_leave(), wait_then_leave(), wait_then_leave())
                 deadline = time.monotonic() + 30
-                while _health(reference_server)["aborted_requests"] - before[0] < 4:
+                while (health := _health(reference_server))["aborted_requests"] - before[0] < 4:
                     assert time.monotonic() < deadline, "the server did not see its clients go"
                     await asyncio.sleep(0.05)
+                assert health["engine_requests"] == 0, health  # aborted in the engine before it could run them
 
     asyncio.run(go())
     health = _wait_engine_idle(reference_server)

@@ -71,12 +71,13 @@ class Server:
             assert time.monotonic() < deadline, f"requests still running in the engine: {health}"
             time.sleep(0.1)
 
-    def wait_aborted(self, count: int, timeout: float = 30.0) -> None:
-        """Until the server counts ``count`` aborted requests since it started."""
+    def wait_aborted(self, count: int, timeout: float = 30.0) -> dict:
+        """The server's health once it counts ``count`` aborted requests since it started."""
         deadline = time.monotonic() + timeout
-        while (aborted := self.health()[1]["aborted_requests"]) < count:
-            assert time.monotonic() < deadline, f"{aborted} requests aborted, not {count}: the server missed a hang-up"
+        while (health := self.health()[1])["aborted_requests"] < count:
+            assert time.monotonic() < deadline, f"{health}: not {count} aborted, the server missed a hang-up"
             time.sleep(0.05)
+        return health
 
     def rss_mib(self) -> float:
         import psutil
@@ -224,7 +225,8 @@ def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
                     extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
                                                    for _ in range(extras_count)))
                     rss_during = server.rss_mib()
-                server.wait_aborted(before[0] + holders)  # all hung up: the engine goes on with nothing to run
+                health = server.wait_aborted(before[0] + holders)  # all hung up
+                assert health["engine_requests"] == 0, health  # aborted in the engine before it could run them
         return extra, rss_during
 
     extra, rss_during = asyncio.run(flood())
