@@ -1,10 +1,11 @@
 """Test helpers for tests that start a server: wait until it answers, or fail the test with its log's tail; find
-the vLLM engine processes under it, and hold them."""
+the vLLM engine processes under it, hold them, and wait until the server has seen its clients hang up."""
 
 from __future__ import annotations
 
 import contextlib
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -56,3 +57,21 @@ def engine_held(server_pid: int) -> Iterator[None]:
         for proc in held:
             with contextlib.suppress(psutil.NoSuchProcess):
                 proc.resume()
+
+
+def wait_hung_up(base_url: str, aborted: int, timeout: float = 30.0) -> dict:
+    """The server's /health once it counts ``aborted`` aborted requests since it started; with the engine held,
+    none of them may be left in the engine."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = httpx.get(base_url + "/health", timeout=10, trust_env=False)
+        assert resp.status_code == 200, resp.text
+        health = resp.json()
+        if health["aborted_requests"] >= aborted:
+            break
+        assert time.monotonic() < deadline, f"{health}: not {aborted} aborted, the server missed a hang-up"
+        time.sleep(0.05)
+    assert health["engine_requests"] == 0, health  # aborted in the engine before it could run them
+    return health

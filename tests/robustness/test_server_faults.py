@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serverutil import engine_core_pids, engine_held, wait_serving
+from serverutil import engine_core_pids, engine_held, wait_hung_up, wait_serving
 
 from vllm_lint.reference.processes import kill_process_tree
 
@@ -70,14 +70,6 @@ class Server:
                 return health
             assert time.monotonic() < deadline, f"requests still running in the engine: {health}"
             time.sleep(0.1)
-
-    def wait_aborted(self, count: int, timeout: float = 30.0) -> dict:
-        """The server's health once it counts ``count`` aborted requests since it started."""
-        deadline = time.monotonic() + timeout
-        while (health := self.health()[1])["aborted_requests"] < count:
-            assert time.monotonic() < deadline, f"{health}: not {count} aborted, the server missed a hang-up"
-            time.sleep(0.05)
-        return health
 
     def rss_mib(self) -> float:
         import psutil
@@ -225,8 +217,7 @@ def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
                     extra = await asyncio.gather(*(c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2})
                                                    for _ in range(extras_count)))
                     rss_during = server.rss_mib()
-                health = server.wait_aborted(before[0] + holders)  # all hung up
-                assert health["engine_requests"] == 0, health  # aborted in the engine before it could run them
+                wait_hung_up(server.url, before[0] + holders)
         return extra, rss_during
 
     extra, rss_during = asyncio.run(flood())
