@@ -339,6 +339,7 @@ def _lifespan(state: ServerState, engine_factory):
         engine = engine_factory(state.settings)
         state.engine = engine
         state.tokenizer = await _engine_tokenizer(engine)
+        await _ask_supported_tasks(engine)
         try:
             yield
         finally:
@@ -634,6 +635,14 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
 
 def sse(payload: dict[str, Any]) -> str:
     return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
+
+
+async def _ask_supported_tasks(engine) -> None:
+    """vLLM's AsyncLLM asks its engine core which tasks it supports on the first request and caches the answer;
+    asking at startup, as vLLM's own API server does, keeps that round trip to the engine off the first request."""
+    getter = getattr(engine, "get_supported_tasks", None)
+    if getter is not None:
+        await getter()
 
 
 async def _engine_tokenizer(engine):
