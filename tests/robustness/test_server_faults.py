@@ -427,9 +427,9 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
     get 503; afterwards /health and every new request answer 503.
 
     The engine is held (stopped) from before the six requests are sent until it is killed, so the kill meets all
-    six in flight on any machine: racing the tiny model (400 tokens in well under a second on CI's machine)
-    lost there three times in a row. Two chat streams have their first event (the role chunk, sent before any
-    token) and two completion streams their headers when the server counts all six in the engine."""
+    six in flight however fast or slow the machine is (the tiny model can write 400 tokens in well under a
+    second). Two chat streams have their first event (the role chunk, sent before any token) and two completion
+    streams their headers when the server counts all six in the engine."""
     import httpx
 
     chats, completions = 2, 2
