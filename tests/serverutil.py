@@ -39,11 +39,12 @@ def engine_core_pids(server_pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def engine_held(server_pid: int) -> Iterator[None]:
+def engine_held(server_pid: int) -> Iterator[list[int]]:
     """vLLM's engine processes under the server (each EngineCore and the workers it started) stopped for the
-    block: the server still admits requests and answers, but none of them can end, however fast or slow this
-    machine is. A test that races its requests against the tiny model loses whenever the machine stalls for a
-    few seconds (2-core CI machines do). They go on at the end, whatever happens in the block."""
+    block, which gets the EngineCores' pids: the server still admits requests and answers, but none of them can
+    end, however fast or slow this machine is. A test that races its requests against the tiny model loses
+    whenever the machine stalls for a few seconds (2-core CI machines do). They go on at the end, whatever
+    happens in the block."""
     import psutil
 
     cores = [psutil.Process(pid) for pid in engine_core_pids(server_pid)]
@@ -52,7 +53,7 @@ def engine_held(server_pid: int) -> Iterator[None]:
     for proc in held:
         proc.suspend()
     try:
-        yield
+        yield [core.pid for core in cores]
     finally:
         for proc in held:
             with contextlib.suppress(psutil.NoSuchProcess):
