@@ -335,3 +335,21 @@ def test_only_check_and_hook_run_without_the_garbage_collector(tmp_path):
         result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
         assert result.stderr.splitlines()[-1] == f"collector {expected}", (args, result.stderr)
+
+
+def test_quiet_prints_the_findings_only_and_silent_nothing(tmp_path):
+    path = write(tmp_path / "bad.py", BAD)
+    full = run_cli("check", "--output-format", "concise", "--no-cache", str(path))
+    quiet = run_cli("check", "--output-format", "concise", "-q", "--no-cache", str(path))
+    assert full.stdout == quiet.stdout + "Found 2 findings.\n"
+    assert quiet.returncode == 1 and quiet.stdout.count("\n") == 2
+    silent = run_cli("check", "--silent", "--no-cache", str(path))
+    assert (silent.returncode, silent.stdout, silent.stderr) == (1, "", "")
+    report = tmp_path / "report.json"
+    silent_to_file = run_cli("check", "-s", "--output-format", "json", "-o", str(report), "--no-cache", str(path))
+    assert (silent_to_file.returncode, silent_to_file.stdout) == (1, "")
+    assert [item["code"] for item in json.loads(report.read_text())] == ["VLL203", "VLL202"]
+    clean = write(tmp_path / "clean.py", "x = 1\n")
+    assert run_cli("check", "--quiet", str(clean)).stdout == ""
+    fixed = run_cli("check", "--quiet", "--fix", "--unsafe-fixes", "--no-cache", str(path))
+    assert (fixed.returncode, fixed.stdout) == (0, "")

@@ -19,6 +19,8 @@ KNOWN_KEYS = frozenset(
         "ignore",
         "extend-select",
         "per-file-ignores",
+        "extend-per-file-ignores",
+        "extend",
         "exclude",
         "extend-exclude",
         "target-vllm-version",
@@ -136,15 +138,60 @@ def find_config(start: Path) -> Path | None:
 
 
 def load_settings(path: Path | None, codes: list[str]) -> Settings:
+    """The settings of the configuration file at ``path`` (none: the defaults), with those of the files it
+    ``extend``s beneath them, as in ruff: a key this file sets replaces the extended file's, and
+    ``extend-select``, ``extend-exclude`` and ``extend-per-file-ignores`` add to the base's. Globs and paths are read relative
+    to ``path``'s folder, the run's root."""
     if path is None:
         return Settings()
+    values = _chained_values(path, codes, ())
+    values.update(source=path, root=path.parent.resolve())
+    return Settings(**values)
+
+
+def _chained_values(path: Path, codes: list[str], extending: tuple[Path, ...]) -> dict:
     table = _load_table(path) or {}
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(
             f"{path}: unknown setting(s) {', '.join(unknown)} in [tool.vllm-lint]; known: {', '.join(sorted(KNOWN_KEYS))}"
         )
-    values: dict = {"source": path, "root": path.parent.resolve()}
+    values: dict = {}
+    if "extend" in table:
+        base = table["extend"]
+        if not isinstance(base, str) or not base.strip():
+            raise ConfigError(f"{path}: `extend` must be the path of another configuration file")
+        base_path = (path.parent / Path(base).expanduser()).resolve()
+        if base_path in extending or base_path == path.resolve():
+            raise ConfigError(f"{path}: `extend` makes a loop through {base_path}")
+        if not base_path.is_file():
+            raise ConfigError(f"{path}: `extend`: {base_path} not found")
+        values = _chained_values(base_path, codes, (*extending, path.resolve()))
+    own = _table_values(table, path, codes)
+    for key in ("extend_select", "extend_exclude"):  # an extending file's additions add to its base's
+        if key in own and key in values:
+            own[key] = (*values[key], *own[key])
+    values.update(own)
+    if "extend-per-file-ignores" in table:
+        added = _per_file_ignores(table["extend-per-file-ignores"], "extend-per-file-ignores", path, codes)
+        values["per_file_ignores"] = (*values.get("per_file_ignores", ()), *added)
+    return values
+
+
+def _per_file_ignores(raw: object, key: str, path: Path, codes: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: `{key}` must be a table of glob = [codes]")
+    pairs = []
+    for pattern, items in raw.items():
+        items = _strings(items, f"{key}.{pattern}", path)
+        expand_selectors(items, codes, f"{path}: `{key}.{pattern}`")
+        pairs.append((pattern, items))
+    return tuple(pairs)
+
+
+def _table_values(table: dict, path: Path, codes: list[str]) -> dict:
+    """The Settings fields one file's own keys set."""
+    values: dict = {}
     for key in ("select", "ignore", "extend-select", "fixable", "unfixable"):
         if key in table:
             items = _strings(table[key], key, path)
@@ -154,15 +201,7 @@ def load_settings(path: Path | None, codes: list[str]) -> Settings:
         if key in table:
             values[key.replace("-", "_")] = _strings(table[key], key, path)
     if "per-file-ignores" in table:
-        raw = table["per-file-ignores"]
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [codes]")
-        pairs = []
-        for pattern, items in raw.items():
-            items = _strings(items, f"per-file-ignores.{pattern}", path)
-            expand_selectors(items, codes, f"{path}: `per-file-ignores.{pattern}`")
-            pairs.append((pattern, items))
-        values["per_file_ignores"] = tuple(pairs)
+        values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], "per-file-ignores", path, codes)
     if "target-vllm-version" in table:
         version = table["target-vllm-version"]
         if not isinstance(version, str) or not all(p.isdigit() for p in version.split(".")) or not version:
@@ -190,7 +229,7 @@ def load_settings(path: Path | None, codes: list[str]) -> Settings:
                     f"\"registry.corp/mirror/vllm-openai\" (got {image!r})"
                 )
         values["vllm_images"] = tuple(image.strip() for image in images)
-    return Settings(**values)
+    return values
 
 
 def enabled_codes(settings: Settings, codes: list[str], cli_select=None, cli_ignore=(), cli_extend_select=()) -> frozenset[str]:

@@ -38,6 +38,8 @@ class CheckRequest:
     output_format: str = "full"
     statistics: bool = False
     exit_zero: bool = False
+    quiet: bool = False  # the findings only, no summary lines
+    silent: bool = False  # nothing on stdout; the exit code tells
     config_path: Path | None = None
     isolated: bool = False
     force_exclude: bool = False
@@ -120,10 +122,11 @@ def _load_settings(request: CheckRequest, codes: list[str]) -> Settings:
 
 def run_check(request: CheckRequest) -> int:
     """Run ``check``; the report goes to --output-file, else stdout (stderr when stdout carries fixed stdin)."""
+    import io
+
     if request.output_file is None:
         fixing_stdin = request.stdin and (request.fix or request.diff)
-        return _run(request, sys.stderr if fixing_stdin else sys.stdout)
-    import io
+        return _run(request, io.StringIO() if request.silent else sys.stderr if fixing_stdin else sys.stdout)
 
     from vllm_lint.atomic import atomic_write
 
@@ -227,7 +230,7 @@ def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
         remaining.extend(outcome.remaining)
         applied[str(path)] = dict(outcome.applied)
     if request.diff:
-        if not diffs:
+        if not diffs and not (request.quiet or request.silent):
             sys.stderr.write("No fixes available.\n")
         return EXIT_FINDINGS if diffs and not request.exit_zero else EXIT_CLEAN
     return _finish_fix(remaining, applied, request, out)
@@ -254,7 +257,7 @@ def _finish_fix(remaining: list[Diagnostic], applied: dict[str, dict[str, int]],
         for path, counts in sorted(applied.items()):
             for code, count in sorted(counts.items()):
                 out.write(f"  {path}: {count} x {code}\n")
-    if human and fixed_count:
+    if human and fixed_count and not request.quiet:
         out.write(f"Fixed {fixed_count} finding{'s' if fixed_count != 1 else ''}.\n")
     if request.exit_zero:
         return EXIT_CLEAN
@@ -377,7 +380,7 @@ def _print(diagnostics: list[Diagnostic], request: CheckRequest, out: TextIO, so
         return
     ctx = RenderContext(color=request.color, sources=sources)
     renderer(request.output_format)(diagnostics, out, ctx)
-    if request.output_format in ("full", "concise"):
+    if request.output_format in ("full", "concise") and not request.quiet:
         if diagnostics:
             fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability.value == "safe")
             noun = "finding" if len(diagnostics) == 1 else "findings"
