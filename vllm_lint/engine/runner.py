@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vllm_lint.config import Settings
 from vllm_lint.diagnostics import Diagnostic, Severity
+from vllm_lint.hashing import content_hash
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.surfaces import LintJob, Surface, parse_error, prefilter_disabled
 
@@ -100,8 +101,6 @@ def lint_file(
         return result
     result = lint_bytes(path, shown, data, surface, options, before_parse, prefiltered)
     if stat is not None:
-        from vllm_lint.engine.cache import content_hash
-
         result.source = (stat.st_size, stat.st_mtime_ns, content_hash(data))
     return result
 

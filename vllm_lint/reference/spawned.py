@@ -5,9 +5,9 @@ deployment in replicas that Ray's workers run: fresh interpreters, which the pat
 own process (:func:`vllm_lint.reference.launch.patch_transformers`, ``patch_vllm``) do not reach. So that
 every process runs the local model with the same greedy decoding, the launcher hands them down:
 :func:`hand_down` puts the patch settings in the environment and ``spawned_site/`` first on ``PYTHONPATH``;
-the ``sitecustomize`` module there, which Python's ``site`` imports as each interpreter starts, calls
-:func:`patch_on_import`, and the patches are made when the process first imports ``transformers`` or
-``vllm``, so processes that import neither (Ray's own daemons) pay nothing.
+the ``sitecustomize`` module there, which Python's ``site`` imports as each interpreter starts, hands the
+launcher's patches to :func:`patch_on_import`, and the patches are made when the process first imports
+``transformers`` or ``vllm``, so processes that import neither (Ray's own daemons) pay nothing.
 
 Tokens generated in those processes are not in the launcher's counter: the harness counts them from the
 answers.
@@ -28,24 +28,25 @@ SITE_DIRECTORY = Path(__file__).resolve().parent / "spawned_site"
 
 def hand_down(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seqs: int | None) -> None:
     """Have every Python process started from now on patch itself as the launcher has."""
-    os.environ[ENVIRONMENT_VARIABLE] = json.dumps({"model_dir": model_dir, "max_tokens": max_tokens,
-                                                   "kv_cache_bytes": kv_cache_bytes, "max_num_seqs": max_num_seqs})
+    os.environ[ENVIRONMENT_VARIABLE] = json.dumps(
+        {
+            "model_dir": model_dir,
+            "max_tokens": max_tokens,
+            "kv_cache_bytes": kv_cache_bytes,
+            "max_num_seqs": max_num_seqs,
+        }
+    )
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SITE_DIRECTORY), os.environ.get("PYTHONPATH")]))
 
 
-def patch_on_import() -> None:
-    """In a process started under :func:`hand_down`: patch transformers and vLLM once each is imported."""
+def handed_down() -> dict | None:
+    """The launcher's patch settings, in a process started under :func:`hand_down` (None in any other)."""
     settings = os.environ.get(ENVIRONMENT_VARIABLE)
-    if not settings:
-        return
-    values = json.loads(settings)
-    from vllm_lint.reference import launch
+    return json.loads(settings) if settings else None
 
-    patches = {
-        "transformers": lambda: launch.patch_transformers(values["model_dir"], values["max_tokens"]),
-        "vllm": lambda: launch.patch_vllm(values["model_dir"], values["max_tokens"], values["kv_cache_bytes"],
-                                          values["max_num_seqs"]),
-    }
+
+def patch_on_import(patches: dict[str, Callable[[], None]]) -> None:
+    """Run each patch right after the top-level package it is keyed by is first imported (at once if it is)."""
     for name in [n for n in patches if n in sys.modules]:
         patches.pop(name)()
     if patches:
