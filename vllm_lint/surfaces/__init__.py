@@ -6,171 +6,23 @@ front-end is ``vllm_lint.python``); ``command_files.py`` claims the files whose 
 (shell, Dockerfile, compose, Kubernetes, Markdown), read with the library in ``vllm_lint.cmdline``.
 
 The registry imports the surface modules on first use (``all_surfaces``), not at import time: the Python
-surface would bring LibCST, which a run over files with nothing to report never needs.
+surface would bring LibCST, which a run over files with nothing to report never needs. What the surfaces and
+the engine pass each other (``LintJob``, ``Surface``) is in ``job.py``, the package's bottom: its modules
+import it, never this registry, which sits above them all (re-exported here for the packages above).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
-from pathlib import Path
-
-from vllm_lint.diagnostics import Diagnostic, Position, Severity
-from vllm_lint.launch.settings import LaunchSettings
-from vllm_lint.rulebook import PARSE_ERROR_CODE
-
-# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from vllm_lint.project.facts import FileFacts
-
-
-# The stamp of a dependency that did not exist when the result was computed (engine/cache.py).
-ABSENT = (-1, -1, "")
-
-
-@dataclass
-class LintJob:
-    path: Path
-    display: str
-    data: bytes
-    enabled: frozenset[str]
-    launch_settings: LaunchSettings
-    target_vllm_version: str | None = None  # the setting: it wins over what the project pins
-    # What the file tells the project rules (servers it starts, requests its clients send): set by a
-    # surface when one of them is enabled; the engine keeps it with the file's result.
-    facts: FileFacts | None = None
-    # The project root and the module summaries the result cache holds (python/project.py), for what the
-    # project's other files do; the folders up to which the project's vLLM pin is looked for outside a
-    # repository (Settings.pin_search_tops, vllm_api.targets).
-    project_root: Path | None = None
-    pin_search_tops: tuple[Path, ...] = ()
-    known_summaries: Mapping[str, object] | None = None
-    # Filled by the surface: the other files the result depends on (path -> (size, mtime_ns, hash)), and
-    # the summaries it computed (for the cache).
-    dependencies: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    summaries: dict[str, list] = field(default_factory=dict)
-    # The text is the file at ``path`` (not a block of a Markdown file or a notebook's cell), so the files
-    # beside it are its project's: a chart's values.yaml, a Dockerfile's build context, compose's .env.
-    standalone: bool = True
-    fix_edits: bool = True  # RunOptions.fix_edits
-
-    def read_beside(self, path: Path, limit: int = 1 << 20) -> str | None:
-        """The text of another file of the project (UTF-8, a regular file under ``limit`` bytes), recorded as
-        a dependency (an absent one too: the result holds while it stays absent); None when it is not one, or
-        this job's text is not a file of its own."""
-        if not self.standalone:
-            return None
-        from vllm_lint.hashing import content_hash
-        from vllm_lint.source import SourceError, read_bytes
-
-        key = str(path)
-        try:
-            stat = path.stat()
-        except OSError:
-            self.dependencies[key] = ABSENT
-            return None
-        try:
-            data = read_bytes(path) if stat.st_size <= limit else None
-        except (OSError, SourceError):
-            data = None
-        self.dependencies[key] = (stat.st_size, stat.st_mtime_ns, content_hash(data) if data is not None else "")
-        try:
-            return data.decode("utf-8") if data is not None else None
-        except UnicodeDecodeError:
-            return None
-
-    def is_file_beside(self, path: Path) -> bool:
-        """Whether another file of the project exists (recorded as a dependency as ``read_beside`` does)."""
-        if not self.standalone:
-            return False
-        if path.is_file():
-            self.read_beside(path)  # for its stamp
-            return True
-        self.dependencies.setdefault(str(path), ABSENT)
-        return False
-
-    @cached_property
-    def target(self):
-        """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
-        from vllm_lint.surfaces.command_files import is_dockerfile_name
-        from vllm_lint.vllm_api.targets import file_target
-
-        dockerfile = self.data.decode("utf-8", errors="replace") if is_dockerfile_name(self.path.name) else None
-        return file_target(self.path, dockerfile, self.target_vllm_version, self.pin_search_tops, self.launch_settings.vllm_images)
-
-    @property
-    def api_version(self) -> str | None:
-        return self.target.specifier
-
-    @property
-    def looked_up_target(self) -> bool:
-        """Whether this job asked for its target: what it found may then depend on the project's pin."""
-        return "target" in self.__dict__
-
-    @cached_property
-    def _api(self):
-        from vllm_lint.vllm_api import load_api
-
-        return load_api(self.api_version)
-
-    def api(self):
-        return self._api
-
-
-# Set (to anything but "" or "0"), every surface parses every file it claims: what the pre-filter would skip is
-# linted too (vllm_lint.engine.prefilter_check compares the two runs; the real-corpus runner sets it).
-NO_PREFILTER_VARIABLE = "VLLM_LINT_NO_PREFILTER"
-
-
-def prefilter_disabled() -> bool:
-    return os.environ.get(NO_PREFILTER_VARIABLE, "") not in ("", "0")
-
-
-def suffix_of(name: str) -> str:
-    """A file name's suffix, as pathlib's ``PurePath.suffix`` gives it ("" for ".bashrc" and "a.")."""
-    dot = name.rfind(".")
-    return name[dot:] if 0 < dot < len(name) - 1 else ""
-
-
-@dataclass(frozen=True)
-class Surface:
-    name: str
-    # Whether a file is this surface's, from its name (no folder) and ``head``, its first bytes (b"" when
-    # unknown: a walk asks by name first, and reads a file only when its name leaves the question open).
-    claims: Callable[[str, bytes], bool]
-    may_match: Callable[[LintJob], bool]
-    lint: Callable[[LintJob], list[Diagnostic]]
-    # What ``lint`` imports on first use (LibCST: ~170 ms), for a process to load before timing a file.
-    heavy_modules: tuple[str, ...] = ()
-
-    def warm_up(self) -> None:
-        if all(module in sys.modules for module in self.heavy_modules):
-            return
-        import importlib
-
-        from vllm_lint.codecache import compiled_dataclasses
-
-        with compiled_dataclasses(f"surface-{self.name}"):
-            for module in self.heavy_modules:
-                importlib.import_module(module)
-
-
-def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
-    position = Position(max(line, 1), max(column, 1))
-    return Diagnostic(
-        code=PARSE_ERROR_CODE,
-        message=message,
-        path=path,
-        start=position,
-        end=position,
-        severity=Severity.ERROR,
-        noqa_lines=(),
-    )
+from vllm_lint.surfaces.file_names import suffix_of
+from vllm_lint.surfaces.job import (
+    ABSENT,
+    NO_PREFILTER_VARIABLE,
+    CommandParseError,
+    LintJob,
+    Surface,
+    parse_error,
+    prefilter_disabled,
+)
 
 
 def all_surfaces() -> list[Surface]:
@@ -179,3 +31,16 @@ def all_surfaces() -> list[Surface]:
     from vllm_lint.surfaces.python import PYTHON
 
     return [*COMMAND_SURFACES, NOTEBOOK, PYTHON]
+
+
+__all__ = [
+    "ABSENT",
+    "NO_PREFILTER_VARIABLE",
+    "CommandParseError",
+    "LintJob",
+    "Surface",
+    "all_surfaces",
+    "parse_error",
+    "prefilter_disabled",
+    "suffix_of",
+]

@@ -13,7 +13,8 @@ from functools import lru_cache
 from vllm_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from vllm_lint.registry import launch_codes
 from vllm_lint.rulebook import PARSE_ERROR_CODE
-from vllm_lint.surfaces import LintJob, Surface, parse_error, suffix_of
+from vllm_lint.surfaces.file_names import is_dockerfile_name, suffix_of
+from vllm_lint.surfaces.job import LintJob, Surface, parse_error
 
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
@@ -37,13 +38,6 @@ def _names_vllm(job: LintJob) -> bool:
     """The file has the word vllm, or names a mirror of vLLM's image (the ``vllm-images`` setting)."""
     data = job.data.lower()
     return b"vllm" in data or any(mirror.lower().encode() in data for mirror in job.launch_settings.vllm_images)
-
-
-def is_dockerfile_name(name: str) -> bool:
-    # Containerfile is Podman's name for it (pre-commit tags both "dockerfile").
-    return name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")) or name.endswith(
-        (".dockerfile", ".Dockerfile", ".containerfile", ".Containerfile")
-    )
 
 
 def _claims_shell(name: str, head: bytes) -> bool:
@@ -80,6 +74,10 @@ def _lint_with(kind: str):
         text, error = _decode(job)
         if error is not None:
             return [error]
+        if kind == "markdown":
+            from vllm_lint.surfaces.markdown import lint_markdown
+
+            return lint_markdown(job.display, text, job)
         from vllm_lint.surfaces.command_lint import lint_text
 
         return lint_text(kind, job.display, text, job)
@@ -128,4 +126,4 @@ MARKDOWN = Surface(name="markdown", claims=_claims_markdown, may_match=_markdown
 
 COMMAND_SURFACES: list[Surface] = [DOCKERFILE, COMPOSE, KUBERNETES, MARKDOWN, SHELL]
 
-__all__ = ["COMMAND_SURFACES", "Diagnostic", "Edit", "Fix", "Severity"]
+__all__ = ["COMMAND_SURFACES", "is_dockerfile_name", "Diagnostic", "Edit", "Fix", "Severity"]

@@ -14,14 +14,8 @@ from vllm_lint.file_roles import is_testing_path
 from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
 from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
 from vllm_lint.registry import check_image, check_launch
-from vllm_lint.surfaces import LintJob, parse_error
+from vllm_lint.surfaces.job import CommandParseError, LintJob, parse_error
 from vllm_lint.text import TextIndex
-
-
-class CommandParseError(Exception):
-    def __init__(self, message: str, offset: int | None = None, line: int | None = None, column: int = 1) -> None:
-        super().__init__(message)
-        self.message, self.offset, self.line, self.column = message, offset, line, column
 
 
 def extract(
@@ -68,10 +62,6 @@ def lint_text(
 ) -> list[Diagnostic]:
     """Diagnostics of ``text`` read as ``kind``; ``written_only``: only findings that point at a flag or
     value the text writes, not at the launch for something it lacks (an excerpt shown in documentation)."""
-    if kind == "markdown":
-        from vllm_lint.surfaces.markdown import lint_markdown
-
-        return lint_markdown(display, text, job)
     index = TextIndex(text)
     api = job.api()
     try:

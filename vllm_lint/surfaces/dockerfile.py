@@ -38,7 +38,7 @@ class Stage:
 
 
 def _instructions(text: str) -> list[Instruction]:
-    from vllm_lint.surfaces.command_lint import CommandParseError
+    from vllm_lint.surfaces.job import CommandParseError
 
     result = []
     i, n, line_no = 0, len(text), 1
@@ -282,7 +282,7 @@ def _from_image(extractor: Extractor, text: str, instruction: Instruction, env: 
 
 
 def _run_shell(extractor: Extractor, script: str, env: Environment, base: int) -> None:
-    from vllm_lint.surfaces.command_lint import CommandParseError
+    from vllm_lint.surfaces.job import CommandParseError
 
     try:
         extractor.script(script, env, base)

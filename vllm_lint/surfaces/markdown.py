@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.surfaces import LintJob
+from vllm_lint.surfaces.job import LintJob
 from vllm_lint.rulebook import PARSE_ERROR_CODE
 
 _FENCE = re.compile(r"^(?P<prefix>(?:[ ]{0,3}>[ ]?)*)(?P<indent>[ ]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")

@@ -5,7 +5,8 @@ module, since every walk asks each surface what it claims)."""
 from __future__ import annotations
 
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.surfaces import LintJob, Surface, suffix_of
+from vllm_lint.surfaces.file_names import suffix_of
+from vllm_lint.surfaces.job import LintJob, Surface
 
 
 def claims(name: str, head: bytes) -> bool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from vllm_lint.diagnostics import CellLocation, Diagnostic, Edit, Fix, Position
-from vllm_lint.surfaces import LintJob, Surface, parse_error, prefilter_disabled
+from vllm_lint.surfaces.job import LintJob, Surface, parse_error, prefilter_disabled
 from vllm_lint.text import TextIndex
 
 _SHELL_MAGICS = frozenset({"bash", "sh", "shell", "system"})
@@ -330,10 +330,10 @@ def _other_surface(cell: CodeCell, job: LintJob) -> tuple[Surface, LintJob] | No
     if cell.other is None:
         return None
     kind, name = cell.other
-    from vllm_lint.surfaces import all_surfaces
-    from vllm_lint.surfaces.notebook import NOTEBOOK
+    from vllm_lint.surfaces.command_files import COMMAND_SURFACES
+    from vllm_lint.surfaces.python import PYTHON
 
-    surfaces = [s for s in all_surfaces() if s.name != NOTEBOOK.name]
+    surfaces = [*COMMAND_SURFACES, PYTHON]  # every surface but the notebook's own
     if kind == "shell":
         surface = next(s for s in surfaces if s.name == "shell")
         return surface, _sub_job(job, cell.body)

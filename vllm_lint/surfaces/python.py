@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.surfaces import LintJob, Surface, parse_error, prefilter_disabled, suffix_of
+from vllm_lint.surfaces.file_names import suffix_of
+from vllm_lint.surfaces.job import LintJob, Surface, parse_error, prefilter_disabled
 from vllm_lint.source import SourceError, decode_python
 
 

@@ -15,6 +15,9 @@ here are all it sets. In a Helm chart the document's template actions are render
 from __future__ import annotations
 
 from vllm_lint.cmdline.serve_args import Span
+from vllm_lint.surfaces.yaml_nodes import items as _items
+from vllm_lint.surfaces.yaml_nodes import mapping_get as _get
+from vllm_lint.surfaces.yaml_nodes import scalar as _scalar
 from vllm_lint.values import Value
 
 _YAML_TYPES = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float}
@@ -25,8 +28,6 @@ def read_serve_config(document, words) -> None:
     """Each ``llm_configs`` entry of a RayService's ``serveConfigV2`` as one launch (``words``: the
     file's ``yaml_files._YamlWords``)."""
     import yaml
-
-    from vllm_lint.surfaces.yaml_files import _get, _items, _scalar
 
     node = _get(_get(document, "spec"), "serveConfigV2")
     text = _scalar(node)
@@ -58,8 +59,6 @@ class _Reader:
         """What ``node`` holds once rendered, typed as YAML types it; None when a part is not known."""
         import yaml
 
-        from vllm_lint.surfaces.yaml_files import _scalar
-
         raw = _scalar(node)
         if raw is None:
             return None
@@ -90,7 +89,6 @@ class _Reader:
 def _launch(config, kwargs, words, at) -> None:
     from vllm_lint.cmdline.launches import Found
     from vllm_lint.launch.record import Launch
-    from vllm_lint.surfaces.yaml_files import _get, _scalar
 
     reader = _Reader(words, at)
     settings, opaque_reasons = [], []

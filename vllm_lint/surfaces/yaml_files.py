@@ -21,6 +21,9 @@ from vllm_lint.cmdline.shell import (
     tokenize,
 )
 from vllm_lint.surfaces.compose_env import DotEnv, Interpolated, interpolate
+from vllm_lint.surfaces.yaml_nodes import items as _items
+from vllm_lint.surfaces.yaml_nodes import mapping_get as _get
+from vllm_lint.surfaces.yaml_nodes import scalar as _scalar
 from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
 
@@ -40,40 +43,9 @@ class _Budget:
     def spend(self) -> None:
         self.left -= 1
         if self.left < 0:
-            from vllm_lint.surfaces.command_lint import CommandParseError
+            from vllm_lint.surfaces.job import CommandParseError
 
             raise CommandParseError("YAML expands to too many nodes (alias bomb?)", line=1)
-
-
-def _get(node, key: str, depth: int = 0):
-    import yaml
-
-    if not isinstance(node, yaml.MappingNode) or depth > 4:
-        return None
-    merged: list[yaml.Node] = []
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == key:
-            return v
-        if isinstance(k, yaml.ScalarNode) and k.tag == "tag:yaml.org,2002:merge":
-            merged.extend(v.value if isinstance(v, yaml.SequenceNode) else [v])
-    # `<<: *common` (compose's x- extension fields): keys written here win, then the merged mappings in order
-    for mapping in merged[:4]:  # bounded: merge chains cannot blow up the lookup
-        found = _get(mapping, key, depth + 1)
-        if found is not None:
-            return found
-    return None
-
-
-def _scalar(node) -> str | None:
-    import yaml
-
-    return node.value if isinstance(node, yaml.ScalarNode) else None
-
-
-def _items(node) -> list:
-    import yaml
-
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
 class _YamlWords:
@@ -395,7 +367,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
     ``kind``, a SkyPilot task), a template (Helm, Jinja2, envsubst) read with its actions set aside."""
     import yaml
 
-    from vllm_lint.surfaces.command_lint import CommandParseError
+    from vllm_lint.surfaces.job import CommandParseError
 
     template = None
     source = text
