@@ -15,6 +15,7 @@ from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.launches import python_launches, render_fix
 from vllm_lint.python.libcst_private import generated_code
 from vllm_lint.python.model import build_model
+from vllm_lint.python.parsing import SyntaxProblem, parse
 from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.project import Project
 from vllm_lint.python.project_facts import python_facts
@@ -32,22 +33,6 @@ class PythonOptions:
     # The project the file belongs to, for what other modules' functions do (None: the file alone).
     project: Project | None = None
     fix_edits: bool = True  # engine.runner.RunOptions.fix_edits
-
-
-class SyntaxProblem(Exception):
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.message, self.line, self.column = message, line, column
-
-
-def parse(text: str) -> cst.Module:
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        raise SyntaxProblem(f"syntax error: {message}", exc.editor_line, exc.editor_column) from None
-    except RecursionError:
-        raise SyntaxProblem("the file is nested too deeply to parse", 1, 1) from None
 
 
 class _Locator:

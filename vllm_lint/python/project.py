@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +64,9 @@ _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|imp
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 
 Stamp = tuple[int, int, str]  # size, mtime_ns, content hash
+# A module's summary from its path and bytes: summarizer.summarize_source, handed in by whoever makes the store
+# (it parses, so it sits above the semantics this module's Project serves).
+Summarize = Callable[[Path, bytes], ModuleSummary]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,8 @@ class Reached:
 class SummaryStore:
     """The summaries of one process's files: from the cache, from memory, or computed on first need."""
 
-    def __init__(self, known: Mapping[str, object] | None = None) -> None:
+    def __init__(self, summarize: Summarize, known: Mapping[str, object] | None = None) -> None:
+        self._summarize = summarize
         self._known = known or {}
         self._memo: dict[str, tuple[Stamp, ModuleSummary]] = {}
         # file -> (whether it matters, the (file, content hash) pairs that decided it): a process that outlives
@@ -139,7 +143,7 @@ class SummaryStore:
             # An empty summary of a file that does not matter holds only while the files that decided so stay
             # as they are.
             others = [[other, self.used[other][2]] for other in self.used if other not in before and other != key]
-            summary = self._compute(path, data, project) if matters else EMPTY
+            summary = self._summarize(path, data) if matters else EMPTY
             self.computed[key] = [*stamp, summary.to_json(), others]
         self._memo[key] = (stamp, summary)
         return summary
@@ -181,21 +185,15 @@ class SummaryStore:
         read = self._read(Path(path))
         return None if read is None else read[0][2]
 
-    @staticmethod
-    def _compute(path: Path, data: bytes, project: Project) -> ModuleSummary:
-        from vllm_lint.python.summarizer import summarize_source
-
-        return summarize_source(path, data)
-
 
 _STORE: SummaryStore | None = None
 
 
-def process_store(known: Mapping[str, object] | None) -> SummaryStore:
+def process_store(known: Mapping[str, object] | None, summarize: Summarize) -> SummaryStore:
     """This process's store; the summaries a run's cache holds are handed to it once."""
     global _STORE
     if _STORE is None:
-        _STORE = SummaryStore(known)
+        _STORE = SummaryStore(summarize, known)
     elif known and not _STORE._known:
         _STORE._known = known
     return _STORE

@@ -27,7 +27,7 @@ def summarize_source(path: Path, data: bytes) -> ModuleSummary:
         return EMPTY
     if too_complex(text) is not None:
         return EMPTY
-    from vllm_lint.python.checker import SyntaxProblem, parse
+    from vllm_lint.python.parsing import SyntaxProblem, parse
     from vllm_lint.python.model import build_model
     from vllm_lint.python.semantics import Semantics
 
