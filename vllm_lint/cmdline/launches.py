@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vllm_lint.cmdline.launchers import peel
+from vllm_lint.cmdline.launchers import program_name as _basename
 from vllm_lint.cmdline.serve_args import FlagTable, Span, flag_table, parse_serve_args
 from vllm_lint.cmdline.shell import (
     Command,
@@ -35,8 +37,6 @@ if TYPE_CHECKING:
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 CLI_MODULE = "vllm.entrypoints.cli.main"
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
-_WRAPPERS = frozenset({"exec", "nohup", "sudo", "time", "command", "nice", "stdbuf", "setsid", "tini", "dumb-init", "gosu"})
-_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "micromamba"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash"})
 # docker/podman run options that take a separate value (docker's own CLI, not vLLM's)
 _DOCKER_VALUE_OPTIONS = frozenset(
@@ -156,17 +156,6 @@ def gpus_from_devices(text: str | None) -> int | None:
     if text.isdigit():
         return int(text)
     return None
-
-
-def _basename(word: Word) -> str:
-    """The program a word names: ``python`` of ``/opt/venv/bin/python``, and of ``"$VENV/bin/python"``
-    (a directory through a variable, the program written out)."""
-    if word.value is not None:
-        return word.value.rsplit("/", 1)[-1]
-    last = word.parts[-1] if word.parts else None
-    if last is not None and last[0] == "lit" and "/" in last[1]:
-        return last[1].rsplit("/", 1)[-1]
-    return ""
 
 
 def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base: int) -> None:
@@ -422,20 +411,24 @@ class Extractor:
                 continue
             local.expand(word)
             name = _basename(word)
-            if name in _WRAPPERS:
-                i += 1
-                while i < len(words) and (words[i].raw.startswith("-")):
-                    i += 1
-                continue
-            if name == "env":
-                i += 1
-                while i < len(words) and words[i].raw.startswith("-"):
-                    i += 1
-                continue
-            if name in _RUNNERS and i + 1 < len(words) and words[i + 1].raw == "run":
-                i += 2
-                while i < len(words) and words[i].raw.startswith("-"):
-                    i += 2 if words[i].raw in ("-n", "--name", "-p", "--prefix", "--with") else 1
+            peeled = peel(words, i, local)
+            if peeled is not None:
+                if peeled.script:
+                    return  # a Python launcher's script: a program of its own, no vLLM command line
+                if peeled.launcher.foreign_env:
+                    if local is env:
+                        local = env.copy()
+                    local.vars.setdefault("VLLM_API_KEY", None)  # the container's own environment may set it
+                if peeled.module is not None:
+                    # ``torchrun ... -m MODULE ARGS``: runs as ``python -m MODULE ARGS``, not rewritable in place
+                    python = Word("python", word.start, word.end, [("lit", "python")], value="python")
+                    flag = Word("-m", peeled.module.start, peeled.module.end, [("lit", "-m")], value="-m")
+                    rest = words[peeled.start :]
+                    for w in rest:
+                        local.expand(w)
+                    self.launch([python, flag, *rest], local, container, False, command_start=words[0].start)
+                    return
+                i = peeled.start
                 continue
             if name in _SHELLS:
                 self._shell_c(words[i + 1 :], local, container, fixable)
@@ -746,6 +739,8 @@ class Extractor:
         api, image = self._image if self._image is not None else (self.api, None)
         table = flag_table(api, "api_server" if kind in ("api_server", "image-api_server") else "serve")
         parsed = parse_serve_args(args, table, positional_model=kind in ("serve", "image"))
+        if parsed.prints_only:
+            return  # ``vllm serve --help``: prints and exits
         entrypoint = kind
         if kind.startswith("image"):
             # the image's own entrypoint: nothing written here to rewrite; an old image's needs --model

@@ -18,6 +18,9 @@ from vllm_lint.suggestions import close_names
 from vllm_lint.values import Value
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d")
+# ``vllm --version``'s option (vllm/entrypoints/cli/main.py), also written after ``serve``: the command
+# exits without serving (with a usage error there), so it is no launch to judge
+_VERSION_OPTIONS = frozenset({"-v", "--version"})
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgG])$")
 _SIZE_FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
 
@@ -94,6 +97,9 @@ class ParsedArgs:
     opaque: bool = False
     conditions: list[frozenset] | None = None  # per setting: when it is there (see ``Word.condition``)
     reasons: list[str] = field(default_factory=list)  # why it is opaque (``Launch.opaque_reasons``)
+    # The words ask for help (``--help``, ``-h``, ``--help=all``) or the version: the command prints and
+    # exits, it starts no server.
+    prints_only: bool = False
 
 
 def _value_of(word: Word) -> Value | None:
@@ -196,12 +202,13 @@ class _ServeArgsReader:
         self.opaque = False
         self.reasons: list[str] = []
         self.seen_positional = False
+        self.prints_only = False
 
     def read(self) -> ParsedArgs:
         i = 0
         while i < len(self.args):
             i += self._word(i)
-        return ParsedArgs(self.settings, self.opaque, reasons=list(dict.fromkeys(self.reasons)))
+        return ParsedArgs(self.settings, self.opaque, reasons=list(dict.fromkeys(self.reasons)), prints_only=self.prints_only)
 
     def _word(self, i: int) -> int:
         """Read the word at ``i`` (with the values it takes); how many words that was."""
@@ -218,10 +225,15 @@ class _ServeArgsReader:
                 self.settings.append(Setting("model", "MODEL", True, Value(text, word.origin), Span(word.start, word.end), Span(word.start, word.end)))
             return 1
         name, eq, inline = text.partition("=")
+        if name in _VERSION_OPTIONS:
+            self.prints_only = True
+            return 1
         flag, candidates = self.table.lookup(normalise(name))
         if flag is None:
             return self._unknown_flag(i, name, eq, inline, candidates)
         if flag.kind == "help":
+            # vLLM's parser takes ``--help=all`` and ``--help=GROUP`` too (FlexibleArgumentParser.parse_args)
+            self.prints_only = True
             return 1
         if flag.is_boolean:
             self._boolean_flag(word, flag, name, eq, inline, candidates)
