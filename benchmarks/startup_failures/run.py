@@ -1,0 +1,216 @@
+"""Run vllm-lint on real vLLM start-up failures and on real launches that started.
+
+    PYTHONPATH=$PWD python benchmarks/startup_failures/run.py [--docs docs/startup-failures.md]
+
+Each row of ``failures.tsv`` and ``started.tsv`` (README.md says where they come from) becomes one launch file in a
+temporary folder: a shell script holding the command, or a Python file holding the call. ``vllm-lint check --preview
+--output-format json`` runs on it, with ``--gpu TYPE`` when the row names the GPU type (the GPU count comes from the
+launch's own parallel sizes) and ``--target-vllm-version X.Y.Z`` when the row names the release.
+
+Per rule (VLL209-VLL212) it reports: ``cases``, the failures that expect it; ``reported``, those it reported;
+``known``, the cases the linter can judge (the model, as the launch names it, is in the shipped model table, and for
+VLL211/VLL212 the row names the GPU type); ``recall`` on those; and ``false positives``, the started launches it
+reported on. With ``--docs`` the table is also written to that file, dated, with the vllm-lint commit measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+TABLE = REPO / "vllm_lint" / "data" / "model_configs.jsonl"
+RULES = ("VLL209", "VLL210", "VLL211", "VLL212")
+NEEDS_GPU = frozenset({"VLL211", "VLL212"})
+DATE = "2026-12-07"
+FAILED = "vllm-lint failed"
+_RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    expected: str  # "" for a launch that started
+    source: str
+    launch_kind: str  # "shell" or "python"
+    launch: str
+    model: str
+    gpu: str  # a GPU type for --gpu, or "-"
+    vllm_version: str
+
+
+def read_cases(path: Path) -> list[Case]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return [
+        Case(
+            row["id"],
+            row.get("expected", ""),
+            row["source"],
+            row["launch_kind"],
+            row["launch"],
+            row["model"],
+            row["gpu"],
+            row["vllm_version"],
+        )
+        for row in rows
+    ]
+
+
+def write_launch(case: Case, folder: Path) -> Path:
+    """The case's launch as a file of its own kind, in a folder of its own."""
+    case_folder = folder / case.id
+    case_folder.mkdir(parents=True, exist_ok=True)
+    if case.launch_kind == "python":
+        path = case_folder / "launch.py"
+        path.write_text(case.launch.replace("; ", "\n") + "\n", encoding="utf-8")
+    else:
+        path = case_folder / "launch.sh"
+        path.write_text(f"#!/bin/sh\n{case.launch}\n", encoding="utf-8")
+    return path
+
+
+def release(text: str) -> str | None:
+    """The X.Y.Z a row's version names, or None (a branch, a date, nothing)."""
+    match = _RELEASE.search(text)
+    return match.group(0) if match else None
+
+
+def gpu_flag_supported() -> bool:
+    shown = subprocess.run([sys.executable, "-m", "vllm_lint", "check", "--help"], capture_output=True, text=True)
+    return "--gpu" in shown.stdout
+
+
+def lint(path: Path, case: Case, with_gpu: bool) -> frozenset[str]:
+    """The codes among ``RULES`` vllm-lint reports on the launch file (``FAILED`` when it did not run)."""
+    command = [
+        sys.executable,
+        "-m",
+        "vllm_lint",
+        "check",
+        "--preview",
+        "--output-format",
+        "json",
+        "--isolated",
+        "--no-cache",
+        "--exit-zero",
+    ]
+    if with_gpu and case.gpu != "-":
+        command += ["--gpu", case.gpu]
+    version = release(case.vllm_version)
+    if version is not None:
+        command += ["--target-vllm-version", version]
+    result = subprocess.run([*command, path.name], cwd=path.parent, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:  # a usage error (a GPU name this vllm-lint does not know): shown, not counted
+        print(f"{case.id}: vllm-lint exited {result.returncode}: {result.stderr.strip()[-300:]}", file=sys.stderr)
+        return frozenset({FAILED})
+    return frozenset(finding["code"] for finding in json.loads(result.stdout or "[]") if finding["code"] in RULES)
+
+
+def table_models() -> frozenset[str]:
+    with TABLE.open(encoding="utf-8") as handle:
+        return frozenset(json.loads(line)["model"] for line in handle if line.strip())
+
+
+def known(case: Case, rule: str, models: frozenset[str]) -> bool:
+    return case.model in models and (rule not in NEEDS_GPU or case.gpu != "-")
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: str
+    cases: int
+    reported: int
+    known: int
+    reported_known: int
+    false_positives: tuple[str, ...]
+
+    @property
+    def recall(self) -> str:
+        return f"{self.reported_known / self.known:.0%}" if self.known else "n/a"
+
+
+def summarize(
+    failures: dict[Case, frozenset[str]], started: dict[Case, frozenset[str]], models: frozenset[str]
+) -> list[RuleResult]:
+    results = []
+    for rule in RULES:
+        cases = [case for case in failures if case.expected == rule]
+        judged = [case for case in cases if known(case, rule, models)]
+        results.append(
+            RuleResult(
+                rule,
+                len(cases),
+                sum(rule in failures[case] for case in cases),
+                len(judged),
+                sum(rule in failures[case] for case in judged),
+                tuple(case.id for case in started if rule in started[case]),
+            )
+        )
+    return results
+
+
+def render(
+    results: list[RuleResult], failures: dict[Case, frozenset[str]], started: dict[Case, frozenset[str]], note: str
+) -> str:
+    lines = [
+        "| rule | cases | reported | model known | reported (known) | recall (known) | false positives on "
+        f"{len(started)} started launches |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for result in results:
+        positives = ", ".join(result.false_positives) or "none"
+        lines.append(
+            f"| {result.rule} | {result.cases} | {result.reported} | {result.known} | "
+            f"{result.reported_known} | {result.recall} | {positives} |"
+        )
+    lines += ["", "| case | expected | reported |", "| --- | --- | --- |"]
+    for case, codes in [*failures.items(), *started.items()]:
+        lines.append(f"| {case.id} | {case.expected or 'started'} | {', '.join(sorted(codes)) or '-'} |")
+    if note:
+        lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+def commit() -> str:
+    shown = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return shown.stdout.strip() or "unknown"
+
+
+def run(failures_tsv: Path, started_tsv: Path) -> str:
+    with_gpu = gpu_flag_supported()
+    note = "" if with_gpu else "This vllm-lint has no --gpu option: the launches were linted without their GPU."
+    with tempfile.TemporaryDirectory() as folder:
+        failures = {case: lint(write_launch(case, Path(folder)), case, with_gpu) for case in read_cases(failures_tsv)}
+        started = {case: lint(write_launch(case, Path(folder)), case, with_gpu) for case in read_cases(started_tsv)}
+    return render(summarize(failures, started, table_models()), failures, started, note)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--failures", type=Path, default=HERE / "failures.tsv")
+    parser.add_argument("--started", type=Path, default=HERE / "started.tsv")
+    parser.add_argument("--docs", type=Path, help="also write the results to this Markdown file")
+    args = parser.parse_args(argv)
+    report = run(args.failures, args.started)
+    print(report, end="")
+    if args.docs is not None:
+        args.docs.write_text(
+            f"# Start-up failures: what vllm-lint reports ({DATE})\n\n"
+            f"`PYTHONPATH=$PWD python benchmarks/startup_failures/run.py` on vllm-lint {commit()}; the cases and "
+            "where they come from: `benchmarks/startup_failures/README.md`.\n\n" + report,
+            encoding="utf-8",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""benchmarks/startup_failures: the two tables of real launches are well formed, and the runner turns each row into
+a launch file, lints it and tallies what it reports."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import re
+import sys
+
+import pytest
+
+from lintutil import REPO
+
+FOLDER = REPO / "benchmarks" / "startup_failures"
+_spec = importlib.util.spec_from_file_location("startup_failures_run", FOLDER / "run.py")
+assert _spec is not None and _spec.loader is not None
+runner = sys.modules["startup_failures_run"] = importlib.util.module_from_spec(_spec)  # dataclasses look it up
+_spec.loader.exec_module(runner)
+
+FAILURE_COLUMNS = [
+    "id",
+    "expected",
+    "source",
+    "launch_kind",
+    "launch",
+    "model",
+    "gpu_reported",
+    "gpu",
+    "vllm_version",
+    "error",
+    "reconstructed",
+    "note",
+]
+STARTED_COLUMNS = [
+    "id",
+    "source",
+    "launch_kind",
+    "launch",
+    "model",
+    "gpu_reported",
+    "gpu",
+    "vllm_version",
+    "evidence",
+    "reconstructed",
+    "note",
+]
+THREAD = re.compile(
+    r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+|https://github\.com/[\w.-]+/[\w.-]+/blob/"
+    r"[0-9a-f]{40}/\S+"
+)
+
+
+def _rows(name: str) -> tuple[list[str], list[dict[str, str]]]:
+    with (FOLDER / name).open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        return list(reader.fieldnames or ()), list(reader)
+
+
+@pytest.mark.parametrize(
+    ("name", "columns", "prefix", "minimum"),
+    [
+        ("failures.tsv", FAILURE_COLUMNS, "f", 30),
+        ("started.tsv", STARTED_COLUMNS, "s", 10),
+    ],
+)
+def test_each_row_is_a_sourced_launch(name, columns, prefix, minimum):
+    header, rows = _rows(name)
+    assert header == columns
+    assert len(rows) >= minimum
+    assert [row["id"] for row in rows] == [f"{prefix}{number:02d}" for number in range(1, len(rows) + 1)]
+    for row in rows:
+        assert None not in row and all(row[column] is not None for column in columns), row["id"]
+        assert THREAD.fullmatch(row["source"]), row["id"]
+        assert row["launch_kind"] in ("shell", "python"), row["id"]
+        assert row["model"] and row["model"] in row["launch"], row["id"]
+        assert row["gpu"] == "-" or re.fullmatch(r"[A-Z0-9][A-Z0-9-]*(GB)?", row["gpu"]), row["id"]
+        assert row["reconstructed"] in ("no", "partly", "yes"), row["id"]
+        assert row["reconstructed"] == "no" or row["note"], row["id"]  # a reconstruction says what it rests on
+        assert row["gpu_reported"] and row["vllm_version"], row["id"]
+        assert row.get("error", row.get("evidence")), row["id"]
+        if row["launch_kind"] == "python":
+            compile(row["launch"].replace("; ", "\n"), row["id"], "exec")
+        if "expected" in row:
+            assert row["expected"] in runner.RULES, row["id"]
+
+
+def test_every_rule_has_failures():
+    _, rows = _rows("failures.tsv")
+    assert {row["expected"] for row in rows} == set(runner.RULES)
+
+
+def test_a_row_becomes_a_launch_file_of_its_kind(tmp_path):
+    shell = runner.Case(
+        "f01", "VLL210", "s", "shell", "vllm serve org/m --tensor-parallel-size 3", "org/m", "T4", "0.5.4"
+    )
+    python = runner.Case(
+        "f02", "VLL212", "s", "python", "from vllm import LLM; llm = LLM(model='org/m')", "org/m", "-", "not reported"
+    )
+    assert runner.write_launch(shell, tmp_path).read_text() == "#!/bin/sh\nvllm serve org/m --tensor-parallel-size 3\n"
+    assert runner.write_launch(python, tmp_path).read_text() == "from vllm import LLM\nllm = LLM(model='org/m')\n"
+    assert [runner.release(text) for text in ("0.8.5.post1", "main (2024-03-28)", "recipe: vLLM >= 0.12.0")] == [
+        "0.8.5",
+        None,
+        "0.12.0",
+    ]
+
+
+def test_the_tally_counts_recall_on_known_models_and_false_positives():
+    def case(id_, expected, model, gpu):
+        return runner.Case(id_, expected, "s", "shell", f"vllm serve {model}", model, gpu, "-")
+
+    failures = {
+        case("f01", "VLL209", "known/a", "-"): frozenset({"VLL209"}),
+        case("f02", "VLL209", "other/b", "-"): frozenset(),
+        case("f03", "VLL211", "known/a", "-"): frozenset(),  # VLL211 needs the GPU: not judged
+        case("f04", "VLL211", "known/a", "H100"): frozenset({"VLL211", "VLL209"}),
+    }
+    started = {case("s01", "", "known/a", "H100"): frozenset({"VLL209"}), case("s02", "", "x/y", "-"): frozenset()}
+    results = runner.summarize(failures, started, frozenset({"known/a"}))
+    assert runner.render(results, failures, started, "") == (
+        "| rule | cases | reported | model known | reported (known) | recall (known) | false positives on 2 started "
+        "launches |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n"
+        "| VLL209 | 2 | 1 | 1 | 1 | 100% | s01 |\n"
+        "| VLL210 | 0 | 0 | 0 | 0 | n/a | none |\n"
+        "| VLL211 | 2 | 1 | 1 | 1 | 100% | none |\n"
+        "| VLL212 | 0 | 0 | 0 | 0 | n/a | none |\n"
+        "\n"
+        "| case | expected | reported |\n"
+        "| --- | --- | --- |\n"
+        "| f01 | VLL209 | VLL209 |\n"
+        "| f02 | VLL209 | - |\n"
+        "| f03 | VLL211 | - |\n"
+        "| f04 | VLL211 | VLL209, VLL211 |\n"
+        "| s01 | started | VLL209 |\n"
+        "| s02 | started | - |\n"
+    )
+
+
+def test_the_runner_lints_each_row(tmp_path, capsys):
+    failures, started, docs = tmp_path / "failures.tsv", tmp_path / "started.tsv", tmp_path / "report.md"
+    failures.write_text(
+        "\t".join(FAILURE_COLUMNS)
+        + "\n"
+        + "\t".join(
+            [
+                "f01",
+                "VLL210",
+                "https://github.com/o/r/issues/1",
+                "shell",
+                "vllm serve no-such-org/no-such-model --tensor-parallel-size 3",
+                "no-such-org/no-such-model",
+                "-",
+                "-",
+                "0.8.5",
+                "error",
+                "no",
+                "",
+            ]
+        )
+        + "\n"
+    )
+    started.write_text(
+        "\t".join(STARTED_COLUMNS)
+        + "\n"
+        + "\t".join(
+            [
+                "s01",
+                "https://github.com/o/r/issues/2",
+                "python",
+                "from vllm import LLM; llm = LLM(model='no-such-org/m2')",
+                "no-such-org/m2",
+                "-",
+                "-",
+                "not reported",
+                "it works",
+                "no",
+                "",
+            ]
+        )
+        + "\n"
+    )
+    assert runner.main(["--failures", str(failures), "--started", str(started), "--docs", str(docs)]) == 0
+    printed = capsys.readouterr().out
+    # an unknown model is never judged: nothing reported, and the rows are listed
+    assert "| VLL210 | 1 | 0 | 0 | 0 | n/a | none |\n" in printed
+    assert printed.endswith(
+        (
+            "| f01 | VLL210 | - |\n| s01 | started | - |\n",
+            "| s01 | started | - |\n\nThis vllm-lint has no --gpu option: the launches were linted "
+            "without their GPU.\n",
+        )
+    )
+    assert docs.read_text().startswith(f"# Start-up failures: what vllm-lint reports ({runner.DATE})\n")
