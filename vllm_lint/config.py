@@ -32,6 +32,9 @@ KNOWN_KEYS = frozenset(
         "agent-rules-targets",
         "agent-rules-globs",
         "vllm-images",
+        "gpu",
+        "per-file-gpu",
+        "model-facts-from-hub",
     }
 )
 DEFAULT_EXCLUDE = (
@@ -69,6 +72,10 @@ class Settings:
     # Repositories that mirror vllm/vllm-openai by its tags (``registry.corp/mirror/vllm-openai``): their
     # containers run vLLM's image, judged by the release their tag names.
     vllm_images: tuple[str, ...] = ()
+    # The GPU type launches run on where their files do not declare one ("A100-80GB"), and per glob.
+    gpu: str | None = None
+    per_file_gpu: tuple[tuple[str, str], ...] = ()
+    model_facts_from_hub: bool = False  # ask the Hugging Face Hub for the config.json of a model no local source knows
 
 
 def pin_search_tops(paths: list[Path], source: Path | None) -> tuple[Path, ...]:
@@ -212,7 +219,7 @@ def _table_values(table: dict, path: Path, codes: list[str]) -> dict:
         if not isinstance(length, int) or isinstance(length, bool) or length <= 0:
             raise ConfigError(f"{path}: `fix-max-model-len` must be a positive integer")
         values["fix_max_model_len"] = length
-    for key in ("respect-gitignore", "preview"):
+    for key in ("respect-gitignore", "preview", "model-facts-from-hub"):
         if key in table:
             if not isinstance(table[key], bool):
                 raise ConfigError(f"{path}: `{key}` must be true or false")
@@ -229,7 +236,27 @@ def _table_values(table: dict, path: Path, codes: list[str]) -> dict:
                     f"\"registry.corp/mirror/vllm-openai\" (got {image!r})"
                 )
         values["vllm_images"] = tuple(image.strip() for image in images)
+    if "gpu" in table:
+        values["gpu"] = gpu_setting(table["gpu"], f"{path}: `gpu`")
+    if "per-file-gpu" in table:
+        raw = table["per-file-gpu"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: `per-file-gpu` must be a table of glob = \"GPU type\"")
+        values["per_file_gpu"] = tuple(
+            (pattern, gpu_setting(name, f"{path}: `per-file-gpu.{pattern}`")) for pattern, name in raw.items()
+        )
     return values
+
+
+def gpu_setting(value: object, where: str) -> str:
+    """The GPU type a ``gpu`` setting or ``--gpu`` names, as the GPU table spells it."""
+    from vllm_lint.gpus.names import gpu_from_name
+    from vllm_lint.gpus.table import GPU_TYPES
+
+    found = gpu_from_name(value) if isinstance(value, str) else None
+    if found is None:
+        raise ConfigError(f"{where}: {value!r} is not a GPU type vllm-lint knows ({', '.join(GPU_TYPES)})")
+    return found.name
 
 
 def enabled_codes(settings: Settings, codes: list[str], cli_select=None, cli_ignore=(), cli_extend_select=()) -> frozenset[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from vllm_lint import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from vllm_lint.config import (
     ConfigError,
+    gpu_setting,
     Settings,
     enabled_codes,
     find_config,
@@ -63,6 +64,8 @@ class CheckRequest:
     target_vllm_version: str | None = None
     show_settings: bool = False
     explain_opaque: bool = False
+    gpu: str | None = None  # overrides the gpu setting (not a file's own declaration)
+    model_facts_from_hub: bool = False
 
     @classmethod
     def from_params(cls, params: dict[str, Any], stdin: bool) -> "CheckRequest":
@@ -94,6 +97,10 @@ def resolve_settings(request: CheckRequest, codes: list[str]) -> Settings:
         settings = dataclasses.replace(settings, preview=request.preview)
     if request.target_vllm_version is not None:
         settings = dataclasses.replace(settings, target_vllm_version=_target_option(request.target_vllm_version))
+    if request.gpu is not None:
+        settings = dataclasses.replace(settings, gpu=gpu_setting(request.gpu, "--gpu"), per_file_gpu=())
+    if request.model_facts_from_hub:
+        settings = dataclasses.replace(settings, model_facts_from_hub=True)
     return dataclasses.replace(settings, pin_search_tops=pin_search_tops(request.paths, settings.source))
 
 

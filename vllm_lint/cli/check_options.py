@@ -62,6 +62,11 @@ def _options() -> tuple[CheckOption, ...]:
         CheckOption("target_vllm_version", ("--target-vllm-version",), "text",
                     "Judge every file against these vLLM releases (\"0.33\", \"0.8.5\", \">=0.6,<0.9\") instead of the "
                     "ones the project pins (the target-vllm-version setting)."),
+        CheckOption("gpu", ("--gpu",), "text",
+                    "The GPU type launches run on where their files do not say (\"A100-80GB\", \"L4\"; the gpu setting)."),
+        CheckOption("model_facts_from_hub", ("--model-facts-from-hub",), "flag",
+                    "Read the config.json of a model no local source knows from the Hugging Face Hub (HF_ENDPOINT), "
+                    "kept in the user cache."),
         CheckOption("show_settings", ("--show-settings",), "flag",
                     "Print the settings in effect and the vLLM releases each file is judged against, and why; lint nothing."),
         CheckOption("explain_opaque", ("--explain-opaque",), "flag",

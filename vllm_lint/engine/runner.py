@@ -125,7 +125,14 @@ def lint_bytes(
         display=shown,
         data=data,
         enabled=options.enabled,
-        launch_settings=LaunchSettings(settings.fix_max_model_len, settings.target_vllm_version, settings.vllm_images),
+        launch_settings=LaunchSettings(
+            settings.fix_max_model_len,
+            settings.target_vllm_version,
+            settings.vllm_images,
+            gpu=gpu_for(path, settings),
+            model_folders=_model_folders(path, settings.root),
+            model_facts_from_hub=settings.model_facts_from_hub,
+        ),
         target_vllm_version=settings.target_vllm_version,
         project_root=settings.root,
         pin_search_tops=settings.pin_search_tops,
@@ -151,6 +158,26 @@ def lint_bytes(
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)
     result.diagnostics = sorted(kept, key=Diagnostic.sort_key)
     return result
+
+
+def _model_folders(path: Path, root: Path) -> tuple[str, ...]:
+    """Where a launch's relative model path is looked for: the file's folder and the two above it (a Helm
+    chart's templates/ sit below the chart), then the project's root."""
+    folders = [path.parent.absolute()]
+    while len(folders) < 3 and folders[-1].parent != folders[-1]:
+        folders.append(folders[-1].parent)
+    return tuple(dict.fromkeys(str(folder) for folder in (*folders, root)))
+
+
+def gpu_for(path: Path, settings: Settings) -> str | None:
+    """The GPU type the settings give ``path``'s launches: the last ``per-file-gpu`` glob it matches, else ``gpu``."""
+    if settings.per_file_gpu:
+        from vllm_lint.engine.suppressions import matches_glob
+
+        for pattern, name in reversed(settings.per_file_gpu):
+            if matches_glob(pattern, path, settings.root):
+                return name
+    return settings.gpu
 
 
 def _target_of(job: LintJob) -> tuple[str | None] | None:

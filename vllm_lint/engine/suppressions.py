@@ -70,14 +70,30 @@ def _compiled_per_file_ignores(per_file_ignores: tuple, codes: tuple[str, ...]) 
     ]
 
 
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return resolved_path(path).relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@lru_cache(maxsize=32)
+def _spec(pattern: str) -> GitIgnoreSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def matches_glob(pattern: str, path: Path, root: Path) -> bool:
+    """Whether a per-file glob of the configuration (relative to ``root``) takes ``path``."""
+    return _spec(pattern).match_file(_relative(path, root))
+
+
 def _ignored_for_file(path: Path, settings: Settings, codes: list[str]) -> frozenset[str]:
     """The codes ``per-file-ignores`` switches off for ``path``."""
     if not settings.per_file_ignores:
         return frozenset()
-    try:
-        relative = resolved_path(path).relative_to(settings.root).as_posix()
-    except ValueError:
-        relative = path.as_posix()
+    relative = _relative(path, settings.root)
     ignored: set[str] = set()
     for spec, selected in _compiled_per_file_ignores(settings.per_file_ignores, tuple(codes)):
         if spec.match_file(relative):

@@ -48,6 +48,10 @@ class Launch:
     serves_requests: bool = False
     gpu_count: int | None = None  # GPUs declared for the same container or command
     gpu_count_anchor: object | None = None
+    # The GPU type it runs on, as ``vllm_lint.gpus`` names it ("A100-80GB"), where the deployment declares it
+    # (a node label or selector, an accelerator name, an instance type); None: not declared next to it.
+    gpu_type: str | None = None
+    gpu_type_anchor: object | None = None
     # Command-line launches (VLL401, VLL403, VLL404); Python launches keep the defaults.
     # "serve" or "api_server" for a server started from a command line; "image" for the arguments given to
     # vLLM's own image, whose entrypoint (either of the two) is not written there

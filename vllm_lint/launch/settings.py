@@ -12,3 +12,10 @@ class LaunchSettings:
     target_vllm_version: str | None = None
     # Mirrors of vllm/vllm-openai (the ``vllm-images`` setting): recognised as vLLM's image, tag and all.
     vllm_images: tuple[str, ...] = ()
+    # The GPU type this file's launches run on where they do not declare one (the ``gpu`` setting, its
+    # ``per-file-gpu`` override for the file, or ``--gpu``), as ``vllm_lint.gpus`` names it.
+    gpu: str | None = None
+    # Where a relative model path is looked for: the launching file's folder, then the project's root.
+    model_folders: tuple[str, ...] = ()
+    # Ask the Hugging Face Hub for a model's config.json no local source knows (``model-facts-from-hub``).
+    model_facts_from_hub: bool = False

@@ -1,0 +1,208 @@
+"""Model facts: where a launch's model is found (a local folder, the Hugging Face cache, the shipped table, the
+Hub when asked), what is read from its config.json, and the GPU names deployments write."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from vllm_lint.gpus.names import gpu_from_instance_type, gpu_from_name
+from vllm_lint.models.derive import max_model_len_limit
+from vllm_lint.models.facts import read_facts
+from vllm_lint.models.lookup import ModelSearch, find_model
+from vllm_lint.models.table import table_facts
+
+TABLE = Path(__file__).parent / "data" / "model_table" / "model_configs.jsonl"
+LLAMA = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "max_position_embeddings": 4096,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+}
+
+
+def test_table_rows_match_ids_whatever_their_case():
+    facts = table_facts("OpenAI-Community/GPT2", TABLE)
+    assert (facts.name, facts.num_layers, facts.num_attention_heads, facts.hidden_size, facts.weight_bytes) == (
+        "OpenAI-Community/GPT2",
+        12,
+        12,
+        768,
+        548105171,
+    )
+    assert facts.max_length_keys() == {"n_positions": 1024}
+    assert table_facts("openai-community/gpt2-xl", TABLE) is None
+
+
+def test_a_multimodal_model_is_judged_by_its_language_model():
+    facts = table_facts("llava-hf/llava-1.5-7b-hf", TABLE)
+    assert facts.multimodal and facts.text_model_type == "llama" and facts.num_layers == 32
+    assert max_model_len_limit(facts, ("0.32.0",), False).value == 4096
+
+
+def _cache(tmp_path: Path, model: str, revisions: dict[str, dict], main: str | None) -> Path:
+    repo = tmp_path / "hub" / ("models--" + model.replace("/", "--"))
+    for revision, config in revisions.items():
+        folder = repo / "snapshots" / revision
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(json.dumps(config))
+    if main:
+        (repo / "refs").mkdir()
+        (repo / "refs" / "main").write_text(main)
+    return tmp_path / "hub"
+
+
+def test_the_hugging_face_cache_gives_the_revision_main_names(tmp_path, monkeypatch):
+    root = _cache(tmp_path, "Org/Long", {"aaa": {**LLAMA, "max_position_embeddings": 2048}, "bbb": LLAMA}, "bbb")
+    monkeypatch.setenv("HF_HUB_CACHE", str(root))
+    facts = find_model("org/long", ModelSearch(table=TABLE))
+    assert facts.max_length_keys() == {"max_position_embeddings": 4096}
+    assert facts.source == f"the Hugging Face cache ({root}/models--Org--Long/snapshots/bbb/config.json)"
+
+
+def test_several_cached_revisions_without_a_ref_are_unknown(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    _cache(tmp_path, "org/two", {"aaa": LLAMA, "bbb": LLAMA}, None)
+    assert find_model("org/two", ModelSearch(table=TABLE)) is None
+    _cache(tmp_path, "org/one", {"aaa": LLAMA}, None)
+    assert find_model("org/one", ModelSearch(table=TABLE)).num_layers == 32
+
+
+def test_a_local_folder_is_read_relative_to_the_folders_given(tmp_path):
+    (tmp_path / "models" / "m").mkdir(parents=True)
+    (tmp_path / "models" / "m" / "config.json").write_text(json.dumps(LLAMA))
+    assert find_model("./models/m", ModelSearch((tmp_path / "elsewhere", tmp_path))).num_layers == 32
+    assert find_model("/nowhere/models/m", ModelSearch((tmp_path,))) is None
+
+
+class _Hub(http.server.BaseHTTPRequestHandler):
+    asked: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - the name http.server calls
+        _Hub.asked.append(self.path)
+        if self.path == "/org/remote/resolve/main/config.json":
+            body = json.dumps(LLAMA).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_error(404)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def hub(monkeypatch, tmp_path):
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Hub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    _Hub.asked.clear()
+    find_model.cache_clear()
+    yield _Hub.asked
+    server.shutdown()
+    find_model.cache_clear()
+
+
+def test_the_hub_is_asked_only_when_allowed_and_once(hub, tmp_path):
+    assert find_model("org/remote", ModelSearch(table=TABLE)) is None
+    assert hub == []
+    facts = find_model("org/remote", ModelSearch(hub=True, table=TABLE))
+    assert facts.num_layers == 32 and hub == ["/org/remote/resolve/main/config.json"]
+    find_model.cache_clear()
+    assert find_model("org/remote", ModelSearch(hub=True, table=TABLE)).num_layers == 32
+    assert hub == ["/org/remote/resolve/main/config.json"]  # from the user cache the second time
+    assert find_model("org/missing", ModelSearch(hub=True, table=TABLE)) is None
+
+
+@pytest.mark.parametrize(
+    ("config", "version", "disable_sliding_window", "expected"),
+    [
+        (LLAMA, "0.32.0", False, (4096, "max_position_embeddings=4096")),
+        (
+            {**LLAMA, "rope_scaling": {"type": "linear", "factor": 4.0}},
+            "0.32.0",
+            False,
+            (16384, "max_position_embeddings=4096 x rope_scaling factor 4"),
+        ),
+        (
+            {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}},
+            "0.32.0",
+            False,
+            (4096, "max_position_embeddings=4096"),
+        ),
+        # An older release may have scaled YaRN by its factor: the largest reading is taken.
+        (
+            {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}},
+            "0.6.3",
+            False,
+            (16384, "max_position_embeddings=4096 x rope_scaling factor 4 (yarn)"),
+        ),
+        ({**LLAMA, "sliding_window": 1024}, "0.32.0", True, (1024, "sliding_window=1024 (disable_sliding_window)")),
+        ({**LLAMA, "model_max_length": 8192}, "0.32.0", False, (8192, "model_max_length=8192")),
+        ({"architectures": ["X"], "model_type": "x"}, "0.32.0", False, None),
+        ({**LLAMA, "rope_scaling": {"factor": 2.0}}, "0.32.0", False, None),
+    ],
+)
+def test_max_model_len_limit(config, version, disable_sliding_window, expected):
+    limit = max_model_len_limit(read_facts("m", "test", config), (version,), disable_sliding_window)
+    assert ((limit.value, limit.key) if limit else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("NVIDIA-A100-SXM4-80GB", "A100-80GB"),
+        ("nvidia-tesla-t4", "T4"),
+        ("nvidia-h100-80gb", "H100"),
+        ("A100-80G", "A100-80GB"),
+        ("A100", "A100"),
+        ("Tesla-V100-SXM2-16GB", "V100-16GB"),
+        ("NVIDIA-GeForce-RTX-4090", "RTX4090"),
+        ("nvidia-l4", "L4"),
+        ("L40S", "L40S"),
+        ("NVIDIA-H100-NVL", "H100-NVL"),
+        ("AMD-Instinct-MI300X", "MI300X"),
+        ("nvidia-h100-mega-80gb", "H100"),
+        ("A10G", "A10G"),
+        ("cpu", None),
+    ],
+)
+def test_gpu_names(name, expected):
+    found = gpu_from_name(name)
+    assert (found.name if found else None) == expected
+
+
+def test_instance_types():
+    assert [
+        gpu_from_instance_type(t) and gpu_from_instance_type(t).name
+        for t in ("g5.2xlarge", "p4de.24xlarge", "m5.large")
+    ] == ["A10G", "A100-80GB", None]
+
+
+def test_the_gpu_setting_and_its_per_file_overrides(tmp_path):
+    from vllm_lint.config import ConfigError, load_settings
+    from vllm_lint.engine.runner import gpu_for
+
+    config = tmp_path / "vllm-lint.toml"
+    config.write_text('gpu = "nvidia-a100-80gb"\n[per-file-gpu]\n"edge/*" = "L4"\n')
+    settings = load_settings(config, [])
+    assert (settings.gpu, gpu_for(tmp_path / "edge" / "run.sh", settings), gpu_for(tmp_path / "run.sh", settings)) == (
+        "A100-80GB",
+        "L4",
+        "A100-80GB",
+    )
+    config.write_text('gpu = "TPU-v5"\n')
+    with pytest.raises(ConfigError, match="'TPU-v5' is not a GPU type vllm-lint knows"):
+        load_settings(config, [])

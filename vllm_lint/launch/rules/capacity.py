@@ -1,0 +1,117 @@
+"""What the model a launch serves allows: its context length, how its heads and layers divide among GPUs.
+
+Each checker reads the model's facts (``launch/model.py``: a local folder, the Hugging Face cache, the
+shipped table) and vLLM's own derivation for the releases the launch targets (``models/derive.py``); a model
+no source knows, or a launch that changes what vLLM reads (``--hf-overrides``, a revision), is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from vllm_lint.launch.model import env_flag, launch_model
+from vllm_lint.launch.parallelism import parallel_sizes
+from vllm_lint.launch.record import Launch, LaunchFinding, Setting
+from vllm_lint.launch.settings import LaunchSettings
+from vllm_lint.models.derive import attention_heads, max_model_len_limit
+from vllm_lint.registry import launch_rule
+from vllm_lint.values import as_bool
+
+# ``--max-model-len 32k``: vLLM's human_readable_int (vllm/utils/argparse_utils.py:29-73, 0.32.0).
+_HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _length(setting: Setting) -> int | None:
+    if setting.value is None:
+        return None
+    raw = setting.value.value
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    text = str(raw).strip()
+    if text.isdigit():
+        return int(text)
+    match = _HUMAN.match(text)
+    if match is None:
+        return None
+    number, suffix = match.groups()
+    if suffix in _DECIMAL:
+        return int(float(number) * _DECIMAL[suffix])
+    return int(number) * _BINARY[suffix] if number.isdigit() else None
+
+
+def _versions(launch: Launch) -> tuple[str, ...]:
+    api = launch.target_api()
+    database = api.database
+    return tuple(version for index, version in enumerate(database.versions) if api.mask >> index & 1)
+
+
+@launch_rule("VLL209")
+def max_model_len_above_model(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    setting = launch.get("max_model_len")
+    if setting is None or launch.opaque:
+        return
+    length = _length(setting)
+    if length is None or length <= 0:
+        return
+    if env_flag(launch, "VLLM_ALLOW_LONG_MAX_MODEL_LEN") is not False:
+        return  # vLLM then warns and starts (vllm/config/model.py:2659-2660, 0.32.0)
+    facts = launch_model(launch, settings)
+    if facts is None or not _generates(facts):
+        return
+    disable = launch.get("disable_sliding_window")
+    if disable is not None and as_bool(disable.value) is None:
+        return
+    limit = max_model_len_limit(facts, _versions(launch), disable is not None and as_bool(disable.value) is True)
+    if limit is None or length <= limit.value:
+        return
+    yield LaunchFinding(
+        message=(
+            f"max_model_len {length} is above what vLLM derives for {facts.name}: {limit.value} "
+            f'({limit.key} in its config.json); the engine refuses to start ("User-specified max_model_len is '
+            f'greater than the derived max_model_len"); set it to {limit.value} or less'
+        ),
+        anchor=setting.value_anchor or setting.anchor,
+    )
+
+
+def _generates(facts) -> bool:
+    """A text-generating model: a pooling model's length may come from files beside its config
+    (sentence_bert_config.json's max_seq_length, vllm/config/model.py:2616-2617), which the facts do not hold."""
+    return any(name.endswith(("ForCausalLM", "ForConditionalGeneration")) for name in facts.architectures)
+
+
+@launch_rule("VLL210")
+def parallelism_does_not_divide_model(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    sizes = parallel_sizes(launch)
+    if sizes is None or sizes == (1, 1):
+        return
+    tensor, pipeline = sizes
+    facts = launch_model(launch, settings)
+    if facts is None:
+        return
+    heads = attention_heads(facts)
+    if tensor > 1 and heads and heads % tensor:
+        setting = launch.get("tensor_parallel_size")
+        yield LaunchFinding(
+            message=(
+                f"tensor_parallel_size {tensor} does not divide the {heads} attention heads of {facts.name}: the "
+                f'engine refuses to start ("Total number of attention heads ({heads}) must be divisible by tensor '
+                f'parallel size ({tensor})"); use a size that divides {heads}'
+            ),
+            anchor=setting.anchor if setting else launch.anchor,
+        )
+    layers = facts.num_layers
+    if pipeline > 1 and layers and pipeline > layers:
+        setting = launch.get("pipeline_parallel_size")
+        yield LaunchFinding(
+            message=(
+                f"pipeline_parallel_size {pipeline} is above the {layers} layers of {facts.name}: some pipeline "
+                "stages would hold no layer; use at most one stage per layer"
+            ),
+            anchor=setting.anchor if setting else launch.anchor,
+        )

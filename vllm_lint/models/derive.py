@@ -1,0 +1,154 @@
+"""What vLLM derives from a model's config at start-up, release by release, before it loads a weight.
+
+Read from vLLM's released source: 0.32.0 and 0.33.0 hold the same derivation (the lines cited are 0.32.0's).
+For an older release, where the derivation differs (0.6.3 scaled YaRN models by their factor; the exclusion
+list of RoPE types changed), the limit taken is the largest any of the readings gives, so that a launch is
+reported only where every reading rejects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vllm_lint.models.facts import ModelFacts
+
+# The first release whose derivation is the one below (vllm/config/model.py:2527-2668, 0.32.0).
+_EXACT_FROM = (0, 32, 0)
+# RoPE types whose factor vLLM does not apply to the derived length: their max_position_embeddings is already
+# the scaled one (vllm/config/model.py:2591-2604, 0.32.0).
+_UNSCALED_ROPE_TYPES = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+# Model types whose attention heads vLLM reads elsewhere than ``num_attention_heads`` (their convertors,
+# vllm/transformers_utils/model_arch_config_convertor.py:822-861, 0.32.0): the rules leave them alone.
+SPECIAL_CONVERTORS = frozenset(
+    {
+        "bailing_hybrid_mtp",
+        "cohere_asr",
+        "dbrx",
+        "deepseek_mtp",
+        "deepseek_v4",
+        "diffusion_gemma",
+        "diffusion_gemma_text",
+        "ernie_mtp",
+        "falcon",
+        "falcon_mamba",
+        "gemma4",
+        "gemma4_mtp",
+        "gemma4_text",
+        "gemma4_unified",
+        "gemma4_unified_text",
+        "glm4_moe_mtp",
+        "glm_ocr_mtp",
+        "longcat_flash",
+        "longcat_flash_mtp",
+        "mamba",
+        "medusa",
+        "mimo_mtp",
+        "mimo_v2",
+        "mimo_v2_flash",
+        "mimo_v2_mtp",
+        "mimo_v2_omni_mtp",
+        "moss_audio",
+        "nemotron-nas",
+        "bailing_hybrid_v3_mtp",
+        "pangu_ultra_moe_mtp",
+        "qwen3_5_mtp",
+        "qwen3_omni_moe",
+        "qwen3_next_mtp",
+        "qwen4_exp_mtp",
+        "RefinedWeb",
+        "RefinedWebModel",
+        "step3p5_mtp",
+        "timm_wrapper",
+        "zamba2",
+        "qwen3_5",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LengthLimit:
+    value: int  # the longest max_model_len vLLM accepts for the model
+    key: str  # where it comes from, as the message names it: "max_position_embeddings=2048"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for part in text.split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _derived(facts: ModelFacts) -> tuple[int, str] | None:
+    """The smallest max-length key, or ``model_max_length`` where the config has it
+    (vllm/transformers_utils/model_arch_config_convertor.py:394-425, 0.32.0)."""
+    keys = facts.max_length_keys()
+    if not keys:
+        return None
+    if "model_max_length" in keys and keys["model_max_length"] > 0:
+        return keys["model_max_length"], "model_max_length"
+    key = min(keys, key=lambda name: keys[name])  # the first of the smallest, as vLLM's strict comparison keeps
+    return keys[key], key
+
+
+def max_model_len_limit(
+    facts: ModelFacts, versions: tuple[str, ...], disable_sliding_window: bool
+) -> LengthLimit | None:
+    """The longest max_model_len every release of ``versions`` accepts for the model; None when the config
+    does not say (vLLM then takes what it is given)."""
+    derived = _derived(facts)
+    if derived is None:
+        return None
+    scalings = facts.rope_scalings()
+    if scalings is None:
+        return None
+    limits = [_limit(facts, derived, scalings, disable_sliding_window, _version(v) >= _EXACT_FROM) for v in versions]
+    return max(limits, key=lambda limit: limit.value) if limits else None
+
+
+def _limit(facts, derived, scalings, disable_sliding_window: bool, exact: bool) -> LengthLimit:
+    value, key = derived
+    sliding = facts.sliding_window
+    if not exact:
+        # Every reading of the older releases: the unscaled length, the factor applied to it, and YaRN's
+        # factor applied to its original length (vllm/config.py:1766-1769, 0.6.3).
+        best, best_key = value, f"{key}={value}"
+        for scaling in scalings:
+            if scaling.factor is None or scaling.factor <= 1:
+                continue
+            for base, base_key in (
+                (value, key),
+                (scaling.original_max_position_embeddings, "original_max_position_embeddings"),
+            ):
+                if base is not None and int(base * scaling.factor) > best:
+                    best = int(base * scaling.factor)
+                    best_key = f"{base_key}={base} x rope_scaling factor {scaling.factor:g} ({scaling.rope_type})"
+        return _allowed(facts, best, best_key)
+    shown = f"{key}={value}"
+    if disable_sliding_window and sliding is not None and sliding < value:
+        value, shown = sliding, f"sliding_window={sliding} (disable_sliding_window)"
+    # vllm/config/model.py:2580-2612: the last scaled RoPE type's factor, not for Gemma 3 (already scaled).
+    if scalings and "gemma3" not in facts.text_model_type:
+        factor = 1.0
+        for scaling in scalings:
+            if scaling.rope_type not in _UNSCALED_ROPE_TYPES and scaling.factor is not None:
+                factor = scaling.factor
+        if factor != 1.0:
+            shown = f"{shown} x rope_scaling factor {factor:g}"
+            value = int(value * factor)
+    return _allowed(facts, value, shown)
+
+
+def _allowed(facts: ModelFacts, value: int, shown: str) -> LengthLimit:
+    # A longer max_model_len is accepted up to the config's own model_max_length (vllm/config/model.py:2638-2642).
+    model_max_length = facts.text.get("model_max_length")
+    if isinstance(model_max_length, int) and model_max_length > value:
+        return LengthLimit(model_max_length, f"model_max_length={model_max_length}")
+    return LengthLimit(value, shown)
+
+
+def attention_heads(facts: ModelFacts) -> int | None:
+    """The attention heads vLLM divides among tensor-parallel ranks (vllm/config/model.py:1544-1551)."""
+    if facts.text_model_type in SPECIAL_CONVERTORS or facts.model_type in SPECIAL_CONVERTORS:
+        return None
+    return facts.num_attention_heads
