@@ -32,19 +32,9 @@ FAILURE_COLUMNS = [
     "reconstructed",
     "note",
 ]
-STARTED_COLUMNS = [
-    "id",
-    "source",
-    "launch_kind",
-    "launch",
-    "model",
-    "gpu_reported",
-    "gpu",
-    "vllm_version",
-    "evidence",
-    "reconstructed",
-    "note",
-]
+# A started launch has the words that say it started in place of the expected rule and the error.
+STARTED_COLUMNS = [column for column in FAILURE_COLUMNS if column not in ("expected", "error")]
+STARTED_COLUMNS.insert(STARTED_COLUMNS.index("reconstructed"), "evidence")
 THREAD = re.compile(
     r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+|https://github\.com/[\w.-]+/[\w.-]+/blob/"
     r"[0-9a-f]{40}/\S+"
