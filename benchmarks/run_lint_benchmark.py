@@ -12,6 +12,11 @@ is a developer's artefact). ``PYTHONPATH`` is dropped for every command, so the 
 the installed package, and ``XDG_CACHE_HOME`` is a folder of the run's own (vllm-lint's user cache, filled by the
 untimed round).
 
+Like for like: every row that runs both tools gives them the same output options (``OUTPUT``: one line per
+finding, ``--output-format concise``; ``tests/test_lint_benchmark_readme.py`` fails when they differ), and both
+print to a pipe that this process drains as it fills. Peak memory is the largest of a command's processes
+(``wait4``'s ``ru_maxrss``: vllm-lint's workers included).
+
 Every round runs each command once, in the same order (vllm-lint then ruff on the same input), so a drift of the
 machine's speed touches both sides of a pair alike; a row's figure is the median over the rounds, and a ratio is
 the median of the rounds' own ratios (median of pairs). One untimed round first (bytecode written, files in the
@@ -21,7 +26,10 @@ Rows: the vllm package source (2,642 files) cold (``--no-cache``) and warm (resu
 ``ruff check --select ALL --no-cache``; the standard library; one clean file and one file with findings as
 pre-commit runs them; ``vllm-lint hook claude`` on a file with findings (an agent's edit hook); the pre-filter's
 effect on vllm/entrypoints/serve (57 files): cold with it and with ``VLLM_LINT_NO_PREFILTER=1``, and how many files
-each parsed (vllm_lint.engine.prefilter_check, which also counts findings the pre-filter hid: 0 expected); with
+each parsed (vllm_lint.engine.prefilter_check, which also counts findings the pre-filter hid: 0 expected); the big
+generated inputs of benchmarks/big_inputs.py (a 4 MB server module, the same without a vLLM word, a 50,000-line
+module, a 20 MB notebook, a deeply nested expression), one file each, with ruff beside them (not on the notebook:
+ruff lints notebooks only when told to); with
 ``--realworld FOLDER`` (what benchmarks/realworld/restore.py wrote; default: $VLLM_LINT_REALWORLD), the same two
 cold runs over the real corpus, and their ratio (median of pairs); and a third run over only the corpus files that
 have a finding or a fact for the project rules (found first, in process, with the pre-filter off): what a perfect
@@ -46,6 +54,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import big_inputs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
@@ -118,16 +130,89 @@ class Command:
     def run(self, cwd: Path, record: bool = True) -> None:
         start = time.perf_counter()
         process = subprocess.Popen(
-            self.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            self.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env={**ENV, **self.env},
         )
         process.stdin.write(self.stdin)
         process.stdin.close()
+        # Both tools print to a pipe that is read as it fills, as a terminal or CI's log would read them.
+        while process.stdout.read(1 << 16):
+            pass
+        process.stdout.close()
         # wait4's usage covers the child and every descendant it waited for (vllm-lint's workers).
         _, _, usage = os.wait4(process.pid, 0)
         if record:
             self.seconds.append(time.perf_counter() - start)
             self.peak_mib.append(usage.ru_maxrss / 1024)
+
+
+# How both tools print, on every row that runs both: one line per finding, to a pipe this process drains
+# (Command.run). ruff's ``-q`` still renders every finding's code frame, much more text than vllm-lint's; a
+# test (tests/test_lint_benchmark_readme.py) fails when the two sides of a row print differently.
+OUTPUT = ("--output-format", "concise")
+# Options that decide what a command prints (OUTPUT's, and those that would change it).
+OUTPUT_OPTIONS = ("--output-format", "-q", "--quiet", "-s", "--silent", "--statistics", "--show-fixes", "-e", "--exit-zero")
+TREE_OPTIONS = ("--no-respect-gitignore", "--isolated", "--exit-zero", *OUTPUT)
+ONE_FILE_OPTIONS = ("--no-cache", "--exit-zero", "--isolated", *OUTPUT)
+
+
+def output_options(argv: list[str]) -> list[str]:
+    """The options of ``argv`` that decide what it prints, with their values, in order."""
+    found = []
+    for index, word in enumerate(argv):
+        if word in OUTPUT_OPTIONS:
+            found.append(word)
+            if word == "--output-format":
+                found.append(argv[index + 1])
+    return found
+
+
+BIG_ROWS = {
+    "server_4mb.py": "4 MB server module (50,000 functions)",
+    "no_vllm_4mb.py": "4 MB module, no vLLM word",
+    "generated_50k_lines.py": "50,000-line generated module",
+    "notebook_20mb.ipynb": "20 MB notebook",
+    "nested_expression.py": "deeply nested expression",
+}
+
+
+def build_commands(
+    vllm_lint: list[str], ruff: list[str], work: Path, vllm_source: Path, stdlib: Path, big: dict[str, Path],
+    stdlib_ruff: bool = False,
+) -> list[Command]:
+    """Every row's commands, vllm-lint's first; ``work`` holds the files the one-file rows lint."""
+    entrypoints = vllm_source / "vllm" / "entrypoints" / "serve"
+    clean = work / "clean.py"
+    clean.write_text("import os\n\nprint(os.getcwd())\n")
+    bad = work / BAD_FILE.name
+    shutil.copyfile(BAD_FILE, bad)
+    cache = ["--cache-dir", str(work / "cache")]
+    ruff_tree = [*ruff, "check", "--select", "ALL", "--no-cache", *TREE_OPTIONS]
+    ruff_file = [*ruff, "check", "--select", "ALL", *ONE_FILE_OPTIONS]
+    ours_tree = [*vllm_lint, "check", *TREE_OPTIONS]
+    ours_file = [*vllm_lint, "check", *ONE_FILE_OPTIONS]
+    hook_payload = json.dumps({"hook_event_name": "PostToolUse", "cwd": str(work), "tool_name": "Write",
+                               "tool_input": {"file_path": str(bad)}}).encode()
+    commands = [
+        Command("vllm source, cold", "vllm-lint", [*ours_tree, "--no-cache", str(vllm_source)]),
+        Command("vllm source, cold", "ruff", [*ruff_tree, str(vllm_source)]),
+        Command("vllm source, warm (cache)", "vllm-lint", [*ours_tree, *cache, str(vllm_source)]),
+        Command("standard library, cold", "vllm-lint", [*ours_tree, "--no-cache", str(stdlib)]),
+        *([Command("standard library, cold", "ruff", [*ruff_tree, str(stdlib)])] if stdlib_ruff else []),
+        Command("one clean file", "vllm-lint", [*ours_file, str(clean)]),
+        Command("one clean file", "ruff", [*ruff_file, str(clean)]),
+        Command("one file with findings", "vllm-lint", [*ours_file, str(bad)]),
+        Command("one file with findings", "ruff", [*ruff_file, str(bad)]),
+        Command("hook claude, file with findings", "vllm-lint", [*vllm_lint, "hook", "claude"], stdin=hook_payload),
+        Command("vllm/entrypoints/serve, pre-filter on", "vllm-lint", [*ours_tree, "--no-cache", str(entrypoints)]),
+        Command("vllm/entrypoints/serve, pre-filter off", "vllm-lint", [*ours_tree, "--no-cache", str(entrypoints)],
+                env={"VLLM_LINT_NO_PREFILTER": "1"}),
+    ]
+    for name, label in BIG_ROWS.items():
+        commands.append(Command(label, "vllm-lint", [*ours_file, str(big[name])]))
+        if not name.endswith(".ipynb"):  # ruff reads a notebook's cells only when asked (extend-include)
+            commands.append(Command(label, "ruff", [*ruff_file, str(big[name])]))
+    return commands
 
 
 def _median(values: list[float]) -> float:
@@ -171,30 +256,8 @@ def main() -> int:
     # A user cache of this run's own (usercache.py: the code dataclasses compile, parsed rule files), filled by
     # the untimed round, as one user's with one version installed: not this machine's, shared by every checkout.
     ENV["XDG_CACHE_HOME"] = str(work / "user-cache")
-    clean = work / "clean.py"
-    clean.write_text("import os\n\nprint(os.getcwd())\n")
-    bad = work / BAD_FILE.name
-    shutil.copyfile(BAD_FILE, bad)
-    cache = ["--cache-dir", str(work / "cache")]
-    tree_options = ["--no-respect-gitignore", "--isolated", "--exit-zero", "--output-format", "concise"]
-    ruff_tree = [*ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--isolated", "--no-respect-gitignore", "-q"]
-    hook_payload = json.dumps({"hook_event_name": "PostToolUse", "cwd": str(work), "tool_name": "Write",
-                               "tool_input": {"file_path": str(bad)}}).encode()
-    commands = [
-        Command("vllm source, cold", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(vllm_source)]),
-        Command("vllm source, cold", "ruff", [*ruff_tree, str(vllm_source)]),
-        Command("vllm source, warm (cache)", "vllm-lint", [*vllm_lint, "check", *tree_options, *cache, str(vllm_source)]),
-        Command("standard library, cold", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(stdlib)]),
-        *([Command("standard library, cold", "ruff", [*ruff_tree, str(stdlib)])] if args.stdlib_ruff else []),
-        Command("one clean file", "vllm-lint", [*vllm_lint, "check", "--no-cache", "--exit-zero", "--isolated", str(clean)]),
-        Command("one clean file", "ruff", [*ruff, "check", "--no-cache", "--exit-zero", "--isolated", str(clean)]),
-        Command("one file with findings", "vllm-lint", [*vllm_lint, "check", "--no-cache", "--exit-zero", "--isolated", str(bad)]),
-        Command("one file with findings", "ruff", [*ruff, "check", "--no-cache", "--exit-zero", "--isolated", str(bad)]),
-        Command("hook claude, file with findings", "vllm-lint", [*vllm_lint, "hook", "claude"], stdin=hook_payload),
-        Command("vllm/entrypoints/serve, pre-filter on", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(entrypoints)]),
-        Command("vllm/entrypoints/serve, pre-filter off", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", str(entrypoints)],
-                env={"VLLM_LINT_NO_PREFILTER": "1"}),
-    ]
+    big = big_inputs.write(work / "big")
+    commands = build_commands(vllm_lint, ruff, work, vllm_source, stdlib, big, args.stdlib_ruff)
     if args.realworld is not None:
         if not args.realworld.is_dir():
             parser.error(f"--realworld: {args.realworld} is not a folder")
@@ -202,10 +265,10 @@ def main() -> int:
         print("finding the corpus files with findings (pre-filter off, in process)", file=sys.stderr, flush=True)
         needed = _files_with_findings_apart(args.realworld.resolve())
         commands += [
-            Command("real corpus, pre-filter on", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", real]),
-            Command("real corpus, pre-filter off", "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", real],
+            Command("real corpus, pre-filter on", "vllm-lint", [*vllm_lint, "check", *TREE_OPTIONS, "--no-cache", real]),
+            Command("real corpus, pre-filter off", "vllm-lint", [*vllm_lint, "check", *TREE_OPTIONS, "--no-cache", real],
                     env={"VLLM_LINT_NO_PREFILTER": "1"}),
-            Command(ORACLE_ROW, "vllm-lint", [*vllm_lint, "check", *tree_options, "--no-cache", *map(str, needed)]),
+            Command(ORACLE_ROW, "vllm-lint", [*vllm_lint, "check", *TREE_OPTIONS, "--no-cache", *map(str, needed)]),
         ]
     load_before = os.getloadavg()
     for command in commands:

@@ -53,3 +53,21 @@ def test_the_pre_filter_s_lower_bound_lints_only_files_with_a_finding_or_a_proje
     (tmp_path / "notes.md").write_text("# Notes\n\nNothing to run here.\n", encoding="utf-8")
     found = _benchmark().files_with_findings(tmp_path)
     assert sorted(path.name for path in found) == ["engine.py", "serve.sh"]
+
+
+def test_both_tools_of_every_row_print_alike(tmp_path):
+    bench = _benchmark()
+    big = {name: tmp_path / name for name in bench.BIG_ROWS}
+    commands = bench.build_commands(["vllm-lint"], ["ruff"], tmp_path, tmp_path / "vllm-src", tmp_path / "stdlib", big, True)
+    pairs = {label: tools for label, tools in bench._by_row(commands).items() if "ruff" in tools}
+    assert sorted(pairs) == sorted(["vllm source, cold", "standard library, cold", "one clean file", "one file with findings",
+                                    *(label for name, label in bench.BIG_ROWS.items() if not name.endswith(".ipynb"))])
+    for label, tools in pairs.items():
+        ours, theirs = (bench.output_options(tools[tool].argv) for tool in ("vllm-lint", "ruff"))
+        assert ours == theirs == ["--exit-zero", "--output-format", "concise"], label
+
+
+def test_the_output_options_are_read_with_their_values():
+    bench = _benchmark()
+    assert bench.output_options(["ruff", "check", "-q", "--select", "ALL", "--output-format", "full", "x.py"]) == [
+        "-q", "--output-format", "full"]

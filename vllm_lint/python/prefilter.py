@@ -606,6 +606,9 @@ def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiL
     # prose in docstrings and comments ("import vllm is called", "see the deployment") is not code.
     if not any(holds(FileBytes(data, data, path, api_loader)) for holds, _ in tests):
         return False
+    from vllm_lint.python.focus import focused_bytes
+
+    data = focused_bytes(data) or data  # a big module: what LibCST would parse of it
     file = FileBytes(code_only(data), data, path, api_loader)
     # A condition with a reading of the tree lets the file pass only if that holds too; the tree is read (an
     # ``ast`` parse) only when no condition without one holds already.

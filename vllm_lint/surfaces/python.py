@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.surfaces.file_names import suffix_of
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vllm_lint.python.summary import ModuleSummary
+    from vllm_lint.python.focus import Focus
 
 
 def claims(name: str, head: bytes) -> bool:
@@ -98,18 +100,33 @@ def lint(job: LintJob) -> list[Diagnostic]:
         source = decode_python(job.data)
     except SourceError as exc:
         return [parse_error(job.display, exc.message, exc.line, exc.column)]
+    from vllm_lint.python.focus import focus
+
+    focused = focus(source.text)
+    if focused is not None:
+        diagnostics = _lint_text(job, focused.text, whole=False)
+        if diagnostics is not None:
+            return [_within_kept_lines(d, focused) for d in diagnostics]
+    diagnostics = _lint_text(job, source.text)
+    assert diagnostics is not None  # a whole module's syntax error is a finding
+    return diagnostics
+
+
+def _lint_text(job: LintJob, text: str, whole: bool = True) -> list[Diagnostic] | None:
+    """The findings of the module ``text``; None when it is a big module's focused text (python/focus.py) that
+    does not parse (the cut misread its layout): the whole module is parsed then."""
     from vllm_lint.python.complexity import too_complex
 
-    refused = too_complex(source.text)
+    refused = too_complex(text)
     if refused is not None:
         return [parse_error(job.display, refused.message, refused.line)]
     PYTHON.warm_up()
     from vllm_lint.python.checker import PythonOptions, SyntaxProblem, lint_python, parse
 
     try:
-        module = parse(source.text)
+        module = parse(text)
     except SyntaxProblem as exc:
-        return [parse_error(job.display, exc.message, exc.line, exc.column)]
+        return [parse_error(job.display, exc.message, exc.line, exc.column)] if whole else None
     from vllm_lint.python.project import Project, process_store
 
     store = process_store(job.known_summaries, _summarize)
@@ -123,10 +140,19 @@ def lint(job: LintJob) -> list[Diagnostic]:
 
         job.facts = FileFacts()
     try:
-        return lint_python(job.display, source.text, module, options, job.facts)
+        return lint_python(job.display, text, module, options, job.facts)
     finally:
         job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
         job.summaries = store.take_computed()
+
+
+def _within_kept_lines(diagnostic: Diagnostic, focused: Focus) -> Diagnostic:
+    """The finding of a focused module as is, but for a fix that would edit a blanked line: that fix is dropped
+    (its edits were made against blank lines, not the code the file holds there)."""
+    fix = diagnostic.fix
+    if fix is None or not any(focused.touches_dropped(edit.start.line, edit.end.line) for edit in fix.edits):
+        return diagnostic
+    return replace(diagnostic, fix=None)
 
 
 PYTHON = Surface(name="python", claims=claims, may_match=may_match, lint=lint, heavy_modules=("vllm_lint.python.checker",))
