@@ -19,6 +19,7 @@ from vllm_lint.vllm_api.targets import (
     forget_project_files,
     image_target,
     project_target,
+    python_target,
     requirement_specifier,
 )
 from vllm_lint.vllm_api.versionsets import from_ranges, release_key, to_ranges
@@ -194,6 +195,37 @@ def test_the_nearest_pin_up_the_tree_applies(tmp_path: Path) -> None:
         "==0.6.3", "../../requirements.txt: vllm==0.6.3"
     )
     assert file_target(root / "other" / "x.py", None, None) == Target("==0.9.2", "requirements.txt: vllm==0.9.2")
+
+
+def test_a_dockerfile_pin_continued_over_lines_or_in_a_requirements_file(tmp_path: Path) -> None:
+    continued = "FROM python:3.11\nRUN pip install --no-cache-dir \\\n    vllm==0.8.5 \\\n    fastapi\n"
+    assert dockerfile_target(continued, "Dockerfile") == Target("==0.8.5", "Dockerfile: pip install vllm==0.8.5")
+    (tmp_path / "requirements.txt").write_text("fastapi\nvllm==0.6.3\n")
+    installs = "FROM python:3.11\nCOPY requirements.txt /app/\nRUN pip install -r /app/requirements.txt\n"
+    assert dockerfile_target(installs, "Dockerfile", (), tmp_path) == Target(
+        "==0.6.3", "Dockerfile: pip install -r /app/requirements.txt"
+    )
+    assert dockerfile_target(installs, "Dockerfile") is None  # no build context given: nothing to follow
+    assert dockerfile_target(installs.replace("requirements.txt", "other.txt"), "Dockerfile", (), tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('import modal\nimage = modal.Image.debian_slim().pip_install("vllm==0.6.2", "fastapi")\n', "==0.6.2"),
+        ("import modal\nimage = modal.Image.debian_slim().uv_pip_install(\n    ['vllm==0.9.1'],\n)\n", "==0.9.1"),
+        ('import modal\nimage = modal.Image.debian_slim().run_commands("pip install vllm==0.7.3")\n', "==0.7.3"),
+        ('import modal\nimage = modal.Image.from_registry("vllm/vllm-openai:v0.8.5")\n', "==0.8.5"),
+        # two images that disagree, an f-string, an unpinned install, no Modal at all: no pin of its own
+        ('import modal\na = modal.Image.debian_slim().pip_install("vllm==0.6.2")\nb = a.pip_install("vllm==0.9.1")\n', None),
+        ('import modal\nimage = modal.Image.debian_slim().pip_install(f"vllm=={VERSION}")\n', None),
+        ('import modal\nimage = modal.Image.debian_slim().pip_install("vllm")\n', None),
+        ('packages = ["vllm==0.6.2"]\n', None),
+    ],
+)
+def test_a_modal_image_is_the_module_s_own_pin(source: str, expected: str | None) -> None:
+    target = python_target(source, "app.py")
+    assert (target.specifier, target.own) == (expected, True) if expected else target is None
 
 
 def test_the_setting_wins_then_the_dockerfile_then_the_project(tmp_path: Path) -> None:

@@ -27,6 +27,9 @@ class Target:
 
     specifier: str | None
     reason: str
+    # Read from the file's own text alone (a Modal image's pip_install in the module): the project's pin
+    # cannot change it, so a cached result need not be checked against the project's pin
+    own: bool = False
 
     def describe(self) -> str:
         return f"{self.specifier or 'newest'} ({self.reason})"
@@ -75,7 +78,8 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def _from_requirements(path: Path, seen: set[Path] | None = None) -> str | None:
+def requirements_file_specifier(path: Path, seen: set[Path] | None = None) -> str | None:
+    """The vLLM specifier a requirements file (or one it includes with ``-r``/``-c``) gives, or None."""
     seen = seen or set()
     if path in seen:
         return None
@@ -96,7 +100,7 @@ def _included(path: Path, text: str, seen: set[Path]) -> str | None:
     for line in text.splitlines():
         include = re.match(r"^\s*-[rc]\s+(\S+)|^\s*--(?:requirement|constraint)[=\s]+(\S+)", line)
         if include:
-            found = _from_requirements((path.parent / (include.group(1) or include.group(2))).resolve(), seen)
+            found = requirements_file_specifier((path.parent / (include.group(1) or include.group(2))).resolve(), seen)
             if found is not None:
                 return found
     return None
@@ -306,7 +310,7 @@ def _read_folder_pin(folder: str) -> Target | None:
     for name, reader in _SOURCES:
         if reader is None:
             for path in _requirements_files(folder, names):
-                specifier = _from_requirements(path)
+                specifier = requirements_file_specifier(path)
                 if specifier is not None:
                     return _pinned(specifier, path, Path(folder))
             continue

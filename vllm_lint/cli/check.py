@@ -418,6 +418,7 @@ def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> i
     """The settings in effect, then each file that would be linted with the vLLM releases it is judged
     against and why (ruff's ``--show-settings`` prints its resolved settings the same way)."""
     from vllm_lint.surfaces.command_files import is_dockerfile_name
+    from vllm_lint.surfaces.file_names import PYTHON_SUFFIXES
     from vllm_lint.vllm_api import load_api
     from vllm_lint.vllm_api.targets import file_target
 
@@ -434,12 +435,16 @@ def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> i
     print("\nvLLM releases each file is judged against:", file=out)
     for path, _surface in files:
         text = None
-        if is_dockerfile_name(path.name):
+        if is_dockerfile_name(path.name) or path.suffix in PYTHON_SUFFIXES:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = None
-        target = file_target(path, text, settings.target_vllm_version, settings.pin_search_tops, settings.vllm_images)
+        dockerfile = text if is_dockerfile_name(path.name) else None
+        python = text if path.suffix in PYTHON_SUFFIXES else None
+        target = file_target(
+            path, dockerfile, settings.target_vllm_version, settings.pin_search_tops, settings.vllm_images, python
+        )
         api = load_api(target.specifier)
         print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
     return EXIT_CLEAN

@@ -184,7 +184,8 @@ def _target_of(job: LintJob) -> tuple[str | None] | None:
     # A file that mentions vLLM, or one whose reading asked for its target without naming vLLM (a Dockerfile
     # whose ENTRYPOINT script launches it): its findings may change when the project's pin does.
     if b"vllm" in job.data.lower() or job.looked_up_target:
-        return (job.api_version,)
+        # (a pin in the file's own text goes with its bytes: the project's pin cannot change it)
+        return None if job.target.own else (job.api_version,)
     return None
 
 

@@ -10,6 +10,10 @@ def suffix_of(name: str) -> str:
     return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
+# Files whose text is Python (a notebook's cells too): where a module's own vLLM pin (a Modal image) is read
+PYTHON_SUFFIXES = frozenset({".py", ".ipynb"})
+
+
 def is_dockerfile_name(name: str) -> bool:
     # Containerfile is Podman's name for it (pre-commit tags both "dockerfile").
     return (

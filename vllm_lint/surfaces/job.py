@@ -15,7 +15,7 @@ from pathlib import Path
 from vllm_lint.diagnostics import Diagnostic, Position, Severity
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.rulebook import PARSE_ERROR_CODE
-from vllm_lint.surfaces.file_names import is_dockerfile_name
+from vllm_lint.surfaces.file_names import PYTHON_SUFFIXES, is_dockerfile_name
 
 # Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
 TYPE_CHECKING = False
@@ -93,9 +93,12 @@ class LintJob:
         """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
         from vllm_lint.vllm_api.targets import file_target
 
-        dockerfile = self.data.decode("utf-8", errors="replace") if is_dockerfile_name(self.path.name) else None
+        text = self.data.decode("utf-8", errors="replace")
+        dockerfile = text if is_dockerfile_name(self.path.name) else None
+        python = text if self.path.suffix in PYTHON_SUFFIXES else None
         return file_target(
-            self.path, dockerfile, self.target_vllm_version, self.pin_search_tops, self.launch_settings.vllm_images
+            self.path, dockerfile, self.target_vllm_version, self.pin_search_tops, self.launch_settings.vllm_images,
+            python,
         )
 
     @property

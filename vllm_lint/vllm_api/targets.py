@@ -1,7 +1,8 @@
 """Which vLLM releases a file is judged against, and why.
 
 In order: the ``target-vllm-version`` setting (configuration or ``--target-vllm-version``); the
-file's own pin (a Dockerfile's ``FROM vllm/vllm-openai:v0.6.3`` or ``pip install vllm==0.6.3``; a
+file's own pin (a Dockerfile's ``FROM vllm/vllm-openai:v0.6.3`` or ``pip install vllm==0.6.3``; a Python
+module's Modal image, ``pip_install("vllm==0.6.3")``; a
 compose service's or Kubernetes container's ``image:`` tag, per launch, is read by the surface);
 the project's pin, from the nearest folder above the file with one (``vllm_lint.pins``); else the
 newest release known. A range judges against every release in it.
@@ -22,12 +23,15 @@ from vllm_lint.pins import (  # noqa: F401 - re-exported
     forget_project_files,
     project_target,
     requirement_specifier,
+    requirements_file_specifier,
 )
 
 
 _IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*(?:vllm/vllm-openai(?:-[\w.-]+)?|vllm-openai)(?::(?P<tag>[\w.-]+))?(?:@sha256:\w+)?$", re.IGNORECASE)
 _TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)(?:$|[-+_])")
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\b(?P<rest>[^\n;&|]*)|\buv\s+pip\s+install\b(?P<uvrest>[^\n;&|]*)")
+_CONTINUATION = re.compile(r"\\\r?\n")  # a line continued with a backslash: one line to the shell
+_REQUIREMENTS_OPTION = re.compile(r"(?:^|\s)(?:-r|--requirement)(?:\s+|=)[\"']?(?P<file>[^\s;&|\"']+)")
 _PIP_WORD = re.compile(r"""["']?(vllm(?:[-_.]cpu)?(?:\[[^\]]*\])?(?:===|==|~=|>=|<=|!=|<|>)[\w.*,<>=!~]+)["']?""", re.IGNORECASE)
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(?P<image>\S+)", re.IGNORECASE | re.MULTILINE)
 # `ARG VLLM_VERSION=v0.6.3` before `FROM vllm/vllm-openai:${VLLM_VERSION}`: the default is the pin
@@ -84,16 +88,11 @@ def image_target(image: str, where: str, mirrors: tuple[str, ...] = ()) -> Targe
     return Target(f"=={version.group(1)}", f"{where}: image {shown.strip()}")
 
 
-def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:
-    """A Dockerfile's pin: the last ``pip install vllm==X`` (it replaces what the base image had), else
-    the last ``FROM`` of the vLLM image (or of a mirror of it named in ``mirrors``)."""
-    installed = None
-    for match in _PIP_INSTALL.finditer(text):
-        rest = match.group("rest") or match.group("uvrest") or ""
-        for word in _PIP_WORD.findall(rest):
-            specifier = requirement_specifier(word)
-            if specifier:
-                installed = Target(specifier, f"{where}: pip install {word}")
+def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = (), folder: Path | None = None) -> Target | None:
+    """A Dockerfile's pin: the last ``pip install vllm==X`` (it replaces what the base image had; its words
+    may be continued over lines, and a ``-r FILE`` is read from ``folder``, the build context, when it holds
+    that file), else the last ``FROM`` of the vLLM image (or of a mirror of it named in ``mirrors``)."""
+    installed = _installed(_CONTINUATION.sub(" ", text), where, folder)
     if installed is not None:
         return installed
     found = None
@@ -106,8 +105,69 @@ def dockerfile_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> T
     return found
 
 
+def _installed(commands: str, where: str, folder: Path | None) -> Target | None:
+    """The last vLLM that ``pip install`` (or ``uv pip install``) commands in ``commands`` pin, or None."""
+    installed = None
+    for match in _PIP_INSTALL.finditer(commands):
+        rest = match.group("rest") or match.group("uvrest") or ""
+        for option in _REQUIREMENTS_OPTION.finditer(rest):
+            specifier = _requirements_pin(folder, option.group("file")) if folder is not None else None
+            if specifier:
+                installed = Target(specifier, f"{where}: pip install -r {option.group('file')}")
+        for word in _PIP_WORD.findall(rest):
+            specifier = requirement_specifier(word)
+            if specifier:
+                installed = Target(specifier, f"{where}: pip install {word}")
+    return installed
+
+
+def _requirements_pin(folder: Path, name: str) -> str | None:
+    """The pin of the requirements file ``name`` a Dockerfile installs: the file at that path in the build
+    context, else the context's file of that name (``COPY requirements.txt /app/`` then ``-r /app/...``)."""
+    if "$" in name:
+        return None
+    relative = Path(name.lstrip("/"))
+    for candidate in (folder / relative, folder / relative.name):
+        if candidate.is_file():
+            return requirements_file_specifier(candidate)
+    return None
+
+
+# A Modal image built in the module (modal.com/docs/reference/modal.Image): its packages and its base image
+_MODAL_INSTALL = re.compile(r"\.(?:uv_)?pip_install\s*\((?P<args>[^)]*)\)")
+_MODAL_COMMANDS = re.compile(r"\.run_commands\s*\((?P<args>[^)]*)\)")
+_MODAL_REGISTRY = re.compile(r"""\.from_registry\s*\(\s*\\?["'](?P<image>[^"'\\]+)""")
+_QUOTED = re.compile(r"""\\?["']([^"'\\{}]*)\\?["']""")
+
+
+def python_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:
+    """A Python module's own pin: the vLLM its Modal image installs (``pip_install("vllm==0.6.2")``,
+    ``uv_pip_install``, ``run_commands("pip install vllm==...")``), else the tag of the vLLM image it starts
+    from (``from_registry("vllm/vllm-openai:v0.6.2")``); None when there is none, or when two images of the
+    module pin different releases."""
+    if "modal" not in text or "vllm" not in text:
+        return None
+    pins: dict[str | None, Target] = {}
+    for match in _MODAL_INSTALL.finditer(text):
+        for item in _QUOTED.findall(match.group("args")):
+            specifier = requirement_specifier(item)
+            if specifier:
+                pins.setdefault(specifier, Target(specifier, f"{where}: Modal image pip_install {item}", own=True))
+    for match in _MODAL_COMMANDS.finditer(text):
+        for item in _QUOTED.findall(match.group("args")):
+            installed = _installed(item, where, None)
+            if installed is not None:
+                pins.setdefault(installed.specifier, Target(installed.specifier, installed.reason, own=True))
+    if not pins:
+        for match in _MODAL_REGISTRY.finditer(text):
+            image = image_target(match.group("image"), where, mirrors)
+            if image is not None and image.specifier is not None:
+                pins.setdefault(image.specifier, Target(image.specifier, image.reason, own=True))
+    return next(iter(pins.values())) if len(pins) == 1 else None
+
+
 def file_target(path: Path, dockerfile: str | None, configured: str | None, tops: tuple[Path, ...] = (),
-                mirrors: tuple[str, ...] = ()) -> Target:
+                mirrors: tuple[str, ...] = (), python: str | None = None) -> Target:
     """The target of one file (see the module docstring for the order); ``dockerfile``: the file's
     text when it is a Dockerfile. The project's pin is looked for from the file's folder up to its
     repository's top (the folder with ``.git``), or, outside a repository, up to the outermost of ``tops``
@@ -116,7 +176,11 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
     if configured:
         return Target(configured, "target-vllm-version setting")
     if dockerfile is not None:
-        own = dockerfile_target(dockerfile, path.name, mirrors)
+        own = dockerfile_target(dockerfile, path.name, mirrors, path.parent)
+        if own is not None:
+            return own
+    if python is not None:
+        own = python_target(python, path.name, mirrors)
         if own is not None:
             return own
     if path.is_symlink():  # the project of the file it points to
