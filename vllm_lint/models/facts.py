@@ -96,6 +96,10 @@ class ModelFacts:
 
     @property
     def sliding_window(self) -> int | None:
+        # Qwen2's config class drops its window when ``use_sliding_window`` is false (Transformers'
+        # Qwen2Config.__init__), and vLLM reads the class's attribute.
+        if self.text.get("use_sliding_window") is False:
+            return None
         return self.integer("sliding_window")
 
     @property

@@ -82,7 +82,7 @@ def max_model_len_above_model(launch: Launch, settings: LaunchSettings) -> Itera
 def _generates(facts) -> bool:
     """A text-generating model: a pooling model's length may come from files beside its config
     (sentence_bert_config.json's max_seq_length, vllm/config/model.py:2616-2617), which the facts do not hold."""
-    return any(name.endswith(("ForCausalLM", "ForConditionalGeneration")) for name in facts.architectures)
+    return any(name.endswith(("ForCausalLM", "ForConditionalGeneration", "LMHeadModel")) for name in facts.architectures)
 
 
 @launch_rule("VLL210")

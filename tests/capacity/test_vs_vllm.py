@@ -1,0 +1,286 @@
+"""vLLM as the judge of VLL209 and VLL210: for generated model folders (a config.json, no weights) and
+combinations of max_model_len, tensor-parallel size and --disable-sliding-window, vLLM's own config checks
+(tests/capacity/vllm_judge.py, run with the installed CPU build) reject a combination exactly when the linter
+reports it. RoPE scaling (linear, dynamic, llama3, YaRN, LongRoPE, M-RoPE), sliding windows, a MoE model,
+``model_max_length`` and multimodal ``text_config`` are among the folders."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lintutil import run_cli
+
+pytest.importorskip("vllm", reason="vLLM's CPU build judges these combinations")
+
+
+def _llama(**extra):
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 32,
+        "vocab_size": 32000,
+        "max_position_embeddings": 4096,
+        **extra,
+    }
+
+
+_PHI3_FACTORS = [1.0] * 48
+CONFIGS = {
+    "llama-2": _llama(),
+    "llama-2-13b": _llama(hidden_size=5120, num_attention_heads=40, num_key_value_heads=40),
+    "tinyllama": _llama(hidden_size=2048, num_attention_heads=32, num_key_value_heads=4, max_position_embeddings=2048),
+    "linear-x4": _llama(rope_scaling={"type": "linear", "factor": 4.0}),
+    "dynamic-x2": _llama(rope_scaling={"type": "dynamic", "factor": 2.0}),
+    "llama-3.1": _llama(
+        num_key_value_heads=8,
+        max_position_embeddings=131072,
+        vocab_size=128256,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    ),
+    "gpt2": {
+        "architectures": ["GPT2LMHeadModel"],
+        "model_type": "gpt2",
+        "n_positions": 1024,
+        "n_ctx": 1024,
+        "n_embd": 768,
+        "n_head": 12,
+        "n_layer": 12,
+        "vocab_size": 50257,
+    },
+    "phi-2": {
+        "architectures": ["PhiForCausalLM"],
+        "model_type": "phi",
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "max_position_embeddings": 2048,
+        "vocab_size": 51200,
+    },
+    "qwen2.5-yarn": {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 28,
+        "vocab_size": 152064,
+        "max_position_embeddings": 32768,
+        "sliding_window": 131072,
+        "use_sliding_window": False,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    },
+    "qwen2-0.5b": {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": 896,
+        "intermediate_size": 4864,
+        "num_attention_heads": 14,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 24,
+        "vocab_size": 151936,
+        "max_position_embeddings": 32768,
+    },
+    "mistral-sliding": {
+        "architectures": ["MistralForCausalLM"],
+        "model_type": "mistral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 32,
+        "vocab_size": 32000,
+        "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+    },
+    "mixtral-moe": {
+        "architectures": ["MixtralForCausalLM"],
+        "model_type": "mixtral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 32,
+        "vocab_size": 32000,
+        "max_position_embeddings": 32768,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "sliding_window": None,
+    },
+    "command-r": {
+        "architectures": ["CohereForCausalLM"],
+        "model_type": "cohere",
+        "hidden_size": 8192,
+        "intermediate_size": 22528,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 64,
+        "num_hidden_layers": 40,
+        "vocab_size": 256000,
+        "max_position_embeddings": 8192,
+        "model_max_length": 131072,
+    },
+    "phi-3-longrope": {
+        "architectures": ["Phi3ForCausalLM"],
+        "model_type": "phi3",
+        "hidden_size": 3072,
+        "intermediate_size": 8192,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 32,
+        "vocab_size": 32064,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": _PHI3_FACTORS, "long_factor": _PHI3_FACTORS},
+    },
+    "llava": {
+        "architectures": ["LlavaForConditionalGeneration"],
+        "model_type": "llava",
+        "text_config": _llama(),
+        "vision_config": {"model_type": "clip_vision_model"},
+    },
+    "gemma-3-vlm": {
+        "architectures": ["Gemma3ForConditionalGeneration"],
+        "model_type": "gemma3",
+        "text_config": {
+            "model_type": "gemma3_text",
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "head_dim": 256,
+            "num_hidden_layers": 34,
+            "vocab_size": 262208,
+            "max_position_embeddings": 131072,
+            "sliding_window": 1024,
+            "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+        },
+        "vision_config": {"model_type": "siglip_vision_model"},
+    },
+    "qwen2-vl-mrope": {
+        "architectures": ["Qwen2VLForConditionalGeneration"],
+        "model_type": "qwen2_vl",
+        "hidden_size": 1536,
+        "intermediate_size": 8960,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 28,
+        "vocab_size": 151936,
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+    },
+}
+LENGTHS = (1024, 1025, 2048, 2049, 4096, 4097, 8192, 16384, 16385, 32768, 32769, 131072, 131073, 262144)
+TENSOR_PARALLEL = (1, 2, 3, 4, 8, 6, 5)
+WITH_SLIDING_WINDOW = ("mistral-sliding", "gemma-3-vlm", "qwen2.5-yarn")
+# Checked through EngineArgs.create_model_config too (text-only architectures vLLM inspects without torchvision).
+WHOLE = ("llama-2", "mistral-sliding")
+
+
+def _combos(root: Path) -> list[dict]:
+    combos = []
+    for name, config in CONFIGS.items():
+        folder = root / name
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        for disable in (False, True) if name in WITH_SLIDING_WINDOW else (False,):
+            for index, length in enumerate(LENGTHS):
+                combos.append(
+                    {
+                        "name": name,
+                        "folder": str(folder),
+                        "max_model_len": length,
+                        "disable_sliding_window": disable,
+                        "tensor_parallel_size": TENSOR_PARALLEL[(index + len(combos)) % len(TENSOR_PARALLEL)],
+                        "whole": name in WHOLE and index in (4, 5),
+                    }
+                )
+    return combos
+
+
+def _command(combo: dict) -> str:
+    words = [
+        "vllm",
+        "serve",
+        combo["folder"],
+        "--max-model-len",
+        str(combo["max_model_len"]),
+        "--tensor-parallel-size",
+        str(combo["tensor_parallel_size"]),
+    ]
+    if combo["disable_sliding_window"]:
+        words.append("--disable-sliding-window")
+    return " ".join(words)
+
+
+def test_the_linter_reports_what_vllm_rejects(tmp_path):
+    combos = _combos(tmp_path)
+    assert len(combos) >= 200
+    listing = tmp_path / "combos.json"
+    listing.write_text(json.dumps(combos))
+    judge = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("vllm_judge.py")), str(listing)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert judge.returncode == 0, judge.stderr[-3000:]
+    verdicts = json.loads(judge.stdout.strip().splitlines()[-1])
+
+    script = tmp_path / "launches.sh"
+    script.write_text("".join(_command(combo) + "\n" for combo in combos))
+    result = run_cli(
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--preview",
+        "--select",
+        "VLL209,VLL210",
+        "--target-vllm-version",
+        "0.32",
+        "--output-format",
+        "json",
+        "--exit-zero",
+        str(script),
+    )
+    assert result.returncode == 0, result.stderr
+    reported = {(finding["location"]["row"], finding["code"]) for finding in json.loads(result.stdout)}
+
+    disagreements = []
+    for line, (combo, verdict) in enumerate(zip(combos, verdicts), start=1):
+        linter = {"length": (line, "VLL209") in reported, "heads": (line, "VLL210") in reported}
+        vllm = {"length": verdict["length"], "heads": verdict["heads"]}
+        if linter != vllm:
+            disagreements.append(
+                (
+                    combo["name"],
+                    combo["max_model_len"],
+                    combo["tensor_parallel_size"],
+                    combo["disable_sliding_window"],
+                    linter,
+                    vllm,
+                )
+            )
+        whole = verdict.get("whole")
+        if whole is not None:  # the lower path agrees with EngineArgs and ModelConfig
+            assert whole["length"] == verdict["length"], combo
+            assert whole["heads"] in (None, verdict["heads"]), combo
+    assert disagreements == []
+    # Both verdicts occur, each many times: the test can fail either way.
+    assert sum(v["length"] for v in verdicts) > 50 and sum(not v["length"] for v in verdicts) > 50
+    assert sum(v["heads"] for v in verdicts) > 20
