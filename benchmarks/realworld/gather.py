@@ -63,6 +63,41 @@ PIN_NAMES = frozenset({
 SKY_KEYS = re.compile(rb"^(resources|setup|run|num_nodes|envs|service|file_mounts):", re.MULTILINE)
 K8S = re.compile(rb"^\s*apiVersion:\s*\S+.*?^\s*kind:\s*\w+|^\s*kind:\s*\w+.*?^\s*apiVersion:", re.MULTILINE | re.DOTALL)
 K8S_KIND = re.compile(rb"^kind:\s*(\w+)", re.MULTILINE)
+# The files whose launches sit inside a language of their own (issue 38): each kind by its name or its content
+SERVE = re.compile(rb"vllm serve|vllm\.entrypoints|vllm/vllm-openai|python3? -m vllm|bin/vllm ")
+HEREDOC = re.compile(rb"<<-?[ \t]*['\"]?[A-Za-z_]\w*")
+HEREDOC_TARGET = re.compile(rb"kubectl[^\n]*\b(?:apply|create)\b[^\n]*-f -|cat[ \t]*>[^\n]*\.(?:service|ya?ml)\b|tee[^\n]*\.(?:service|ya?ml)\b|cat[ \t]*>[^\n]*Dockerfile")
+TASK_KINDS = ("systemd", "makefile", "ci", "cloud-init", "slurm", "heredoc", "dstack", "procfile", "supervisord")
+
+
+def task_kind(path: str, data: bytes) -> str | None:
+    """The issue-38 kind of a file that launches vLLM, or None."""
+    if not SERVE.search(data):
+        return None
+    posix = PurePosixPath(path)
+    name, lower = posix.name, posix.name.lower()
+    if lower.endswith(".service"):
+        return "systemd" if b"ExecStart" in data else None
+    if name in ("Makefile", "makefile", "GNUmakefile") or lower.endswith((".mk", ".make")):
+        return "makefile"
+    if name == "Procfile" or name.startswith("Procfile."):
+        return "procfile"
+    if lower.endswith((".conf", ".ini")):
+        return "supervisord" if b"[program:" in data else None
+    if lower.endswith((".sbatch", ".slurm")) or (lower.endswith(".sh") and b"#SBATCH" in data):
+        return "slurm"
+    if lower.endswith((".yml", ".yaml")):
+        if "/.github/workflows/" in f"/{path}" or name.startswith(".gitlab-ci") or "/.buildkite/" in f"/{path}":
+            return "ci"
+        if lower.endswith(".dstack.yml") or lower.endswith(".dstack.yaml") or re.search(rb"^type:[ \t]*(task|service)\b", data, re.MULTILINE) and b"commands:" in data:
+            return "dstack"
+    if data.startswith(b"#cloud-config"):
+        return "cloud-init"
+    if lower.endswith((".md", ".sh", ".bash")) and HEREDOC.search(data) and HEREDOC_TARGET.search(data):
+        return "heredoc"
+    return None
+
+
 VENDORED = re.compile(r"(^|/)(tests?|\.buildkite|\.github|benchmarks?|csrc|vllm)/")
 IGNORED_DIRS = re.compile(r"(^|/)(node_modules|\.git|vendor|third_party|site-packages|\.venv|venv)/")
 
@@ -93,6 +128,9 @@ def file_type(path: str) -> str | None:
         return "yaml"
     if lower.endswith(".tpl"):
         return "yaml"
+    if lower.endswith((".service", ".mk", ".make", ".conf", ".ini", ".sbatch", ".slurm")) or name in ("Makefile", "makefile", "GNUmakefile", "Procfile") \
+            or name.startswith("Procfile.") or name in ("user-data", "user_data"):
+        return "task"
     return None
 
 
@@ -106,6 +144,9 @@ def chart_root(path: str, all_paths: frozenset[str]) -> str | None:
 
 
 def classify(path: str, data: bytes, all_paths: frozenset[str]) -> Pick | None:
+    task = task_kind(path, data)
+    if task is not None:
+        return Pick(path, task, f"{task} file that launches vLLM")
     kind = file_type(path)
     if kind is None:
         return None
@@ -260,7 +301,7 @@ def scan(repo: Repository) -> tuple[list[Pick], dict[str, int], dict[str, bytes]
     return picks, sizes, blobs
 
 
-KIND_ORDER = ("helm", "skypilot", "notebook", "kubernetes", "compose", "negative", "dockerfile", "shell", "markdown", "python")
+KIND_ORDER = (*TASK_KINDS, "helm", "skypilot", "notebook", "kubernetes", "compose", "negative", "dockerfile", "shell", "markdown", "python")
 
 
 def choose(picks: list[Pick], counts: collections.Counter[str]) -> list[Pick]:
@@ -285,6 +326,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "manifest.tsv")
     parser.add_argument("--add", action="store_true",
                         help="keep the manifest's rows and append only repositories it does not have yet")
+    parser.add_argument("--only", default="", help="take only files of these kinds (comma-separated), e.g. the issue-38 kinds: "
+                        + ",".join(TASK_KINDS))
     args = parser.parse_args(argv)
     rows: list[tuple[str, ...]] = []
     counts: collections.Counter[str] = collections.Counter()
@@ -302,6 +345,8 @@ def main(argv: list[str]) -> int:
         except (subprocess.CalledProcessError, ValueError) as exc:
             print(f"{repo.name}: skipped ({exc})", file=sys.stderr)
             continue
+        if args.only:
+            picks = [pick for pick in picks if pick.kind in args.only.split(",")]
         chosen = choose(picks, counts)
         if not chosen:
             empty.append(repo.name)

@@ -237,7 +237,9 @@ def test_no_heavy_imports_for_files_without_vllm(tmp_path):
 def test_surfaces_registered():
     from vllm_lint.surfaces import all_surfaces
 
-    assert [s.name for s in all_surfaces()] == ["dockerfile", "compose", "kubernetes", "markdown", "shell", "notebook", "python"]
+    assert [s.name for s in all_surfaces()] == [
+        "dockerfile", "compose", "kubernetes", "markdown", "shell", "systemd", "makefile", "procfile", "supervisord", "notebook", "python",
+    ]
 
 
 # -- real-world-shaped files, one per surface ------------------------------------------------------

@@ -125,6 +125,75 @@ class Joined:
         return kept
 
 
+@dataclass(slots=True)
+class Embedded:
+    """A text of another kind inside the one read (a here-document's manifest, a unit that cloud-init
+    writes out), linted as ``kind`` after it: whole lines, from offset ``start`` to ``end``; or ``view``,
+    the surface's own view of the file for it (a unit's commands), read with ``env`` as ``reader``.
+    ``expands``: a shell fills in its ``$VAR`` before anyone reads it (an unquoted here-document)."""
+
+    kind: str
+    start: int = 0
+    end: int = 0
+    expands: bool = False
+    view: object | None = None
+    env: Environment | None = None
+    reader: str | None = None
+
+
+_MANIFEST = re.compile(r"^(?:apiVersion|kind):", re.MULTILINE)
+_COMPOSE = re.compile(r"^services:", re.MULTILINE)
+_UNIT = re.compile(r"^\[(?:Unit|Service)\]", re.MULTILINE)
+_DOCKERFILE = re.compile(r"^(?:#.*\n|\s*\n|ARG .*\n)*FROM\s", re.IGNORECASE)
+_KUBECTL_FEEDS = frozenset({"apply", "create", "replace"})
+
+
+def heredoc_kind(names: list[str], fed: list[str], target: str | None, body: str) -> str | None:
+    """What a here-document is, from the command that takes it (``names``: its words' programs), the
+    command a pipe feeds it to (``fed``), the file it is written to and its text: "script" (read as
+    shell), "kubernetes" (YAML, compose or Kubernetes by content), "dockerfile", "compose", "systemd", or
+    None (not read: Python, or text nothing runs)."""
+    for words in (names, fed):
+        if words and words[0] in ("kubectl", "oc") and _KUBECTL_FEEDS & set(words):
+            return "kubernetes"
+    if any(name.startswith("python") for name in names):
+        return None
+    if any(name in _SHELLS or name == "ssh" for name in (*names, *fed[:1])):
+        return "script"
+    if not any(name in ("cat", "tee") for name in names):
+        return None
+    if target is not None:
+        name = target.strip("\"'").rsplit("/", 1)[-1]
+        if name in ("Dockerfile", "Containerfile") or name.startswith("Dockerfile.") or name.endswith(".dockerfile"):
+            return "dockerfile"
+        if re.match(r"^(docker-)?compose([.-].*)?\.ya?ml$", name):
+            return "compose"
+        if name.endswith((".yaml", ".yml")):
+            return "kubernetes"
+        if name.endswith(".service"):
+            return "systemd"
+        if name.endswith(".py") or name.endswith(".json"):
+            return None
+    if _MANIFEST.search(body):
+        return "kubernetes"
+    if _COMPOSE.search(body):
+        return "compose"
+    if _UNIT.search(body):
+        return "systemd"
+    if _DOCKERFILE.match(body):
+        return "dockerfile"
+    return "script"
+
+
+def _tee_target(words: list[Word]) -> str | None:
+    """The file ``tee FILE`` (``sudo tee``) writes."""
+    for index, word in enumerate(words):
+        if _basename(word) == "tee":
+            rest = [w.raw for w in words[index + 1 :] if not w.raw.startswith("-")]
+            return rest[0] if rest else None
+    return None
+
+
 def parse_size(text: str | None) -> int | None:
     if text is None:
         return None
@@ -293,6 +362,7 @@ class Extractor:
         self.opaque = opaque
         self.images_pin = images_pin
         self.found: list[Found] = []
+        self.documents: list[Embedded] = []  # texts of other kinds it holds, linted as theirs
         self._image: tuple[VllmApi, str | None] | None = None  # (api, image) of the container being read
         self.images: list[ImageReference] = []
         self.reader = ""  # the kind of text being read, stamped on each launch found (``Found.reader``)
@@ -368,16 +438,19 @@ class Extractor:
         return True
 
     def _heredocs(self, command: Command, env: Environment, container: Container | None) -> None:
-        """Here-documents that are scripts: fed to a shell (``bash <<EOF``, ``ssh host <<EOF``) or written
-        out by ``cat``/``tee`` (a launch script written and run later)."""
+        """Here-documents: scripts fed to a shell (``bash <<EOF``, ``ssh host <<EOF``) or written out by
+        ``cat``/``tee`` (a launch script written and run later) are read here; a manifest fed to ``kubectl
+        apply -f -``, or a Dockerfile, compose file or unit written out, is kept as a text of its kind."""
         if not command.heredocs:
             return
         names = [_basename(env.expand(w)) for w in command.words]
-        runs = any(name in _SHELLS or name in ("ssh", "cat", "tee") for name in names)
-        if not runs or any(name.startswith("python") for name in names):
-            return
         for heredoc in command.heredocs:
-            self.heredoc_script(heredoc, env, container)
+            fed = [_basename(env.expand(w)) for w in heredoc.piped_to or ()]
+            kind = heredoc_kind(names, fed, heredoc.written_to or _tee_target(command.words), self.source[heredoc.start : heredoc.end])
+            if kind == "script":
+                self.heredoc_script(heredoc, env, container)
+            elif kind is not None and "vllm" in self.source[heredoc.start : heredoc.end].lower():
+                self.documents.append(Embedded(kind, heredoc.start, heredoc.end, expands=not heredoc.quoted))
 
     def heredoc_script(self, heredoc, env: Environment, container: Container | None) -> None:
         body = self.source[heredoc.start : heredoc.end]

@@ -221,6 +221,10 @@ class Heredoc:
     start: int
     end: int
     quoted: bool
+    # where it goes, as far as the grammar reads it: the file a ``>`` redirect writes (``cat > x.yaml <<EOF``),
+    # and the command a pipe after it feeds (``cat <<EOF | kubectl apply -f -``)
+    written_to: str | None = None
+    piped_to: list[Word] | None = None
 
 
 @dataclass(slots=True)

@@ -134,6 +134,7 @@ class _Reader:
                 if child.type == "file_redirect":
                     for extra in child.children_by_field_name("destination")[1:]:
                         owner.words.extend(self.words_of(extra))
+        written = self.written_to(node)
         for child in node.named_children:
             if child.type != "heredoc_redirect" or owner is None:
                 continue
@@ -144,10 +145,26 @@ class _Reader:
             delimiter = self.source(start)[0] if start is not None else ""
             quoted = any(mark in delimiter for mark in "'\"\\")
             owner.heredoc = True
-            owner.heredocs.append(Heredoc(self.base + self.offset(body_node.start_byte), self.base + self.offset(body_node.end_byte), quoted))
+            heredoc = Heredoc(self.base + self.offset(body_node.start_byte), self.base + self.offset(body_node.end_byte), quoted,
+                              written or self.written_to(child))
+            owner.heredocs.append(heredoc)
             for nested in child.named_children:
-                if nested.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                if nested.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"):
+                    before_nested = len(self.commands)
                     self.visit(nested, condition)  # a pipeline after <<EOF (cat <<EOF | bash)
+                    if heredoc.piped_to is None and len(self.commands) > before_nested:
+                        heredoc.piped_to = self.commands[before_nested].words
+
+    def written_to(self, node) -> str | None:
+        """The file the first ``>``/``>>`` redirect among ``node``'s children writes (its text as written)."""
+        for child in node.named_children:
+            if child.type != "file_redirect":
+                continue
+            operator = next((c for c in child.children if not c.is_named), None)
+            destination = child.child_by_field_name("destination")
+            if operator is not None and destination is not None and self.source(operator)[0] in (">", ">>", ">|"):
+                return self.source(destination)[0]
+        return None
 
     def command(self, node, condition: frozenset) -> None:
         words: list[Word] = []

@@ -7,7 +7,7 @@ from dataclasses import replace
 from vllm_lint.cmdline.conditions import findings_in_every_rendering
 from vllm_lint.cmdline.fix_edits import render_edits
 from vllm_lint.cmdline.serve_args import Span, as_span
-from vllm_lint.cmdline.launches import Extractor, Found
+from vllm_lint.cmdline.launches import Container, Embedded, Extractor, Found
 from vllm_lint.cmdline.shell import Environment, ShellSyntaxError
 from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from vllm_lint.file_roles import is_testing_path
@@ -15,6 +15,7 @@ from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
 from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
 from vllm_lint.registry import check_image, check_launch
 from vllm_lint.surfaces.job import CommandParseError, LintJob, parse_error
+from vllm_lint.surfaces.embedded import View
 from vllm_lint.text import TextIndex
 
 
@@ -26,16 +27,19 @@ def extract(
     opaque: tuple[tuple[int, int], ...] = (),
     job: LintJob | None = None,
     images_pin: bool = True,
+    container: Container | None = None,
+    shell_expanded: bool = False,
 ) -> Extractor:
     """The launches in ``text`` read as ``kind``; ``env``: what a shell script starts with (a notebook's
     ``%env``); ``opaque``: spans whose text is filled in before the shell reads it; ``job``: the file's, for
     the other files of its project a reading needs (a chart's values.yaml); ``images_pin``: whether a
-    vllm/vllm-openai image's tag picks the releases its container is judged against."""
+    vllm/vllm-openai image's tag picks the releases its container is judged against; ``container``: what
+    runs a shell text declares beside it (a Slurm job's GPUs)."""
     extractor = Extractor(api, text, opaque, images_pin, job.launch_settings.vllm_images if job is not None else ())
     extractor.reader = kind
     if kind == "shell":
         try:
-            extractor.script(text, env or Environment())
+            extractor.script(text, env or Environment(), 0, container)
         except ShellSyntaxError as exc:
             raise CommandParseError(f"shell syntax error: {exc.message}", exc.offset) from None
     elif kind == "dockerfile":
@@ -45,7 +49,7 @@ def extract(
     elif kind in ("compose", "kubernetes", "yaml"):
         from vllm_lint.surfaces.yaml_files import extract_yaml
 
-        extract_yaml(text, extractor, kind, job)
+        extract_yaml(text, extractor, kind, job, shell_expanded)
     else:
         raise ValueError(kind)
     return extractor
@@ -59,13 +63,21 @@ def lint_text(
     env: Environment | None = None,
     opaque: tuple[tuple[int, int], ...] = (),
     written_only: bool = False,
+    container: Container | None = None,
+    testing: bool = False,
+    reader: str | None = None,
+    shell_expanded: bool = False,
 ) -> list[Diagnostic]:
     """Diagnostics of ``text`` read as ``kind``; ``written_only``: only findings that point at a flag or
-    value the text writes, not at the launch for something it lacks (an excerpt shown in documentation)."""
+    value the text writes, not at the launch for something it lacks (an excerpt shown in documentation);
+    ``container``: what runs a shell text declares beside it; ``testing``: its launches are a test's or CI's
+    wherever the file is; ``reader``: the kind of file the text was read out of (``--explain-opaque``);
+    ``shell_expanded``: a shell fills in its ``$VAR`` before it is read (an unquoted here-document)."""
     index = TextIndex(text)
     api = job.api()
     try:
-        extractor = extract(kind, text, api, env, opaque, job, images_pin=job.launch_settings.target_vllm_version is None)
+        extractor = extract(kind, text, api, env, opaque, job, images_pin=job.launch_settings.target_vllm_version is None,
+                            container=container, shell_expanded=shell_expanded)
     except CommandParseError as exc:
         if exc.line is not None:
             return [parse_error(display, exc.message, exc.line, exc.column)]
@@ -76,9 +88,11 @@ def lint_text(
     def check(launch):
         return check_launch(launch, job.launch_settings, job.enabled)
 
-    testing = is_testing_path(job.path)
+    testing = testing or is_testing_path(job.path)
     for found in extractor.found:
-        found.launch.testing = testing
+        found.launch.testing = testing or found.launch.testing
+        if reader is not None:
+            found.reader = reader
         findings = findings_in_every_rendering(found, check)
         if found.joined is not None:
             findings = found.joined.placed(found, findings, lambda other: findings_in_every_rendering(other, check))
@@ -92,6 +106,8 @@ def lint_text(
         for finding in check_image(image, job.launch_settings, job.enabled):
             diagnostics.append(_image_diagnostic(display, text, index, image, finding))
     _report_servers(extractor, index, job)
+    for document in extractor.documents:
+        diagnostics.extend(_embedded(document, display, text, job, testing))
     # two launches that share words (the branches of a template ``if``) say the same of them once
     diagnostics = list(dict.fromkeys(diagnostics))
     if LAUNCH_SEEN in job.enabled:
@@ -199,9 +215,45 @@ def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api)
     return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, tuple(sorted(noqa)))
 
 
+def _embedded(document: Embedded, display: str, text: str, job: LintJob, testing: bool) -> list[Diagnostic]:
+    """The findings of a text of another kind the file holds (``Embedded``), placed in the file."""
+    if document.view is not None:
+        view = document.view
+        assert isinstance(view, View)
+        return lint_view("shell", view, job, display, env=document.env, testing=testing, reader=document.reader)
+    first, last = text.count("\n", 0, document.start), text.count("\n", 0, document.end)
+    lines = text.split("\n")
+    if document.kind == "systemd":
+        from vllm_lint.surfaces.systemd import unit_view
+
+        view, env = unit_view(text, first, last)
+        return lint_view("shell", view, job, display, env=env, testing=testing, reader="systemd")
+    view = View.empty(text)
+    for number in range(first, last):
+        view.keep(number, lines[number])
+    # the text is a file of its own only once written out: the files beside this one are not its project's
+    inner = replace(job, standalone=False)
+    return lint_view(document.kind, view, inner, display, testing=testing, shell_expanded=document.expands)
+
+
+def lint_view(kind: str, view: View, job: LintJob, display: str, **reading) -> list[Diagnostic]:
+    """The findings of ``view`` read as ``kind`` (``reading``: ``lint_text``'s env, container, testing and
+    reader), placed in the file; the servers it starts are added to the file's facts."""
+    text = view.text
+    sub_job = replace(job, data=text.encode("utf-8"), facts=None)
+    found = lint_text(kind, display, text, sub_job, **reading)
+    job.dependencies.update(sub_job.dependencies)
+    if sub_job.facts:
+        from vllm_lint.project.facts import FileFacts
+
+        job.facts = job.facts or FileFacts()
+        job.facts.servers += sub_job.facts.servers
+    return [view.mapped(diagnostic, display) for diagnostic in found]
+
+
 def shift(diagnostic: Diagnostic, lines: int, display: str, extra_noqa: tuple[int, ...] = ()) -> Diagnostic:
     moved = diagnostic.moved(lines)
     return replace(moved, path=display, noqa_lines=tuple(sorted({*moved.noqa_lines, *extra_noqa})))
 
 
-__all__ = ["Applicability", "CommandParseError", "extract", "lint_text", "shift"]
+__all__ = ["Applicability", "CommandParseError", "extract", "lint_text", "lint_view", "shift"]

@@ -29,6 +29,8 @@ _LANGS = {
 }
 # A shell prompt in front of a command: "$ ", "% " (zsh), "user@host:~/dir$ ", "(venv) $ ", "❯ ", "# " (root)
 _PROMPT = re.compile(r"^(?P<prompt>[ \t]*(?:\([\w.-]+\)[ \t]*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?[ \t]*)?[$%#❯][ \t]+)\S")
+# the first line of a block (after blanks and comments) is a command that takes a here-document
+_HEREDOC_COMMAND = re.compile(r"^(?:[ \t]*(?:#.*)?\n)*[ \t]*(?:\$[ \t]+)?[A-Za-z_./-][^\n:]*<<-?[ \t]*['\"]?[A-Za-z_]\w*")
 _LAUNCH_START = re.compile(r"^[ \t]*(?:sudo[ \t]+|nohup[ \t]+|exec[ \t]+|env[ \t]+\S+=\S*[ \t]+|[A-Z_][A-Z0-9_]*=\S*[ \t]+)*(?:vllm[ \t]|python3?[ \t]+-m[ \t]+vllm|docker[ \t]+run[ \t]|podman[ \t]+run[ \t])")
 
 
@@ -121,6 +123,10 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
         if kind in ("console", "script"):
             body = _console_to_shell(body, unlabelled=info == "", script=kind == "script")
             kind = "shell"
+        if kind == "yaml" and _HEREDOC_COMMAND.match(body):
+            # a fence labelled yaml that holds the command feeding its YAML to kubectl (``cat <<EOF | kubectl
+            # apply -f -``): shell, whose here-document is read as the manifest it is
+            body, kind = _console_to_shell(body, script=True), "shell"
         if kind == "yaml":
             kind = "kubernetes" if re.search(r"^kind:\s*\S", body, re.MULTILINE) else "compose"
         # A block is a snippet of documentation, not a module of the tree it sits in: the Python rules'

@@ -69,6 +69,14 @@ class _YamlWords:
     def exact_offsets(self, node) -> list[int] | None:
         return exact_offsets(self.parsed, node)
 
+    def script(self, node, env: Environment, container: Container | None = None) -> None:
+        """The shell script a YAML string holds (a CI step's ``run:``), read with ``env``."""
+        _script(self, node, env, container)
+
+    def env(self, node, budget: _Budget) -> dict[str, Value | None]:
+        """The variables a mapping or a list of ``NAME=value`` sets (``env:``, ``variables:``)."""
+        return _env_from(node, budget, self)
+
     def offsets(self, node) -> list[int] | None:
         """Where each character of ``node``'s value is in the file, for positions (see yaml_positions)."""
         return value_offsets(self.parsed, node)
@@ -362,9 +370,10 @@ def _yaml_1_2_lines(text: str) -> str:
     return text.translate(_YAML_1_1_BREAKS) if ("\u2028" in text or "\u2029" in text or "\x85" in text) else text
 
 
-def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
+def extract_yaml(text: str, extractor: Extractor, kind: str, job=None, shell_expanded: bool = False) -> None:
     """Launches in a YAML file: each document read by its content (compose ``services:``, a Kubernetes
-    ``kind``, a SkyPilot task), a template (Helm, Jinja2, envsubst) read with its actions set aside."""
+    ``kind``, a SkyPilot task), a template (Helm, Jinja2, envsubst) read with its actions set aside;
+    ``shell_expanded``: a shell fills in its ``$VAR`` first (an unquoted here-document), read as envsubst's."""
     import yaml
 
     from vllm_lint.surfaces.job import CommandParseError
@@ -375,7 +384,7 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
     if path is not None:
         from vllm_lint.surfaces.templates import TemplateError, flavour_of, read_template
 
-        flavour = flavour_of(path, text)
+        flavour = "envsubst" if shell_expanded and "$" in text else flavour_of(path, text)
         if flavour is not None:
             try:
                 template = read_template(path, text, flavour, job.read_beside)
@@ -410,6 +419,8 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
             continue
         words.interpolation = None
         extractor.reader = templated or kind
+        if kind != "compose" and _read_task_file(document, words, budget, text, templated):
+            continue
         if kind == "compose" or (_get(document, "services") is not None and _get(document, "kind") is None):
             extractor.reader = templated or "compose"
             words.kind = "compose"
@@ -423,6 +434,36 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None) -> None:
             extractor.reader = templated or "kubernetes"
             words.kind = "kubernetes"
             _kubernetes(document, words, budget)
+
+
+def _read_task_file(document, words: _YamlWords, budget: _Budget, text: str, templated: str | None) -> bool:
+    """A YAML file that runs shell steps (a CI pipeline, cloud-init, dstack, a Taskfile), read by its module;
+    False when ``document`` is none of them."""
+    from vllm_lint.surfaces.ci_pipelines import kind_of as pipeline_kind
+    from vllm_lint.surfaces.ci_pipelines import read as read_pipeline
+    from vllm_lint.surfaces.cloud_init import is_cloud_config
+    from vllm_lint.surfaces.cloud_init import read as read_cloud_config
+    from vllm_lint.surfaces.dstack import is_task as is_dstack
+    from vllm_lint.surfaces.dstack import read as read_dstack
+    from vllm_lint.surfaces.taskfile import is_task as is_taskfile
+    from vllm_lint.surfaces.taskfile import read as read_taskfile
+
+    words.kind = "compose"  # ${VAR} in their scripts are the shell's
+    pipeline = pipeline_kind(document)
+    if pipeline is not None:
+        words.extractor.reader = templated or pipeline
+        read_pipeline(pipeline, document, words, budget)
+        return True
+    for matches, read, name in ((is_dstack, read_dstack, "dstack"), (is_taskfile, read_taskfile, "taskfile")):
+        if matches(document):
+            words.extractor.reader = templated or name
+            read(document, words, budget)
+            return True
+    if is_cloud_config(document, text):
+        words.extractor.reader = templated or "cloud-init"
+        read_cloud_config(document, words, budget)
+        return True
+    return False
 
 
 def _project_env(job):

@@ -33,3 +33,26 @@ def items(node) -> list:
     import yaml
 
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def pairs(node) -> list:
+    """A mapping's (key, value) nodes; none for anything else."""
+    import yaml
+
+    return list(node.value) if isinstance(node, yaml.MappingNode) else []
+
+
+def scripts(node) -> list:
+    """The script lines of a CI key: one string, or a list of strings (nested lists flattened, as GitLab's
+    ``!reference`` tags leave them)."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return [node] if node.value else []
+    found: list = []
+    for item in items(node):
+        if isinstance(item, yaml.SequenceNode):
+            found.extend(scripts(item))
+        elif isinstance(item, yaml.ScalarNode) and item.value:
+            found.append(item)
+    return found

@@ -1,0 +1,119 @@
+"""Launches in the files people run vLLM from besides scripts: systemd units, Makefiles, Procfiles, supervisord
+programs, Slurm batch scripts, CI pipelines (GitHub Actions, GitLab CI, Buildkite), cloud-init, dstack,
+Taskfiles, and here-documents (a manifest fed to ``kubectl apply -f -``, a unit written by ``tee``, the same
+in a Markdown fence labelled yaml).
+
+Fixtures in tests/fixtures/task_files; the expectations are every finding (line, column, code), exactly,
+and the whole text each file has after ``--fix --unsafe-fixes``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from lintutil import REPO, lint_file_paths, run_cli
+
+FILES = REPO / "tests" / "fixtures" / "task_files"
+
+EXPECTED = {
+    # a step's `command:` list, with the pipeline's env; an `echo` that names vllm serve launches nothing
+    ".buildkite/pipeline.yml": [(7, 9, "VLL403"), (7, 73, "VLL202")],
+    # resources.gpu 24GB:2 declares two GPUs: tensor parallel 4 cannot start
+    ".dstack.yml": [(9, 5, "VLL201"), (9, 5, "VLL403"), (9, 26, "VLL205")],
+    # run: with workflow and step env ($TP from the step's env: 2); ${{ matrix.model }} not known
+    ".github/workflows/serve.yml": [
+        (15, 11, "VLL203"),
+        (15, 11, "VLL403"),
+        (15, 81, "VLL202"),
+        (17, 14, "VLL201"),
+        (17, 14, "VLL203"),
+        (17, 14, "VLL401"),
+        (17, 14, "VLL403"),
+    ],
+    # a job's script list with the pipeline's variables (its top-level `services:` is GitLab's, not compose's)
+    ".gitlab-ci.yml": [(11, 7, "VLL403"), (11, 71, "VLL202"), (11, 84, "VLL206")],
+    # $(MODEL) and $(PORT) resolved as make does; $$EXTRA is the shell's, not known: the launch is opaque, and
+    # only what it writes is checked
+    "Makefile": [(9, 28, "VLL202"), (9, 33, "VLL402")],
+    "Procfile": [(1, 6, "VLL203"), (1, 6, "VLL403"), (1, 88, "VLL202")],
+    "Taskfile.yml": [(5, 9, "VLL203"), (5, 9, "VLL403"), (5, 56, "VLL202")],
+    # runcmd's list entry is the command's words; write_files' unit and script are read as theirs
+    "cloud-init.yaml": [
+        (5, 6, "VLL203"),
+        (5, 6, "VLL403"),
+        (5, 75, "VLL202"),
+        (12, 17, "VLL403"),
+        (13, 36, "VLL202"),
+        (17, 7, "VLL403"),
+        (17, 68, "VLL202"),
+    ],
+    # a yaml fence whose text is `cat <<EOF | kubectl apply -f -`: shell, its here-document a Pod
+    "deploy.md": [(12, 14, "VLL405"), (13, 14, "VLL203"), (13, 14, "VLL401"), (13, 14, "VLL403"), (13, 81, "VLL202")],
+    # the manifest fed to kubectl, and the unit `sudo tee` writes
+    "deploy.sh": [
+        (15, 18, "VLL203"),
+        (15, 18, "VLL403"),
+        (15, 69, "VLL202"),
+        (19, 11, "VLL203"),
+        (19, 11, "VLL403"),
+        (19, 87, "VLL202"),
+    ],
+    # #SBATCH --gres=gpu:a100:2: two GPUs for tensor parallel 4
+    "job.sbatch": [(6, 38, "VLL205")],
+    # %(ENV_MODEL)s is supervisord's; the indented line goes on with the command; VLLM_API_KEY is set
+    "supervisord.conf": [(5, 9, "VLL203"), (5, 9, "VLL401"), (6, 30, "VLL202")],
+    # Environment= feeds ${MODEL} and $PORT; the comment line inside the continued ExecStart= is skipped
+    "vllm.service": [(6, 12, "VLL203"), (6, 12, "VLL403"), (9, 55, "VLL202")],
+}
+
+# What --fix --unsafe-fixes changes in each file (the rest of it is left byte for byte): old text -> new text
+FIXED = {
+    ".buildkite/pipeline.yml": [("0.99", "0.90")],
+    ".dstack.yml": [("--max-model-len 8192\n", "--max-model-len 8192 --gpu-memory-utilization 0.90\n")],
+    ".gitlab-ci.yml": [("0.99", "0.90")],
+    "Makefile": [("0.99", "0.90")],
+    "Procfile": [("utilization 0.99\n", "utilization 0.90 --max-model-len 8192\n")],
+    "cloud-init.yaml": [("0.97", "0.90"), ("0.96", "0.90")],
+    "deploy.md": [("vllm-openai:latest", "vllm-openai:v0.33.0")],
+    "deploy.sh": [("utilization 0.98\n", "utilization 0.90 --max-model-len 8192\n")],
+    "supervisord.conf": [("0.99", "0.90")],
+    "vllm.service": [("0.99", "0.90")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_task_files(name):
+    assert sorted((d.start.line, d.start.column, d.code) for d in lint_file_paths([FILES / name])) == EXPECTED[name]
+
+
+def test_fixes_edit_the_files_in_place(tmp_path):
+    copy = tmp_path / "files"
+    shutil.copytree(FILES, copy)
+    run_cli("check", "--isolated", "--no-cache", "--fix", "--unsafe-fixes", str(copy))
+    for name in sorted(EXPECTED):
+        expected = (FILES / name).read_text()
+        for old, new in FIXED.get(name, []):
+            assert old in expected
+            expected = expected.replace(old, new)
+        assert (copy / name).read_text() == expected, name
+
+
+def test_every_launch_is_seen():
+    """``--explain-opaque`` counts each file's launches, and names the reader of one it could not read in full."""
+    done = run_cli(
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--explain-opaque",
+        "--output-format",
+        "concise",
+        "tests/fixtures/task_files",
+        cwd=REPO,
+    )
+    lines = [line for line in done.stdout.splitlines() if "VLL" not in line]
+    assert lines == [
+        "tests/fixtures/task_files/Makefile:8:3: makefile launch left opaque: unresolved variable $EXTRA",
+        "17 launches seen, 16 read in full, 1 opaque",
+    ]
