@@ -116,12 +116,13 @@ def lint(path: Path, case: Case, with_gpu: bool) -> frozenset[str]:
 
 
 def table_models() -> frozenset[str]:
+    """The shipped table's model ids, lower-cased: the linter matches a launch's model as the Hub does."""
     with TABLE.open(encoding="utf-8") as handle:
-        return frozenset(json.loads(line)["model"] for line in handle if line.strip())
+        return frozenset(json.loads(line)["model"].lower() for line in handle if line.strip())
 
 
 def known(case: Case, rule: str, models: frozenset[str]) -> bool:
-    return case.model in models and (rule not in NEEDS_GPU or case.gpu != "-")
+    return case.model.lower() in models and (rule not in NEEDS_GPU or case.gpu != "-")
 
 
 @dataclass(frozen=True)
