@@ -15,7 +15,7 @@ from dataclasses import dataclass
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NON_ASCII_ESCAPE = re.compile(r"\\u(?!00[0-7])[0-9a-fA-F]{4}")
-_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,27 +41,9 @@ def _skip_ws(text: str, i: int) -> int:
 
 
 def _skip_value(text: str, i: int) -> int:
-    """The offset after the JSON value that starts at ``i`` (nesting is followed with a counter, not recursion)."""
-    depth = 0
-    while True:
-        i = _skip_ws(text, i)
-        c = text[i]
-        if c == '"':
-            i = _end_of(_STRING, text, i)
-        elif c in "[{":
-            depth += 1
-            i += 1
-            continue
-        elif c in "]}":
-            depth -= 1
-            i += 1
-        elif c in ",:":
-            i += 1
-            continue
-        else:
-            i = _end_of(_SCALAR, text, i)
-        if depth == 0:
-            return i
+    """The offset after the JSON value that starts at ``i`` (after blanks): ``json``'s own scanner, in C, reads
+    it (a cell's outputs can be megabytes of strings, which a walk token by token in Python takes seconds over)."""
+    return _DECODER.raw_decode(text, _skip_ws(text, i))[1]
 
 
 def _members(text: str, i: int, visit) -> int:
