@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +38,8 @@ class Linted:
     own: list[Diagnostic]  # the file's findings, without the project rules'
     project: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0  # server time of the lint
+    # The same text linted with every fix's edits (Linter.with_edits), once a code action asks for them.
+    edited: Linted | None = None
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -78,7 +80,9 @@ class Linter:
         from vllm_lint.engine.runner import guarded, lint_bytes
 
         started = time.perf_counter()
-        options = self.resolver.options(path, self.folder_of(path))
+        # A change is linted for its findings: a fix's edits that cost a computation of their own (the server
+        # rewrite's) are left out until a code action asks for them (with_edits).
+        options = replace(self.resolver.options(path, self.folder_of(path)), fix_edits=False)
         data = text.encode("utf-8")
         surface = surface or self.surface_for(path, data)
         shown = str(path)
@@ -93,6 +97,22 @@ class Linter:
             linted.project = self._project_findings(shown, options)
         linted.seconds = time.perf_counter() - started
         return linted
+
+    def with_edits(self, linted: Linted) -> Linted:
+        """``linted`` with the edits of every fix, for code actions: the same text linted once more with them,
+        the first time they are asked for (a document's next change is a new ``Linted``)."""
+        from vllm_lint.engine.runner import guarded, lint_bytes
+
+        if linted.options.fix_edits:
+            return linted
+        if linted.edited is None:
+            options = replace(linted.options, fix_edits=True)
+            shown = str(linted.path)
+            data = linted.text.encode("utf-8")
+            result = guarded(shown, lambda: lint_bytes(linted.path, shown, data, linted.surface, options))
+            own = [d for d in result.diagnostics if d.code not in _project_codes()]
+            linted.edited = Linted(linted.path, linted.text, linted.surface, options, own, linted.project)
+        return linted.edited
 
     def refresh_project(self, linted: Linted) -> bool:
         """Recompute a linted document's project findings from the facts as they are now; whether they changed."""

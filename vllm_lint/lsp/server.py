@@ -115,8 +115,9 @@ class VllmLintServer(LanguageServer):
         if pending is not None:
             pending.cancel()
 
-    async def document(self, uri: str) -> actions.Document | None:
-        """The lint of the text document, or of the notebook whose cell ``uri`` is, as it is now."""
+    async def document(self, uri: str, edits: bool = False) -> actions.Document | None:
+        """The lint of the text document, or of the notebook whose cell ``uri`` is, as it is now; ``edits``: with
+        every fix's edits (Linter.with_edits: computed once a code action asks, not on every change)."""
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
         if notebook is not None:
             kept = self.notebook_lints.get(notebook.uri)
@@ -126,10 +127,13 @@ class VllmLintServer(LanguageServer):
             if kept is None:
                 return None
             versions = {cell.uri: self.workspace.get_text_document(cell.uri).version for cell in kept[1]}
-            return actions.Document(kept[0], notebook.uri, versions, self.lines_for, kept[1])
+            linted = await self.on_worker(self.linter.with_edits, kept[0]) if edits else kept[0]
+            return actions.Document(linted, notebook.uri, versions, self.lines_for, kept[1])
         linted = await self.current(uri)
         if linted is None:
             return None
+        if edits:
+            linted = await self.on_worker(self.linter.with_edits, linted)
         return actions.Document(linted, uri, {uri: self.workspace.get_text_document(uri).version}, self.lines_for)
 
     async def current(self, uri: str) -> Linted | None:
@@ -303,7 +307,7 @@ def build_server() -> VllmLintServer:
         code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND]))
     async def code_action(ls: VllmLintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
-        document = await ls.document(uri)
+        document = await ls.document(uri, edits=True)
         if document is None:
             return None
         client = actions.Client.of(ls.client_capabilities)
