@@ -108,18 +108,29 @@ def _value_of(word: Word) -> Value | None:
     return Value(word.value, word.origin)
 
 
-def invalid_value(flag, value: object) -> tuple[str, ...] | None:
+# Settings vLLM's ModelConfig lowercases before it checks them: quantization, dtype and tokenizer_mode
+# (vllm/config.py's ModelConfig._verify_quantization, _verify_tokenizer_mode and _get_and_verify_dtype in
+# 0.6.3 and 0.8.5; vllm/config/model.py's field validators and _get_and_verify_dtype in 0.33.0)
+_LOWERCASED = frozenset({"quantization", "dtype", "tokenizer_mode"})
+
+
+def invalid_value(flag, value: object, parsed: bool = True) -> tuple[str, ...] | None:
     """The values vLLM accepts for ``flag`` when ``value`` is not one of them, else None.
 
-    argparse ``choices`` are checked by the parser itself; ``known_values`` only
-    when vLLM enforces them (``--quantization``: unknown methods fail at model load).
+    argparse ``choices`` are checked by the parser itself, as written (``parsed``: the value is a command
+    line's, which goes through that parser; an engine keyword does not); ``known_values`` only when vLLM
+    enforces them (``--quantization``: unknown methods fail at model load), after its config lowercased
+    the ones it lowercases (``quantization="AWQ"`` is AWQ).
     """
     accepted = flag.choices
+    as_written = accepted is not None and parsed
     if accepted is None and flag.known_values_enforced:
         accepted = flag.known_values
     if accepted is None or isinstance(value, bool) or not isinstance(value, (str, int)):
         return None  # None, numbers with a fraction, objects: nothing to compare
     given = str(value).split() if flag.nargs in ("+", "*") else [str(value)]
+    if flag.dest in _LOWERCASED and not as_written:
+        given = [item.lower() for item in given]
     return None if all(item in accepted for item in given) else accepted
 
 

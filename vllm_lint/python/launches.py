@@ -103,7 +103,7 @@ def _setting(ctx: PyContext, name: str, anchor: cst.CSTNode, value_node: cst.Bas
     suggestions = () if is_known else close_names(name, known)
     value = ctx.semantics.fold(value_node, function)
     flag = table.by_dest.get(name) if is_known else None
-    bad_choice = invalid_value(flag, value.value) if flag is not None and value is not None else None
+    bad_choice = invalid_value(flag, value.value, parsed=False) if flag is not None and value is not None else None
     return Setting(name, name, is_known, value, anchor, value_node, suggestions, bad_choice=bad_choice)
 
 

@@ -154,5 +154,5 @@ def _setting(key: str, value: Value | None, start: int, value_span: Span, words,
     known = key in api.engine_args or key in api.async_engine_args or flag is not None
     fields = api.engine_args | api.async_engine_args
     suggestions = () if known else tuple(difflib.get_close_matches(key, sorted(fields), n=3, cutoff=0.8))
-    bad = invalid_value(flag, value.value) if known and flag is not None and value is not None else None
+    bad = invalid_value(flag, value.value, parsed=False) if known and flag is not None and value is not None else None
     return Setting(key, spelled or key, known, value, Span(start, value_span.end), value_span, suggestions, bad_choice=bad)
