@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vllm_lint.cli.check import lint_paths
+from vllm_lint.engine.run import Run
 from vllm_lint.config import Settings, enabled_codes
 from vllm_lint.diagnostics import Diagnostic
 from vllm_lint.rulebook import all_codes
@@ -141,7 +141,7 @@ def lint_file_paths(paths: list[Path], select: tuple[str, ...] = (), **settings)
     codes = all_codes()
     config = Settings(root=paths[0].parent.resolve(), **settings)
     options = RunOptions(config, enabled_codes(config, codes, select), codes)
-    return [d for result in lint_paths(paths, options) for d in result.diagnostics]
+    return [d for result in Run(options).lint_paths(paths) for d in result.diagnostics]
 
 
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

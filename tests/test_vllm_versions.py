@@ -21,7 +21,7 @@ from vllm_lint.vllm_api import load_api
 from vllm_lint.vllm_api.history import flag_fate, keyword_fate, module_fate
 from vllm_lint.vllm_api.targets import forget_project_files
 
-from vllm_lint.cli.check import lint_paths
+from vllm_lint.engine.run import Run
 
 from lintutil import run_cli
 
@@ -115,7 +115,7 @@ def _lint(root: Path, files: dict[str, str], select: tuple[str, ...] = ("VLL206"
     options = RunOptions(config, enabled_codes(config, codes, select), codes)
     linted = [root / name for name in files if not name.endswith((".txt", ".toml", ".lock"))]
     return sorted(
-        (Path(d.path).name, d.start.line, d.code, d.message) for result in lint_paths(linted, options) for d in result.diagnostics
+        (Path(d.path).name, d.start.line, d.code, d.message) for result in Run(options).lint_paths(linted) for d in result.diagnostics
     )
 
 

@@ -53,8 +53,8 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
     from vllm_lint.config import enabled_codes, find_config, load_settings
     from vllm_lint.engine.fixer import fix_policy
     from vllm_lint.engine.discovery import is_excluded
+    from vllm_lint.engine.run import Run
     from vllm_lint.engine.runner import RunOptions
-    from vllm_lint.engine.workers import Task, lint_tasks
     from vllm_lint.rulebook import all_codes
     from vllm_lint.surfaces import all_surfaces
 
@@ -73,7 +73,7 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
             continue
         # The report names each fix and its safety, never its edits.
         options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes, fix_edits=False)
-        [result] = lint_tasks([Task(0, path, surface.name)], options)
+        result = Run(options).lint_file(path, surface)
         if not result.diagnostics:
             continue
         safe, unsafe = fix_policy(options, False), fix_policy(options, True)

@@ -1,11 +1,11 @@
-"""``vllm-lint check``: configuration, the run over all files, output and exit code."""
+"""``vllm-lint check``: its options and configuration, one run of the engine (``engine/run.py``), the report
+printed, and the exit code."""
 
 from __future__ import annotations
 
 import dataclasses
 import sys
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +20,8 @@ from vllm_lint.config import (
     pin_search_tops,
 )
 from vllm_lint.diagnostics import Diagnostic
-from vllm_lint.engine.discovery import PathError, discover, discover_names
-from vllm_lint.engine.runner import FileResult, RunOptions, lint_file
-from vllm_lint.surfaces import Surface, all_surfaces
+from vllm_lint.engine.run import Report, Run, RunError
+from vllm_lint.engine.runner import RunOptions
 
 # Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
 TYPE_CHECKING = False
@@ -160,20 +159,29 @@ def _run(request: CheckRequest, out: TextIO) -> int:
     options = RunOptions(settings=settings, enabled=enabled, codes=codes, force_exclude=request.force_exclude,
                          fix_edits=_reads_edits(request))
     if request.show_settings:
-        return _show_settings(request, options, out)
+        _print_settings(options, out)
+        try:
+            return _print_targets(Run(options).targets(request.paths), out)
+        except RunError as exc:
+            return _error(str(exc))
+    fix = ("diff" if request.diff else "write") if request.fix or request.diff else None
     if request.explain_opaque:
-        return _explain_opaque(request, options, out)
-    if request.stdin:
-        return _check_stdin(request, options, out)
-    if request.fix or request.diff:
-        return _run_fix(request, options, out)
+        if request.stdin:
+            return _error("--explain-opaque reads files, not standard input")
+        from vllm_lint.launch.seen import LAUNCH_SEEN
+
+        options, fix = dataclasses.replace(options, enabled=options.enabled | {LAUNCH_SEEN}), None
+    run = Run(options, None if request.stdin else _cache_dir(request, options), fix, request.unsafe_fixes)
     try:
-        results = lint_paths(request.paths, options, _cache_dir(request, options))
-    except PathError as exc:
+        report = run.check(request.paths, request.stdin, request.stdin_filename)
+    except RunError as exc:
         return _error(str(exc))
-    diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
-    _print(diagnostics, request, out)
-    if diagnostics and not request.exit_zero:
+    if request.explain_opaque:
+        return _explain_opaque(report, request, out)
+    if fix is not None:
+        return _report_fix(report, request, out)
+    _print(report.diagnostics, request, out, report.sources)
+    if report.diagnostics and not request.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -185,62 +193,21 @@ def _reads_edits(request: CheckRequest) -> bool:
     return request.output_format in EDIT_FORMATS and not request.statistics
 
 
-def _run_fix(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
-    import gc
-
-    from vllm_lint.engine.fixer import fix_bytes, fix_policy, write_atomically
-    from vllm_lint.engine.project import project_findings
-    from vllm_lint.source import SourceError, read_bytes
-
-    try:
-        policy = fix_policy(options, request.unsafe_fixes)
-        files = list(discover(request.paths, options.settings, all_surfaces(), request.force_exclude))
-    except (PathError, ConfigError) as exc:
-        return _error(str(exc))
-    remaining: list[Diagnostic] = []
-    applied: dict[str, dict[str, int]] = {}
-    diffs = 0
-    gc.enable()  # this process parses and rewrites every file it fixes, however many (cli/entry.py turned it off)
-    # Lint first, isolated and in parallel; only files with a fix the policy allows are fixed here.
-    # That spares the rest, and keeps a file that crashes the parser out of this process.
-    for (path, surface), result in zip(files, _lint_discovered(files, options, _cache_dir(request, options))):
-        if surface is None or not any(policy.allows(d) for d in result.diagnostics):
-            remaining.extend(result.diagnostics)
-            continue
-        try:
-            data = read_bytes(path)
-            outcome = fix_bytes(path, data, surface, options, policy)
-        except SourceError:
-            outcome = None
-        except Exception:  # noqa: BLE001 - a crash while fixing one file leaves that file alone
-            outcome = None
-        if outcome is None:
-            remaining.extend(result.diagnostics)
-            continue
-        # Decided across files, they are not in what re-linting the fixed file alone gives (reported at
-        # their lines before the fix).
-        project = project_findings(result)
-        remaining.extend(project)
-        if not outcome.changed:
-            remaining.extend(outcome.remaining)
-            continue
-        if request.diff:
-            remaining.extend(outcome.remaining)
-            diffs += 1
-            _write_diff(str(path), outcome.original, outcome.fixed)
-            continue
-        warning = write_atomically(path, outcome.original, outcome.fixed)
-        if warning:
-            print(f"vllm-lint: warning: {warning}", file=sys.stderr)
-            remaining.extend(d for d in result.diagnostics if d not in project)  # not written: it still has all it had
-            continue
-        remaining.extend(outcome.remaining)
-        applied[str(path)] = dict(outcome.applied)
+def _report_fix(report: Report, request: CheckRequest, out: TextIO) -> int:
+    for warning in report.warnings:
+        print(f"vllm-lint: warning: {warning}", file=sys.stderr)
     if request.diff:
-        if not diffs and not (request.quiet or request.silent):
+        for name, original, fixed in report.diffs:
+            _write_diff(name, original, fixed)
+        if not report.diffs and (request.stdin or not (request.quiet or request.silent)):
             sys.stderr.write("No fixes available.\n")
-        return EXIT_FINDINGS if diffs and not request.exit_zero else EXIT_CLEAN
-    return _finish_fix(remaining, applied, request, out)
+        return EXIT_FINDINGS if report.diffs and not request.exit_zero else EXIT_CLEAN
+    if report.fixed is not None:
+        # The whole source goes back, fixed or not: an editor replaces its buffer with it.
+        sys.stdout.flush()
+        sys.stdout.buffer.write(report.fixed)
+        sys.stdout.buffer.flush()
+    return _finish_fix(report.diagnostics, report.applied, request, out, report.sources)
 
 
 def _write_diff(name: str, original: bytes, fixed: bytes) -> None:
@@ -283,102 +250,6 @@ def _cache_dir(request: CheckRequest, options: RunOptions) -> Path | None:
     return request.cache_dir or default_cache_dir(options)
 
 
-def lint_paths(paths: list[Path], options: RunOptions, cache_dir: Path | None = None) -> list[FileResult]:
-    """Lint every file under ``paths``, in parallel and crash-isolated; the programmatic entry point."""
-    files = list(discover_names(paths, options.settings, all_surfaces(), options.force_exclude))
-    return _lint_discovered(files, options, cache_dir)
-
-
-def _lint_discovered(files: Sequence[tuple[Path | str, Surface | None]], options: RunOptions, cache_dir: Path | None) -> list[FileResult]:
-    """One result per discovered file, in order: from the cache where the file is unchanged."""
-    cache = None
-    if cache_dir is not None:
-        from vllm_lint.engine.cache import ResultCache
-
-        cache = ResultCache(cache_dir, options)
-        options = dataclasses.replace(options, hash_sources=True, summaries=cache.summaries)
-    results: list[FileResult | None] = [None] * len(files)
-    missing = []
-    for index, (path, surface) in enumerate(files):
-        cached = cache.lookup(path, str(path)) if cache is not None and surface is not None else None
-        if cached is not None:
-            results[index] = cached
-        else:
-            missing.append(index)
-    if missing:  # (a warm run over unchanged files has nothing to lint, nor the workers to load)
-        from vllm_lint.engine.workers import Task, lint_tasks
-
-        tasks = []
-        for index in missing:
-            path, surface = files[index]
-            tasks.append(Task(index, Path(path), surface.name if surface is not None else None))
-        for task, result in zip(tasks, lint_tasks(tasks, options)):
-            results[task.index] = result
-            if cache is not None:
-                cache.store(task.path, result)
-    if cache is not None:
-        cache.save()
-    done = [r for r in results if r is not None]
-    from vllm_lint.engine.project import add_project_findings
-
-    add_project_findings(done, options)
-    return done
-
-
-def _lint_isolated(path: Path, surface, options: RunOptions, data: bytes | None = None) -> FileResult:
-    """Lint one file (or ``data`` read for it); an internal error becomes a VLL000 for that file, never a traceback."""
-    from vllm_lint.engine.runner import guarded, lint_bytes
-
-    if data is not None:
-        return guarded(str(path), lambda: lint_bytes(path, str(path), data, surface, options))
-    return guarded(str(path), lambda: lint_file(path, surface, options))
-
-
-def _check_stdin(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
-    """Lint the source on standard input; with --fix the fixed source goes to stdout, as in ruff."""
-    from vllm_lint.engine.stdin import StdinError, read_stdin
-
-    try:
-        source = read_stdin(request.stdin_filename, all_surfaces())
-    except StdinError as exc:
-        return _error(str(exc))
-    # --force-exclude covers the name given with --stdin-filename too (editors and pre-commit pass it).
-    skipped = request.force_exclude and source.excluded(options.settings)
-    if request.fix or request.diff:
-        return _fix_stdin(request, options, source, skipped, out)
-    diagnostics = [] if skipped else _lint_isolated(source.path, source.surface, options, source.data).diagnostics
-    _print(sorted(diagnostics, key=Diagnostic.sort_key), request, out, {source.display: source.text})
-    return EXIT_FINDINGS if diagnostics and not request.exit_zero else EXIT_CLEAN
-
-
-def _fix_stdin(request: CheckRequest, options: RunOptions, source, skipped: bool, out: TextIO) -> int:
-    from vllm_lint.engine.fixer import fix_bytes, fix_policy
-
-    try:
-        policy = fix_policy(options, request.unsafe_fixes)
-    except ConfigError as exc:
-        return _error(str(exc))
-    fixed, remaining, applied = source.data, [], {}
-    if not skipped:
-        try:
-            outcome = fix_bytes(source.path, source.data, source.surface, options, policy)
-            fixed, remaining, applied = outcome.fixed, outcome.remaining, dict(outcome.applied)
-        except Exception:  # noqa: BLE001 - a crash while fixing leaves the source as it was
-            remaining = _lint_isolated(source.path, source.surface, options, source.data).diagnostics
-    if request.diff:
-        if fixed == source.data:
-            sys.stderr.write("No fixes available.\n")
-            return EXIT_CLEAN
-        _write_diff(source.display, source.data, fixed)
-        return EXIT_CLEAN if request.exit_zero else EXIT_FINDINGS
-    # The whole source goes back, fixed or not: an editor replaces its buffer with it.
-    sys.stdout.flush()
-    sys.stdout.buffer.write(fixed)
-    sys.stdout.buffer.flush()
-    sources = {source.display: fixed.decode("utf-8", errors="replace")}
-    return _finish_fix(remaining, {source.display: applied} if applied else {}, request, out, sources)
-
-
 def _print(diagnostics: list[Diagnostic], request: CheckRequest, out: TextIO, sources: dict[str, str] | None = None) -> None:
     from vllm_lint.output import RenderContext, renderer
 
@@ -414,57 +285,32 @@ def _print_statistics(diagnostics: list[Diagnostic], output_format: str, out: Te
         out.write(f"{count:5d}\t{code}\t{name}\n")
 
 
-def _show_settings(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
-    """The settings in effect, then each file that would be linted with the vLLM releases it is judged
-    against and why (ruff's ``--show-settings`` prints its resolved settings the same way)."""
-    from vllm_lint.surfaces.command_files import is_dockerfile_name
-    from vllm_lint.surfaces.file_names import PYTHON_SUFFIXES
-    from vllm_lint.vllm_api import load_api
-    from vllm_lint.vllm_api.targets import file_target
-
+def _print_settings(options: RunOptions, out: TextIO) -> None:
+    """The settings in effect (ruff's ``--show-settings`` prints its resolved settings the same way)."""
     settings = options.settings
     print(f"Settings path: {settings.source or '(none)'}", file=out)
     for field in dataclasses.fields(settings):
         if field.name != "source":
             print(f"{field.name} = {getattr(settings, field.name)!r}", file=out)
     print(f"enabled = {', '.join(sorted(options.enabled))}", file=out)
-    try:
-        files = list(discover(request.paths, settings, all_surfaces(), request.force_exclude))
-    except PathError as exc:
-        return _error(str(exc))
+
+
+def _print_targets(targets: list[tuple[Path, Any, str]], out: TextIO) -> int:
+    """Each file that would be linted, with the vLLM releases it is judged against and why."""
     print("\nvLLM releases each file is judged against:", file=out)
-    for path, _surface in files:
-        text = None
-        if is_dockerfile_name(path.name) or path.suffix in PYTHON_SUFFIXES:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = None
-        dockerfile = text if is_dockerfile_name(path.name) else None
-        python = text if path.suffix in PYTHON_SUFFIXES else None
-        target = file_target(
-            path, dockerfile, settings.target_vllm_version, settings.pin_search_tops, settings.vllm_images, python
-        )
-        api = load_api(target.specifier)
-        print(f"{path}: vLLM {api.label} [{_entries(api)}] ({target.reason})", file=out)
+    for path, api, reason in targets:
+        print(f"{path}: vLLM {api.label} [{_entries(api)}] ({reason})", file=out)
     return EXIT_CLEAN
 
 
-def _explain_opaque(request: CheckRequest, options: RunOptions, out: TextIO) -> int:
+def _explain_opaque(report: Report, request: CheckRequest, out: TextIO) -> int:
     """The launches each file's reading saw, and why those not read in full were left opaque (the readers'
     blind spots, to count over a corpus). A file that could not be read is said on stderr."""
     from vllm_lint.launch.seen import LAUNCH_SEEN, read_message
     from vllm_lint.rulebook import PARSE_ERROR_CODE
 
-    if request.stdin:
-        return _error("--explain-opaque reads files, not standard input")
-    options = dataclasses.replace(options, enabled=options.enabled | {LAUNCH_SEEN})
-    try:
-        files = list(discover(request.paths, options.settings, all_surfaces(), request.force_exclude))
-    except PathError as exc:
-        return _error(str(exc))
     rows = []
-    for (_path, surface), result in zip(files, _lint_discovered(files, options, _cache_dir(request, options))):
+    for surface, result in report.files:
         for diagnostic in sorted(result.diagnostics, key=Diagnostic.sort_key):
             if diagnostic.code == PARSE_ERROR_CODE:
                 print(f"{diagnostic.path}:{diagnostic.start.line}:{diagnostic.start.column}: not read: {diagnostic.message}", file=sys.stderr)

@@ -2,7 +2,7 @@
 rules over the workspace's facts.
 
 A document is linted as ``vllm-lint check --stdin-filename PATH -`` lints it: the path picks the surface and the
-configuration, the text is what the editor holds (``engine.runner.lint_bytes``, in this process: rules, parsed
+configuration, the text is what the editor holds (``engine.run.Run.lint_source``, in this process: rules, parsed
 configuration and module summaries stay in memory between changes). The project rules (VLL304) join the facts
 of every file of the workspace folder, read once from disk when the folder opens (with the result cache) and
 replaced by a document's own facts each time it is linted.
@@ -77,7 +77,7 @@ class Linter:
 
     def lint(self, path: Path, text: str, surface: Surface | None = None) -> Linted:
         """Raises ConfigError when the configuration cannot be read (the server says so and lints nothing)."""
-        from vllm_lint.engine.runner import guarded, lint_bytes
+        from vllm_lint.engine.run import Run, Source
 
         started = time.perf_counter()
         # A change is linted for its findings: a fix's edits that cost a computation of their own (the server
@@ -86,7 +86,7 @@ class Linter:
         data = text.encode("utf-8")
         surface = surface or self.surface_for(path, data)
         shown = str(path)
-        result = guarded(shown, lambda: lint_bytes(path, shown, data, surface, options))
+        result = Run(options).lint_source(Source(path, shown, data, surface))
         own = [d for d in result.diagnostics if d.code not in _project_codes()]
         linted = Linted(path, text, surface, options, own)
         with self._lock:
@@ -155,7 +155,7 @@ class Linter:
         shown = str(path)
         if shown in self._linted:
             return
-        from vllm_lint.engine.runner import guarded, lint_file
+        from vllm_lint.engine.run import Run
 
         try:
             options = self.resolver.options(path, self.folder_of(path))
@@ -165,7 +165,7 @@ class Linter:
             self.forget_file(path)
             return
         surface = self.surface_for(path, path.read_bytes()[:4096])
-        result = guarded(shown, lambda: lint_file(path, surface, options))
+        result = Run(options).lint_file_here(path, surface)
         with self._lock:
             if result.facts:
                 self._facts[shown] = result.facts
@@ -203,13 +203,14 @@ class Linter:
 
     def fix_all(self, linted: Linted, unsafe: bool = False) -> str | None:
         """The text with every fix the policy allows applied (as ``check --fix``), or None when none applies."""
-        from vllm_lint.engine.fixer import fix_bytes, fix_policy
+        from vllm_lint.engine.fixer import fix_policy
+        from vllm_lint.engine.run import Run, Source
 
         policy = fix_policy(linted.options, unsafe)
         if not any(policy.allows(d) for d in linted.own):
             return None
         data = linted.text.encode("utf-8")
-        outcome = fix_bytes(linted.path, data, linted.surface, linted.options, policy)
+        outcome = Run(linted.options).fix_source(Source(linted.path, str(linted.path), data, linted.surface), policy)
         if not outcome.changed:
             return None
         return outcome.fixed.decode("utf-8")

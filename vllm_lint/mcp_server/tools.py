@@ -79,16 +79,17 @@ def _surface(source: Source):
 
 
 def _lint(source: Source, options) -> list[Diagnostic]:
-    from vllm_lint.engine.runner import guarded, lint_bytes
+    from vllm_lint.engine.run import Run
 
-    surface = _surface(source)
-    if source.on_disk:
-        from vllm_lint.engine.workers import Task, lint_tasks
-
-        [result] = lint_tasks([Task(0, source.path, surface.name)], options)
-    else:
-        result = guarded(source.shown, lambda: lint_bytes(source.path, source.shown, source.data, surface, options))
+    run, surface = Run(options), _surface(source)
+    result = run.lint_file(source.path, surface) if source.on_disk else run.lint_source(_given(source, surface))
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
+
+
+def _given(source: Source, surface):
+    from vllm_lint.engine.run import Source as GivenText
+
+    return GivenText(source.path, source.shown, source.data, surface)
 
 
 def _lines(shown: str, diagnostics: list[Diagnostic]) -> list[str]:
@@ -118,13 +119,14 @@ def fix(
     unsafe: bool = False,
     write: bool = False,
 ) -> tuple[dict, str]:
-    from vllm_lint.engine.fixer import fix_bytes, fix_policy, write_atomically
+    from vllm_lint.engine.fixer import fix_policy, write_atomically
+    from vllm_lint.engine.run import Run
 
     src = _source(root, source, filename, path)
     if write and not src.on_disk:
         raise ToolError("`write` needs a `path`: source text has no file to write")
     options = _context(root, src.path)
-    outcome = fix_bytes(src.path, src.data, _surface(src), options, fix_policy(options, unsafe))
+    outcome = Run(options).fix_source(_given(src, _surface(src)), fix_policy(options, unsafe))
     fixed = outcome.fixed.decode("utf-8", errors="replace")
     original = src.data.decode("utf-8", errors="replace")
     diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True), f"a/{src.shown}", f"b/{src.shown}"))
