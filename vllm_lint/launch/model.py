@@ -6,7 +6,9 @@ from pathlib import Path
 
 from vllm_lint.launch.record import Launch
 from vllm_lint.launch.settings import LaunchSettings
+from vllm_lint.models.derive import LengthLimit, max_model_len_limit
 from vllm_lint.models.facts import ModelFacts
+from vllm_lint.values import as_bool
 
 # Settings that change the config vLLM reads from what the model's config.json says: with one of them the
 # facts found are not the ones vLLM will judge by.
@@ -34,6 +36,32 @@ def launch_model(launch: Launch, settings: LaunchSettings) -> ModelFacts | None:
 
     search = ModelSearch(tuple(Path(folder) for folder in settings.model_folders), settings.model_facts_from_hub)
     return find_model(name, search)
+
+
+def length_limit(launch: Launch, settings: LaunchSettings) -> LengthLimit | None:
+    """The longest max_model_len vLLM accepts for the launch's model in every release it targets, where the
+    model is known and generates text (a pooling model's length may come from files its facts do not hold)."""
+    facts = launch_model(launch, settings)
+    if facts is None or not generates(facts):
+        return None
+    disable = launch.get("disable_sliding_window")
+    disabled = as_bool(disable.value) if disable is not None else False
+    if disabled is None:
+        return None
+    return max_model_len_limit(facts, target_versions(launch), disabled)
+
+
+def generates(facts: ModelFacts) -> bool:
+    """A text-generating model (a pooling model's length may come from sentence_bert_config.json's
+    max_seq_length, vllm/config/model.py:2616-2617, which the facts do not hold)."""
+    return any(
+        name.endswith(("ForCausalLM", "ForConditionalGeneration", "LMHeadModel")) for name in facts.architectures
+    )
+
+
+def target_versions(launch: Launch) -> tuple[str, ...]:
+    api = launch.target_api()
+    return tuple(version for index, version in enumerate(api.database.versions) if api.mask >> index & 1)
 
 
 def env_flag(launch: Launch, name: str) -> bool | None:

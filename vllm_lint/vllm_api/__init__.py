@@ -103,6 +103,15 @@ class VllmApi:
     def sampling_default(self, field_name: str) -> object:
         return self._default("sampling_params", field_name)
 
+    def engine_defaults(self, field_name: str) -> tuple[object, ...]:
+        """Every default an EngineArgs field has across the range, oldest release's first."""
+        found = [
+            (newest(releases & self.mask), value)
+            for value, releases in self.database.defaults.get("engine_args", {}).get(field_name, ())
+            if releases & self.mask
+        ]
+        return tuple(value for _, value in sorted(found, key=lambda item: item[0]))
+
     def effective_defaults(self, field_name: str) -> frozenset:
         """What the field is once vLLM resolved its default, across the range; ``None`` stands for a
         release where that is not known (``enable_prefix_caching``: ``{False}`` until 0.8)."""

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from vllm_lint.launch.model import env_flag, launch_model
+from vllm_lint.launch.model import env_flag, launch_model, length_limit, model_name
 from vllm_lint.launch.parallelism import parallel_sizes
 from vllm_lint.launch.record import Launch, LaunchFinding, Setting
 from vllm_lint.launch.settings import LaunchSettings
-from vllm_lint.models.derive import attention_heads, max_model_len_limit
+from vllm_lint.models.derive import attention_heads
 from vllm_lint.registry import launch_rule
-from vllm_lint.values import as_bool
 
 # ``--max-model-len 32k``: vLLM's human_readable_int (vllm/utils/argparse_utils.py:29-73, 0.32.0).
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -44,12 +43,6 @@ def _length(setting: Setting) -> int | None:
     return int(number) * _BINARY[suffix] if number.isdigit() else None
 
 
-def _versions(launch: Launch) -> tuple[str, ...]:
-    api = launch.target_api()
-    database = api.database
-    return tuple(version for index, version in enumerate(database.versions) if api.mask >> index & 1)
-
-
 @launch_rule("VLL209")
 def max_model_len_above_model(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     setting = launch.get("max_model_len")
@@ -60,29 +53,17 @@ def max_model_len_above_model(launch: Launch, settings: LaunchSettings) -> Itera
         return
     if env_flag(launch, "VLLM_ALLOW_LONG_MAX_MODEL_LEN") is not False:
         return  # vLLM then warns and starts (vllm/config/model.py:2659-2660, 0.32.0)
-    facts = launch_model(launch, settings)
-    if facts is None or not _generates(facts):
-        return
-    disable = launch.get("disable_sliding_window")
-    if disable is not None and as_bool(disable.value) is None:
-        return
-    limit = max_model_len_limit(facts, _versions(launch), disable is not None and as_bool(disable.value) is True)
+    limit = length_limit(launch, settings)
     if limit is None or length <= limit.value:
         return
     yield LaunchFinding(
         message=(
-            f"max_model_len {length} is above what vLLM derives for {facts.name}: {limit.value} "
+            f"max_model_len {length} is above what vLLM derives for {model_name(launch)}: {limit.value} "
             f'({limit.key} in its config.json); the engine refuses to start ("User-specified max_model_len is '
             f'greater than the derived max_model_len"); set it to {limit.value} or less'
         ),
         anchor=setting.value_anchor or setting.anchor,
     )
-
-
-def _generates(facts) -> bool:
-    """A text-generating model: a pooling model's length may come from files beside its config
-    (sentence_bert_config.json's max_seq_length, vllm/config/model.py:2616-2617), which the facts do not hold."""
-    return any(name.endswith(("ForCausalLM", "ForConditionalGeneration", "LMHeadModel")) for name in facts.architectures)
 
 
 @launch_rule("VLL210")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.launch.defaults import DEFAULT_MAX_LORA_RANK, MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
+from vllm_lint.launch.model import length_limit
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
 from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
@@ -33,13 +34,21 @@ def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> 
         return
     yield LaunchFinding(
         message=(
-            "vLLM engine launched without an explicit gpu_memory_utilization: vLLM silently takes 0.92 of "
-            "the device, leaving little room for anything else on the GPU"
+            f"vLLM engine launched without an explicit gpu_memory_utilization: vLLM silently takes "
+            f"{_default_utilization(launch)} of the device, leaving little room for anything else on the GPU"
         ),
         anchor=launch.anchor,
         fix=AddSetting("gpu_memory_utilization", SAFE_GPU_MEMORY_UTILIZATION),
         fix_title=f"Add gpu_memory_utilization={SAFE_GPU_MEMORY_UTILIZATION:.2f}",
     )
+
+
+def _default_utilization(launch: Launch) -> str:
+    """The default gpu_memory_utilization of the releases the launch targets, as vLLM's API snapshot holds it."""
+    defaults = [f"{value:g}" for value in launch.target_api().engine_defaults("gpu_memory_utilization")]
+    if not defaults:
+        return "its default share"
+    return defaults[0] if len(defaults) == 1 else f"{' to '.join((defaults[0], defaults[-1]))} (by release)"
 
 
 @launch_rule("VLL202")
@@ -69,6 +78,10 @@ def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings
 def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("max_model_len"):
         return
+    length = settings.fix_max_model_len
+    limit = length_limit(launch, settings)
+    if limit is not None and limit.value < length:
+        length = limit.value  # more would stop the engine from starting (VLL209)
     yield LaunchFinding(
         message=(
             "vLLM engine launched without an explicit max_model_len: it reserves KV cache for the model's "
@@ -76,8 +89,8 @@ def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[
             "concurrent requests"
         ),
         anchor=launch.anchor,
-        fix=AddSetting("max_model_len", settings.fix_max_model_len),
-        fix_title=f"Add max_model_len={settings.fix_max_model_len}",
+        fix=AddSetting("max_model_len", length),
+        fix_title=f"Add max_model_len={length}",
     )
 
 
