@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -43,6 +44,31 @@ def cli_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     env.update(extra)
     return env
+
+
+STOP_SITE = Path(__file__).resolve().parent / "stop_site"
+
+
+def stopping_env(point: str) -> dict[str, str]:
+    """The environment of a vllm-lint subprocess that stops itself (SIGSTOP) at ``point`` of its atomic writes:
+    ``written:NAME`` (NAME's temporary file written, before the changed-meanwhile check), ``before:NAME`` (after
+    it, just before the rename onto NAME) or ``after:N`` (the Nth file written). ``stop_site/sitecustomize.py``
+    does it; ``wait_stopped`` waits for it."""
+    env = cli_env(VLLM_LINT_TEST_STOP=point)
+    env["PYTHONPATH"] = os.pathsep.join([str(STOP_SITE), env["PYTHONPATH"]])
+    return env
+
+
+def wait_stopped(proc: subprocess.Popen) -> None:
+    """Block until the process has stopped itself where ``stopping_env`` said; fail if it ended instead."""
+    pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(status):
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        pytest.fail(f"the run ended (exit code {proc.returncode}) before the point it was to stop at", pytrace=False)
+
+
+def resume(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGCONT)
 
 
 @dataclass

@@ -5,7 +5,6 @@ it ran, and never a byte of the user's file lost to an encoding, BOM, line endin
 from __future__ import annotations
 
 import os
-import random
 import re
 import signal
 import subprocess
@@ -22,14 +21,17 @@ from .conftest import (
     assert_no_traceback,
     cli_env,
     kill_strays,
+    resume,
     run_vllm_lint,
+    stopping_env,
     summary,
     temp_files,
     vllm_lint_command,
+    wait_stopped,
 )
 
 SMALL_FILES = 6
-BIG_README_LINES = 40_000  # ~3.5 MB: long enough to write that a poll sees its temporary file
+BIG_README_LINES = 40_000  # ~3.5 MB: a write that takes a while
 PROSE = b"Some prose about serving models with plenty of words in it, nothing to see here at all.\n"
 README_HEAD = (b"# Serving\n\n```bash\npython -m vllm.entrypoints.openai.api_server --model m --max-model-len 4096"
                b" --gpu-memory-utilization 0.9\n```\n\n")
@@ -63,27 +65,6 @@ def _fixed_versions(originals: dict[str, bytes]) -> dict[str, bytes]:
     return fixed
 
 
-def _wait_for_temp_file(root: Path, proc: subprocess.Popen, limit: float, prefix: str = ".") -> bool:
-    """Poll until a temporary file named ``prefix...`` appears that was not there before (a write under way)."""
-    before = {p.name for p in temp_files(root)}
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and proc.poll() is None:
-        with os.scandir(root) as entries:
-            if any(e.name.startswith(prefix) and e.name.endswith(TEMP_SUFFIX) and e.name not in before for e in entries):
-                return True
-    return False
-
-
-def _signal_group(proc: subprocess.Popen, signum: int) -> bool:
-    """Send ``signum`` to the process's group, as a terminal's Ctrl-C does; False when the run has ended already
-    (on a loaded machine the poll can miss a short write, and the run then finishes before the signal)."""
-    try:
-        os.killpg(proc.pid, signum)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def _assert_old_or_new(root: Path, originals: dict[str, bytes], fixed: dict[str, bytes]) -> dict[str, int]:
     states = {"old": 0, "new": 0}
     for name, old in originals.items():
@@ -102,88 +83,82 @@ def _assert_temp_files_named(root: Path, originals: dict[str, bytes]) -> list[Pa
     return left
 
 
-def test_sigkill_at_random_moments_leaves_old_or_new_bytes(tmp_path):
+# Where a run is stopped, and what each file then holds: inside the first write, between two files, inside the
+# last (big) write. The files are fixed in the order they are found (s00.sh ... s05.sh, then zz_README.md).
+_KILL_POINTS = {
+    "written:s00.sh": (0, True),  # (files already new, a temporary file left)
+    "after:3": (3, False),
+    "written:zz_README.md": (SMALL_FILES, True),
+}
+
+
+@pytest.mark.parametrize("point", list(_KILL_POINTS))
+def test_sigkill_inside_or_between_writes_leaves_old_or_new_bytes(tmp_path, point):
+    """The run stops itself at ``point`` (``stopping_env``), is SIGKILLed there, and every file is exactly old or
+    exactly new; a temporary file left by a kill inside a write is never linted, and the next run finishes."""
     originals = _originals()
     fixed = _fixed_versions(originals)
     work = tmp_path
-    rng = random.Random(7)
-    # The random moments fall within an uninterrupted run's time, however fast this machine makes it.
     _write(work, originals)
-    started = time.monotonic()
-    subprocess.run([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work, env=cli_env(),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    run_seconds = time.monotonic() - started
-    kills, mid_write, leftovers, mixed = 0, 0, 0, 0
-    for attempt in range(16):  # four kills at least, and go on until one landed inside a write and one between files
-        if kills >= 4 and mid_write and mixed:
-            break
-        _write(work, originals)
-        proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work, env=cli_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if attempt % 2 == 0:
-            _wait_for_temp_file(work, proc, limit=20, prefix=".zz_README.md.")  # while the big file is written
-        else:
-            time.sleep(rng.uniform(0.1, 0.9) * run_seconds)  # or at a random moment
-        proc.kill()
-        proc.wait()
-        kill_strays(work)
-        kills += proc.returncode == -signal.SIGKILL
-        states = _assert_old_or_new(work, originals, fixed)
-        mixed += states["old"] > 0 and states["new"] > 0
-        left = _assert_temp_files_named(work, originals)
-        mid_write += len(left) > leftovers
-        print(f"kill {attempt}: {states}, {len(left) - leftovers} new temp file(s) left")
-        leftovers = len(left)
-    assert kills >= 4 and mid_write >= 1 and mixed >= 1, (kills, mid_write, mixed)
+    proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work,
+                            env=stopping_env(point), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_stopped(proc)
+    proc.kill()
+    proc.wait()
+    kill_strays(work)
+    assert proc.returncode == -signal.SIGKILL
+    new, temp_left = _KILL_POINTS[point]
+    names = sorted(originals)
+    assert {name: (work / name).read_bytes() for name in names} == {
+        name: fixed[name] if index < new else originals[name] for index, name in enumerate(names)
+    }
+    left = _assert_temp_files_named(work, originals)
+    assert len(left) == (1 if temp_left else 0), left
 
     # Leftover temporary files are never linted, and the next run finishes the job.
     run = run_vllm_lint("check", "--fix", "--no-cache", "--output-format", "json", ".", cwd=work)
     assert_no_traceback(run)
     assert not any(f["filename"].endswith(TEMP_SUFFIX) for f in run.findings())
     assert {name: (work / name).read_bytes() for name in originals} == fixed
-    print(f"{kills} SIGKILLs, {mid_write} during a write (temp file left), {mixed} with some files old and some new")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_polite_signal_while_writing_leaves_no_temp_file(tmp_path, signum):
     """Ctrl-C (SIGINT to the process group) and SIGTERM (what CI sends on cancel) are held back while a temporary
-    file exists, so, unlike SIGKILL, they never leave one."""
+    file exists, so, unlike SIGKILL, they never leave one: sent while the big file's temporary file is written
+    and not yet renamed, the rename is done first."""
     originals = _originals()
     fixed = _fixed_versions(originals)
     work = tmp_path
-    hit = False
-    for _ in range(4):  # until one Ctrl-C lands while the big file's temporary file exists
-        _write(work, originals)
-        proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work, env=cli_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        hit = _wait_for_temp_file(work, proc, limit=20, prefix=".zz_README.md.")
-        hit = _signal_group(proc, signum) and hit
-        _, err = proc.communicate(timeout=60)
-        kill_strays(work)
-        assert "Traceback" not in err
-        _assert_old_or_new(work, originals, fixed)
-        assert temp_files(work) == []
-        if hit:
-            break
-    assert hit, "no signal landed during a write in 4 tries"
+    _write(work, originals)
+    proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=work,
+                            env=stopping_env("before:zz_README.md"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    wait_stopped(proc)
+    assert len(temp_files(work)) == 1
+    os.killpg(proc.pid, signum)
+    resume(proc)
+    _, err = proc.communicate(timeout=60)
+    kill_strays(work)
+    assert "Traceback" not in err
+    assert {name: (work / name).read_bytes() for name in originals} == fixed
+    assert temp_files(work) == []
 
 
 def test_ctrl_c_exit_code_is_130(tmp_path):
-    for _ in range(4):  # until the Ctrl-C lands before the run has ended
-        (tmp_path / "README.md").write_bytes(README)
-        # A shell runs background jobs with SIGINT ignored, and children inherit that (CI scripts often do):
-        # give the child the default disposition a terminal would, so that Python installs its Ctrl-C handler.
-        proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=tmp_path, env=cli_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        _wait_for_temp_file(tmp_path, proc, limit=20)
-        landed = _signal_group(proc, signal.SIGINT)
-        proc.communicate(timeout=60)
-        kill_strays(tmp_path)
-        if landed:
-            assert proc.returncode == 130
-            return
-    pytest.fail("the run ended before the Ctrl-C could be sent, 4 times")
+    (tmp_path / "README.md").write_bytes(README)
+    # A shell runs background jobs with SIGINT ignored, and children inherit that (CI scripts often do):
+    # give the child the default disposition a terminal would, so that Python installs its Ctrl-C handler.
+    proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "."], cwd=tmp_path,
+                            env=stopping_env("before:README.md"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    wait_stopped(proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    resume(proc)
+    proc.communicate(timeout=60)
+    kill_strays(tmp_path)
+    assert proc.returncode == 130
 
 
 @pytest.mark.parametrize("mode", [0o755, 0o2640])
@@ -268,35 +243,37 @@ def test_a_file_edited_during_the_run_is_left_alone(tmp_path):
 
 
 def test_edits_racing_a_real_fix_run_are_never_lost(tmp_path):
-    """A person appends to a big file while a real ``--fix`` runs on it: whenever the edit lands, it survives
-    (vllm-lint either saw it before reading, and fixed on top of it, or refused to write). The third edit lands
-    while the fixed file's temporary copy is being written, after the changed-on-disk check: the file's identity
-    (inode, size, mtime, ctime) is compared again just before the rename."""
+    """A person appends to a big file around a real ``--fix`` run on it: the edit survives. Made before the run
+    reads the file, it is fixed on top of; made while the fixed file's temporary copy is written (the run stopped
+    there by ``stopping_env``), the write is refused: the file's identity (inode, size, mtime, ctime) is compared
+    again just before the rename."""
     readme = tmp_path / "README.md"
-    big = README_HEAD + PROSE * 100_000  # ~9 MB: reading, linting and writing it take long enough to edit meanwhile
+    big = README_HEAD + PROSE * 100_000
     outcomes = []
-    for when in (0.2, 1.0, "during the write"):
+    for point in (None, "written:README.md"):
         readme.write_bytes(big)
+        if point is None:
+            with readme.open("ab") as handle:
+                handle.write(b"A line a person typed.\n")
         proc = subprocess.Popen([*vllm_lint_command(), "check", "--fix", "--no-cache", "README.md"], cwd=tmp_path,
-                                env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if when == "during the write":
-            assert _wait_for_temp_file(tmp_path, proc, limit=30, prefix=".README.md.")
-        else:
-            time.sleep(when)
-        with readme.open("ab") as handle:
-            handle.write(b"A line a person typed.\n")
-        _, err = proc.communicate(timeout=60)
+                                env=cli_env() if point is None else stopping_env(point), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        if point is not None:
+            wait_stopped(proc)
+            with readme.open("ab") as handle:
+                handle.write(b"A line a person typed.\n")
+            resume(proc)
+        _, err = proc.communicate(timeout=120)
         kill_strays(tmp_path)
         data = readme.read_bytes()
-        assert data.endswith(b"A line a person typed.\n"), f"the edit was lost ({when})"
+        assert data.endswith(b"A line a person typed.\n"), f"the edit was lost ({point})"
         assert "Traceback" not in err
         refused = "README.md: not fixed: the file changed on disk while vllm-lint ran" in err
         fixed = b"vllm serve m" in data
         assert refused != fixed, err  # exactly one of the two happened
         outcomes.append("refused" if refused else "fixed on top")
-    assert outcomes[-1] == "refused"
+    assert outcomes == ["fixed on top", "refused"]
     assert temp_files(tmp_path) == []
-    print(outcomes)
 
 
 # Bytes the user wrote that a fix must carry over exactly: encoding, BOM, line endings, tabs.
