@@ -51,6 +51,8 @@ class Container:
 
     gpu_count: int | None = None
     gpu_anchor: Span | None = None
+    gpu_type: str | None = None  # as vllm_lint.gpus names it, where a node label, selector or accelerator says
+    gpu_type_anchor: Span | None = None
     host_ipc: bool = False
     shm_bytes: int | None = None
     env: dict[str, Value | None] = field(default_factory=dict)
@@ -836,6 +838,8 @@ class Extractor:
             serves_requests=True,
             gpu_count=gpu_count,
             gpu_count_anchor=gpu_anchor,
+            gpu_type=container.gpu_type if container else None,
+            gpu_type_anchor=container.gpu_type_anchor if container else None,
             entrypoint=entrypoint,
             entrypoint_anchor=head or anchor,
             env=launch_env,

@@ -152,3 +152,28 @@ def attention_heads(facts: ModelFacts) -> int | None:
     if facts.text_model_type in SPECIAL_CONVERTORS or facts.model_type in SPECIAL_CONVERTORS:
         return None
     return facts.num_attention_heads
+
+
+# The lowest compute capability each quantization method runs on, by the ``quant_method`` a checkpoint's
+# config.json names: QuantizationConfig.get_min_capability of the class vLLM maps it to
+# (vllm/model_executor/layers/quantization/__init__.py:157-168; auto_awq.py:233, auto_gptq.py:182, fp8.py:146,
+# mxfp4.py:71, fbgemm_fp8.py:66, experts_int8.py:42, moe_wna16.py:110; 0.32.0 and 0.33.0 alike), checked at
+# start-up by VllmConfig._get_quantization_config (vllm/config/vllm.py:896-906, 0.32.0).
+QUANTIZATION_MIN_CAPABILITY = {
+    "awq": (7, 5),
+    "gptq": (6, 0),
+    "fp8": (7, 5),
+    "mxfp4": (8, 0),
+    "fbgemm_fp8": (8, 0),
+    "experts_int8": (8, 0),
+    "moe_wna16": (7, 0),
+}
+QUANTIZATION_TABLE_FROM = (0, 32, 0)  # the releases whose minimums the table holds
+# Until 0.8.5 ``dtype="auto"`` kept a bfloat16 checkpoint in bfloat16 (vllm/config.py:2903-2908, 0.8.5), which
+# the worker then refused below compute capability 8.0 (vllm/worker/worker.py:461-478, 0.6.3); from 0.9.2 on
+# (vllm/config.py:3285-3330) it falls back to float16. 0.9.0 and 0.9.1 are not read: taken as falling back.
+AUTO_BF16_FALLS_BACK_FROM = (0, 9, 0)
+
+
+def release(text: str) -> tuple[int, ...]:
+    return _version(text)

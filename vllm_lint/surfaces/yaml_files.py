@@ -688,8 +688,46 @@ def _kubernetes(document, words: _YamlWords, budget: _Budget) -> None:
         read_serve_config(document, words)
 
 
+# Node labels that name the GPU type a pod is scheduled on: NVIDIA's GPU feature discovery, GKE, and the
+# cloud instance type (whose family has one GPU type).
+_GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+_INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def _node_gpu_type(spec, words: _YamlWords) -> tuple[str, object] | None:
+    """The GPU type a pod spec asks its node for (``nodeSelector``, or required node affinity with one GPU type
+    among its values), and the node that says so; None when it does not say or names several types."""
+    from vllm_lint.gpus.names import gpu_from_instance_type, gpu_from_name
+
+    found: dict[str, object] = {}
+
+    def read(key: str | None, node) -> None:
+        text = words.text(node) if node is not None else None
+        if key is None or text is None:
+            return
+        gpu = gpu_from_name(text) if key in _GPU_PRODUCT_LABELS else gpu_from_instance_type(text) if key in _INSTANCE_TYPE_LABELS else None
+        if gpu is not None:
+            found.setdefault(gpu.name, node)
+        elif key in _GPU_PRODUCT_LABELS or key in _INSTANCE_TYPE_LABELS:
+            found.setdefault("", node)  # a value that names no type vllm-lint knows: the type is unknown
+
+    selector = _get(spec, "nodeSelector")
+    for key_node, value in getattr(selector, "value", ()) if selector is not None else ():
+        read(_scalar(key_node), value)
+    required = _get(_get(_get(spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
+    for term in _items(_get(required, "nodeSelectorTerms")):
+        for expression in _items(_get(term, "matchExpressions")):
+            if _scalar(_get(expression, "operator")) == "In":
+                for value in _items(_get(expression, "values")):
+                    read(_scalar(_get(expression, "key")), value)
+    if len(found) != 1 or "" in found:
+        return None
+    return next(iter(found.items()))
+
+
 def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> None:
     host_ipc = words.text(_get(spec, "hostIPC")) in ("true", "True")
+    node_gpu = _node_gpu_type(spec, words)
     memory_volumes: dict[str, int] = {}
     for volume in _items(_get(spec, "volumes")):
         budget.spend()
@@ -700,11 +738,14 @@ def _pod(spec, words: _YamlWords, budget: _Budget, group_gpus: int | None) -> No
     for item in _items(_get(spec, "containers")):
         budget.spend()
         container = Container(host_ipc=host_ipc)
+        if node_gpu is not None:
+            container.gpu_type = node_gpu[0]
+            container.gpu_type_anchor = Span(node_gpu[1].start_mark.index, node_gpu[1].end_mark.index)
         container.env = _env_from(_get(item, "env"), budget, words)
         if _get(item, "envFrom") is not None:
             container.env.setdefault("VLLM_API_KEY", None)  # may come from the referenced ConfigMap/Secret
         limits = _get(_get(item, "resources"), "limits")
-        gpu = _get(limits, "nvidia.com/gpu")
+        gpu = _get(limits, "nvidia.com/gpu") or _get(limits, "amd.com/gpu")
         if gpu is not None:
             container.gpu_count = gpus_from_devices(words.text(gpu))
             container.gpu_anchor = Span(gpu.start_mark.index, gpu.end_mark.index)
@@ -890,6 +931,29 @@ def _accelerator_count(node, words: _YamlWords) -> int | None:
     return counts.pop() if len(counts) == 1 else None
 
 
+def _accelerator_type(node, words: _YamlWords) -> str | None:
+    """The GPU type of ``resources.accelerators`` when every candidate is the same type (``A100-80GB:4``)."""
+    import yaml
+
+    from vllm_lint.gpus.names import gpu_from_name
+
+    if isinstance(node, yaml.ScalarNode):
+        names = [words.text(node)]
+    elif isinstance(node, yaml.SequenceNode):
+        names = [words.text(item) for item in node.value]
+    elif isinstance(node, yaml.MappingNode):
+        names = [_scalar(key) for key, _ in node.value]
+    else:
+        return None
+    types = set()
+    for name in names:
+        gpu = gpu_from_name(name.partition(":")[0]) if name else None
+        if gpu is None:
+            return None
+        types.add(gpu.name)
+    return types.pop() if len(types) == 1 else None
+
+
 def _skypilot(document, words: _YamlWords, budget: _Budget) -> None:
     env = Environment(_env_from(_get(document, "envs"), budget, words))
     container = Container(runtime=False)
@@ -898,6 +962,8 @@ def _skypilot(document, words: _YamlWords, budget: _Budget) -> None:
     if accelerators is not None and nodes in (None, "1"):
         container.gpu_count = _accelerator_count(accelerators, words)
         container.gpu_anchor = Span(accelerators.start_mark.index, accelerators.end_mark.index)
+        container.gpu_type = _accelerator_type(accelerators, words)
+        container.gpu_type_anchor = container.gpu_anchor
     # the vLLM the task runs: what `setup:` installs, else the image the task runs in (`docker:IMAGE`)
     from vllm_lint.vllm_api.targets import dockerfile_target
 

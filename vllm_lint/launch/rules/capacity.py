@@ -10,11 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from vllm_lint.launch.model import env_flag, launch_model, length_limit, model_name
+from vllm_lint.gpus.table import GPU_TYPES, GpuType
+from vllm_lint.launch.model import env_flag, launch_model, length_limit, model_name, target_versions
 from vllm_lint.launch.parallelism import parallel_sizes
 from vllm_lint.launch.record import Launch, LaunchFinding, Setting
 from vllm_lint.launch.settings import LaunchSettings
-from vllm_lint.models.derive import attention_heads
+from vllm_lint.models.derive import (
+    AUTO_BF16_FALLS_BACK_FROM,
+    QUANTIZATION_MIN_CAPABILITY,
+    QUANTIZATION_TABLE_FROM,
+    attention_heads,
+    release,
+)
 from vllm_lint.registry import launch_rule
 
 # ``--max-model-len 32k``: vLLM's human_readable_int (vllm/utils/argparse_utils.py:29-73, 0.32.0).
@@ -96,3 +103,66 @@ def parallelism_does_not_divide_model(launch: Launch, settings: LaunchSettings) 
             ),
             anchor=setting.anchor if setting else launch.anchor,
         )
+
+
+def _gpu(launch: Launch, settings: LaunchSettings) -> tuple[GpuType, object] | None:
+    """The GPU type the launch runs on and where that is said: its deployment's, else the settings'."""
+    name = launch.gpu_type or settings.gpu
+    gpu = GPU_TYPES.get(name) if name else None
+    if gpu is None:
+        return None
+    return gpu, launch.gpu_type_anchor if launch.gpu_type else None
+
+
+_BF16 = ("bfloat16", "bf16")
+
+
+@launch_rule("VLL212")
+def dtype_unsupported_by_gpu(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    found = _gpu(launch, settings)
+    if found is None or found[0].capability is None or found[0].capability >= (8, 0):
+        return
+    gpu, _ = found
+    capability = ".".join(map(str, gpu.capability))
+    versions = [release(version) for version in target_versions(launch)]
+    setting = launch.get("dtype")
+    dtype = str(setting.value.value).strip().lower() if setting is not None and setting.value is not None else None
+    if setting is not None and dtype is None:
+        return
+    facts = launch_model(launch, settings) if dtype in (None, "auto") or not launch.has("quantization") else None
+    if dtype in _BF16:
+        yield LaunchFinding(
+            message=(
+                f'dtype {dtype} on {gpu.name} (compute capability {capability}): vLLM refuses to start ("Bfloat16 is '
+                'only supported on GPUs with compute capability of at least 8.0"); use --dtype half'
+            ),
+            anchor=setting.value_anchor or setting.anchor,
+        )
+    elif dtype in (None, "auto") and facts is not None and facts.dtype in _BF16 and facts.quantization is None:
+        if all(version < AUTO_BF16_FALLS_BACK_FROM for version in versions):
+            yield LaunchFinding(
+                message=(
+                    f"{facts.name} is stored in bfloat16, which dtype auto keeps in the vLLM releases this launch "
+                    f"targets, and {gpu.name} (compute capability {capability}) has no bfloat16: vLLM refuses to "
+                    "start; set --dtype half"
+                ),
+                anchor=setting.anchor if setting is not None else launch.anchor,
+            )
+    quantization = launch.get("quantization")
+    if quantization is not None:
+        method = str(quantization.value.value).strip().lower() if quantization.value is not None else None
+        anchor = quantization.value_anchor or quantization.anchor
+    else:
+        method = facts.quantization_method if facts is not None else None
+        anchor = launch.anchor
+    minimum = QUANTIZATION_MIN_CAPABILITY.get(method or "")
+    if minimum is None or gpu.capability >= minimum or not all(v >= QUANTIZATION_TABLE_FROM for v in versions):
+        return
+    yield LaunchFinding(
+        message=(
+            f"quantization {method} needs compute capability {minimum[0]}.{minimum[1]} and {gpu.name} has "
+            f'{capability}: vLLM refuses to start ("The quantization method {method} is not supported for the '
+            'current GPU"); serve an unquantized or differently quantized model there, or another GPU'
+        ),
+        anchor=anchor,
+    )

@@ -7,4 +7,5 @@ from vllm_lint.registry import LAUNCH
 PREFILTER = {
     "VLL209": (LAUNCH,),
     "VLL210": (LAUNCH,),
+    "VLL212": (LAUNCH,),
 }
