@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vllm_lint.cmdline.serve_args import Span
 from vllm_lint.cmdline.launches import (
@@ -694,12 +694,12 @@ _GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerat
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 
-def _node_gpu_type(spec, words: _YamlWords) -> tuple[str, object] | None:
+def _node_gpu_type(spec, words: _YamlWords) -> tuple[str, Any] | None:
     """The GPU type a pod spec asks its node for (``nodeSelector``, or required node affinity with one GPU type
     among its values), and the node that says so; None when it does not say or names several types."""
     from vllm_lint.gpus.names import gpu_from_instance_type, gpu_from_name
 
-    found: dict[str, object] = {}
+    found: dict[str, Any] = {}
 
     def read(key: str | None, node) -> None:
         text = words.text(node) if node is not None else None

@@ -105,13 +105,10 @@ def parallelism_does_not_divide_model(launch: Launch, settings: LaunchSettings) 
         )
 
 
-def _gpu(launch: Launch, settings: LaunchSettings) -> tuple[GpuType, object] | None:
-    """The GPU type the launch runs on and where that is said: its deployment's, else the settings'."""
+def _gpu(launch: Launch, settings: LaunchSettings) -> GpuType | None:
+    """The GPU type the launch runs on: its deployment's, else the settings'."""
     name = launch.gpu_type or settings.gpu
-    gpu = GPU_TYPES.get(name) if name else None
-    if gpu is None:
-        return None
-    return gpu, launch.gpu_type_anchor if launch.gpu_type else None
+    return GPU_TYPES.get(name) if name else None
 
 
 _BF16 = ("bfloat16", "bf16")
@@ -119,18 +116,18 @@ _BF16 = ("bfloat16", "bf16")
 
 @launch_rule("VLL212")
 def dtype_unsupported_by_gpu(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    found = _gpu(launch, settings)
-    if found is None or found[0].capability is None or found[0].capability >= (8, 0):
+    gpu = _gpu(launch, settings)
+    if gpu is None or gpu.capability is None or gpu.capability >= (8, 0):
         return
-    gpu, _ = found
-    capability = ".".join(map(str, gpu.capability))
+    has = gpu.capability
+    capability = f"{has[0]}.{has[1]}"
     versions = [release(version) for version in target_versions(launch)]
     setting = launch.get("dtype")
     dtype = str(setting.value.value).strip().lower() if setting is not None and setting.value is not None else None
     if setting is not None and dtype is None:
         return
     facts = launch_model(launch, settings) if dtype in (None, "auto") or not launch.has("quantization") else None
-    if dtype in _BF16:
+    if setting is not None and dtype in _BF16:
         yield LaunchFinding(
             message=(
                 f'dtype {dtype} on {gpu.name} (compute capability {capability}): vLLM refuses to start ("Bfloat16 is '
@@ -156,7 +153,7 @@ def dtype_unsupported_by_gpu(launch: Launch, settings: LaunchSettings) -> Iterat
         method = facts.quantization_method if facts is not None else None
         anchor = launch.anchor
     minimum = QUANTIZATION_MIN_CAPABILITY.get(method or "")
-    if minimum is None or gpu.capability >= minimum or not all(v >= QUANTIZATION_TABLE_FROM for v in versions):
+    if minimum is None or has >= minimum or not all(v >= QUANTIZATION_TABLE_FROM for v in versions):
         return
     yield LaunchFinding(
         message=(
