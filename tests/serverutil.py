@@ -1,5 +1,6 @@
 """Test helpers for tests that start a server: wait until it answers, or fail the test with its log's tail; find
-the vLLM engine processes under it, hold them, and wait until the server has seen its clients hang up."""
+the vLLM engine processes under it, hold them, and wait until the server's own counters say what a test waits
+for (idle, its clients' hang-ups seen, requests in the engine)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,9 @@ def engine_held(server_pid: int) -> Iterator[list[int]]:
                 proc.resume()
 
 
-def wait_hung_up(base_url: str, aborted: int, timeout: float = 30.0) -> dict:
-    """The server's /health once it counts ``aborted`` aborted requests since it started; with the engine held,
-    none of them may be left in the engine."""
+def wait_health(base_url: str, holds: Callable[[dict], bool], what: str, timeout: float = 60.0) -> dict:
+    """The server's ``/health`` once ``holds`` is true of it: its own counters (requests in flight, in the engine,
+    aborted, completed), looked at until they say so. The limit only fails a server that never gets there."""
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -70,9 +71,36 @@ def wait_hung_up(base_url: str, aborted: int, timeout: float = 30.0) -> dict:
         resp = httpx.get(base_url + "/health", timeout=10, trust_env=False)
         assert resp.status_code == 200, resp.text
         health = resp.json()
-        if health["aborted_requests"] >= aborted:
-            break
-        assert time.monotonic() < deadline, f"{health}: not {aborted} aborted, the server missed a hang-up"
+        if holds(health):
+            return health
+        assert time.monotonic() < deadline, f"{health}: never {what}"
         time.sleep(0.05)
+
+
+async def wait_health_async(client, holds: Callable[[dict], bool], what: str, timeout: float = 60.0) -> dict:
+    """``wait_health`` through a test's own ``httpx.AsyncClient`` (its base URL the server's), without blocking
+    the event loop its requests run on."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = await client.get("/health")
+        assert resp.status_code == 200, resp.text
+        health = resp.json()
+        if holds(health):
+            return health
+        assert time.monotonic() < deadline, f"{health}: never {what}"
+        await asyncio.sleep(0.05)
+
+
+def wait_idle(base_url: str) -> dict:
+    """The server's ``/health`` once no request is in flight and none is left in the engine."""
+    return wait_health(base_url, lambda h: h["engine_requests"] == 0 and h["requests_in_flight"] == 0, "idle")
+
+
+def wait_hung_up(base_url: str, aborted: int) -> dict:
+    """The server's /health once it counts ``aborted`` aborted requests since it started; with the engine held,
+    none of them may be left in the engine."""
+    health = wait_health(base_url, lambda h: h["aborted_requests"] >= aborted, f"{aborted} aborted (a hang-up missed)")
     assert health["engine_requests"] == 0, health  # aborted in the engine before it could run them
     return health

