@@ -52,8 +52,8 @@ STOP_SITE = Path(__file__).resolve().parent / "stop_site"
 def stopping_env(point: str) -> dict[str, str]:
     """The environment of a vllm-lint subprocess that stops itself (SIGSTOP) at ``point`` of its atomic writes:
     ``written:NAME`` (NAME's temporary file written, before the changed-meanwhile check), ``before:NAME`` (after
-    it, just before the rename onto NAME) or ``after:N`` (the Nth file written). ``stop_site/sitecustomize.py``
-    does it; ``wait_stopped`` waits for it."""
+    it, just before the rename onto NAME), ``after:N`` (the Nth file written) or ``forked:N`` (its Nth parser
+    process started). ``stop_site/sitecustomize.py`` does it; ``wait_stopped`` waits for it."""
     env = cli_env(VLLM_LINT_TEST_STOP=point)
     env["PYTHONPATH"] = os.pathsep.join([str(STOP_SITE), env["PYTHONPATH"]])
     return env

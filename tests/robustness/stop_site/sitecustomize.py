@@ -4,8 +4,10 @@ folder first on its ``PYTHONPATH``): the process stops itself (SIGSTOP) at the p
 
 ``written:NAME``: NAME's temporary file written and synced, before the check that NAME did not change meanwhile
 (``atomic_write``'s ``still_current``) and the rename. ``before:NAME``: after that check, just before the rename
-onto NAME. ``after:N``: just after the Nth rename of a temporary file onto its file. The writes are vllm-lint's
-own (``vllm_lint.atomic``); only ``os.chmod`` and ``os.replace`` are wrapped, to stop around the real ones.
+onto NAME. ``after:N``: just after the Nth rename of a temporary file onto its file. ``forked:N``: in the parent,
+just after it forked its Nth child (a parser process). The writes and forks are vllm-lint's own
+(``vllm_lint.atomic``, ``vllm_lint.engine.processes``); only ``os.chmod`` and ``os.replace`` are wrapped, and a
+fork handler registered, to stop around the real ones.
 """
 
 import os
@@ -38,6 +40,16 @@ def _install() -> None:
                 os.kill(os.getpid(), signal.SIGSTOP)
 
     os.chmod, os.replace = chmod, replace
+
+    forks = 0
+
+    def forked() -> None:
+        nonlocal forks
+        forks += 1
+        if kind == "forked" and forks == int(value):
+            os.kill(os.getpid(), signal.SIGSTOP)
+
+    os.register_at_fork(after_in_parent=forked)
 
 
 if _STOP:
