@@ -148,7 +148,7 @@ def test_yaml_alias_bomb_is_bounded(tmp_path):
     started = time.monotonic()
     diagnostics = lint_text(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
     # aliases are never expanded: only the paths a workload defines are read (args here hold no strings)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # only fails a reading that expands the aliases (10**9 nodes)
     assert code_lines(diagnostics) == [("VLL201", 10), ("VLL203", 10), ("VLL403", 10), ("VLL405", 11)]
 
 
