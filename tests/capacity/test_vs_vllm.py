@@ -6,6 +6,7 @@ reports it. RoPE scaling (linear, dynamic, llama3, YaRN, LongRoPE, M-RoPE), slid
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -15,7 +16,8 @@ import pytest
 
 from lintutil import run_cli
 
-pytest.importorskip("vllm", reason="vLLM's CPU build judges these combinations")
+if importlib.util.find_spec("vllm") is None:
+    pytest.skip("vLLM's CPU build judges these combinations", allow_module_level=True)
 
 
 def _llama(**extra):
@@ -284,3 +286,44 @@ def test_the_linter_reports_what_vllm_rejects(tmp_path):
     # Both verdicts occur, each many times: the test can fail either way.
     assert sum(v["length"] for v in verdicts) > 50 and sum(not v["length"] for v in verdicts) > 50
     assert sum(v["heads"] for v in verdicts) > 20
+
+
+# (config, tensor parallel size, kv cache bytes) -> vLLM's page of one token, summed over the layers.
+KV_CASES = [
+    ("llama-2", 1, 2),
+    ("llama-2", 4, 2),
+    ("llama-3.1", 1, 2),
+    ("llama-3.1", 8, 1),
+    ("tinyllama", 2, 2),
+    ("tinyllama", 8, 2),  # fewer KV heads than ranks: each rank keeps one
+    ("qwen2-0.5b", 1, 2),
+    ("gpt2", 1, 2),
+]
+_PAGES = """
+import json, sys, torch
+from vllm.v1.kv_cache_interface import FullAttentionSpec
+out = []
+for heads, head_size, dtype in json.loads(sys.argv[1]):
+    spec = FullAttentionSpec(block_size=16, num_kv_heads=heads, head_size=head_size,
+                             dtype={1: torch.float8_e4m3fn, 2: torch.bfloat16}[dtype])
+    out.append(spec.page_size_bytes // 16)
+print(json.dumps(out))
+"""
+
+
+def test_kv_bytes_per_token_is_vllms_page_of_one_token():
+    from vllm_lint.models.derive import kv_bytes_per_token
+    from vllm_lint.models.facts import read_facts
+
+    specs, ours = [], []
+    for name, tensor, dtype_bytes in KV_CASES:
+        facts = read_facts(name, "test", CONFIGS[name])
+        kv_heads = facts.num_kv_heads or facts.num_attention_heads
+        head_size = facts.head_dim or facts.hidden_size // facts.num_attention_heads
+        specs.append((max(1, kv_heads // tensor), head_size, dtype_bytes))
+        ours.append(kv_bytes_per_token(facts, dtype_bytes, tensor, 1) / facts.num_layers)
+    pages = subprocess.run(
+        [sys.executable, "-c", _PAGES, json.dumps(specs)], capture_output=True, text=True, timeout=300
+    )
+    assert pages.returncode == 0, pages.stderr[-3000:]
+    assert ours == json.loads(pages.stdout.strip().splitlines()[-1])

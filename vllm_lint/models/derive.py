@@ -177,3 +177,82 @@ AUTO_BF16_FALLS_BACK_FROM = (0, 9, 0)
 
 def release(text: str) -> tuple[int, ...]:
     return _version(text)
+
+
+# Bytes per element of the dtypes vLLM serves in (vllm/utils/torch_utils.py STR_DTYPE_TO_TORCH_DTYPE, 0.32.0).
+DTYPE_BYTES = {"half": 2, "float16": 2, "bfloat16": 2, "bf16": 2, "fp16": 2, "float": 4, "float32": 4}
+# Config keys of layers whose KV cache is not one full-attention page per token per layer (sliding windows,
+# MLA, Mamba and linear-attention hybrids): the KV-cache check leaves such models alone.
+_NOT_PLAIN_ATTENTION = (
+    "sliding_window",
+    "layer_types",
+    "kv_lora_rank",
+    "hybrid_override_pattern",
+    "layers_block_type",
+    "attn_type_list",
+    "full_attn_idxs",
+)
+
+
+# Model types whose MLP is gated (gate, up and down projections: three matrices, not two).
+_GATED_MLP = frozenset(
+    {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo2", "internlm2"}
+)
+_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size")
+
+
+def parameter_count(facts: ModelFacts) -> int | None:
+    """A lower bound of a dense decoder's parameters from its config: embeddings (and an untied output
+    layer), each layer's attention projections and MLP, nothing for biases and norms; None for a mixture of
+    experts or a config without the sizes."""
+    if facts.multimodal or any(facts.text.get(key) for key in _EXPERT_KEYS):
+        return None
+    hidden, layers, heads = facts.hidden_size, facts.num_layers, facts.num_attention_heads
+    vocab, inter = facts.vocab_size, facts.intermediate_size
+    if not (hidden and layers and heads and vocab and inter):
+        return None
+    head_dim = facts.head_dim or hidden // heads
+    kv_heads = facts.num_kv_heads or heads
+    attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    mlp = (3 if facts.text_model_type in _GATED_MLP else 2) * hidden * inter
+    embeddings = vocab * hidden * (1 if facts.text.get("tie_word_embeddings") is not False else 2)
+    return embeddings + layers * (attention + mlp)
+
+
+def weight_bytes_served(facts: ModelFacts, dtype: str | None) -> int | None:
+    """A lower bound of the weights' bytes on the GPUs: the checkpoint's size (or the parameters of a dense
+    model times its dtype's bytes), halved where vLLM casts a float32 checkpoint to 16 bits (dtype auto,
+    vllm/config/model.py:2422-2424, 0.32.0; or an explicit 16-bit dtype); None where neither the size nor the
+    checkpoint's dtype is known."""
+    if facts.quantization is not None:
+        return facts.weight_bytes
+    stored = DTYPE_BYTES.get((facts.dtype or "").lower())
+    if stored is None:
+        return None
+    size = facts.weight_bytes
+    if size is None:
+        count = parameter_count(facts)
+        size = count * stored if count is not None else None
+    if size is None:
+        return None
+    served = stored if dtype in (None, "auto") and stored == 2 else DTYPE_BYTES.get(dtype or "", 2)
+    return size * min(served, stored) // stored
+
+
+def kv_bytes_per_token(facts: ModelFacts, kv_dtype_bytes: int, tensor: int, pipeline: int) -> float | None:
+    """KV-cache bytes one token takes on each GPU: per layer, 2 x KV heads x head size x the cache dtype's
+    bytes (AttentionSpec.page_size_bytes, vllm/v1/kv_cache_interface.py:541-560, 0.32.0), the heads split among
+    tensor-parallel ranks (at least one each) and the layers among pipeline stages; None for models whose
+    layers are not all plain full attention."""
+    if any(facts.text.get(key) not in (None, [], {}) for key in _NOT_PLAIN_ATTENTION):
+        return None
+    if any("mamba" in key or "ssm" in key or "linear_attn" in key for key in facts.text):
+        return None
+    layers, heads = facts.num_layers, facts.num_attention_heads
+    if not layers or not heads:
+        return None
+    kv_heads = facts.num_kv_heads or heads
+    head_dim = facts.head_dim or (facts.hidden_size // heads if facts.hidden_size else None)
+    if not head_dim:
+        return None
+    return (layers / pipeline) * max(1.0, kv_heads / tensor) * 2 * head_dim * kv_dtype_bytes

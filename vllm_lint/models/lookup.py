@@ -96,7 +96,26 @@ def _from_cache(model: str) -> ModelFacts | None:
         if len(spelled) == 1:
             path = _cached_snapshot(spelled[0].removeprefix("models--").replace("--", "/"), root)
     config = _read_config(path) if path is not None else None
-    return read_facts(model, f"the Hugging Face cache ({path})", config) if config is not None else None
+    if path is None or config is None:
+        return None
+    return read_facts(model, f"the Hugging Face cache ({path})", config, checkpoint_bytes(path.parent))
+
+
+def checkpoint_bytes(folder: Path) -> int | None:
+    """The size of a model folder's safetensors weights: its index's ``metadata.total_size``, else the size
+    of its one ``model.safetensors``; None when neither is there."""
+    index = folder / "model.safetensors.index.json"
+    try:
+        with index.open("rb") as handle:
+            total = json.load(handle).get("metadata", {}).get("total_size")
+        if isinstance(total, int) and total > 0:
+            return total
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        return (folder / "model.safetensors").stat().st_size or None
+    except OSError:
+        return None
 
 
 @lru_cache(maxsize=256)
@@ -109,7 +128,7 @@ def find_model(model: str, search: ModelSearch) -> ModelFacts | None:
     if folder is not None:
         config = _read_config(folder / "config.json")
         if config is not None:
-            return read_facts(model, str(folder / "config.json"), config)
+            return read_facts(model, str(folder / "config.json"), config, checkpoint_bytes(folder))
     if _looks_like_path(model):
         return None  # a folder on another machine (a container's volume): its config is not here
     facts = _from_cache(model)

@@ -17,12 +17,16 @@ from vllm_lint.launch.record import Launch, LaunchFinding, Setting
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.models.derive import (
     AUTO_BF16_FALLS_BACK_FROM,
+    DTYPE_BYTES,
     QUANTIZATION_MIN_CAPABILITY,
     QUANTIZATION_TABLE_FROM,
     attention_heads,
+    kv_bytes_per_token,
     release,
+    weight_bytes_served,
 )
 from vllm_lint.registry import launch_rule
+from vllm_lint.values import as_float
 
 # ``--max-model-len 32k``: vLLM's human_readable_int (vllm/utils/argparse_utils.py:29-73, 0.32.0).
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -160,6 +164,90 @@ def dtype_unsupported_by_gpu(launch: Launch, settings: LaunchSettings) -> Iterat
             f"quantization {method} needs compute capability {minimum[0]}.{minimum[1]} and {gpu.name} has "
             f'{capability}: vLLM refuses to start ("The quantization method {method} is not supported for the '
             'current GPU"); serve an unquantized or differently quantized model there, or another GPU'
+        ),
+        anchor=anchor,
+    )
+
+
+_GIB = 1 << 30
+_KV_DTYPES = {"auto": None, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "fp8_ds_mla": 1}
+
+
+def _text(launch: Launch, key: str) -> str | None:
+    setting = launch.get(key)
+    if setting is None:
+        return None
+    return str(setting.value.value).strip().lower() if setting.value is not None else ""
+
+
+def _utilization(launch: Launch) -> float | None:
+    setting = launch.get("gpu_memory_utilization")
+    if setting is not None:
+        return as_float(setting.value)
+    defaults = [
+        value for value in launch.target_api().engine_defaults("gpu_memory_utilization") if isinstance(value, float)
+    ]
+    return max(defaults) if defaults else None
+
+
+@launch_rule("VLL211")
+def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
+    gpu = _gpu(launch, settings)
+    sizes = parallel_sizes(launch)
+    if gpu is None or gpu.memory_gib is None or sizes is None or launch.opaque:
+        return
+    if launch.has("cpu_offload_gb") or launch.has("quantization") or launch.has("kv_cache_memory_bytes"):
+        return
+    dtype = _text(launch, "dtype")
+    if dtype == "":
+        return
+    utilization = _utilization(launch)
+    facts = launch_model(launch, settings)
+    if facts is None or utilization is None or not 0 < utilization <= 1:
+        return
+    weights = weight_bytes_served(facts, dtype)
+    if weights is None:
+        return
+    tensor, pipeline = sizes
+    gpus = tensor * pipeline
+    per_gpu = weights / gpus
+    usable = gpu.memory_gib * _GIB * utilization
+    where = f"{gpus} x {gpu.name} at {utilization:g} = {usable / _GIB:.1f} GiB each"
+    anchor = launch.gpu_type_anchor if launch.gpu_type else launch.anchor
+    if per_gpu > usable:
+        yield LaunchFinding(
+            message=(
+                f"{facts.name} does not fit: its weights take {per_gpu / _GIB:.1f} GiB per GPU ({weights / _GIB:.1f} "
+                f"GiB over {gpus}) on {where}; vLLM runs out of memory loading them; use more GPUs "
+                "(tensor parallel), a quantized checkpoint, or a larger GPU"
+            ),
+            anchor=anchor,
+        )
+        return
+    written = launch.get("max_model_len")
+    if written is not None:
+        length = _length(written)
+    else:
+        limit = length_limit(launch, settings)  # what vLLM takes when none is given
+        length = limit.value if limit is not None else None
+    kv_dtype = _text(launch, "kv_cache_dtype") or "auto"
+    kv_bytes = _KV_DTYPES.get(kv_dtype, 0) or (
+        DTYPE_BYTES.get(dtype or "", 0)
+        if dtype not in (None, "auto")
+        else DTYPE_BYTES.get((facts.dtype or "").lower(), 0)
+    )
+    per_token = kv_bytes_per_token(facts, kv_bytes, tensor, pipeline) if kv_bytes and length else None
+    if per_token is None or length is None:
+        return
+    sequence = per_token * length
+    if per_gpu + sequence <= usable:
+        return
+    yield LaunchFinding(
+        message=(
+            f"{facts.name} leaves too little KV cache: weights {per_gpu / _GIB:.1f} GiB + one {length}-token sequence's "
+            f'KV cache {sequence / _GIB:.1f} GiB per GPU on {where}; vLLM refuses to start ("To serve at least one '
+            "request with the models's max seq len ... KV cache is needed\"); lower max_model_len, or use more or "
+            "larger GPUs"
         ),
         anchor=anchor,
     )

@@ -8,4 +8,5 @@ PREFILTER = {
     "VLL209": (LAUNCH,),
     "VLL210": (LAUNCH,),
     "VLL212": (LAUNCH,),
+    "VLL211": (LAUNCH,),
 }
