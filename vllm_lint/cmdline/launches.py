@@ -273,6 +273,7 @@ def _arrays_expanded(words: list[Word], env: Environment) -> list[Word]:
         for element in elements:
             copy = Word(element.raw, element.start, element.end, list(element.parts), element.quoted, single=True)
             copy.condition, copy.why = element.condition | word.condition, element.why
+            copy.nonempty = element.nonempty | word.nonempty
             result.append(copy)
     return result
 

@@ -55,6 +55,9 @@ class Word:
     # where the parts of ``script`` came from (a values.yaml entry a template wrote): (start, end, origin)
     # in the script's text, given to the words a shell splits it into
     script_origins: tuple[tuple[int, int, str], ...] = ()
+    # Variables a test around the word says are not empty where it is written (``if [ -n "$X" ]; then``,
+    # ``[ -n "$X" ] && ...``): an empty value known for one of them is not the value there
+    nonempty: frozenset[str] = frozenset()
 
     @property
     def literal(self) -> bool:
@@ -589,11 +592,26 @@ class Environment:
 
     def expand(self, word: Word) -> Word:
         value, origin = self.expand_parts(word.parts)
+        if value is not None and word.nonempty:
+            tested = self._tested_empty(word)
+            if tested is not None:
+                value, origin = None, None
+                word.why = f"unresolved variable ${tested} (tested non-empty where it is used, empty by default)"
         # a literal keeps the origin its front-end found (a Python constant, an os.getenv default)
         word.value, word.origin = value, origin if origin is not None or not word.literal else word.origin
         if value is None and word.why is None:
             word.why = self._unknown_variable(word.parts)
         return word
+
+    def _tested_empty(self, word: Word) -> str | None:
+        """A variable of ``word`` that a test says is not empty there, though this script holds it empty."""
+        for part in word.parts:
+            if part[0] in ("lit", "unknown") or part[1] not in word.nonempty:
+                continue
+            known = self.vars.get(part[1])
+            if known is not None and str(known.value) == "":
+                return part[1]
+        return None
 
     def _unknown_variable(self, parts: list) -> str | None:
         """``unresolved variable $X (set from the script's arguments)``: the first variable of ``parts`` that

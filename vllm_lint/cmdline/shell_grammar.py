@@ -108,18 +108,31 @@ class _Reader:
             condition = condition | {("shell-block", self.base + self.offset(node.start_byte))}
         if kind == "test_command":
             return  # `[[ ... ]]` runs nothing
+        # an ``if``'s tests that a variable is not empty hold in its ``then`` body
+        tests = node.children_by_field_name("condition") if kind == "if_statement" else []
+        tested = frozenset().union(*(_tested_nonempty(test) for test in tests))
         for child in node.named_children:
+            before = len(self.commands)
             self.visit(child, condition)
+            if tested and child.type not in ("elif_clause", "else_clause") and child not in tests:
+                _mark_nonempty(self.commands[before:], tested)
 
     def and_or(self, node, condition: frozenset) -> None:
         """``a && b || c``: what follows an operator runs under a condition of its own."""
         after = condition
+        tested: frozenset[str] = frozenset()
+        last = None
         for child in node.children:
             if child.type in ("&&", "||"):
                 after = condition | {("shell-and-or", self.base + self.offset(child.start_byte))}
+                tested = _tested_nonempty(last) if child.type == "&&" else frozenset()
                 continue
             if child.is_named:
+                before = len(self.commands)
                 self.visit(child, after)
+                if tested:
+                    _mark_nonempty(self.commands[before:], tested)
+                last = child
 
     def redirected(self, node, condition: frozenset) -> None:
         body = node.child_by_field_name("body")
@@ -231,3 +244,59 @@ def _char_offsets(text: str) -> list[int]:
         offsets.extend([index] * len(char.encode("utf-8")))
     offsets.append(len(text))
     return offsets
+
+
+def _tested_nonempty(node) -> frozenset[str]:
+    """The variables a test says are not empty when it passes: ``[ -n "$X" ]``, ``[[ ! -z $X ]]``,
+    ``[ "$X" != "" ]``, ``test -n "$X"``, and those of both sides of ``&&``."""
+    if node is None:
+        return frozenset()
+    kind = node.type
+    if kind in ("test_command", "parenthesized_expression"):
+        return frozenset().union(*(_tested_nonempty(child) for child in node.named_children))
+    if kind == "list" or (kind == "binary_expression" and _operator(node) == "&&"):
+        return frozenset().union(*(_tested_nonempty(child) for child in node.named_children))
+    if kind == "unary_expression":
+        operator, operand = _operator(node), node.named_children[-1] if node.named_children else None
+        if operator == "-n":
+            return _variable(operand)
+        if operator == "!" and operand is not None and operand.type == "unary_expression" and _operator(operand) == "-z":
+            return _variable(operand.named_children[-1])
+        return frozenset()
+    if kind == "binary_expression" and _operator(node) == "!=":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if right is not None and right.text in (b'""', b"''"):
+            return _variable(left)
+        if left is not None and left.text in (b'""', b"''"):
+            return _variable(right)
+        return frozenset()
+    if kind == "command":
+        words = [child.text for child in node.named_children]
+        if len(words) == 3 and words[0] == b"test" and words[1] == b"-n":
+            return _variable(node.named_children[2])
+    return frozenset()
+
+
+def _operator(node) -> str | None:
+    found = node.child_by_field_name("operator")
+    return found.text.decode("utf-8", "replace") if found is not None else None
+
+
+def _variable(node) -> frozenset[str]:
+    """The variable a test operand is exactly (``$X``, ``"$X"``, ``"${X}"``), or none."""
+    while node is not None and node.type == "string" and len(node.named_children) == 1:
+        node = node.named_children[0]
+    if node is None or node.type not in ("simple_expansion", "expansion"):
+        return frozenset()
+    names = [child for child in node.named_children if child.type == "variable_name"]
+    if len(names) != 1 or len(node.named_children) != 1:
+        return frozenset()
+    return frozenset({names[0].text.decode("utf-8", "replace")})
+
+
+def _mark_nonempty(commands: list[Command], names: frozenset[str]) -> None:
+    for command in commands:
+        for word in command.words:
+            word.nonempty = word.nonempty | names
+            for element in word.array or ():
+                element.nonempty = element.nonempty | names
