@@ -63,6 +63,7 @@ def test_text_lists_each_opaque_launch_and_the_counts(tmp_path):
         "serve.sh:5:6: shell launch left opaque: unresolved array $ARGS[@]",
         "serve.sh:6:1: shell launch left opaque: config file (--config)",
         "8 launches seen, 2 read in full, 6 opaque",
+        "8 with model facts unknown (the rules over the model and its GPU skip them)",
     ]
 
 
@@ -122,3 +123,17 @@ def test_the_reason_says_where_an_unknown_value_comes_from(tmp_path):
         "start.sh:13:1: shell launch left opaque: unresolved array $MORE[@] (filled by read at run time)",
         "start.sh:15:1: shell launch left opaque: unresolved variable $CONFIG (set under a condition (if, case, && or a loop))",
     ], result.stdout
+
+
+def test_json_says_whose_model_facts_are_known(tmp_path):
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "config.json").write_text('{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}')
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve ./tiny --max-model-len 1024\nvllm serve my-org/private-model\nvllm serve \"$MODEL\"\n"
+        "vllm serve ./tiny --hf-overrides '{\"max_position_embeddings\": 4096}'\n"
+    )
+    result = run_cli("check", "--no-cache", "--explain-opaque", "--output-format", "json", "serve.sh", cwd=tmp_path)
+    assert [(r["line"], r["model_facts"]) for r in json.loads(result.stdout)] == [
+        (1, "known"), (2, "unknown"), (3, "model not known"), (4, "unknown")]
+    text = run_cli("check", "--no-cache", "--explain-opaque", "serve.sh", cwd=tmp_path)
+    assert text.stdout.splitlines()[-1] == "3 with model facts unknown (the rules over the model and its GPU skip them)"

@@ -320,7 +320,8 @@ def _explain_opaque(report: Report, request: CheckRequest, out: TextIO) -> int:
             # a launch in a Markdown block or a notebook cell is that file's, whatever reader read the block
             kind = surface.name if surface is not None and surface.name in ("markdown", "notebook") else seen["reader"]
             rows.append({"filename": diagnostic.path, "line": diagnostic.start.line, "column": diagnostic.start.column,
-                         "surface": kind, "launch": seen["launch"], "opaque": seen["opaque"], "reasons": seen["reasons"]})
+                         "surface": kind, "launch": seen["launch"], "opaque": seen["opaque"], "reasons": seen["reasons"],
+                         "model_facts": seen.get("model_facts")})
     if request.output_format == "json":
         import json
 
@@ -331,6 +332,9 @@ def _explain_opaque(report: Report, request: CheckRequest, out: TextIO) -> int:
             out.write(f"{row['filename']}:{row['line']}:{row['column']}: {row['surface']} launch left opaque: {'; '.join(row['reasons'])}\n")
     opaque = sum(1 for row in rows if row["opaque"])
     out.write(f"{len(rows)} launches seen, {len(rows) - opaque} read in full, {opaque} opaque\n")
+    unknown = sum(1 for row in rows if row["model_facts"] not in (None, "known"))
+    if unknown:
+        out.write(f"{unknown} with model facts unknown (the rules over the model and its GPU skip them)\n")
     return EXIT_CLEAN
 
 

@@ -25,13 +25,27 @@ def launch_label(launch) -> str | None:
     return _LABELS.get(launch.kind, launch.kind)
 
 
-def seen_message(launch, reader: str) -> str | None:
-    """What ``--explain-opaque`` reports of ``launch`` (read as ``reader``), or None when it is not counted."""
+def seen_message(launch, reader: str, settings=None) -> str | None:
+    """What ``--explain-opaque`` reports of ``launch`` (read as ``reader``), or None when it is not counted.
+    With the launch settings, whether the facts of its model are known (VLL209-VLL212 skip it otherwise)."""
     label = launch_label(launch)
     if label is None:
         return None
     reasons = list(launch.opaque_reasons) or (["reason not recorded"] if launch.opaque else [])
-    return json.dumps({"reader": reader, "launch": label, "opaque": bool(launch.opaque), "reasons": reasons})
+    seen = {"reader": reader, "launch": label, "opaque": bool(launch.opaque), "reasons": reasons}
+    if settings is not None:
+        seen["model_facts"] = model_facts_status(launch, settings)
+    return json.dumps(seen)
+
+
+def model_facts_status(launch, settings) -> str:
+    """``known``; ``unknown`` (no local folder, cache, table row or Hub answer has its config.json, or a flag
+    changes what vLLM reads of it); ``model not known`` (not written, or not statically known)."""
+    from vllm_lint.launch.model import launch_model, model_name
+
+    if model_name(launch) is None:
+        return "model not known"
+    return "known" if launch_model(launch, settings) is not None else "unknown"
 
 
 def read_message(message: str) -> dict:

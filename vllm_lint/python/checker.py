@@ -212,7 +212,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
     if facts is not None:
         found = python_facts(ctx, launches, locator.span)
         facts.servers, facts.requests = found.servers, found.requests
-    seen = _launches_seen(path, launches, locator) if explain else []
+    seen = _launches_seen(path, launches, locator, options.launch_settings) if explain else []
     if not findings:
         return seen
     index = TextIndex(text)
@@ -256,11 +256,11 @@ def _reported_fix(fix: PyFix, module: cst.Module, text: str, index: TextIndex, l
     return Fix(fix.applicability, fix.title, edits) if edits else None
 
 
-def _launches_seen(path: str, launches: list, locator: _Locator) -> list[Diagnostic]:
+def _launches_seen(path: str, launches: list, locator: _Locator, settings: LaunchSettings) -> list[Diagnostic]:
     """One ``LAUNCH_SEEN`` pseudo-diagnostic per launch read (``check --explain-opaque``)."""
     seen = []
     for launch, call, statement in launches:
-        message = seen_message(launch, "python")
+        message = seen_message(launch, "python", settings)
         node = next((n for n in (launch.anchor, call, statement) if isinstance(n, cst.CSTNode)), None)
         if message is None or node is None:
             continue

@@ -13,6 +13,7 @@ from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from vllm_lint.file_roles import is_testing_path
 from vllm_lint.launch.record import ImageReference, LaunchFinding, PinImage
 from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
+from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import check_image, check_launch
 from vllm_lint.surfaces.job import CommandParseError, LintJob, parse_error
 from vllm_lint.surfaces.embedded import View
@@ -111,15 +112,15 @@ def lint_text(
     # two launches that share words (the branches of a template ``if``) say the same of them once
     diagnostics = list(dict.fromkeys(diagnostics))
     if LAUNCH_SEEN in job.enabled:
-        diagnostics.extend(_launches_seen(display, index, extractor))
+        diagnostics.extend(_launches_seen(display, index, extractor, job.launch_settings))
     return diagnostics
 
 
-def _launches_seen(display: str, index: TextIndex, extractor: Extractor) -> list[Diagnostic]:
+def _launches_seen(display: str, index: TextIndex, extractor: Extractor, settings: LaunchSettings) -> list[Diagnostic]:
     """One ``LAUNCH_SEEN`` pseudo-diagnostic per launch read (``check --explain-opaque``)."""
     seen = []
     for found in extractor.found:
-        message = seen_message(found.launch, found.reader or extractor.reader)
+        message = seen_message(found.launch, found.reader or extractor.reader, settings)
         anchor = found.launch.anchor
         if message is None:
             continue
