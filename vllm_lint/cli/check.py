@@ -171,7 +171,7 @@ def _run(request: CheckRequest, out: TextIO) -> int:
         from vllm_lint.launch.seen import LAUNCH_SEEN
 
         options, fix = dataclasses.replace(options, enabled=options.enabled | {LAUNCH_SEEN}), None
-    run = Run(options, None if request.stdin else _cache_dir(request, options), fix, request.unsafe_fixes)
+    run = Run(options, fix, request.unsafe_fixes, cache=not (request.no_cache or request.stdin), cache_dir=request.cache_dir)
     try:
         report = run.check(request.paths, request.stdin, request.stdin_filename)
     except RunError as exc:
@@ -240,14 +240,6 @@ def _finish_fix(remaining: list[Diagnostic], applied: dict[str, dict[str, int]],
     if remaining and not request.fix_only:
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def _cache_dir(request: CheckRequest, options: RunOptions) -> Path | None:
-    if request.no_cache:
-        return None
-    from vllm_lint.engine.cache import default_cache_dir
-
-    return request.cache_dir or default_cache_dir(options)
 
 
 def _print(diagnostics: list[Diagnostic], request: CheckRequest, out: TextIO, sources: dict[str, str] | None = None) -> None:

@@ -64,9 +64,10 @@ class Report:
 @dataclass(frozen=True)
 class Run:
     options: RunOptions
-    cache_dir: Path | None = None  # None: no result cache
     fix: str | None = None  # None: report; "write": fix files in place; "diff": report the fixes as diffs
     unsafe_fixes: bool = False
+    cache: bool = False  # answer unchanged files from the result cache, and keep the new results there
+    cache_dir: Path | None = None  # where (None: engine/cache.py's default for the settings)
 
     # -- check: a whole run ----------------------------------------------------------------------------------
 
@@ -207,14 +208,14 @@ class Run:
         """Every file under ``paths``, in parallel and crash-isolated; the programmatic entry point."""
         return self.lint_files(list(discover_names(paths, self.options.settings, all_surfaces(), self.options.force_exclude)))
 
-    def lint_files(self, files: Sequence[tuple[Path | str, Surface | None]]) -> list[FileResult]:
+    def lint_files(self, files: Sequence[tuple[Path | str, Surface | None]], project_rules: bool = True) -> list[FileResult]:
         """One result per discovered file, in order: from the cache where the file is unchanged; then the
-        project rules over them all."""
+        project rules over them all (unless ``project_rules`` is False: a caller after the facts alone)."""
         options, cache = self.options, None
-        if self.cache_dir is not None:
-            from vllm_lint.engine.cache import ResultCache
+        if self.cache:
+            from vllm_lint.engine.cache import ResultCache, default_cache_dir
 
-            cache = ResultCache(self.cache_dir, options)
+            cache = ResultCache(self.cache_dir or default_cache_dir(options), options)
             options = dataclasses.replace(options, hash_sources=True, summaries=cache.summaries)
         results: list[FileResult | None] = [None] * len(files)
         missing = []
@@ -238,9 +239,10 @@ class Run:
         if cache is not None:
             cache.save()
         done = [r for r in results if r is not None]
-        from vllm_lint.engine.project import add_project_findings
+        if project_rules:
+            from vllm_lint.engine.project import add_project_findings
 
-        add_project_findings(done, options)
+            add_project_findings(done, options)
         return done
 
     def lint_file(self, path: Path, surface: Surface) -> FileResult:

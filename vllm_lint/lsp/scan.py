@@ -17,9 +17,8 @@ from vllm_lint.engine.runner import RunOptions
 
 
 def folder_facts(folder: Path) -> dict[str, dict]:
-    from vllm_lint.engine.cache import ResultCache, default_cache_dir
     from vllm_lint.engine.discovery import discover
-    from vllm_lint.engine.workers import Task, lint_tasks
+    from vllm_lint.engine.run import Run
     from vllm_lint.registry import project_codes
     from vllm_lint.rulebook import all_codes
     from vllm_lint.surfaces import all_surfaces
@@ -31,24 +30,9 @@ def folder_facts(folder: Path) -> dict[str, dict]:
     options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes)
     if not options.enabled & project_codes():
         return {}  # no project rule is on: no file reports facts
-    cache = ResultCache(default_cache_dir(options), options)
-    options.hash_sources, options.summaries = True, cache.summaries
-    facts: dict[str, dict] = {}
-    tasks = []
-    for index, (path, surface) in enumerate(discover([folder], settings, all_surfaces())):
-        if surface is None:
-            continue
-        cached = cache.lookup(path, str(path))
-        if cached is None:
-            tasks.append(Task(index, path, surface.name))
-        elif cached.facts:
-            facts[str(path)] = cached.facts.to_json()
-    for task, result in zip(tasks, lint_tasks(tasks, options)):
-        cache.store(task.path, result)
-        if result.facts:
-            facts[str(task.path)] = result.facts.to_json()
-    cache.save()
-    return facts
+    files = [(path, surface) for path, surface in discover([folder], settings, all_surfaces()) if surface is not None]
+    results = Run(options, cache=True).lint_files(files, project_rules=False)
+    return {str(path): result.facts.to_json() for (path, _surface), result in zip(files, results) if result.facts}
 
 
 def main(argv: list[str]) -> int:
