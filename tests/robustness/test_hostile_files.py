@@ -263,7 +263,7 @@ def test_fifo_without_suffix_does_not_hang_discovery(tmp_path):
     found: list = []
     thread = threading.Thread(target=lambda: found.extend(discover([tmp_path], Settings(root=tmp_path), all_surfaces())))
     thread.start()
-    thread.join(timeout=1)
+    thread.join(timeout=60)  # a walk that opens the FIFO blocks for good: the limit only says so
     hung = thread.is_alive()
     if hung:  # unblock the reader: open the FIFO for writing and close it
         fd = os.open(fifo, os.O_WRONLY)
