@@ -57,6 +57,12 @@ def test_benchmark_harness():
         # without shell=True a string is a program name, not a command line
         ('import subprocess\nsubprocess.run("vllm serve m --gpu-memory-utilization 0.99")\n', []),
         ('import subprocess\nsubprocess.run("vllm serve m --gpu-memory-utilization 0.99", shell=True)\n', [("VLL202", 2), ("VLL203", 2), ("VLL403", 2)]),
+        # a command string built as an f-string a line above and run by a shell: read at the string
+        ('import subprocess\nm = "m"\ncmd = f"vllm serve {m} --gpu-memory-utilization 0.99"\nsubprocess.Popen(cmd, shell=True)\n', [("VLL202", 3), ("VLL203", 3), ("VLL403", 3)]),
+        ('import os\ndef go(m):\n    cmd = f"vllm serve {m} --swap-space 4 --host ::1"\n    os.system(cmd)\n', [("VLL201", 3), ("VLL203", 3), ("VLL206", 3)]),
+        # a string grown after it is built, or bound twice, is not followed
+        ('import subprocess\ncmd = f"vllm serve m --gpu-memory-utilization 0.99"\ncmd += " --max-model-len 8192"\nsubprocess.Popen(cmd, shell=True)\n', []),
+        ('import subprocess\ndef go(big):\n    cmd = "vllm serve m --swap-space 4"\n    if big:\n        cmd = "vllm serve n"\n    subprocess.Popen(cmd, shell=True)\n', []),
         # `"...".split()` and asyncio's shell variant
         ('import subprocess\nsubprocess.run("vllm serve m --swap-space 4".split())\n', [("VLL201", 2), ("VLL203", 2), ("VLL206", 2), ("VLL403", 2)]),
         ('import asyncio\nasync def go():\n    await asyncio.create_subprocess_shell("vllm serve m -tp 2 --host 127.0.0.1")\n', [("VLL201", 3), ("VLL203", 3)]),

@@ -156,6 +156,10 @@ def _scan(name: str, root: cst.CSTNode) -> _Scope:
     return scope
 
 
+# expressions that build a command string in place (a name bound to one is followed to it)
+_STRING_EXPRESSIONS = (cst.FormattedString, cst.ConcatenatedString, cst.BinaryOperation, cst.SimpleString)
+
+
 class ArgumentReader:
     """Turns Python expressions into positioned command-line words."""
 
@@ -345,8 +349,13 @@ class ArgumentReader:
         simple = simple_body(expr)
         return self._piece(len(text), node=expr, statement=statement, text=text, body_exact=simple is not None)
 
-    def command_string(self, expr: cst.BaseExpression, statement) -> list[Command] | None:
-        """The commands of a command string that names vllm; None when it cannot be read or split."""
+    def command_string(self, expr: cst.BaseExpression, statement, function: FunctionInfo | None = None) -> list[Command] | None:
+        """The commands of a command string that names vllm; None when it cannot be read or split. With
+        ``function``, a name bound once to a string (an f-string built a line above) is read as that string."""
+        if isinstance(expr, cst.Name) and self.text_value(expr) is None:
+            resolved = self.resolve(expr.value, function)
+            if resolved is not None and not resolved[2] and isinstance(resolved[0], _STRING_EXPRESSIONS):
+                expr, statement = resolved[0], resolved[1]
         text = self._command_text(expr)
         if text is None or "vllm" not in text:
             return None

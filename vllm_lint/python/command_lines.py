@@ -158,7 +158,7 @@ def _extract(ctx: PyContext, site: CallSite, callee: str, args: ArgumentReader) 
         if joined:
             extractor.command(joined, env, None, fixable=False)
             return extractor
-        commands = args.command_string(command, site.statement)
+        commands = args.command_string(command, site.statement, site.function)
         if commands is None:
             return None
         extractor.run_commands(commands, env, None, fixable=False)
