@@ -8,15 +8,17 @@ none (vLLM's ROCm platform judges by its gfx architecture), so the rules that ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
 class GpuType:
-    name: str  # as the ``gpu`` setting and ``--gpu`` write it: "A100-80GB", "T4", "MI300X"
-    memory_gib: float | None  # None: a family whose sizes differ ("A100" without its size)
-    capability: tuple[int, int] | None  # CUDA compute capability; None for AMD
-    source: str
+    # A plain class, not a dataclass: the table is built on every run that sets a GPU (a dataclass costs
+    # about a millisecond to build, benchmarks/model_facts_cost.py).
+    __slots__ = ("capability", "memory_gib", "name", "source")
+
+    def __init__(self, name: str, memory_gib: float | None, capability: tuple[int, int] | None, source: str) -> None:
+        self.name = name  # as the ``gpu`` setting and ``--gpu`` write it: "A100-80GB", "T4", "MI300X"
+        self.memory_gib = memory_gib  # None: a family whose sizes differ ("A100" without its size)
+        self.capability = capability  # CUDA compute capability; None for AMD
+        self.source = source
 
     @property
     def vendor(self) -> str:

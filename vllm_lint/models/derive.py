@@ -8,8 +8,6 @@ reported only where every reading rejects it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from vllm_lint.models.facts import ModelFacts
 
 # The first release whose derivation is the one below (vllm/config/model.py:2527-2668, 0.32.0).
@@ -65,10 +63,12 @@ SPECIAL_CONVERTORS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
 class LengthLimit:
-    value: int  # the longest max_model_len vLLM accepts for the model
-    key: str  # where it comes from, as the message names it: "max_position_embeddings=2048"
+    __slots__ = ("key", "value")
+
+    def __init__(self, value: int, key: str) -> None:
+        self.value = value  # the longest max_model_len vLLM accepts for the model
+        self.key = key  # where it comes from, as the message names it: "max_position_embeddings=2048"
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 # The keys vLLM's max-length derivation reads from the text config, in its order
 # (vllm/transformers_utils/model_arch_config_convertor.py:396-410, 0.32.0; vllm/config.py:1688-1702, 0.6.3).
@@ -24,22 +26,37 @@ MAX_LENGTH_KEYS = (
 _TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config", "decoder", "generator")
 
 
-@dataclass(frozen=True, slots=True)
 class RopeScaling:
-    rope_type: str  # the modern name: a legacy ``type`` of "su" is "longrope", as vLLM patches it
-    factor: float | None
-    original_max_position_embeddings: int | None
+    """One RoPE scaling of a config, its type named as vLLM names it ("su" is "longrope")."""
+
+    # Plain classes, not dataclasses: a run with launches imports these modules, and a dataclass costs
+    # about a millisecond to build (benchmarks/model_facts_cost.py).
+    __slots__ = ("factor", "original_max_position_embeddings", "rope_type")
+
+    def __init__(self, rope_type: str, factor: float | None, original_max_position_embeddings: int | None) -> None:
+        self.rope_type = rope_type
+        self.factor = factor
+        self.original_max_position_embeddings = original_max_position_embeddings
 
 
-@dataclass(frozen=True, slots=True)
 class ModelFacts:
     """One model's ``config.json`` as vLLM reads it: the top-level config and its language model's."""
 
-    name: str  # the model as the launch named it, or the table's id
-    source: str  # where the config was read (a path, the cache entry, the table row's source, a Hub URL)
-    config: Mapping[str, Any]
-    text: Mapping[str, Any]  # the language model's config: ``text_config`` of a multimodal model, else ``config``
-    weight_bytes: int | None = None
+    __slots__ = ("config", "name", "source", "text", "weight_bytes")
+
+    def __init__(
+        self,
+        name: str,  # the model as the launch named it, or the table's id
+        source: str,  # where the config was read (a path, the cache entry, the table row's source, a Hub URL)
+        config: Mapping[str, Any],
+        text: Mapping[str, Any],  # the language model's config: ``text_config`` of a multimodal model, else ``config``
+        weight_bytes: int | None = None,
+    ) -> None:
+        self.name = name
+        self.source = source
+        self.config = config
+        self.text = text
+        self.weight_bytes = weight_bytes
 
     @property
     def model_type(self) -> str:
@@ -116,7 +133,7 @@ class ModelFacts:
     def quantization(self) -> Mapping[str, Any] | None:
         for config in (self.config, self.text):
             value = config.get("quantization_config")
-            if isinstance(value, Mapping):
+            if isinstance(value, dict):
                 return value
         return None
 
@@ -142,11 +159,11 @@ class ModelFacts:
         found = []
         for key in ("rope_scaling", "rope_parameters"):
             value = self.text.get(key)
-            if not isinstance(value, Mapping):
+            if not isinstance(value, dict):
                 continue
-            nested = all(isinstance(item, Mapping) or item is None for item in value.values()) and value
+            nested = all(isinstance(item, dict) or item is None for item in value.values()) and value
             for parameters in value.values() if nested else (value,):
-                if not isinstance(parameters, Mapping) or not parameters:
+                if not isinstance(parameters, dict) or not parameters:
                     continue
                 rope_type = parameters.get("rope_type", parameters.get("type"))
                 if rope_type is None:
@@ -172,10 +189,10 @@ def text_config_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """The language model's config within ``config`` (itself for a text-only model)."""
     for key in _TEXT_CONFIG_KEYS:
         value = config.get(key)
-        if isinstance(value, Mapping) and value:
+        if isinstance(value, dict) and value:
             return value
     thinker = config.get("thinker_config")
-    if isinstance(thinker, Mapping) and isinstance(thinker.get("text_config"), Mapping):
+    if isinstance(thinker, dict) and isinstance(thinker.get("text_config"), dict):
         return thinker["text_config"]
     return config
 

@@ -14,20 +14,30 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from vllm_lint.models.facts import ModelFacts, read_facts
 
 
-@dataclass(frozen=True, slots=True)
 class ModelSearch:
-    """Where a launch's model is looked for."""
+    """Where a launch's model is looked for (a key of ``find_model``'s cache: compared and hashed by value)."""
 
-    folders: tuple[Path, ...] = ()  # a relative model path is tried from each (the file's folder, the project root)
-    hub: bool = False  # ask the Hugging Face Hub for a model no local source knows
-    table: Path | None = None  # the shipped table when None
+    __slots__ = ("folders", "hub", "table")
+
+    def __init__(self, folders: tuple[Path, ...] = (), hub: bool = False, table: Path | None = None) -> None:
+        self.folders = folders  # a relative model path is tried from each (the file's folder, the project root)
+        self.hub = hub  # ask the Hugging Face Hub for a model no local source knows
+        self.table = table  # the shipped table when None
+
+    def _key(self) -> tuple:
+        return self.folders, self.hub, self.table
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelSearch) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 def _read_config(path: Path) -> Mapping | None:

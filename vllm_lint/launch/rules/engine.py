@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.launch.defaults import DEFAULT_MAX_LORA_RANK, MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
-from vllm_lint.launch.model import length_limit
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
 from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
@@ -78,6 +77,8 @@ def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings
 def missing_max_model_len(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("max_model_len"):
         return
+    from vllm_lint.launch.model import length_limit  # the model's facts: only for a launch this rule reports
+
     length = settings.fix_max_model_len
     limit = length_limit(launch, settings)
     if limit is not None and limit.value < length:
