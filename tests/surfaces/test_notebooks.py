@@ -18,6 +18,7 @@ import nbformat
 import pytest
 
 from lintutil import REPO, lint_file_paths, lint_text, run_cli
+from vllm_lint.engine.fixer import fix_file
 
 NOTEBOOKS = REPO / "tests" / "fixtures" / "notebooks"
 
@@ -153,6 +154,20 @@ def test_a_cell_that_does_not_parse_stops_only_itself(tmp_path):
     ]
     found = lint_text(tmp_path, "nb.ipynb", nbformat.writes(nb))
     assert [(d.cell.cell, d.code) for d in found] == [(1, "VLL202"), (2, "VLL000")]
+
+
+def test_a_cell_indented_as_a_whole_is_run_as_ipython_runs_it(tmp_path):
+    # IPython removes the first line's indentation from each line that starts with it (leading_indent)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(" !pip install vllm\n from vllm import LLM\n llm = LLM(model='m', swap_space=4)"),
+        nbformat.v4.new_code_cell("\n\t!vllm serve m --swap-space 4\n\tx = 1"),
+    ]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    assert located(lint_file_paths([path], ("VLL000", "VLL206"))) == [(1, 3, 23, "VLL206"), (2, 2, 16, "VLL206")]
+    outcome = fix_file(path, select=("VLL201",))
+    assert json.loads(outcome.fixed)["cells"][0]["source"][2] == " llm = LLM(model='m', swap_space=4, gpu_memory_utilization=0.90)"
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,10 @@ class CodeCell:
     shell: list[tuple[int, str, tuple[tuple[int, int], ...]]] = field(default_factory=list)  # (line, text, opaque spans)
     other: tuple[str, str] | None = None  # ("shell", text) for a %%bash cell; ("file", name) for %%writefile
     body: str = ""  # the cell with its magic line blanked, for ``other``
+    # IPython removes the first code line's indentation from every line that starts with it (``leading_indent``
+    # in IPython/core/inputtransformer2.py): how much, and from which lines of ``python`` (1-based)
+    dedent: int = 0
+    dedented: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -129,6 +133,8 @@ def _code_cell(number: int, text: str, notebook: Notebook) -> CodeCell:
             elif magic in ("writefile", "file") and len(words) > 1 and words[-1] != "-a":
                 cell.other = ("file", PurePosixPath(words[-1]).name)
             return cell
+    source_lines = lines
+    lines = _leading_indent_removed(cell, lines)
     out: list[str] = []
     triple: str | None = None
     continuing = False
@@ -141,7 +147,7 @@ def _code_cell(number: int, text: str, notebook: Notebook) -> CodeCell:
         if triple is None and (stripped.startswith(("!", "%")) or _ASSIGNED_ESCAPE.match(line) or _HELP.match(line)):
             indent = line[: len(line) - len(stripped)]
             out.append(indent + "pass" if indent else "")
-            _magic_line(cell, notebook, lines, number_in_cell)
+            _magic_line(cell, notebook, source_lines, number_in_cell)
             continuing = line.endswith("\\")
             continue
         out.append(line)
@@ -152,6 +158,18 @@ def _code_cell(number: int, text: str, notebook: Notebook) -> CodeCell:
             notebook.env_names.add("*")
     cell.python = "\n".join(out)
     return cell
+
+
+def _leading_indent_removed(cell: CodeCell, lines: list[str]) -> list[str]:
+    """``lines`` as IPython runs them: the first non-blank line's leading blanks removed from each line that
+    starts with them (the lines it removes them from recorded on ``cell``, for the columns of findings)."""
+    first = next((line for line in lines if line.strip()), "")
+    space = first[: len(first) - len(first.lstrip(" \t"))]
+    if not space:
+        return lines
+    cell.dedent = len(space)
+    cell.dedented = frozenset(number for number, line in enumerate(lines, 1) if line.startswith(space))
+    return [line[len(space) :] if line.startswith(space) else line for line in lines]
 
 
 def _triple_quote_state(line: str, triple: str | None) -> str | None:
@@ -373,7 +391,7 @@ class _Locator:
         def where(position: Position) -> tuple[CodeCell, Position]:
             index = min(max(position.line, 1), len(lines)) - 1
             cell, line = lines[index]
-            return cell, Position(line, position.column)
+            return cell, Position(line, position.column + (cell.dedent if line in cell.dedented else 0))
 
         cell, start = where(diagnostic.start)
         end_cell, end = where(diagnostic.end)
