@@ -66,7 +66,7 @@ K8S_KIND = re.compile(rb"^kind:\s*(\w+)", re.MULTILINE)
 # The files whose launches sit inside a language of their own (issue 38): each kind by its name or its content
 SERVE = re.compile(rb"vllm serve|vllm\.entrypoints|vllm/vllm-openai|python3? -m vllm|bin/vllm ")
 HEREDOC = re.compile(rb"<<-?[ \t]*['\"]?[A-Za-z_]\w*")
-HEREDOC_TARGET = re.compile(rb"kubectl[^\n]*\b(?:apply|create)\b[^\n]*-f -|cat[ \t]*>[^\n]*\.(?:service|ya?ml)\b|tee[^\n]*\.(?:service|ya?ml)\b|cat[ \t]*>[^\n]*Dockerfile")
+HEREDOC_TARGET = re.compile(rb"kubectl[^\n]*\b(?:apply|create)\b[^\n]*-f -|\b(?:cat|tee)\b[^\n]*<<[^\n]*\.(?:service|ya?ml|sh)\b|\b(?:cat|tee)\b[^\n]*\.(?:service|ya?ml|sh)\b[^\n]*<<|\bcat\b[^\n]*Dockerfile[^\n]*<<")
 TASK_KINDS = ("systemd", "makefile", "ci", "cloud-init", "slurm", "heredoc", "dstack", "procfile", "supervisord")
 
 
@@ -76,7 +76,7 @@ def task_kind(path: str, data: bytes) -> str | None:
         return None
     posix = PurePosixPath(path)
     name, lower = posix.name, posix.name.lower()
-    if lower.endswith(".service"):
+    if lower.endswith((".service", ".service.example", ".service.sample", ".service.in")):
         return "systemd" if b"ExecStart" in data else None
     if name in ("Makefile", "makefile", "GNUmakefile") or lower.endswith((".mk", ".make")):
         return "makefile"
@@ -128,7 +128,7 @@ def file_type(path: str) -> str | None:
         return "yaml"
     if lower.endswith(".tpl"):
         return "yaml"
-    if lower.endswith((".service", ".mk", ".make", ".conf", ".ini", ".sbatch", ".slurm")) or name in ("Makefile", "makefile", "GNUmakefile", "Procfile") \
+    if lower.endswith((".service", ".service.example", ".service.sample", ".service.in", ".mk", ".make", ".conf", ".ini", ".sbatch", ".slurm")) or name in ("Makefile", "makefile", "GNUmakefile", "Procfile") \
             or name.startswith("Procfile.") or name in ("user-data", "user_data"):
         return "task"
     return None

@@ -63,3 +63,16 @@ def test_optional_flag_known_from_the_script(tmp_path):
     text = "UTIL=0.99\nLEN=\nvllm serve m --api-key k ${UTIL:+--gpu-memory-utilization $UTIL} ${LEN:+--max-model-len $LEN}\n"
     # UTIL is set: its flag is always there (and wrong); LEN is empty: its flag is never there
     assert sorted((d.start.line, d.code) for d in lint_text(tmp_path, "s.sh", text)) == [(3, "VLL202"), (3, "VLL203")]
+
+
+def test_a_json_argument_in_dot_notation_is_that_argument(tmp_path):
+    """vLLM's parser takes one key of a JSON argument as ``--speculative-config.method mtp`` (a systemd unit of
+    the real-world corpus); a dotted flag whose first part vLLM lacks is still unknown."""
+    text = (
+        "vllm serve m --max-model-len 8192 --gpu-memory-utilization 0.9 --host 127.0.0.1 "
+        "--speculative-config.method mtp --speculative-config.num_speculative_tokens 1 --compilation-config.level=3 "
+        "--bogus.key=1\n"
+    )
+    assert [(d.code, d.start.column, d.message) for d in lint_text(tmp_path, "serve.sh", text)] == [
+        ("VLL206", 188, "unknown engine argument --bogus.key: vLLM does not have it; the engine fails at start-up"),
+    ]

@@ -60,8 +60,9 @@ EXPECTED = {
         (19, 11, "VLL403"),
         (19, 87, "VLL202"),
     ],
-    # #SBATCH --gres=gpu:a100:2: two GPUs for tensor parallel 4
-    "job.sbatch": [(6, 38, "VLL205")],
+    # #SBATCH --gres=gpu:a100:2: two GPUs for tensor parallel 4, also through `apptainer exec`; a second server
+    # narrowed to one of them by CUDA_VISIBLE_DEVICES uses it whole
+    "job.sbatch": [(6, 38, "VLL205"), (10, 49, "VLL201"), (10, 49, "VLL203"), (10, 85, "VLL205")],
     # %(ENV_MODEL)s is supervisord's; the indented line goes on with the command; VLLM_API_KEY is set
     "supervisord.conf": [(5, 9, "VLL203"), (5, 9, "VLL401"), (6, 30, "VLL202")],
     # Environment= feeds ${MODEL} and $PORT; the comment line inside the continued ExecStart= is skipped
@@ -73,6 +74,9 @@ FIXED = {
     ".buildkite/pipeline.yml": [("0.99", "0.90")],
     ".dstack.yml": [("--max-model-len 8192\n", "--max-model-len 8192 --gpu-memory-utilization 0.90\n")],
     ".gitlab-ci.yml": [("0.99", "0.90")],
+    "job.sbatch": [
+        ("size 4 --host 127.0.0.1\n", "size 4 --host 127.0.0.1 --gpu-memory-utilization 0.90 --max-model-len 8192\n")
+    ],
     "Makefile": [("0.99", "0.90")],
     "Procfile": [("utilization 0.99\n", "utilization 0.90 --max-model-len 8192\n")],
     "cloud-init.yaml": [("0.97", "0.90"), ("0.96", "0.90")],
@@ -115,5 +119,5 @@ def test_every_launch_is_seen():
     lines = [line for line in done.stdout.splitlines() if "VLL" not in line]
     assert lines == [
         "tests/fixtures/task_files/Makefile:8:3: makefile launch left opaque: unresolved variable $EXTRA",
-        "17 launches seen, 16 read in full, 1 opaque",
+        "19 launches seen, 18 read in full, 1 opaque",
     ]

@@ -34,6 +34,14 @@ def _options(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
+_APPTAINER_VALUES = _options(
+    "-B", "--bind", "--env", "--env-file", "-H", "--home", "-W", "--workdir", "--pwd", "-o", "--overlay",
+    "--security", "--network", "--network-args", "--hostname", "--dns", "--app", "-S", "--scratch", "--mount",
+    "--fusemount", "--add-caps", "--drop-caps", "--apply-cgroups", "--cpus", "--memory", "--memory-swap",
+    "--cpu-shares", "--cpuset-cpus", "--pids-limit", "--blkio-weight", "--no-mount", "--pem-path",
+)
+
+
 # name (the program, and the subcommand words that must follow it) -> its options
 # (a table, one row per launcher: kept as written)
 # fmt: off
@@ -170,6 +178,10 @@ LAUNCHERS: dict[tuple[str, ...], Launcher] = {
     ), operands=1, foreign_env=True),
     # kubectl exec (kubernetes.io/docs/reference/kubectl/generated/kubectl_exec): POD [-c CONTAINER] -- CMD
     ("kubectl", "exec"): Launcher(after_dashdash=True, foreign_env=True),
+    # apptainer/singularity exec (``apptainer exec --help``, Apptainer 1.3): options, IMAGE, then the command,
+    # run in the image with the host's environment (unless --cleanenv); the options below take a value
+    ("apptainer", "exec"): Launcher(values=_APPTAINER_VALUES, operands=1),
+    ("singularity", "exec"): Launcher(values=_APPTAINER_VALUES, operands=1),
     # ray job submit (docs.ray.io, Ray Jobs CLI): options, then ``--`` and the entrypoint, run on the cluster
     ("ray", "job", "submit"): Launcher(after_dashdash=True, foreign_env=True),
 }

@@ -827,8 +827,12 @@ class Extractor:
         gpu_count = container.gpu_count if container else None
         gpu_anchor = container.gpu_anchor if container else None
         cuda = launch_env.get("CUDA_VISIBLE_DEVICES")
-        if gpu_count is None and cuda is not None and "CUDA_VISIBLE_DEVICES" in launch_env:
+        # on a machine that only declares its GPUs (a Slurm job, a cloud task), CUDA_VISIBLE_DEVICES on the
+        # command narrows what this process sees (one job's GPUs shared by two servers)
+        narrows = container is not None and not container.runtime and gpu_count is not None
+        if (gpu_count is None or narrows) and cuda is not None and "CUDA_VISIBLE_DEVICES" in launch_env:
             gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
+            gpu_anchor = None if narrows else gpu_anchor
         launch = Launch(
             surface="command",
             kind=kind,

@@ -240,6 +240,8 @@ class _ServeArgsReader:
             self.prints_only = True
             return 1
         flag, candidates = self.table.lookup(normalise(name))
+        if flag is None and "." in name:
+            return self._dotted_flag(i, name, eq, inline)
         if flag is None:
             return self._unknown_flag(i, name, eq, inline, candidates)
         if flag.kind == "help":
@@ -277,6 +279,19 @@ class _ServeArgsReader:
         # "$@" / "${ARGS[@]}" / *args: arguments we cannot see
         self.opaque = True
         self.reasons.append(opaque_reason(word))
+
+    def _dotted_flag(self, i: int, spelled: str, eq: str, inline: str) -> int:
+        """``--speculative-config.method mtp``: one key of a JSON argument, which vLLM's parser
+        (FlexibleArgumentParser) takes in dot notation; the argument is set, its whole value not known here."""
+        base = self.table.exact.get(normalise(spelled.split(".", 1)[0]))
+        if base is None or base.is_boolean:
+            flag, candidates = self.table.lookup(normalise(spelled))
+            return self._unknown_flag(i, spelled, eq, inline, candidates)
+        word = self.args[i]
+        self.settings.append(Setting(base.dest, spelled, True, None, Span(word.start, word.end)))
+        following = self.args[i + 1] if i + 1 < len(self.args) else None
+        takes_next = not eq and following is not None and not (following.value or following.raw).startswith("-")
+        return 2 if takes_next else 1
 
     def _unknown_flag(self, i: int, spelled: str, eq: str, inline: str, candidates) -> int:
         """A flag vLLM does not have, with the value it seems to take."""

@@ -15,10 +15,12 @@ _ENTRY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9]*)[ \t]*=[ \t]*")
 _EXEC_PREFIX = re.compile(r"[-@:+!]*")
 _SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]")
 UNIT_SUFFIXES = (".service",)
+# a unit shipped for copying (``vllm.service.example``), not a template
+_COPIED_UNIT = (".service.example", ".service.sample", ".service.in")
 
 
 def claims(name: str, head: bytes) -> bool:
-    return suffix_of(name) in UNIT_SUFFIXES
+    return suffix_of(name) in UNIT_SUFFIXES or name.endswith(_COPIED_UNIT)
 
 
 def clue(data: bytes) -> bool:
