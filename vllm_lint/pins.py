@@ -1,7 +1,7 @@
 """The vLLM release a project pins, from its project files: the nearest folder from a file's up to its
 repository's top that has one (vLLM's own package, whose ``_version.py`` says the release its modules run on;
-lock files first, then requirements and constraints files, pyproject.toml, Pipfile, setup.cfg, setup.py,
-environment.yml).
+lock files first, then requirements and constraints files, pyproject.toml, pixi.toml, Pipfile, setup.cfg,
+setup.py, environment.yml).
 
 Outside a repository the search stops at the outermost folder named on the command line (or the
 configuration's) that holds the file, else at the filesystem's top: what decides is where the file is and what
@@ -189,6 +189,9 @@ def _pyproject(path: Path) -> str | None:
             specifier = requirement_specifier(line) if isinstance(line, str) else None
             if specifier is not None:
                 return specifier
+    pixi = _pixi_tables((table.get("tool") or {}).get("pixi") or {})
+    if pixi is not None:
+        return pixi
     poetry = (table.get("tool") or {}).get("poetry") or {}
     tables = [poetry.get("dependencies") or {}, *[(g or {}).get("dependencies") or {} for g in (poetry.get("group") or {}).values()]]
     tables += [poetry.get("dev-dependencies") or {}]
@@ -197,6 +200,45 @@ def _pyproject(path: Path) -> str | None:
             if _is_vllm(name):
                 return _poetry_specifier(value)
     return None
+
+
+def _pixi(path: Path) -> str | None:
+    """pixi.toml (pixi.sh/latest/reference/pixi_manifest): vllm in ``[dependencies]`` (conda) or
+    ``[pypi-dependencies]``, also a feature's (``[feature.NAME.pypi-dependencies]``)."""
+    table = _toml(path)
+    return _pixi_tables(table) if table is not None else None
+
+
+def _pixi_tables(table: dict) -> str | None:
+    """The vLLM specifier of a pixi manifest's tables (a pixi.toml, or a pyproject.toml's ``[tool.pixi]``)."""
+    manifests = [table, *((table.get("feature") or {}).values())]
+    for manifest in manifests:
+        for section in ("pypi-dependencies", "dependencies"):
+            for name, value in ((manifest or {}).get(section) or {}).items() if isinstance(manifest, dict) else ():
+                if _is_vllm(name):
+                    return _pixi_specifier(value)
+    return None
+
+
+def _pixi_specifier(value: object) -> str:
+    """A pixi version: a PEP 440 or conda specifier; a bare version is conda's fuzzy ``=X``; ``*`` pins nothing."""
+    if isinstance(value, dict):
+        value = value.get("version", "")
+    text = str(value).strip() if isinstance(value, str) else ""
+    if text in ("", "*"):
+        return ""
+    return f"={text}" if text[0].isdigit() else text
+
+
+# A locked vLLM wheel or conda package: ``.../vllm-0.8.5-cp38-abi3-...whl``, ``.../vllm-0.8.5-py312_0.conda``
+_LOCKED_ARCHIVE = re.compile(r"/vllm(?:[-_]cpu)?-(\d+(?:\.\d+)+(?:\.?post\d+)?)-", re.IGNORECASE)
+
+
+def _pixi_lock(path: Path) -> str | None:
+    """pixi.lock: the version in the URL of the locked vllm package (the first one: one platform's)."""
+    data = _mentioning_vllm(path)
+    found = _LOCKED_ARCHIVE.search(data.decode("utf-8", errors="replace")) if data is not None else None
+    return f"=={found.group(1)}" if found is not None else None
 
 
 def _poetry_specifier(value: object) -> str:
@@ -261,8 +303,10 @@ _SOURCES = (
     ("uv.lock", _locked),
     ("poetry.lock", _locked),
     ("Pipfile.lock", _pipfile_lock),
+    ("pixi.lock", _pixi_lock),
     ("requirements", None),
     ("pyproject.toml", _pyproject),
+    ("pixi.toml", _pixi),
     ("Pipfile", _pipfile),
     ("setup.cfg", _setup_cfg),
     ("setup.py", _setup_py),
