@@ -214,7 +214,8 @@ def test_request_field_typed_by_the_proto(tmp_path, field, files, typed):
         assert fixed == SERVICER.replace("PROMPT", field)
         return
     assert remaining == ""
-    assert f"self.generator.generate(request.{field}, SamplingParams(max_tokens=64))" in fixed
+    decoding = '**decode_as_transformers(self.generator.engine, {"do_sample": True, "temperature": 0.7})'
+    assert f"self.generator.generate(request.{field}, SamplingParams(max_tokens=64, {decoding}))" in fixed
     assert (check in fixed) == (typed == "unknown")
 
 

@@ -93,7 +93,8 @@ def test_generate_stream_reads_token_ids_and_context_settings(tmp_path):
     fixed = _fixed(tmp_path, GENERATE_API)
     assert "async def predict(self, inputs, context):" in fixed
     assert ('async for text in new_text(self.model.generate({"prompt_token_ids": inputs["input_ids"][0].tolist()}, '
-            'SamplingParams(max_tokens=context["generation_args"]["max_new_tokens"]), request_id=uuid4().hex), ') in fixed
+            'SamplingParams(max_tokens=context["generation_args"]["max_new_tokens"], **decode_as_transformers(self.model, {})), '
+            'request_id=uuid4().hex), ') in fixed
     assert "Thread(" not in fixed and "TextIteratorStreamer(" not in fixed and "thread.join()" not in fixed
     assert "ChatAPI(stream=True, enable_async=True)" in fixed
     compile(fixed, "server.py", "exec")
@@ -129,10 +130,10 @@ def parse_args():
     assert "model=model_args.model_name_or_path," in fixed
 
 
-def test_a_context_setting_that_may_be_none_gets_the_default_of_one_not_given(tmp_path):
+def test_a_context_setting_that_may_be_none_reaches_the_decoding_helper(tmp_path):
     fixed = _fixed(tmp_path, GENERATE_API.replace('"max_new_tokens": request["max_tokens"] or 64', '"temperature": request["temperature"]'))
-    setting = 'context["generation_args"]["temperature"]'
-    assert f"SamplingParams(temperature={setting} if {setting} is not None else 1.0, max_tokens=" in fixed
+    # None reaches the decoding helper, which reads it as generate() does
+    assert ', {}, temperature=context["generation_args"]["temperature"]))' in fixed
 
 
 REFUSED = {

@@ -1,11 +1,13 @@
 """How many real servers the AsyncLLMEngine rewrite rewrites, and why it refuses the rest.
 
-``python benchmarks/realworld/rewrite_servers.py DIR`` reads ``rewrite_servers.tsv`` (repository, commit, path,
-file: where each server came from and the name of its copy in DIR; the copies stay outside this repository)
+``python benchmarks/realworld/rewrite_servers.py DIR [ROUND]`` reads ``rewrite_servers.tsv`` (repository, commit,
+path, file: where each server came from and the name of its copy in DIR, the copies staying outside this
+repository; round: the round of shapes it was gathered for, 2 or 3, each set gathered fresh; ROUND counts one)
 and, for each server with a VLL101/VLL102/VLL103 finding, runs ``vllm-lint check --fix --unsafe-fixes`` on a
 copy. A server counts as rewritten when the fixed file compiles, lints without those codes, and a second
-``--fix`` changes nothing; otherwise the refusal's reason (the finding's "no automatic fix: ..." text) is what
-is tallied. Prints one line per server and a summary table in Markdown.
+``--fix`` changes nothing; as offloaded when that fix is the fallback where the engine rewrite is refused (each
+blocking call in a worker thread, python/rewrite/offload.py); otherwise the refusal's reason (the finding's "no
+automatic fix: ..." text) is what is tallied. Prints one line per server and a summary table in Markdown.
 """
 
 from __future__ import annotations
@@ -43,12 +45,12 @@ def _findings(path: Path) -> list[dict]:
 
 
 def _reason(message: str) -> str:
-    found = re.search(r"no automatic fix: (.*)$", message)
+    found = re.search(r"no automatic fix: (.*)$", message) or re.search(r"the engine rewrite is refused \((.*)\); the fix", message)
     return found.group(1) if found else message
 
 
 def outcome(path: Path) -> tuple[str, str]:
-    """("rewritten" | "refused" | "no finding" | "broken", detail)."""
+    """("rewritten" | "offloaded" | "refused" | "no finding" | "broken", detail)."""
     found = _findings(path)
     if not found:
         return "no finding", ""
@@ -69,25 +71,33 @@ def outcome(path: Path) -> tuple[str, str]:
         _check(copy, "--fix", "--unsafe-fixes")
         if copy.read_text() != fixed:
             return "broken", "a second --fix changes it"
-        return "rewritten", ",".join(sorted({f["code"] for f in found}))
+        codes = ",".join(sorted({f["code"] for f in found}))
+        if "the engine rewrite is refused" in found[0]["message"]:
+            return "offloaded", f"{codes}: {_reason(found[0]['message'])}"
+        return "rewritten", codes
 
 
 def main(argv: list[str]) -> None:
     folder = Path(argv[0])
     rows = list(csv.DictReader((HERE / "rewrite_servers.tsv").open(), delimiter="\t"))
+    if len(argv) > 1:
+        rows = [row for row in rows if row["round"] == argv[1]]
     tally: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     for row in rows:
         kind, detail = outcome(folder / row["file"])
         tally[kind] += 1
-        if kind != "rewritten":
+        if kind not in ("rewritten", "offloaded"):
             reasons[f"{kind}: {detail}"] += 1
         print(f"{row['repository']}/{row['path']}: {kind} {detail}", flush=True)
-    served = tally["rewritten"] + tally["refused"] + tally["broken"]
-    print(f"\n{tally['rewritten']} of {served} servers with a VLL101/102/103 finding rewritten "
-          f"({100 * tally['rewritten'] / max(served, 1):.0f}%); {tally['no finding']} without a finding\n")
+    served = tally["rewritten"] + tally["offloaded"] + tally["refused"] + tally["broken"]
+    fixed = tally["rewritten"] + tally["offloaded"]
+    print(f"\n{tally['rewritten']} of {served} servers with a VLL101/102/103 finding rewritten onto the engine "
+          f"({100 * tally['rewritten'] / max(served, 1):.0f}%), {fixed} fixed with the fallback too "
+          f"({100 * fixed / max(served, 1):.0f}%); {tally['no finding']} without a finding\n")
     print("| outcome | servers |\n|---|---|")
     print(f"| rewritten | {tally['rewritten']} |")
+    print(f"| offloaded (fallback) | {tally['offloaded']} |")
     for reason, count in reasons.most_common():
         print(f"| {reason} | {count} |")
 

@@ -61,6 +61,7 @@ def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, t
     assert run["bad"]["tokens_counted_by"] == run["fixed"]["tokens_counted_by"] == "server"
     assert 0 < run["bad"]["tokens"] == run["fixed"]["tokens"] <= 8 * 16
     assert run["comparison"]["passed"] and run["bad_under_load_vs_one_at_a_time"]["passed"]
+    assert run["decoding"]["same"] and run["decoding"]["detail"].startswith("greedy on both (")
     assert run["endpoint"] == "POST /chat with 'prompt' in the query string"
     assert set(run["sweep"]) == {"1", "4", "16", "64"}
     assert all(run["sweep"][level][role]["ok"] > 0 for level in run["sweep"] for role in ("bad", "fixed"))
@@ -72,6 +73,18 @@ def test_validate_the_seed_pipeline_server_against_its_autofix(tiny_model_dir, t
     chosen = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     expected = f"cpu=True AsyncEngineArgs VLLM_ENABLE_V1_MULTIPROCESSING={chosen}"
     assert "cpu=False" in fixed_log or expected in fixed_log, fixed_log[-3000:]
+
+
+def test_the_decoding_check_fails_the_round_two_rewrite(tiny_model_dir, tmp_path):
+    """The same greedy text, but the round-two rewrite asked vLLM to sample at temperature 1.0 where the
+    pipeline decoded greedily (the tiny model's generation config says do_sample=False): the decoding check
+    read from both processes says so, and validate fails."""
+    require_modules("vllm", "fastapi", "uvicorn", "httpx", "transformers", "psutil", what="the validation harness")
+    old = REPO / "tests" / "fixtures" / "validate" / "000_round_two_rewrite.py"
+    result, logs = _validate([str(SEED_BAD_SERVER), "--fixed", str(old), "--model", str(tiny_model_dir), *SMALL_LOAD], tmp_path)
+    assert result.exit_code == 1, result.output + logs
+    assert "2/2 same JSON shape, 2/2 same completion text as the bad server's -> PASS" in result.output
+    assert "decoding asked for: bad: greedy; fixed: sampled temperature=1 -> FAIL" in result.output
 
 
 # A few requests of a few tokens: what these prove is that each kind of server and each shape of rewrite runs on
@@ -183,6 +196,8 @@ def test_validate_the_blog_seed_server_streamed_and_not(tiny_model_dir, tmp_path
     assert run["bad"]["ok"] == 0 and run["bad_fails"].startswith("HTTP 500")
     assert run["comparison"]["same_text"] == run["stream_comparison"]["same_text"] == 8
     assert "responses: 8/8 same completion text as transformers' greedy decoding -> PASS" in result.output
+    # what the bad server asked LLM.generate_async for before it failed, recorded by the launcher
+    assert run["decoding"]["same"], run["decoding"]
 
 
 def test_a_terminated_validate_stops_its_servers(tiny_model_dir, tmp_path):

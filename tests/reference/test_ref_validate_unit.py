@@ -81,7 +81,7 @@ def test_prepare_case_fixes_with_our_own_fixer(tmp_path):
     # the fixed file is what `check --fix --unsafe-fixes` makes of it, with the model's context as the setting
     assert prepared.applied == {"VLL101": 1}
     assert "AsyncLLMEngine.from_engine_args(" in fixed and "max_model_len=1024" in fixed
-    assert "async def chat(prompt: str):" in fixed and "transformers" not in fixed
+    assert "async def chat(prompt: str):" in fixed and "import transformers" not in fixed and "from transformers" not in fixed
     assert prepared.diff.startswith("--- bad\n+++ fixed\n")
     # the snippet forgot `app = FastAPI()`: the bad copy gets one injected, the fix creates its own
     assert prepared.bad.injected == ["app = FastAPI() (the file uses @app routes but never creates app)"]

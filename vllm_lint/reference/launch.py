@@ -70,6 +70,7 @@ import sys
 import threading
 from pathlib import Path
 
+from vllm_lint.reference import decoding
 from vllm_lint.reference.bentoml_services import exec_bentoml_serve
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app
 from vllm_lint.reference.gradio_apps import run_gradio_main
@@ -138,12 +139,28 @@ class _GreedyPipeline:
             model.generate = generate
 
     def __call__(self, *args, **kwargs):
-        for key in GENERATION_KWARGS:
-            kwargs.pop(key, None)
+        asked = {key: kwargs.pop(key) for key in GENERATION_KWARGS if key in kwargs}
+        model = getattr(self._pipe, "model", None)
+        # What generate() would have decoded with: this call's settings over the pipeline's (its construction's
+        # keywords, the model's generation config, the pipeline's own defaults), as the pipeline passes them.
+        _record_generation(model, asked.pop("generation_config", None) or getattr(self._pipe, "generation_config", None), asked)
         return self._pipe(*args, max_new_tokens=self._max_tokens, do_sample=False, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._pipe, name)
+
+
+def _record_generation(model, generation_config, asked: dict) -> None:
+    """Record the decoding transformers' generate() would run (decoding.py), before the launcher's greedy."""
+    prepare = getattr(model, "_prepare_generation_config", None)
+    if prepare is None:
+        return
+    try:
+        config, _ = prepare(generation_config, **asked)
+    except Exception as exc:  # noqa: BLE001 - a config transformers rejects is recorded as such, not raised here
+        print(f"[vllm-lint launch] decoding not recorded: {exc}", file=sys.stderr, flush=True)
+        return
+    decoding.record(decoding.of_generation_config(config))
 
 
 def patch_transformers(model_dir: str, max_tokens: int) -> None:
@@ -201,8 +218,8 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
     def generate(self, *args, **kwargs):
         if getattr(self, "_vllm_lint_in_pipeline", False):  # _GreedyPipeline decides and counts
             return original_generate(self, *args, **kwargs)
-        for key in GENERATION_KWARGS:
-            kwargs.pop(key, None)
+        asked = {key: kwargs.pop(key) for key in GENERATION_KWARGS if key in kwargs}
+        _record_generation(self, asked.pop("generation_config", None), asked)
         out = original_generate(self, *args, max_new_tokens=max_tokens, do_sample=False, **kwargs)
         seqs = getattr(out, "sequences", out)
         prompt = kwargs.get("input_ids", args[0] if args else None)
@@ -271,6 +288,8 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     def generate(self, *args, **kwargs):
         bound = signature.bind(self, *args, **kwargs)
         params = bound.arguments.get("sampling_params")
+        if isinstance(params, SamplingParams):
+            decoding.record(decoding.of_sampling_params(params))
         output_kind = getattr(params, "output_kind", None)
         extra = {"output_kind": output_kind} if output_kind is not None else {}
         # How the server asked for the text to be rendered (not decoded): kept, as the bad server's decode is.
@@ -295,12 +314,25 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     def llm_generate(self, *args, **kwargs):
         bound = llm_signature.bind(self, *args, **kwargs)
         params = bound.arguments.get("sampling_params")
+        for asked in params if isinstance(params, (list, tuple)) else [params if params is not None else self.get_default_sampling_params()]:
+            decoding.record(decoding.of_sampling_params(asked))
         bound.arguments["sampling_params"] = [greedy() for _ in params] if isinstance(params, (list, tuple)) else greedy()
         outputs = original_llm_generate(*bound.args, **bound.kwargs)
         COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
         return outputs
 
     LLM.generate = llm_generate
+
+    if not hasattr(LLM, "generate_async"):
+        def generate_async(self, prompts, sampling_params=None, *args, **kwargs):
+            # TensorRT-LLM's name, which vLLM's LLM lacks (VLL303): it fails as it did, after recording the
+            # decoding its caller asked for, so that validate can hold the fix to it.
+            for asked in sampling_params if isinstance(sampling_params, (list, tuple)) else [sampling_params]:
+                if isinstance(asked, SamplingParams):
+                    decoding.record(decoding.of_sampling_params(asked))
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'generate_async'")
+
+        LLM.generate_async = generate_async
 
 
 def import_file(path: Path):

@@ -15,7 +15,8 @@ engine keeps it only if it parses and the finding is gone. A run that reads no e
 (a text report, the agent hook) gets the fix from the plan alone: the transform,
 most of the cost, runs only for runs that apply or print edits. ``hoist`` is VLL104's
 fix, which moves a load made per request to module level, after which this
-rewrite can apply.
+rewrite can apply. Where the rewrite is refused, ``offload`` offers the fix that
+keeps the model and moves each blocking call off the event loop.
 """
 
 from __future__ import annotations
@@ -40,10 +41,15 @@ BRIDGE_FIX_TITLE = "Rewrite the module onto AsyncLLMEngine (one engine on an eve
 @dataclass(frozen=True, slots=True)
 class ServerRewriteOutcome:
     fix: PyFix | None
-    refusal: str | None  # why no fix is offered
+    refusal: str | None  # why the engine rewrite is not offered
 
     def message_suffix(self) -> str:
-        return f"; no automatic fix: {self.refusal}" if self.refusal else ""
+        if not self.refusal:
+            return ""
+        if self.fix is not None:  # offload.py's fallback
+            return (f"; the engine rewrite is refused ({self.refusal}); the fix offered instead runs each call in a "
+                    "worker thread, one at a time: it frees the event loop but does not batch")
+        return f"; no automatic fix: {self.refusal}"
 
 
 def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
@@ -69,7 +75,9 @@ def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
             return ServerRewriteOutcome(PyFix(title=title, applicability=Applicability.UNSAFE, build=None), None)
         new = _rewritten_module(ctx, plan, names)
     except Refusal as refusal:
-        return ServerRewriteOutcome(None, str(refusal))
+        from vllm_lint.python.rewrite.offload import offload_fallback
+
+        return ServerRewriteOutcome(offload_fallback(ctx), str(refusal))
     module = ctx.module
     return ServerRewriteOutcome(PyFix(title=title, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)]), None)
 

@@ -360,7 +360,7 @@ class ModelCalls(ModuleFacts):
                 continue
             settings.append((name, arg.value))
         try:
-            sampling = sampling_keywords(self.module, settings)
+            sampling = sampling_keywords(self.module, settings, pipeline=True)
         except NotCarried as exc:
             raise Refusal(str(exc)) from None
         if sampling.counts_prompt and not is_plain_read(prompt):

@@ -1,7 +1,9 @@
 """transformers generation keywords -> vLLM ``SamplingParams`` keywords.
 
 Only keywords with one meaning on both sides are carried over; anything else
-makes the caller refuse the rewrite with the reason given here.
+makes the caller refuse the rewrite with the reason given here. The ones that
+choose the tokens go through a helper written into the module, which merges them
+with the model's generation config at run time as transformers did.
 """
 
 from __future__ import annotations
@@ -11,24 +13,22 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_lint.python.rewrite.shapes import literal_flag
 from vllm_lint.python.vocabulary import DEFAULT_MAX_TOKENS
 
 # Same meaning, new name (or the same name).
 RENAMED = {
     "max_new_tokens": "max_tokens",
     "min_new_tokens": "min_tokens",
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "top_k": "top_k",
-    "repetition_penalty": "repetition_penalty",
     "num_return_sequences": "n",
 }
+# How the tokens are chosen: transformers merges these with the model's generation config (greedy unless
+# do_sample ends up True), so they reach SamplingParams through the helper that does the same at run time.
+DECODING = frozenset({"do_sample", "temperature", "top_p", "top_k", "min_p", "repetition_penalty"})
 # vLLM never pads a batch, so a pad token changes nothing there.
 DROPPED = frozenset({"pad_token_id"})
 # Not generation settings, but options of the text-generation pipeline's output.
 OUTPUT_OPTIONS = frozenset({"return_full_text"})
-GENERATION_KEYWORDS = frozenset({*RENAMED, *DROPPED, "do_sample", "stop_strings", "max_length"})
+GENERATION_KEYWORDS = frozenset({*RENAMED, *DROPPED, *DECODING, "stop_strings", "max_length"})
 
 _WHY_NOT = {
     "streamer": "a streamer callback has no place in the engine's async stream; stream with `async for output in "
@@ -51,26 +51,33 @@ def refusal_for(keyword: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SamplingKeywords:
-    """What ``SamplingParams(...)`` gets, as (keyword, source code) pairs, in the caller's order."""
+    """What ``SamplingParams(...)`` gets, as (keyword, source code) pairs, in the caller's order, and the
+    call's decoding settings (transformers' names), which the decoding helper merges with the model's."""
 
     keywords: tuple[tuple[str, str], ...]
     # transformers' max_length counts the prompt's tokens too: max_tokens is then what is left of it
     # after the prompt, counted by the engine's own tokenizer (at least 1, as generate() makes one token).
     counts_prompt: bool = False
+    decoding: tuple[tuple[str, str], ...] = ()
+    pipeline: bool = False  # a text-generation pipeline's call: its own defaults lie under the model's config
 
-    def render(self, sampling_params: str, prompt_tokens: str | None = None) -> str:
-        """``SamplingParams(...)``; ``prompt_tokens`` is the code counting the prompt's tokens (for max_length)."""
+    def render(self, sampling_params: str, decoded_as: str, prompt_tokens: str | None = None) -> str:
+        """``SamplingParams(...)``; ``decoded_as`` is the call of the decoding helper up to its keywords
+        (``decode_as_transformers(engine``); ``prompt_tokens`` the code counting the prompt's tokens (for max_length)."""
         keywords = self.keywords
         if self.counts_prompt:
             assert prompt_tokens is not None
             keywords = tuple((k, f"max(1, {v} - {prompt_tokens})" if k == "max_tokens" else v) for k, v in keywords)
-        return f"{sampling_params}({', '.join(f'{k}={v}' for k, v in keywords)})"
+        decoding = "".join(f", {k}={v}" for k, v in self.decoding)
+        under = PIPELINE_DECODING if self.pipeline else "{}"
+        return f"{sampling_params}({''.join(f'{k}={v}, ' for k, v in keywords)}**{decoded_as}, {under}{decoding}))"
 
 
-def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.BaseExpression]]) -> SamplingKeywords:
-    """Map transformers generation keywords (later ones win) onto SamplingParams keywords."""
+def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.BaseExpression]], *, pipeline: bool = False) -> SamplingKeywords:
+    """Map transformers generation keywords (later ones win) onto SamplingParams keywords and the decoding
+    settings the helper merges with the model's generation config."""
     mapped: dict[str, str] = {}
-    greedy = False
+    decoding: dict[str, str] = {}
     max_length: str | None = None
     new_tokens_given = any(keyword == "max_new_tokens" for keyword, _ in settings)
     for keyword, value in settings:
@@ -80,11 +87,8 @@ def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.Base
         elif keyword == "max_length":
             if not new_tokens_given:  # transformers lets max_new_tokens win over max_length
                 mapped["max_tokens"] = max_length = code
-        elif keyword == "do_sample":
-            flag = literal_flag(value)
-            if flag is None:
-                raise NotCarried("do_sample= is not a literal True/False, so greedy or sampled decoding is unknown")
-            greedy = not flag
+        elif keyword in DECODING:
+            decoding[keyword] = code
         elif keyword == "stop_strings":
             # transformers keeps the stop string in the text it returns; vLLM drops it unless told not to.
             mapped["stop"] = code
@@ -93,9 +97,45 @@ def sampling_keywords(module: cst.Module, settings: Sequence[tuple[str, cst.Base
             continue
         else:
             raise NotCarried(refusal_for(keyword))
-    if greedy:
-        # do_sample=False: transformers ignores temperature; vLLM decodes greedily at temperature 0.
-        mapped["temperature"] = "0"
     # transformers' default is the model's generation config; vLLM's is 16 tokens (see VLL302).
     mapped.setdefault("max_tokens", str(DEFAULT_MAX_TOKENS))
-    return SamplingKeywords(tuple(mapped.items()), counts_prompt=max_length is not None and mapped["max_tokens"] == max_length)
+    return SamplingKeywords(
+        tuple(mapped.items()), counts_prompt=max_length is not None and mapped["max_tokens"] == max_length,
+        decoding=tuple(decoding.items()), pipeline=pipeline,
+    )
+
+
+# What a text-generation pipeline decodes with where the model's generation config says nothing
+# (transformers 5.19, pipelines/text_generation.py: TextGenerationPipeline._default_generation_config, which
+# Pipeline.__init__ lays under the model's config); its max_new_tokens=256 is the rewrite's own default's business.
+PIPELINE_DECODING = '{"do_sample": True, "temperature": 0.7}'
+
+# Written once into a rewritten module whose calls decoded through transformers: what generate() would have
+# decoded with, from the generation config vLLM reads for the model (vllm/config/model.py, 0.32:
+# ModelConfig.try_get_generation_config, the non-default fields of transformers' GenerationConfig) and
+# transformers' own defaults for the rest (GenerationConfig._get_default_generation_params, 5.x).
+DECODE_AS_TRANSFORMERS_HELPER = '''@{functools}.cache
+def {config}(engine):
+    """The model's generation config (its generation_config.json), read once per engine, as vLLM reads it."""
+    return engine.model_config.try_get_generation_config()
+
+
+def {name}(engine, defaults, **call):
+    """SamplingParams settings that choose tokens as transformers' generate() did: the call's settings over the
+    model's generation config, over ``defaults`` (a pipeline's own), over transformers' defaults (top_k=50); a
+    setting the call gives as None is off, as generate() reads it; greedy unless do_sample ends up True."""
+    settings = {{"top_k": 50, **defaults, **{config}(engine), **call}}
+    neutral = {{"repetition_penalty": 1.0, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": 0.0}}
+    chosen = {{key: value if settings.get(key) is None else settings[key] for key, value in neutral.items()}}
+    if not settings.get("do_sample"):
+        return {{"repetition_penalty": chosen["repetition_penalty"], "temperature": 0.0}}
+    return chosen
+'''
+
+# LLM.generate() without sampling params decodes with LLM.get_default_sampling_params(): the sampling fields
+# of the model's generation config (vllm/entrypoints/llm.py, 0.32), which it reads once.
+SAMPLING_DEFAULTS_HELPER = '''@{functools}.cache
+def {name}(engine):
+    """The model's generation config's sampling settings, read once per engine, as LLM.generate() reads them."""
+    return engine.model_config.get_diff_sampling_param()
+'''

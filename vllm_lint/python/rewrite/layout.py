@@ -7,6 +7,7 @@ new block follow PEP 8 so the result reads like code a person wrote.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -18,6 +19,25 @@ Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 def comment_lines(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     return [line for line in lines if line.comment is not None]
+
+
+# What a comment on the model's call says about the call the rewrite replaces ("# Blocks all requests!"):
+# untrue of the engine request in its place.
+_SAYS_IT_BLOCKS = re.compile(
+    r"(?i)\b(?:block(?:s|ed|ing)?|synchronous(?:ly)?|sync|event[ -]loop|anti-?pattern|one (?:request )?at a time|"
+    r"seriali[sz]e[sd]?|bottleneck)\b"
+)
+
+
+def without_blocking_remarks(statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """``statement`` without the comments, on its line or right above it, that say the call blocks."""
+    trailing = statement.trailing_whitespace
+    if trailing.comment is not None and _SAYS_IT_BLOCKS.search(trailing.comment.value):
+        statement = statement.with_changes(trailing_whitespace=cst.TrailingWhitespace(newline=trailing.newline))
+    leading = list(statement.leading_lines)
+    while leading and leading[-1].comment is not None and _SAYS_IT_BLOCKS.search(leading[-1].comment.value):
+        leading.pop()
+    return statement.with_changes(leading_lines=leading)
 
 
 def with_blank_lines(statement: Statement, count: int) -> Statement:
@@ -64,3 +84,29 @@ def insert_statements(module: cst.Module, index: int, new: Sequence[cst.BaseStat
     body: list[cst.BaseStatement] = list(module.body)
     body[index:index] = new
     return module.with_changes(body=body)
+
+
+def insert_before_first_block(module: cst.Module, statements: Sequence[Statement], imported: str) -> cst.Module:
+    """``module`` with ``statements`` at its top level after the leading imports: before its first definition or
+    block (which may use them), and after the line that imports ``imported`` (which they use as they run)."""
+    body = list(module.body)
+    first_block = next((i for i, statement in enumerate(body) if not isinstance(statement, cst.SimpleStatementLine)), len(body))
+    import_line = next(i for i, statement in enumerate(body) if _imports_module(statement, imported))
+    at = max(first_block, import_line + 1)
+    new = [with_blank_lines(statement, 2) for statement in statements]
+    if at < len(body):
+        body[at] = with_blank_lines(body[at], 2)
+    return module.with_changes(body=[*body[:at], *new, *body[at:]])
+
+
+def _imports_module(statement: cst.BaseStatement, name: str) -> bool:
+    """``import name`` (or an ``import x as name``) on this top-level line."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name) and bound.value == name:
+                    return True
+    return False

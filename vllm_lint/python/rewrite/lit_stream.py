@@ -36,7 +36,7 @@ import libcst as cst
 
 from vllm_lint.python.model import ClassInfo, FunctionInfo
 from vllm_lint.python.rewrite.calls import ModelCalls
-from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, OUTPUT_OPTIONS
+from vllm_lint.python.rewrite.generation import DECODING, GENERATION_KEYWORDS, OUTPUT_OPTIONS
 from vllm_lint.python.rewrite.names import FreshNames, Occurrence, attribute_occurrences, names_in, occurrences
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, LitStream, ModelKind, Refusal, ResultShape
 from vllm_lint.python.rewrite.served import LITSERVE_API, served_class_kind
@@ -50,13 +50,10 @@ _STREAMER_OPTIONS = frozenset({"skip_prompt", "skip_special_tokens", "clean_up_t
 # model.generate keywords that change nothing for one unpadded prompt on the engine.
 _GENERATE_IGNORED = frozenset({"attention_mask", "use_cache"})
 _TOKENIZER_TOKENS = frozenset({"eos_token_id", "pad_token_id"})
-# A generation setting decode_request() may set to None (``request.temperature``), which generate() reads as not
-# given: what SamplingParams then gets, as the rewrite maps a keyword not given (its own default; max_tokens as
-# generation.py sets it).
-_WHEN_NONE = {
-    "temperature": "1.0", "top_p": "1.0", "top_k": "0", "repetition_penalty": "1.0", "min_new_tokens": "0",
-    "max_new_tokens": str(DEFAULT_MAX_TOKENS),
-}
+# A length decode_request() may set to None (``request.max_tokens``), which generate() reads as not given: what
+# SamplingParams then gets, as the rewrite maps a keyword not given (max_tokens as generation.py sets it). The
+# decoding settings go to the decoding helper, which reads None as generate() does (generation.py).
+_WHEN_NONE = {"min_new_tokens": "0", "max_new_tokens": str(DEFAULT_MAX_TOKENS)}
 # The async generator the loop iterates: the streamer's text, from the engine's cumulative outputs.
 LIT_NEW_TEXT_HELPER = '''async def {name}(stream, prompt_text="", clean_up=None):
     """The text each of the engine's outputs adds, as transformers' TextIteratorStreamer sent it: after
@@ -125,7 +122,7 @@ class LitServeStreams(ModelCalls):
         settings += self._settings(found, predict, decode, shown)
         skip_special = streamer_keywords.get("skip_special_tokens")
         skips_special = skip_special is not None and literal_flag(skip_special.value) is True
-        sampling = streamed_sampling(self.module, settings, "generate", skips_special)
+        sampling = streamed_sampling(self.module, settings, "generate", skips_special, pipeline=kind is not ModelKind.HF_MODEL)
         if skip_special is not None and literal_flag(skip_special.value) is None:
             raise Refusal(f"`{snippet(self.module, streamer)}`'s skip_special_tokens= is not a literal True/False")
         stream_arguments = self._stream_arguments(streamer, tokenizer, ids, skips_special)
@@ -432,13 +429,13 @@ class LitServeStreams(ModelCalls):
             if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) and isinstance(element.key.evaluated_value, str)):
                 raise Refusal(f"the dict decode_request() sets `{shown}` to has keys that are not literal")
             name = element.key.evaluated_value
-            if name not in GENERATION_KEYWORDS or name in ("do_sample", "stop_strings"):
+            if name not in GENERATION_KEYWORDS or name == "stop_strings":
                 raise Refusal(f"`{shown}` carries {name}=, which the rewrite cannot map from a value known only at request time")
             read = f"{self.module.code_for_node(spread)}[{element.key.value}]"
             if name in _WHEN_NONE and not _never_none(element.value):
                 # generate() reads None as a keyword not given; SamplingParams takes no None: its default then.
                 read = f"{read} if {read} is not None else {_WHEN_NONE[name]}"
-            elif name not in ("pad_token_id", "eos_token_id") and not _never_none(element.value):
+            elif name not in ("pad_token_id", "eos_token_id", *DECODING) and not _never_none(element.value):
                 raise Refusal(f"{name}= in `{shown}` may be None (`{snippet(self.module, element.value)}`); give it a value that is never None")
             settings.append((name, cst.parse_expression(read)))
         return settings

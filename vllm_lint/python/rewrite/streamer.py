@@ -12,6 +12,8 @@ taken; anything else about the streamer or the thread refuses, with the reason.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from vllm_lint.python.model import FunctionInfo
@@ -64,7 +66,7 @@ class ThreadedStreams(ModelCalls):
         generation += [(k, v) for k, v in settings.items() if k != "return_full_text"]  # the streamer sends new text only
         skip_special = keyword_args(streamer).get("skip_special_tokens")
         skips_special = skip_special is not None and literal_flag(skip_special.value) is True
-        sampling = streamed_sampling(self.module, generation, "the pipeline", skips_special)
+        sampling = streamed_sampling(self.module, generation, "the pipeline", skips_special, pipeline=True)
         removed = tuple(s for s in (streamer_line, settings_line, thread_line, start_line) if s is not None)
         if any(inner_comments(line) for line in removed):
             raise Refusal("a comment sits inside the streamer's or the thread's statement, which the rewrite removes; move it first")
@@ -188,11 +190,11 @@ def inner_comments(line: cst.SimpleStatementLine) -> bool:
     return visitor.count > around
 
 
-def streamed_sampling(module: cst.Module, settings: list[tuple[str, cst.BaseExpression]], caller: str, skips_special: bool) -> SamplingKeywords:
+def streamed_sampling(module: cst.Module, settings: list[tuple[str, cst.BaseExpression]], caller: str, skips_special: bool, *, pipeline: bool) -> SamplingKeywords:
     """SamplingParams keywords for a reply a TextIteratorStreamer streamed from ``caller``'s generation settings;
     Refusal where the stream's reply could not be the same."""
     try:
-        sampling = sampling_keywords(module, settings)
+        sampling = sampling_keywords(module, settings, pipeline=pipeline)
     except NotCarried as exc:
         raise Refusal(str(exc)) from None
     if sampling.counts_prompt:
@@ -204,7 +206,7 @@ def streamed_sampling(module: cst.Module, settings: list[tuple[str, cst.BaseExpr
         # too; vLLM skips special tokens by default and leaves the stopping token out of the text.
         given = dict(sampling.keywords)
         extra = [(k, v) for k, v in (("skip_special_tokens", "False"), ("include_stop_str_in_output", "True")) if k not in given]
-        sampling = SamplingKeywords((*sampling.keywords, *extra), sampling.counts_prompt)
+        sampling = replace(sampling, keywords=(*sampling.keywords, *extra))
     return sampling
 
 

@@ -17,14 +17,16 @@ from vllm_lint.python.edits import keyword_arg, with_keyword
 from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.entries import held_on_object, is_entry
-from vllm_lint.python.rewrite.generation import SamplingKeywords
+from vllm_lint.python.rewrite.generation import DECODE_AS_TRANSFORMERS_HELPER, SAMPLING_DEFAULTS_HELPER, SamplingKeywords
 from vllm_lint.python.rewrite.imports import (
     ensure_imported,
     ensure_module_imported,
     imported_as,
     remove_unused_imports,
 )
-from vllm_lint.python.rewrite.layout import BLANK, Statement, comment_lines, with_blank_lines
+from vllm_lint.python.rewrite.layout import (
+    BLANK, Statement, comment_lines, insert_before_first_block, with_blank_lines, without_blocking_remarks,
+)
 from vllm_lint.python.rewrite.lit_stream import LIT_NEW_TEXT_HELPER
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
@@ -112,6 +114,10 @@ class NewCodeNames:
         self.grpc = self._use_module("grpc") if "grpc" in answers else ""
         needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls) or bool(plan.default_params_calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
+        # The model's generation config, read once per engine by a cached helper (generation.py)
+        self.decodes_as_transformers = any(isinstance(c.sampling, SamplingKeywords) for c in plan.calls)
+        self.uses_sampling_defaults = any(c.sampling is None for c in plan.calls) or bool(plan.default_params_calls)
+        self.functools = self._use_module("functools") if self.decodes_as_transformers or self.uses_sampling_defaults else ""
 
     def _use(self, from_module: str, name: str) -> str:
         before = self.module
@@ -220,6 +226,9 @@ class ServerRewrite:
         self.lit_new_text = self.fresh.take("new_text") if any(c.mode is CallMode.LIT_STREAMED for c in plan.calls) else ""
         self.final_output = self.fresh.take("final_output") if any(c.gathered for c in plan.calls) else ""
         self.request_numbers = self.fresh.take("request_numbers") if any(c.numbered for c in plan.calls) else ""
+        self.decode_as = self.fresh.take("decode_as_transformers") if names.decodes_as_transformers else ""
+        self.generation_config = self.fresh.take("generation_config") if names.decodes_as_transformers else ""
+        self.sampling_defaults = self.fresh.take("sampling_defaults") if names.uses_sampling_defaults else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -257,9 +266,7 @@ class ServerRewrite:
                 replacements[id(read)] = lambda node, ids=ids: ids
             for line in call.removed:
                 replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
-            replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: cst.FlattenSentinel(
-                [new[0].with_changes(leading_lines=node.leading_lines), *new[1:], node.with_changes(leading_lines=[])]
-            )
+            replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: _before(new, without_blocking_remarks(node))
         for function in (*self.plan.handlers_made_async, *self.plan.helpers_made_async):
             replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
         for awaited in self.plan.awaited_calls:
@@ -291,7 +298,7 @@ class ServerRewrite:
         if self.plan.default_params_calls:
             # LLM.get_default_sampling_params(): the model's generation config's settings (vllm/entrypoints/llm.py).
             engine = f"{self.engine}.engine" if isinstance(self.plan.placement, Bridge) else self.engine
-            defaults = cst.parse_expression(f"{self.names.sampling_params}.from_optional(**{engine}.model_config.get_diff_sampling_param())")
+            defaults = cst.parse_expression(f"{self.names.sampling_params}.from_optional(**{self.sampling_defaults}({engine}))")
             for params_call in self.plan.default_params_calls:
                 replacements[id(params_call)] = lambda node, defaults=defaults: defaults
         engine_statement = self._engine_statement(self.plan.model_statement)
@@ -353,6 +360,7 @@ class ServerRewrite:
             module = self._with_lifespan(module, rewriter, top_level, placement, engine_statement)
         elif isinstance(placement, Bridge):
             module = self._with_bridge(module, rewriter, top_level, placement)
+        module = self._with_decoding_helpers(module)
         removed = names_in(self.plan.model_call.func) | _names_of_dropped_arguments(self.plan)
         removed |= {name for call in self.plan.calls for line in call.removed for name in names_in(line)}
         removed |= {name for line in (self.plan.model_statement, *self.plan.removed_lines) for name in names_in(line)}
@@ -479,15 +487,31 @@ class ServerRewrite:
         return replace(call, prompt=prompt), statements
 
     def _sampling(self, call: HandlerCall) -> str:
+        engine = f"{self._engine_at(call)}.engine" if call.mode is CallMode.BRIDGED else self._engine_at(call)
         if isinstance(call.sampling, SamplingKeywords):
-            engine = f"{self.engine}.engine" if call.mode is CallMode.BRIDGED else self.engine
             prompt_tokens = f"len({engine}.get_tokenizer().encode({call.prompt}))"
             if call.tokenizer is not None:  # the tokenizer the original counted the prompt with
                 prompt_tokens = f"len({self.module.code_for_node(call.tokenizer)}({call.prompt}).input_ids)"
-            return call.sampling.render(self.names.sampling_params, prompt_tokens)
+            return call.sampling.render(self.names.sampling_params, f"{self.decode_as}({engine}", prompt_tokens)
         if call.sampling is None:
-            return f"{self.names.sampling_params}(max_tokens={DEFAULT_MAX_TOKENS})"
+            # LLM.generate()'s own defaults (the model's generation config), with the longer answer VLL302 asks for
+            return f'{self.names.sampling_params}.from_optional(**{{"max_tokens": {DEFAULT_MAX_TOKENS}, **{self.sampling_defaults}({engine})}})'
         return self.module.code_for_node(call.sampling)
+
+    def _with_decoding_helpers(self, module: cst.Module) -> cst.Module:
+        """The helpers that read the model's generation config, after the module's leading imports (before its
+        first definition or block, which may call them)."""
+        sources = []
+        if self.decode_as:
+            sources.append(DECODE_AS_TRANSFORMERS_HELPER.format(
+                functools=self.names.functools, config=self.generation_config, name=self.decode_as))
+        if self.sampling_defaults:
+            sources.append(SAMPLING_DEFAULTS_HELPER.format(functools=self.names.functools, name=self.sampling_defaults))
+        if not sources:
+            return module
+        source = "\n\n".join(sources).replace("\n", module.default_newline)  # the docstrings' line breaks too
+        helpers = [s for s in cst.parse_module(source, config=module.config_for_parsing).body if isinstance(s, Statement)]
+        return insert_before_first_block(module, helpers, self.names.functools)
 
     def _generate_call(self, call: HandlerCall) -> str:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
@@ -706,6 +730,11 @@ def _at_least_blank_lines(statement: Statement, count: int) -> Statement:
     if blanks >= count:
         return statement
     return statement.with_changes(leading_lines=[BLANK] * (count - blanks) + lines)
+
+
+def _before(new: list[cst.BaseStatement], node: cst.SimpleStatementLine) -> cst.FlattenSentinel:
+    """The statements ``new`` in place of ``node``'s leading lines, then ``node``."""
+    return cst.FlattenSentinel([new[0].with_changes(leading_lines=node.leading_lines), *new[1:], node.with_changes(leading_lines=[])])
 
 
 def _names_of_dropped_arguments(plan: ServerPlan) -> set[str]:

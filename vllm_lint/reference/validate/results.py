@@ -57,10 +57,14 @@ class Report:
     streamed: dict[str, LoadResult] = field(default_factory=dict)  # the route asked for streams, when it can be
     stream_comparison: Comparison | None = None  # the fixed server's streams against the reference texts
     bad_fails: str | None = None  # the bad server failed every request: the reference is transformers' greedy text
+    # (the same, what each side decoded with): the decoding each request asked for, read from both processes
+    # (reference/decoding.py); None when the bad server answered nothing, so asked for nothing
+    decoding: tuple[bool, str] | None = None
 
     @property
     def passed(self) -> bool:
-        return self.comparison.passed and (self.stream_comparison is None or self.stream_comparison.passed)
+        return (self.comparison.passed and (self.stream_comparison is None or self.stream_comparison.passed)
+                and (self.decoding is None or self.decoding[0]))
 
     @property
     def case(self) -> Case:
@@ -90,6 +94,7 @@ class Report:
             "bad_fails": self.bad_fails,
             "streamed": {role: result.stats() for role, result in self.streamed.items()},
             "stream_comparison": self.stream_comparison.as_dict() if self.stream_comparison else None,
+            "decoding": {"same": self.decoding[0], "detail": self.decoding[1]} if self.decoding else None,
             "sweep": {str(c): {role: self.sweep[role][c].stats() for role in ("bad", "fixed")}
                       for c in sorted(self.sweep.get("bad", {})) if c in self.sweep.get("fixed", {})},
             "autofix_diff": self.prepared.diff,

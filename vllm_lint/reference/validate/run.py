@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from vllm_lint.reference import decoding
 from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
 from vllm_lint.reference.validate.endpoint import discover_endpoint
@@ -135,6 +136,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
     startup: dict[str, float] = {}
     reference: LoadResult | None = None
     bad_fails: str | None = None  # why the bad server answers nothing, when it is up but fails every request
+    decoded: dict[str, list] = {}  # each side's requests' decoding, as the launcher recorded it
     for source in (prepared.bad, prepared.fixed):
         role = source.role
         progress(f"{name}: {role}: starting {source.path.name} on 127.0.0.1 (model {options.model})")
@@ -208,6 +210,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 sweep[role][level] = _load(base_url, endpoint, requests=n, concurrency=level,
                                            options=options, counter=counter, progress=lambda _: None)
                 progress(f"{name}: {role}: sweep {level}: {load_line(sweep[role][level])}")
+        decoded[role] = decoding.read(server.decoding_log)
     assert reference is not None
     comparison = compare(reference, main["fixed"], prompt_for, shapes_of=None if bad_fails else reference)
     bad_under_load = None if bad_fails else compare(reference, main["bad"], prompt_for)
@@ -217,8 +220,13 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
         stream_comparison = compare(reference, streamed["fixed"], prompt_for,
                                     shapes_of=bad_streams if bad_streams is not None and bad_streams.ok else None)
     assert endpoint is not None  # found once the first server was up
+    # A bad server that fails every request may still have asked for its decoding first (seed 004's
+    # LLM.generate_async, which the launcher records before it fails as it did)
+    same_decoding = None if bad_fails and not decoded["bad"] else decoding.compared(decoded["bad"], decoded["fixed"])
+    if same_decoding is not None:
+        progress(f"{name}: decoding asked for: {same_decoding[1]} -> {'PASS' if same_decoding[0] else 'FAIL'}")
     return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load,
-                  streamed, stream_comparison, bad_fails)
+                  streamed, stream_comparison, bad_fails, same_decoding)
 
 
 def _openapi(server: ServerProcess) -> dict:

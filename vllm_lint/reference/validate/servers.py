@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import vllm_lint
-from vllm_lint.reference import bentoml_services, gradio_apps, litserve_apps
+from vllm_lint.reference import bentoml_services, decoding, gradio_apps, litserve_apps
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.validate.errors import ValidationError
@@ -34,6 +34,7 @@ class ServerProcess:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_dir / f"{source.role}.log"
+        self.decoding_log = log_dir / f"{source.role}.decoding.jsonl"  # each request's decoding (reference/decoding.py)
         self.kv_cache_bytes, self.max_num_seqs = kv_cache_bytes, max_num_seqs
         self.start_timeout = start_timeout
         self.kind = kind_of(source.path.read_text())
@@ -61,6 +62,8 @@ class ServerProcess:
             cmd += ["--max-num-seqs", str(self.max_num_seqs)]
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1",
                    PYTHONUNBUFFERED="1")
+        self.decoding_log.unlink(missing_ok=True)
+        env[decoding.ENVIRONMENT_VARIABLE] = str(self.decoding_log)
         # The launcher must import the vllm_lint this harness runs from, installed or not.
         package_root = str(Path(vllm_lint.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))

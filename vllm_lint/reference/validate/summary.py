@@ -57,6 +57,9 @@ def _report_lines(report: Report) -> list[str]:
     else:
         lines.append(f"responses: {c.same_shape}/{c.compared} same JSON shape, {c.same_text}/{c.compared} same "
                      f"completion text as the bad server's -> {'PASS' if c.passed else 'FAIL'}")
+    if report.decoding is not None:
+        same, detail = report.decoding
+        lines.append(f"decoding asked for: {detail} -> {'PASS' if same else 'FAIL'}")
     st = report.stream_comparison
     if st is not None:
         s = report.streamed["fixed"].stats()
@@ -106,7 +109,9 @@ def format_summary(validation: Validation) -> str:
                          f"{report.main['fixed'].stats()['tokens_per_s']:>12.1f}{ratio_text(report.ratio):>8}"
                          f"  {'PASS' if report.passed else 'FAIL'} ({c.same_text}/{c.compared} same text"
                          + (f", {report.stream_comparison.same_text}/{report.stream_comparison.compared} streamed"
-                            if report.stream_comparison else "") + ")")
+                            if report.stream_comparison else "")
+                         + ("" if report.decoding is None else f", decoding {'same' if report.decoding[0] else 'differs'}")
+                         + ")")
         for case, _ in validation.failed:
             lines.append(f"{case.name[:33]:<34}{'-':>10}{'-':>12}{'-':>8}  FAIL (did not run)")
         lines.append(f"{len(validation.reports)} servers validated, {len(validation.failed)} failed to run, "

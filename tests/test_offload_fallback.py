@@ -1,0 +1,126 @@
+"""The fix offered where the engine rewrite is refused (python/rewrite/offload.py): each blocking model call of
+an async handler runs in a worker thread, one at a time under a lock, and the module re-lints clean."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from vllm_lint.config import Settings
+from vllm_lint.engine.fixer import fix_file
+from vllm_lint.python.rewrite.offload import OFFLOAD_TITLE
+
+from lintutil import lint_text
+
+SUMMARIZER = '''\
+from fastapi import FastAPI
+from transformers import pipeline
+
+app = FastAPI()
+summarizer = pipeline("summarization", model="facebook/bart-large-cnn")
+
+
+@app.get("/health")
+async def health():
+    return {"ok": True}
+
+
+@app.post("/summarize")
+async def summarize(text: str):
+    # Blocks the event loop!
+    return summarizer(text, max_length=60)[0]["summary_text"]  # synchronous call
+
+
+@app.post("/titles")
+async def titles(text: str):
+    result = summarizer(text, max_length=8)  # the short form
+    return result
+'''
+
+SUMMARIZER_FIXED = '''\
+import asyncio
+from fastapi import FastAPI
+from transformers import pipeline
+
+app = FastAPI()
+summarizer = pipeline("summarization", model="facebook/bart-large-cnn")
+
+
+model_lock = asyncio.Lock()  # the model calls run one at a time, as on the event loop before
+
+
+@app.get("/health")
+async def health():
+    return {"ok": True}
+
+
+@app.post("/summarize")
+async def summarize(text: str):
+    async with model_lock:
+        return (await asyncio.to_thread(summarizer, text, max_length=60))[0]["summary_text"]
+
+
+@app.post("/titles")
+async def titles(text: str):
+    async with model_lock:
+        result = await asyncio.to_thread(summarizer, text, max_length=8)  # the short form
+    return result
+'''
+
+
+def _findings(tmp_path: Path, source: str):
+    return [d for d in lint_text(tmp_path, "server.py", textwrap.dedent(source)) if d.code in ("VLL101", "VLL102", "VLL103")]
+
+
+def _fixed(tmp_path: Path, source: str) -> tuple[str, dict[str, int]]:
+    path = tmp_path / "server.py"
+    path.write_text(source)
+    outcome = fix_file(path, settings=Settings(root=tmp_path))
+    return outcome.fixed.decode(), dict(outcome.applied)
+
+
+def test_a_refused_pipeline_runs_in_a_worker_thread_under_a_lock(tmp_path):
+    [first, second] = _findings(tmp_path, SUMMARIZER)
+    assert first.message == (
+        "transformers pipeline called inside a request handler (summarize): it blocks the event loop: every other "
+        "request waits until it finishes; serve with vLLM's AsyncLLMEngine instead; the engine rewrite is refused (the "
+        "pipeline task is 'summarization'; only \"text-generation\" maps onto vLLM's generate() (vLLM does not serve "
+        "this task); keep the pipeline off the event loop (a worker thread or process), or serve a generative model); "
+        "the fix offered instead runs each call in a worker thread, one at a time: it frees the event loop but does "
+        "not batch"
+    )
+    assert first.fix is not None and second.fix is not None
+    assert first.fix.message == second.fix.message == OFFLOAD_TITLE and "frees the event loop, does not batch" in OFFLOAD_TITLE
+    fixed, applied = _fixed(tmp_path, SUMMARIZER)
+    assert applied == {"VLL101": 1}  # one whole-module edit
+    assert fixed == SUMMARIZER_FIXED
+    assert _findings(tmp_path, fixed) == []
+    again, applied_again = _fixed(tmp_path, fixed)
+    assert (again, applied_again) == (fixed, {})
+
+
+def test_a_call_in_a_comprehension_gets_no_fix(tmp_path):
+    source = SUMMARIZER.replace(
+        "    result = summarizer(text, max_length=8)  # the short form\n",
+        "    result = [summarizer(part, max_length=8) for part in text.split()]\n",
+    )
+    found = _findings(tmp_path, source)
+    assert [d.fix for d in found] == [None, None]
+    assert all("; no automatic fix: the pipeline task is 'summarization'" in d.message for d in found)
+
+
+def test_a_sync_framework_gets_no_fix(tmp_path):
+    source = '''\
+from flask import Flask, request
+from transformers import pipeline
+
+app = Flask(__name__)
+summarizer = pipeline("summarization", model="facebook/bart-large-cnn")
+
+
+@app.post("/summarize")
+def summarize():
+    return summarizer(request.form["text"])[0]["summary_text"]
+'''
+    [finding] = _findings(tmp_path, source)
+    assert finding.fix is None and "; no automatic fix: " in finding.message
