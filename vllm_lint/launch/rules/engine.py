@@ -66,7 +66,10 @@ def gpu_memory_utilization_out_of_range(launch: Launch, settings: LaunchSettings
         return
     origin = _origin(setting.value.origin if setting.value else None)
     yield LaunchFinding(
-        message=f"gpu_memory_utilization {number:g}{origin} is out of range: {reason}",
+        message=(
+            f"gpu_memory_utilization {number:g}{origin} is out of range: {reason} "
+            f"(vLLM's default is {_default_utilization(launch)})"
+        ),
         anchor=setting.value_anchor or setting.anchor,
         fix=SetValue(setting, SAFE_GPU_MEMORY_UTILIZATION),
         fix_title=f"Set gpu_memory_utilization to {SAFE_GPU_MEMORY_UTILIZATION:.2f}",
