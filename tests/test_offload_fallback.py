@@ -124,3 +124,32 @@ def summarize():
 '''
     [finding] = _findings(tmp_path, source)
     assert finding.fix is None and "; no automatic fix: " in finding.message
+
+
+def test_a_sanic_handler_keeps_its_framework_and_leaves_the_event_loop(tmp_path):
+    source = '''\
+from sanic import Sanic
+from sanic.response import json
+from transformers import pipeline
+
+app = Sanic("writer")
+generator = pipeline("text-generation", model="gpt2")
+
+
+@app.route("/")
+async def write(request):
+    text = request.args.get("text", "")
+    predictions = generator(text, max_length=20)
+    return json([p["generated_text"] for p in predictions])
+'''
+    [finding] = _findings(tmp_path, source)
+    assert finding.fix is not None
+    assert finding.message.endswith(
+        "the engine rewrite is refused (sanic handlers are not rewritten onto the engine (the rewrite serves FastAPI, "
+        "Flask, Django, Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe and Modal apps); port the handlers to "
+        "FastAPI by hand, after which the rewrite applies); the fix offered instead runs each call in a worker thread, "
+        "one at a time: it frees the event loop but does not batch"
+    )
+    fixed, _ = _fixed(tmp_path, source)
+    assert "    async with model_lock:\n        predictions = await asyncio.to_thread(generator, text, max_length=20)\n" in fixed
+    assert _findings(tmp_path, fixed) == []

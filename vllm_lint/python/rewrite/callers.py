@@ -98,7 +98,10 @@ class Callers(ModuleFacts):
             and isinstance(statement.body[0], cst.Assign) and statement.body[0].value is call
             and len(statement.body[0].targets) == 1 and isinstance(statement.body[0].targets[0].target, cst.Name)
         ):
-            raise Refusal(f"`{snippet(self.module, statement)}` does not assign the {name} object to one plain variable")
+            raise Refusal(
+                f"`{snippet(self.module, statement)}` does not assign the {name} object to one plain variable; build "
+                f"it once as `name = {name}(...)` at module level or in a start-up hook"
+            )
         variable = statement.body[0].targets[0].target.value
         uses = occurrences(self.module, [variable])[variable]
         for o in uses:

@@ -229,7 +229,11 @@ class ModelCalls(ModuleFacts):
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
         if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal"):
-            raise Refusal(f"{framework} handlers are not rewritten (the rewrite produces a FastAPI server)")
+            raise Refusal(
+                f"{framework} handlers are not rewritten onto the engine (the rewrite serves FastAPI, Flask, Django, "
+                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe and Modal apps); port the handlers to FastAPI by "
+                "hand, after which the rewrite applies"
+            )
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:
         """The statement the call is in, when evaluating the call just before it changes nothing else.

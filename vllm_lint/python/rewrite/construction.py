@@ -83,7 +83,7 @@ class EngineConstruction(ModuleFacts):
         if len(positional) > 2:
             raise Refusal("pipeline(...) gets more positional arguments than task and model")
         if model_expr is None:
-            raise Refusal("the pipeline names no model (it would load the task's default model)")
+            raise Refusal("the pipeline names no model (it would load the task's default model); name it with model=\"...\", which the engine then loads")
         code = self.module.code_for_node
         if loaded is not None and model_expr is model_given:
             # A model object the module loaded by name: the engine loads that name.
@@ -239,7 +239,10 @@ class EngineConstruction(ModuleFacts):
             if source is None or not self._model_name_at(source, loads[0]):
                 raise Refusal(f"cannot tell what `{snippet(self.module, loads[0])}` loads")
             if any(arg.keyword is not None and arg.keyword.value not in _TOKENIZER_SAME_FILES for arg in loads[0].args):
-                raise Refusal(f"`{snippet(self.module, loads[0])}` passes tokenizer options the engine's tokenizer would not have")
+                raise Refusal(
+                    f"`{snippet(self.module, loads[0])}` passes tokenizer options the engine's tokenizer would not have; "
+                    "load the tokenizer with the model's name alone, or give the engine those options by hand"
+                )
             found[self.module.code_for_node(source)] = source
         if len(found) > 1:
             raise Refusal("the handlers tokenise with more than one tokenizer; one engine has one")

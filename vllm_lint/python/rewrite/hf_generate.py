@@ -107,7 +107,7 @@ class GenerateChains(ModuleFacts):
             if name in _WHY_NOT:
                 raise Refusal(f"`{shown}` passes {name}=: {_WHY_NOT[name]}")
             if name not in GENERATION_KEYWORDS:
-                raise Refusal(f"the generate keyword {name}= has no SamplingParams equivalent here")
+                raise Refusal(f"the generate keyword {name}= has no SamplingParams equivalent here; drop it, or set the engine's own setting for it by hand after the fix")
             settings.append((name, arg.value))
         if source is None:
             raise Refusal(f"`{shown}` passes no input ids")
