@@ -23,6 +23,7 @@ from vllm_lint.cmdline.shell import Environment, Word
 from vllm_lint.launch.record import Launch, Setting
 from vllm_lint.python.argv import ArgumentReader, Piece, environment
 from vllm_lint.python.context import PyContext
+from vllm_lint.python.launch_gpus import declared_gpu
 from vllm_lint.python.model import CallSite
 
 # callee -> (position, keyword) of the argument list
@@ -112,9 +113,12 @@ def command_launches(ctx: PyContext) -> Iterator[tuple[Launch, CommandLine, cst.
         if api_key_in_module is None:
             # os.environ["VLLM_API_KEY"] = ... (or a .env loaded) anywhere in the module: children may inherit a key
             api_key_in_module = bool(_PARENT_SETS_KEY.search(ctx.module.code))
+        gpu = declared_gpu(site.function)
         for found in extractor.found:
             if api_key_in_module:
                 found.launch.env.setdefault("VLLM_API_KEY", None)
+            if gpu is not None and found.launch.gpu_type is None:
+                found.launch.gpu_type, found.launch.gpu_type_anchor = gpu
             mapped = _mapped(found, args.pieces, ctx.api)
             # a command built in one place and started from several is one launch
             if id(mapped[0].anchor) in seen:
@@ -192,5 +196,6 @@ def _mapped(found: Found, pieces: list[Piece], api) -> tuple[Launch, CommandLine
         # the word that names the entrypoint: the module of `python -m ...api_server`, `serve`
         entrypoint_anchor=node(launch.entrypoint_anchor, last=True),
         gpu_count_anchor=node(launch.gpu_count_anchor),
+        gpu_type_anchor=node(launch.gpu_type_anchor),
     )
     return mapped_launch, line, line.launch_piece.statement

@@ -20,6 +20,7 @@ from vllm_lint.launch.record import (
 from vllm_lint.python.command_fixes import render_command_fix
 from vllm_lint.python.command_lines import CommandLine, command_launches
 from vllm_lint.python.context import NodeEdit, PyContext
+from vllm_lint.python.launch_gpus import declared_gpu
 from vllm_lint.python.edits import with_keyword, without_argument
 from vllm_lint.python.vocabulary import serves_requests
 from vllm_lint.suggestions import close_names
@@ -80,6 +81,7 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
                     is_known = field in known
                     suggestions = () if is_known else close_names(field, known)
                     settings.append(Setting(field, attribute, is_known, None, nodes[0], suggestions=suggestions, attribute=True))
+        gpu = declared_gpu(site.function)
         launch = Launch(
             surface="python",
             kind=kind,
@@ -90,6 +92,8 @@ def python_launches(ctx: PyContext) -> Iterator[tuple[Launch, cst.Call | Command
             serves_requests=serves_requests(ctx, site),
             api=ctx.api,
             testing=testing,
+            gpu_type=gpu[0] if gpu else None,
+            gpu_type_anchor=gpu[1] if gpu else None,
         )
         yield launch, call, site.statement
     # vLLM started as a command line (subprocess, os.exec*, a shell string): the same launch rules
