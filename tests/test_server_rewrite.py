@@ -1759,3 +1759,32 @@ def test_a_model_in_a_dicts_item_is_seen_where_the_item_is_called(tmp_path):
     compile(text, "server.py", "exec")
     shadowed = source.replace("def g(prompt: str):\n", 'def g(prompt: str):\n    PIPELINES = {"gen": str.upper}\n')
     assert findings(tmp_path, shadowed, "VLL101") == []
+
+
+def test_hugging_face_credentials_reach_the_engine_as_hf_token(tmp_path):
+    source = textwrap.dedent(
+        """\
+        from fastapi import FastAPI
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model_name = "meta-llama/Meta-Llama-3-8B-Instruct"
+        model = AutoModelForCausalLM.from_pretrained(model_name, use_auth_token=True)
+        tokenizer = AutoTokenizer.from_pretrained(model_name, token="hf_x")
+
+        app = FastAPI()
+
+
+        @app.get("/generate")
+        async def generate(prompt: str):
+            inputs = tokenizer.encode(prompt, return_tensors="pt")
+            outputs = model.generate(inputs, max_new_tokens=100)
+            return {"response": tokenizer.decode(outputs[0], skip_special_tokens=True)}
+        """
+    )
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL102": 1}, text
+    # use_auth_token= (token='s old name) on the model is the engine's hf_token; the tokenizer's token= downloads
+    # the same files the engine's tokenizer loads
+    assert "            model=model_name,\n            hf_token=True,\n" in text
+    assert "use_auth_token" not in text and "AutoModelForCausalLM" not in text
+    compile(text, "server.py", "exec")

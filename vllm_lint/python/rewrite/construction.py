@@ -24,7 +24,11 @@ _PIPELINE_PLACEMENT = frozenset({"device", "device_map"})  # vLLM places the mod
 _PIPELINE_ENGINE_KEYWORDS = ("tokenizer", "revision", "trust_remote_code")
 # AutoTokenizer.from_pretrained options that leave the tokenizer as the engine's own load of the same name
 # makes it: which files (revision), whose code, and where the download is cached (cache_dir: the same files).
-_TOKENIZER_SAME_FILES = frozenset({"pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast", "cache_dir"})
+# Tokenizer options that load the same tokenizer the engine loads: where the files are, which revision, and the
+# Hugging Face credentials they are downloaded with (the model's own token reaches the engine as hf_token)
+_TOKENIZER_SAME_FILES = frozenset({
+    "pretrained_model_name_or_path", "revision", "trust_remote_code", "use_fast", "cache_dir", "token", "use_auth_token",
+})
 # from_pretrained's placement and loading options: the engine places and loads the weights itself.
 _HF_PLACEMENT = frozenset({"device_map", "device", "low_cpu_mem_usage", "attn_implementation", "use_safetensors", "local_files_only"})
 
@@ -182,7 +186,7 @@ class EngineConstruction(ModuleFacts):
                 engine.append((name, code(value)))
             elif name == "cache_dir":
                 engine.append(("download_dir", code(value)))
-            elif name == "token":  # the Hugging Face token a gated model is downloaded with: the engine's hf_token
+            elif name in ("token", "use_auth_token"):  # the Hugging Face token (use_auth_token: its old name): hf_token
                 engine.append(("hf_token", code(value)))
             elif name in ("torch_dtype", "dtype"):
                 engine.append(("dtype", self._dtype(value)))
