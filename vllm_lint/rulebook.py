@@ -34,13 +34,22 @@ LANG_SUFFIX = {
     "helm": "templates/deployment.yaml",  # a chart's template; the example's ``files`` hold Chart.yaml and values.yaml
     "skypilot": "task.yaml",
     "markdown": ".md",
+    # files that hold a launch inside a language of their own (surfaces/systemd.py, makefile.py, ...)
+    "systemd": "vllm.service",
+    "makefile": "Makefile",
+    "github-actions": ".github/workflows/serve.yml",
+    "cloud-init": "cloud-init.yaml",
+    "slurm": "job.sbatch",
+    "dstack": ".dstack.yml",
     # A notebook example is written in the percent format (``# %%`` starts a code cell, ``# %% [markdown]``
     # a Markdown cell whose lines are ``# ``-commented), the plain-text form of notebooks that jupytext and
     # editors read; tests turn it into the .ipynb it stands for.
     "ipynb": ".ipynb",
 }
 # The fence info string an example is shown under (``vllm-lint rule``, agent rule files).
-FENCE_LANG = {"shell": "bash", "compose": "yaml", "kubernetes": "yaml", "helm": "yaml", "skypilot": "yaml", "ipynb": "python"}
+FENCE_LANG = {"shell": "bash", "compose": "yaml", "kubernetes": "yaml", "helm": "yaml", "skypilot": "yaml", "ipynb": "python",
+              "systemd": "ini", "makefile": "make", "github-actions": "yaml", "cloud-init": "yaml", "slurm": "bash",
+              "dstack": "yaml"}
 
 
 class RuleFileError(ValueError):

@@ -120,4 +120,25 @@ def test_every_launch_is_seen():
     assert lines == [
         "tests/fixtures/task_files/Makefile:8:3: makefile launch left opaque: unresolved variable $EXTRA",
         "19 launches seen, 18 read in full, 1 opaque",
+        "19 with model facts unknown (the rules over the model and its GPU skip them)",
     ]
+
+
+@pytest.mark.parametrize(
+    "directives, gpus",
+    [
+        ("#SBATCH --gres=gpu:a100:2\n", (2, "A100")),
+        ("#SBATCH --gpus=h100:4\n", (4, "H100")),
+        ("#SBATCH -G A100:4\n", (4, "A100")),
+        ("#SBATCH --gres=gpu:4\n", (4, None)),
+        ("#SBATCH --gres gpu:rtx_a6000:1\n", (1, "A6000")),
+        ("#SBATCH --gres=gpu:mysite_big:2\n", (2, None)),  # a site's own name: a count, no type
+        ("#SBATCH --gres=gpu:2\n#SBATCH --nodes=2\n", (None, None)),  # one engine may span the nodes
+        ("#SBATCH --gpus-per-node=8\n#SBATCH -N 1\n", (8, None)),
+    ],
+)
+def test_slurm_directives_declare_the_gpus(directives, gpus):
+    from vllm_lint.surfaces.slurm import batch_container
+
+    container = batch_container("#!/bin/bash\n" + directives)
+    assert (container.gpu_count, container.gpu_type) == gpus

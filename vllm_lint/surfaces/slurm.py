@@ -1,7 +1,8 @@
 """Slurm batch scripts: shell scripts whose ``#SBATCH`` lines declare the machine the job runs on.
 
 ``--gres=gpu:[TYPE:]N``, ``--gpus=[TYPE:]N`` (``-G``) and ``--gpus-per-node`` declare the GPUs a launch in the
-script sees, on a job of one node (a job over several nodes may spread one engine over them).
+script sees, on a job of one node (a job over several nodes may spread one engine over them), and their type
+where the cluster's TYPE names one ``vllm_lint.gpus`` knows (``a100``, ``h100``; a site's own names are not).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def batch_container(text: str):
             if count is not None:
                 container.gpu_count = count
                 container.gpu_anchor = Span(directive.start("value"), directive.end("value"))
+                container.gpu_type = gpu_type(value, gres=option == "--gres")
+                container.gpu_type_anchor = container.gpu_anchor if container.gpu_type else None
     if nodes not in (None, "1"):
         container.gpu_count, container.gpu_anchor = None, None
     return container
@@ -59,3 +62,18 @@ def gpu_count(value: str, gres: bool) -> int | None:
             return int(count)
         return None
     return None
+
+
+def gpu_type(value: str, gres: bool) -> str | None:
+    """The GPU type of ``gpu:TYPE:N`` (``--gres``) or ``TYPE:N`` (``--gpus``), as ``vllm_lint.gpus`` names it."""
+    from vllm_lint.gpus.names import gpu_from_name
+
+    parts = value.split(",")[0].split(":")
+    if gres:
+        if parts[0] != "gpu":
+            return None
+        parts = parts[1:]
+    if len(parts) != 2 or parts[0].isdigit():
+        return None
+    gpu = gpu_from_name(parts[0])
+    return gpu.name if gpu is not None else None
