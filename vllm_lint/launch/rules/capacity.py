@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from vllm_lint.gpus.table import GPU_TYPES, GpuType
 from vllm_lint.launch.model import env_flag, launch_model, length_limit, model_name, target_versions
 from vllm_lint.launch.parallelism import parallel_sizes
+from vllm_lint.launch.platform import runs_on_cpu
 from vllm_lint.launch.record import Launch, LaunchFinding, Setting
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.models.derive import (
@@ -80,7 +81,7 @@ def max_model_len_above_model(launch: Launch, settings: LaunchSettings) -> Itera
 @launch_rule("VLL210")
 def parallelism_does_not_divide_model(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     sizes = parallel_sizes(launch)
-    if sizes is None or sizes == (1, 1):
+    if sizes is None or sizes == (1, 1) or launch.opaque:  # an opaque launch may set them again later
         return
     tensor, pipeline = sizes
     facts = launch_model(launch, settings)
@@ -110,7 +111,10 @@ def parallelism_does_not_divide_model(launch: Launch, settings: LaunchSettings) 
 
 
 def _gpu(launch: Launch, settings: LaunchSettings) -> GpuType | None:
-    """The GPU type the launch runs on: its deployment's, else the settings'."""
+    """The GPU type the launch runs on: its deployment's, else the settings' (not for a launch on vLLM's CPU
+    backend)."""
+    if runs_on_cpu(launch):
+        return None
     name = launch.gpu_type or settings.gpu
     return GPU_TYPES.get(name) if name else None
 
@@ -121,7 +125,7 @@ _BF16 = ("bfloat16", "bf16")
 @launch_rule("VLL212")
 def dtype_unsupported_by_gpu(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     gpu = _gpu(launch, settings)
-    if gpu is None or gpu.capability is None or gpu.capability >= (8, 0):
+    if gpu is None or gpu.capability is None or gpu.capability >= (8, 0) or launch.opaque:
         return
     has = gpu.capability
     capability = f"{has[0]}.{has[1]}"

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from vllm_lint.diagnostics import Applicability
 from vllm_lint.launch.defaults import DEFAULT_MAX_LORA_RANK, MAX_GPU_MEMORY_UTILIZATION, SAFE_GPU_MEMORY_UTILIZATION
 from vllm_lint.launch.parallelism import parallel_anchor, parallel_sizes
+from vllm_lint.launch.platform import runs_on_cpu
 from vllm_lint.launch.record import AddSetting, Launch, LaunchFinding, RemoveSetting, Rename, Setting, SetValue
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import launch_rule
@@ -271,19 +272,11 @@ def _suggestions_across_releases(api: VllmApi, launch: Launch, setting: Setting)
     return close_names(name, candidates)
 
 
-def _runs_on_cpu(launch: Launch) -> bool:
-    """A launch on vLLM's CPU backend: a ``VLLM_CPU_*`` variable (read only there, vllm/envs.py:887-906) or a CPU image."""
-    if any(name.startswith("VLLM_CPU_") for name in launch.env):
-        return True
-    repository = (launch.image or "").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0].lower()
-    return "cpu" in repository.split("-")
-
-
 @launch_rule("VLL207")
 def enforce_eager_in_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     # vLLM's CPU platform captures no CUDA graphs whatever the setting (vllm/platforms/cpu.py:353, 0.32.0:
     # ``cudagraph_capture_sizes = []``), so there the flag costs nothing it would not lose anyway.
-    if not launch.serves_requests or launch.testing or _runs_on_cpu(launch):
+    if not launch.serves_requests or launch.testing or runs_on_cpu(launch):
         return
     setting = launch.get("enforce_eager")
     if setting is None or as_bool(setting.value) is not True:
