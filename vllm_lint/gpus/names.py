@@ -34,7 +34,9 @@ _MODEL_TOKENS = {
     "MI300X": "MI300X",
     "MI325X": "MI325X",
 }
-# AWS instance families with one GPU type: https://aws.amazon.com/ec2/instance-types/accelerated-computing/
+# AWS instance families with one GPU type: https://aws.amazon.com/ec2/instance-types/accelerated-computing/;
+# per-GPU memory of g4dn (16 GiB), g5 and g6 (24 GiB), p3 (16 GiB) as AWS Batch's GPU jobs page lists it
+# (https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html).
 _INSTANCE_FAMILIES = {
     "g4dn": "T4",
     "g5": "A10G",

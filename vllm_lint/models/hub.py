@@ -59,9 +59,11 @@ def hub_facts(model: str) -> ModelFacts | None:
         if config is None:
             return None
         if cached is not None:
+            from vllm_lint.atomic import atomic_write
+
             try:
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                cached.write_text(json.dumps(config))
+                atomic_write(cached, json.dumps(config).encode())  # a run beside this one never reads half a file
             except OSError:
                 pass  # an unwritable cache costs the next run a fetch
     return read_facts(model, url, config)
