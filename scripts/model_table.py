@@ -6,13 +6,19 @@
     python scripts/model_table.py --from-git MIRRORS     # offline, GitHub sources from local git copies
 
 The manifest (``vllm_lint/data/model_sources.tsv``) has one row per model: ``model`` (its Hub id), ``source`` (where
-its ``config.json`` was read) and ``weight_source`` (where the size of its weights was read, or ``-``). A source is
+its ``config.json`` was read), ``weight_source`` (where the size of its weights was read, or ``-``) and
+``second_source`` (``-`` when ``source`` is the model's own file, verbatim). A source is
 
 - ``OWNER/REPO@COMMIT:PATH``: a file in a public GitHub repository at a fixed commit (a repository that vendors the
   model's ``config.json`` verbatim), fetched from ``raw.githubusercontent.com``;
 - ``hf:ID@REVISION``: the model's own ``config.json`` on the Hugging Face Hub at that revision;
 - for a weight source, either form followed by ``:FILE`` for a file beside the config on the Hub
   (``hf:ID@REVISION:model.safetensors.index.json``): the weight bytes are that index's ``metadata.total_size``.
+
+A copy of the config that someone saved again (``save_pretrained`` rewrites the dtype, the Transformers version and
+``_name_or_path``; a fine-tune may change more) is used only with a ``second_source``, another copy read the same
+way: the row keeps the keys both copies hold with equal values, less ``RESAVED_KEYS``, and the build fails when the
+two disagree on the model's architecture or type.
 
 Each table row is the config as read, less the bulky keys vLLM never reads (``DROPPED_KEYS``, at any depth), with
 its source. Fetched files are never committed: the table holds the extracted facts and where they came from.
@@ -33,13 +39,17 @@ from typing import Any, Callable
 REPO = Path(__file__).resolve().parents[1]
 MANIFEST = REPO / "vllm_lint" / "data" / "model_sources.tsv"
 TABLE = REPO / "vllm_lint" / "data" / "model_configs.jsonl"
-COLUMNS = ("model", "source", "weight_source")
+COLUMNS = ("model", "source", "weight_source", "second_source")
 # Label maps of classification heads and remote-code class paths: large, and nothing vLLM's engine checks read.
 DROPPED_KEYS = frozenset({"id2label", "label2id", "auto_map"})
 # Inside ``quantization_config``: the names of the modules left unquantized (or quantized otherwise), one per layer
 # and expert. vLLM reads them when it builds each layer; the facts the table serves (the method, its bits, the
 # model's shape) do not need them, and they were nine tenths of the table's bytes (2.4 MB for one model).
 DROPPED_QUANTIZATION_KEYS = frozenset({"quantized_layers", "modules_to_not_convert", "ignore", "exclude_modules"})
+# What saving a config again rewrites: never taken from a re-saved copy, even where two copies agree.
+RESAVED_KEYS = frozenset({"_name_or_path", "torch_dtype", "dtype", "transformers_version"})
+# Two copies that disagree on these are not copies of one model.
+IDENTITY_KEYS = ("architectures", "model_type")
 WEIGHT_TOTAL = "metadata.total_size"
 _HF = "hf:"
 
@@ -166,14 +176,33 @@ def weight_bytes(index: dict[str, Any], where: str) -> int:
     return total
 
 
-def table_row(row: dict[str, str], read: Reader) -> dict[str, Any]:
-    location = parse_location(row["source"], "config.json")
+def read_config(model: str, source: str, read: Reader) -> dict[str, Any]:
+    location = parse_location(source, "config.json")
     try:
         config = json.loads(read(location))
     except (OSError, ValueError) as error:
-        raise SourceError(f"{row['model']}: {location.url}: {error}") from error
+        raise SourceError(f"{model}: {location.url}: {error}") from error
     if not isinstance(config, dict) or not ("architectures" in config or "model_type" in config):
-        raise SourceError(f"{row['model']}: {location.url} is not a model's config.json")
+        raise SourceError(f"{model}: {location.url} is not a model's config.json")
+    return config
+
+
+def agreed(model: str, config: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The keys two re-saved copies of one model's config hold with equal values, less ``RESAVED_KEYS``."""
+    for key in IDENTITY_KEYS:
+        if config.get(key) != second.get(key):
+            raise SourceError(f"{model}: the two copies disagree on {key}: {config.get(key)!r}, {second.get(key)!r}")
+    return {
+        key: value
+        for key, value in config.items()
+        if key not in RESAVED_KEYS and key in second and second[key] == value
+    }
+
+
+def table_row(row: dict[str, str], read: Reader) -> dict[str, Any]:
+    config = read_config(row["model"], row["source"], read)
+    if row["second_source"] not in ("", "-"):
+        config = agreed(row["model"], config, read_config(row["model"], row["second_source"], read))
     weights, weight_source = None, None
     if row["weight_source"] not in ("", "-"):
         weight_location = parse_location(row["weight_source"], "model.safetensors.index.json")

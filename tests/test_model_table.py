@@ -18,9 +18,9 @@ _spec.loader.exec_module(model_table)
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 MANIFEST = (
-    "model\tsource\tweight_source\n"
-    f"acme/tiny-base\tacme/zoo@{COMMIT}:configs/tiny-base.json\t-\n"
-    "acme/tiny-chat\thf:acme/tiny-chat@5e1f00d\thf:acme/tiny-chat@5e1f00d:model.safetensors.index.json\n"
+    "model\tsource\tweight_source\tsecond_source\n"
+    f"acme/tiny-base\tacme/zoo@{COMMIT}:configs/tiny-base.json\t-\t-\n"
+    "acme/tiny-chat\thf:acme/tiny-chat@5e1f00d\thf:acme/tiny-chat@5e1f00d:model.safetensors.index.json\t-\n"
 )
 
 
@@ -62,6 +62,47 @@ def test_rebuilds_the_table_offline_from_downloaded_files(tmp_path):
         '{"quant_method": "fp8", "weight_block_size": [128, 128]}}, "source": "hf:acme/tiny-chat@5e1f00d", '
         '"weight_bytes": 123456, "weight_source": '
         '"hf:acme/tiny-chat@5e1f00d:model.safetensors.index.json metadata.total_size"}\n'
+    )
+
+
+def test_a_resaved_copy_keeps_only_what_a_second_copy_agrees_on(tmp_path):
+    manifest, downloaded, output = tmp_path / "sources.tsv", tmp_path / "downloaded", tmp_path / "table.jsonl"
+    manifest.write_text(
+        "model\tsource\tweight_source\tsecond_source\nacme/tiny\thf:someone/tiny-openvino@1\t-\thf:other/tiny-ft@2\n",
+        encoding="utf-8",
+    )
+    _write(
+        downloaded / "hf" / "someone" / "tiny-openvino" / "1" / "config.json",
+        '{"_name_or_path": "acme/tiny", "architectures": ["LlamaForCausalLM"], "model_type": "llama",'
+        ' "num_hidden_layers": 22, "max_position_embeddings": 2048, "pad_token_id": 0, "torch_dtype": "float32",'
+        ' "transformers_version": "4.42.4"}',
+    )
+    _write(
+        downloaded / "hf" / "other" / "tiny-ft" / "2" / "config.json",
+        '{"_name_or_path": "acme/tiny", "architectures": ["LlamaForCausalLM"], "model_type": "llama",'
+        ' "num_hidden_layers": 22, "max_position_embeddings": 2048, "torch_dtype": "float32",'
+        ' "transformers_version": "4.42.4", "unsloth_fixed": true}',
+    )
+    code = model_table.main(["--manifest", str(manifest), "--from-dir", str(downloaded), "--output", str(output)])
+    assert code == 0
+    assert output.read_text(encoding="utf-8") == (
+        '{"model": "acme/tiny", "config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", '
+        '"num_hidden_layers": 22, "max_position_embeddings": 2048}, "source": "hf:someone/tiny-openvino@1", '
+        '"weight_bytes": null, "weight_source": null}\n'
+    )
+
+
+def test_copies_of_two_different_models_are_refused(tmp_path, capsys):
+    manifest, downloaded, output = tmp_path / "sources.tsv", tmp_path / "downloaded", tmp_path / "table.jsonl"
+    manifest.write_text(
+        "model\tsource\tweight_source\tsecond_source\nacme/tiny\thf:a/x@1\t-\thf:b/y@2\n", encoding="utf-8"
+    )
+    _write(downloaded / "hf" / "a" / "x" / "1" / "config.json", '{"model_type": "llama"}')
+    _write(downloaded / "hf" / "b" / "y" / "2" / "config.json", '{"model_type": "mistral"}')
+    code = model_table.main(["--manifest", str(manifest), "--from-dir", str(downloaded), "--output", str(output)])
+    assert (code, output.exists()) == (1, False)
+    assert capsys.readouterr().err == (
+        "model_table: acme/tiny: the two copies disagree on model_type: 'llama', 'mistral'\n"
     )
 
 
@@ -113,6 +154,9 @@ def test_the_shipped_table_is_its_manifest_row_for_row():
         ]
         assert "architectures" in row["config"] or "model_type" in row["config"], row["model"]
         assert not _keys(row["config"]) & model_table.DROPPED_KEYS, row["model"]
+        if listed["second_source"] != "-":
+            assert re.fullmatch(r"hf:[\w.-]+/[\w.-]+@[\w.-]+|[\w.-]+/[\w.-]+@[0-9a-f]{40}:\S+", listed["second_source"])
+            assert not set(row["config"]) & model_table.RESAVED_KEYS, row["model"]
         if listed["weight_source"] == "-":
             assert (row["weight_bytes"], row["weight_source"]) == (None, None), row["model"]
         else:
