@@ -3,7 +3,7 @@
     python scripts/model_table.py                        # fetch every source over the network (GitHub, the Hub)
     python scripts/model_table.py --download DIR         # the same, keeping each fetched file under DIR
     python scripts/model_table.py --from-dir DIR         # offline, from files already under DIR (as --download lays them)
-    python scripts/model_table.py --from-git MIRRORS     # offline, GitHub sources from local git copies
+    python scripts/model_table.py --from-git MIRRORS     # GitHub sources from local git copies where there are
 
 The manifest (``vllm_lint/data/model_sources.tsv``) has one row per model: ``model`` (its Hub id), ``source`` (where
 its ``config.json`` was read), ``weight_source`` (where the size of its weights was read, or ``-``) and
@@ -146,13 +146,13 @@ def folder_reader(folder: Path) -> Reader:
     return read
 
 
-def git_reader(mirrors: Path, hub: Reader) -> Reader:
-    """GitHub sources from ``MIRRORS/OWNER/REPO`` clones or ``MIRRORS/OWNER+REPO/repo`` bare copies; Hub sources
-    from ``hub``."""
+def git_reader(mirrors: Path, other: Reader) -> Reader:
+    """GitHub sources from ``MIRRORS/OWNER/REPO`` clones or ``MIRRORS/OWNER+REPO/repo`` bare copies; Hub sources, and
+    GitHub sources with no copy there, from ``other``."""
 
     def read(location: Location) -> bytes:
         if location.hub:
-            return hub(location)
+            return other(location)
         owner, name = location.repository.split("/")
         for candidate in (mirrors / owner / name, mirrors / f"{owner}+{name}" / "repo"):
             if candidate.is_dir():
@@ -164,7 +164,7 @@ def git_reader(mirrors: Path, hub: Reader) -> Reader:
                 if shown.returncode == 0:
                     return shown.stdout
                 raise SourceError(f"{location.url}: {shown.stderr.decode(errors='replace').strip()}")
-        raise SourceError(f"{location.url}: no git copy of {location.repository} under {mirrors}")
+        return other(location)
 
     return read
 
