@@ -489,6 +489,13 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
         budget.spend()
         if not isinstance(service, yaml.MappingNode):
             continue
+        base = _extended(service, services, job)
+        if base is not None and base.foreign and _get(service, "command") is None and (
+            _get(base.node, "command") is not None or _get(base.node, "entrypoint") is not None
+        ):
+            continue  # its command is the other file's, read where it is written
+        if base is not None and not base.foreign:
+            service = base.merged(service)
         container = Container()
         _compose_network(container, _scalar(key), service)
         container.env = _env_from(_get(service, "environment"), budget, words)
@@ -510,8 +517,12 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
             container.gpu_count = len([d for d in str(cuda.value).split(",") if d.strip()])
         container.host_ipc = words.text(_get(service, "ipc")) == "host"
         container.shm_bytes = parse_size(words.text(_get(service, "shm_size")))
+        if base is not None:
+            base.complete(service, container, budget)
         env = Environment(container.env)
         image = _image(words, _get(service, "image"))
+        if not image and base is not None and base.foreign:
+            image = _scalar(_get(base.node, "image")) or ""
         container.image = image or None
         command = _get(service, "command")
         anchor_node = command or _get(service, "image") or service
@@ -524,6 +535,64 @@ def _compose(document, words: _YamlWords, budget: _Budget, job=None) -> None:
             continue
         with words.extractor.built_from(*built):
             words.launch(_get(service, "entrypoint"), command, image, env, container, anchor)
+
+
+class _Base:
+    """The service a compose service ``extends`` (docs.docker.com/compose/how-tos/multiple-compose-files/extend):
+    in the same file, its keys the service does not set are merged in (offsets stay this file's); in another
+    file, only values are taken (its environment, IPC, shared memory, GPUs, image), since its words are not here."""
+
+    def __init__(self, node, foreign: bool) -> None:
+        self.node, self.foreign = node, foreign  # node None: a file that cannot be read, which may set anything
+
+    def merged(self, service):
+        import yaml
+
+        own = {_scalar(k) for k, _ in service.value}
+        pairs = [(k, v) for k, v in self.node.value if _scalar(k) not in own and _scalar(k) != "environment"]
+        pairs += [(k, v) for k, v in service.value if _scalar(k) != "extends"]
+        return yaml.MappingNode(service.tag, pairs, service.start_mark, service.end_mark)
+
+    def complete(self, service, container: Container, budget: _Budget) -> None:
+        """What the base adds to the container: its environment under the service's own, and, from another
+        file, its IPC, shared memory and GPU count where the service sets none."""
+        for name, value in _env_from(_get(self.node, "environment"), budget).items():
+            container.env.setdefault(name, value)
+        if self.node is None or _get(self.node, "env_file") is not None and _get(service, "env_file") is None:
+            container.env.setdefault("VLLM_API_KEY", None)  # a file named in another file: may set it
+        if not self.foreign:
+            return
+        if _get(service, "ipc") is None:
+            container.host_ipc = _scalar(_get(self.node, "ipc")) == "host"
+        if _get(service, "shm_size") is None:
+            container.shm_bytes = parse_size(_scalar(_get(self.node, "shm_size")))
+        if _get(service, "deploy") is None:
+            devices = _get(_get(_get(_get(self.node, "deploy"), "resources"), "reservations"), "devices")
+            for device in _items(devices):
+                count, ids = _get(device, "count"), _get(device, "device_ids")
+                container.gpu_count = gpus_from_devices(_scalar(count)) if count is not None else (len(_items(ids)) or None)
+
+
+def _extended(service, services, job) -> _Base | None:
+    """The base of a service that ``extends`` one (``extends: NAME`` or ``{service: NAME, file: PATH}``), when
+    it can be read; a base in a file that cannot be read may set anything (the launch's key among it)."""
+    import yaml
+
+    extends = _get(service, "extends")
+    if extends is None:
+        return None
+    name = _scalar(extends) if isinstance(extends, yaml.ScalarNode) else _scalar(_get(extends, "service"))
+    path = _scalar(_get(extends, "file")) if isinstance(extends, yaml.MappingNode) else None
+    if path is None:
+        node = _get(services, name) if name else None
+        return _Base(node, False) if isinstance(node, yaml.MappingNode) and node is not service else None
+    text = job.read_beside(job.path.parent / path) if job is not None and job.standalone else None
+    try:
+        document = yaml.compose(text) if text is not None else None
+    except yaml.YAMLError:
+        document = None
+    node = _get(_get(document, "services"), name) if name and document is not None else None
+    return _Base(node if isinstance(node, yaml.MappingNode) else None, True)
 
 
 def _built_pin(build, words: _YamlWords, job) -> tuple[str, str] | None:
