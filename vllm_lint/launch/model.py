@@ -38,6 +38,21 @@ def launch_model(launch: Launch, settings: LaunchSettings) -> ModelFacts | None:
     return find_model(name, search)
 
 
+def fix_length(model: str | None, settings: LaunchSettings, api) -> int:
+    """The max_model_len a fix writes for ``model`` (judged against ``api``, a ``vllm_api.VllmApi``): the
+    ``fix-max-model-len`` setting, or the model's own limit where that is lower (more stops the engine)."""
+    length = settings.fix_max_model_len
+    if model is None:
+        return length
+    from vllm_lint.models.lookup import ModelSearch, find_model
+
+    facts = find_model(model, ModelSearch(tuple(Path(folder) for folder in settings.model_folders), settings.model_facts_from_hub))
+    if facts is None or not generates(facts):
+        return length
+    limit = max_model_len_limit(facts, api_versions(api), False)
+    return min(length, limit.value) if limit is not None else length
+
+
 def length_limit(launch: Launch, settings: LaunchSettings) -> LengthLimit | None:
     """The longest max_model_len vLLM accepts for the launch's model in every release it targets, where the
     model is known and generates text (a pooling model's length may come from files its facts do not hold)."""
@@ -60,7 +75,11 @@ def generates(facts: ModelFacts) -> bool:
 
 
 def target_versions(launch: Launch) -> tuple[str, ...]:
-    api = launch.target_api()
+    return api_versions(launch.target_api())
+
+
+def api_versions(api) -> tuple[str, ...]:
+    """The releases a ``vllm_api.VllmApi`` stands for."""
     return tuple(version for index, version in enumerate(api.database.versions) if api.mask >> index & 1)
 
 

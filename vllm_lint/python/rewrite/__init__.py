@@ -85,10 +85,11 @@ def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
 def _rewritten_module(ctx: PyContext, plan: ServerPlan, names: NewCodeNames) -> cst.Module:
     """The module rewritten onto AsyncLLMEngine; raises Refusal when that cannot be done safely."""
     from vllm_lint.python.rewrite.plan import Refusal
+    from vllm_lint.launch.model import fix_length
     from vllm_lint.python.rewrite.transform import rewrite_module
 
     try:
-        new = rewrite_module(names, plan, ctx.settings.fix_max_model_len)
+        new = rewrite_module(names, plan, lambda model: fix_length(model, ctx.settings, ctx.api))
     except NameTaken as exc:
         raise Refusal(str(exc)) from None
     try:

@@ -126,10 +126,18 @@ class EngineConstruction(ModuleFacts):
                 raise Refusal(f"the pipeline keyword {name}= has no AsyncEngineArgs equivalent")
         engine += [
             ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
-            ("max_model_len", str(self.ctx.settings.fix_max_model_len)),
+            ("max_model_len", str(self._max_model_len(model_expr))),
             ("enable_prefix_caching", "True"),
         ]
         return tuple(engine), generation, full_text
+
+    def _max_model_len(self, model_expr: cst.BaseExpression | None) -> int:
+        """The fix-max-model-len setting, or the model's own limit where it is known and lower."""
+        from vllm_lint.launch.model import fix_length
+
+        folded = self.semantics.fold(model_expr) if model_expr is not None else None
+        name = folded.value if folded is not None and isinstance(folded.value, str) else None
+        return fix_length(name, self.ctx.settings, self.ctx.api)
 
     def hf_model_construction(self, call: cst.Call, calls) -> tuple[tuple[str, str], ...]:
         """AsyncEngineArgs keywords for ``AutoModelForCausalLM.from_pretrained(...)``, and the tokenizer its
@@ -141,7 +149,7 @@ class EngineConstruction(ModuleFacts):
             engine.insert(1, ("tokenizer", self.module.code_for_node(tokenizer)))
         engine += [
             ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
-            ("max_model_len", str(self.ctx.settings.fix_max_model_len)),
+            ("max_model_len", str(self._max_model_len(model_expr))),
             ("enable_prefix_caching", "True"),
         ]
         return tuple(engine)

@@ -212,7 +212,7 @@ def _result_code(call: HandlerCall, stream: str, completion: str) -> str:
 
 
 class ServerRewrite:
-    def __init__(self, names: NewCodeNames, plan: ServerPlan, max_model_len: int) -> None:
+    def __init__(self, names: NewCodeNames, plan: ServerPlan, max_model_len: Callable[[str | None], int]) -> None:
         self.plan = plan
         self.max_model_len = max_model_len
         self.names = names
@@ -570,7 +570,10 @@ class ServerRewrite:
         if not given("gpu_memory_utilization") and not given("kv_cache_memory_bytes"):
             engine_args = with_keyword(engine_args, "gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}")
         if not given("max_model_len"):
-            engine_args = with_keyword(engine_args, "max_model_len", str(self.max_model_len))
+            model = keyword_arg(engine_args, "model")
+            name = model.value.evaluated_value if model is not None and isinstance(model.value, cst.SimpleString) else None
+            length = self.max_model_len(name if isinstance(name, str) else None)  # the model's limit where lower
+            engine_args = with_keyword(engine_args, "max_model_len", str(length))
         if not given("enable_prefix_caching"):
             engine_args = with_keyword(engine_args, "enable_prefix_caching", "True")
         return cst.Call(func=cst.parse_expression(self._engine_factory), args=[cst.Arg(engine_args)])
@@ -744,6 +747,6 @@ def _names_of_dropped_arguments(plan: ServerPlan) -> set[str]:
     return names_in(plan.model_call)
 
 
-def rewrite_module(names: NewCodeNames, plan: ServerPlan, max_model_len: int) -> cst.Module:
+def rewrite_module(names: NewCodeNames, plan: ServerPlan, max_model_len: Callable[[str | None], int]) -> cst.Module:
     """The module rewritten by ``plan``; ``names``: NewCodeNames(module, plan)."""
     return ServerRewrite(names, plan, max_model_len).apply()
