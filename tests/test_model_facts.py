@@ -206,3 +206,33 @@ def test_the_gpu_setting_and_its_per_file_overrides(tmp_path):
     config.write_text('gpu = "TPU-v5"\n')
     with pytest.raises(ConfigError, match="'TPU-v5' is not a GPU type vllm-lint knows"):
         load_settings(config, [])
+
+
+def test_the_gpu_flag_names_the_gpu_of_launches_that_do_not_say(tmp_path):
+    from lintutil import run_cli
+
+    (tmp_path / "serve.sh").write_text("vllm serve my-org/model --dtype bfloat16 --max-model-len 4096\n")
+    found = run_cli(
+        "check",
+        "-n",
+        "--isolated",
+        "--preview",
+        "--select",
+        "VLL212",
+        "--gpu",
+        "nvidia-tesla-t4",
+        "--output-format",
+        "concise",
+        "serve.sh",
+        cwd=tmp_path,
+    )
+    assert found.stdout.splitlines()[0] == (
+        "serve.sh:1:33: VLL212 [error] dtype bfloat16 on T4 (compute capability 7.5): vLLM refuses to start "
+        '("Bfloat16 is only supported on GPUs with compute capability of at least 8.0"); use --dtype half'
+    )
+    on_l4 = run_cli(
+        "check", "-n", "--isolated", "--preview", "--select", "VLL212", "--gpu", "L4", "serve.sh", cwd=tmp_path
+    )
+    assert on_l4.returncode == 0, on_l4.stdout
+    wrong = run_cli("check", "-n", "--isolated", "--gpu", "TPU", "serve.sh", cwd=tmp_path)
+    assert wrong.returncode == 2 and "--gpu: 'TPU' is not a GPU type vllm-lint knows" in wrong.stderr
