@@ -60,6 +60,8 @@ EXPECTED = {
         (19, 11, "VLL403"),
         (19, 87, "VLL202"),
     ],
+    # `cat <<-EOF`: the shell takes the leading tabs off, and the manifest is read without them (columns kept)
+    "deploy_tabs.sh": [(8, 15, "VLL403"), (8, 75, "VLL202")],
     # #SBATCH --gres=gpu:a100:2: two GPUs for tensor parallel 4, also through `apptainer exec`; a second server
     # narrowed to one of them by CUDA_VISIBLE_DEVICES uses it whole
     "job.sbatch": [(6, 38, "VLL205"), (10, 49, "VLL201"), (10, 49, "VLL203"), (10, 85, "VLL205")],
@@ -119,8 +121,8 @@ def test_every_launch_is_seen():
     lines = [line for line in done.stdout.splitlines() if "VLL" not in line]
     assert lines == [
         "tests/fixtures/task_files/Makefile:8:3: makefile launch left opaque: unresolved variable $EXTRA",
-        "19 launches seen, 18 read in full, 1 opaque",
-        "19 with model facts unknown (the rules over the model and its GPU skip them)",
+        "20 launches seen, 19 read in full, 1 opaque",
+        "20 with model facts unknown (the rules over the model and its GPU skip them)",
     ]
 
 

@@ -138,6 +138,7 @@ class Embedded:
     start: int = 0
     end: int = 0
     expands: bool = False
+    strip_tabs: bool = False  # its lines' leading tabs are the shell's (``<<-``), not the text's
     view: object | None = None
     env: Environment | None = None
     reader: str | None = None
@@ -453,7 +454,8 @@ class Extractor:
             if kind == "script":
                 self.heredoc_script(heredoc, env, container)
             elif kind is not None and "vllm" in self.source[heredoc.start : heredoc.end].lower():
-                self.documents.append(Embedded(kind, heredoc.start, heredoc.end, expands=not heredoc.quoted))
+                self.documents.append(Embedded(kind, heredoc.start, heredoc.end, expands=not heredoc.quoted,
+                                               strip_tabs=heredoc.strip_tabs))
 
     def heredoc_script(self, heredoc, env: Environment, container: Container | None) -> None:
         body = self.source[heredoc.start : heredoc.end]

@@ -228,6 +228,7 @@ class Heredoc:
     # and the command a pipe after it feeds (``cat <<EOF | kubectl apply -f -``)
     written_to: str | None = None
     piped_to: list[Word] | None = None
+    strip_tabs: bool = False  # ``<<-``: the shell takes the leading tabs off each line
 
 
 @dataclass(slots=True)

@@ -160,6 +160,7 @@ class _Reader:
             owner.heredoc = True
             heredoc = Heredoc(self.base + self.offset(body_node.start_byte), self.base + self.offset(body_node.end_byte), quoted,
                               written or self.written_to(child))
+            heredoc.strip_tabs = any(not c.is_named and self.source(c)[0] == "<<-" for c in child.children)
             owner.heredocs.append(heredoc)
             for nested in child.named_children:
                 if nested.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"):

@@ -16,7 +16,7 @@ from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.registry import check_image, check_launch
 from vllm_lint.surfaces.job import CommandParseError, LintJob, parse_error
-from vllm_lint.surfaces.embedded import View
+from vllm_lint.surfaces.embedded import LineView, View
 from vllm_lint.text import TextIndex
 
 
@@ -231,7 +231,12 @@ def _embedded(document: Embedded, display: str, text: str, job: LintJob, testing
         return lint_view("shell", view, job, display, env=env, testing=testing, reader="systemd")
     view = View.empty(text)
     for number in range(first, last):
-        view.keep(number, lines[number])
+        line = lines[number]
+        tabs = len(line) - len(line.lstrip("\t")) if document.strip_tabs else 0
+        if tabs:
+            view.put(number, LineView(line).copy(tabs, len(line)))
+        else:
+            view.keep(number, line)
     # the text is a file of its own only once written out: the files beside this one are not its project's
     inner = replace(job, standalone=False)
     return lint_view(document.kind, view, inner, display, testing=testing, shell_expanded=document.expands)
