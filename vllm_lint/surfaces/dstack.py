@@ -35,6 +35,30 @@ def gpu_count(node, words) -> int | None:
     return None if ".." in text else 1
 
 
+def gpu_type(node, words) -> str | None:
+    """The GPU type of ``resources.gpu`` when it names exactly one (``A100:80GB:2``, ``{name: H100}``), as
+    ``vllm_lint.gpus`` names it; None for a memory size alone, several names, or what is not known."""
+    import yaml
+
+    from vllm_lint.gpus.names import gpu_from_name
+
+    if isinstance(node, yaml.MappingNode):
+        name = get(node, "name")
+        text = words.text(name) if isinstance(name, yaml.ScalarNode) else None
+        memory = get(node, "memory")
+        size = words.text(memory) if isinstance(memory, yaml.ScalarNode) else None
+        parts = [text or "", size or ""]
+    else:
+        text = words.text(node) if isinstance(node, yaml.ScalarNode) else None
+        parts = text.strip().split(":") if text else []
+    names = [part for part in parts if part and not _COUNT.match(part) and not part.upper().endswith("GB")]
+    if len(names) != 1 or "," in names[0] or ".." in names[0]:
+        return None
+    sizes = [part for part in parts if part.upper().endswith("GB") and ".." not in part]
+    gpu = gpu_from_name(" ".join([names[0], *sizes[:1]]))
+    return gpu.name if gpu is not None else None
+
+
 def read(document, words, budget) -> None:
     from vllm_lint.cmdline.launches import Container
     from vllm_lint.cmdline.serve_args import Span
@@ -46,6 +70,8 @@ def read(document, words, budget) -> None:
     if gpu is not None and nodes in (None, "1"):
         container.gpu_count = gpu_count(gpu, words)
         container.gpu_anchor = Span(gpu.start_mark.index, gpu.end_mark.index)
+        container.gpu_type = gpu_type(gpu, words)
+        container.gpu_type_anchor = container.gpu_anchor
     image = scalar(get(document, "image"))
     lines = scripts(get(document, "commands"))
     if image:
