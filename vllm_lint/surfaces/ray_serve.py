@@ -119,6 +119,14 @@ def _launch(config, kwargs, words, at) -> None:
     start = at(kwargs.start_mark.index)
     launch = Launch(surface="command", kind="AsyncEngineArgs", settings=settings, anchor=Span(start, start + 1),
                     serves_requests=True)
+    accelerator = _get(config, "accelerator_type")  # Ray Serve LLM's LLMConfig.accelerator_type: the GPU it runs on
+    name = reader.value(accelerator) if accelerator is not None else None
+    if name is not None and isinstance(name.value, str):
+        from vllm_lint.gpus.names import gpu_from_name
+
+        gpu = gpu_from_name(name.value)
+        if gpu is not None:
+            launch.gpu_type, launch.gpu_type_anchor = gpu.name, reader.span(accelerator)
     for reason in opaque_reasons:
         launch.left_opaque(reason)
     words.extractor.found.append(Found(launch, None, False, [], start, reader=words.extractor.reader))
