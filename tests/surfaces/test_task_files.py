@@ -118,11 +118,11 @@ def test_every_launch_is_seen():
         "tests/fixtures/task_files",
         cwd=REPO,
     )
-    lines = [line for line in done.stdout.splitlines() if "VLL" not in line]
+    # the count of launches whose model facts are unknown is the model table's (tests/test_model_facts.py)
+    lines = [line for line in done.stdout.splitlines() if "VLL" not in line and "model facts" not in line]
     assert lines == [
         "tests/fixtures/task_files/Makefile:8:3: makefile launch left opaque: unresolved variable $EXTRA",
         "20 launches seen, 19 read in full, 1 opaque",
-        "20 with model facts unknown (the rules over the model and its GPU skip them)",
     ]
 
 
