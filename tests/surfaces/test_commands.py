@@ -238,7 +238,7 @@ def test_surfaces_registered():
     from vllm_lint.surfaces import all_surfaces
 
     assert [s.name for s in all_surfaces()] == [
-        "dockerfile", "compose", "kubernetes", "markdown", "shell", "systemd", "makefile", "procfile", "supervisord", "notebook", "python",
+        "dockerfile", "compose", "kubernetes", "markdown", "shell", "systemd", "makefile", "justfile", "procfile", "supervisord", "notebook", "python",
     ]
 
 

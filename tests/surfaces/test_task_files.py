@@ -1,4 +1,4 @@
-"""Launches in the files people run vLLM from besides scripts: systemd units, Makefiles, Procfiles, supervisord
+"""Launches in the files people run vLLM from besides scripts: systemd units, Makefiles, justfiles, Procfiles, supervisord
 programs, Slurm batch scripts, CI pipelines (GitHub Actions, GitLab CI, Buildkite), cloud-init, dstack,
 Taskfiles, and here-documents (a manifest fed to ``kubectl apply -f -``, a unit written by ``tee``, the same
 in a Markdown fence labelled yaml).
@@ -62,6 +62,8 @@ EXPECTED = {
     ],
     # `cat <<-EOF`: the shell takes the leading tabs off, and the manifest is read without them (columns kept)
     "deploy_tabs.sh": [(8, 15, "VLL403"), (8, 75, "VLL202")],
+    # {{util}} is the recipe parameter's default; a python shebang recipe is not shell
+    "justfile": [(7, 105, "VLL202")],
     # #SBATCH --gres=gpu:a100:2: two GPUs for tensor parallel 4, also through `apptainer exec`; a second server
     # narrowed to one of them by CUDA_VISIBLE_DEVICES uses it whole
     "job.sbatch": [(6, 38, "VLL205"), (10, 49, "VLL201"), (10, 49, "VLL203"), (10, 85, "VLL205")],
@@ -122,7 +124,7 @@ def test_every_launch_is_seen():
     lines = [line for line in done.stdout.splitlines() if "VLL" not in line and "model facts" not in line]
     assert lines == [
         "tests/fixtures/task_files/Makefile:8:3: makefile launch left opaque: unresolved variable $EXTRA",
-        "20 launches seen, 19 read in full, 1 opaque",
+        "21 launches seen, 20 read in full, 1 opaque",
     ]
 
 

@@ -15,6 +15,9 @@ from vllm_lint.registry import launch_codes
 from vllm_lint.rulebook import PARSE_ERROR_CODE
 from vllm_lint.surfaces.file_names import is_dockerfile_name, suffix_of
 from vllm_lint.surfaces.job import LintJob, Surface, parse_error
+from vllm_lint.surfaces.justfile import claims as claims_justfile
+from vllm_lint.surfaces.justfile import clue as justfile_clue
+from vllm_lint.surfaces.justfile import justfile_view
 from vllm_lint.surfaces.makefile import claims as claims_makefile
 from vllm_lint.surfaces.makefile import clue as makefile_clue
 from vllm_lint.surfaces.makefile import makefile_view
@@ -174,9 +177,10 @@ def _view_surface(name: str, claims, clue, shell_view) -> Surface:
 
 SYSTEMD = _view_surface("systemd", claims_unit, unit_clue, unit_view)
 MAKEFILE = _view_surface("makefile", claims_makefile, makefile_clue, makefile_view)
+JUSTFILE = _view_surface("justfile", claims_justfile, justfile_clue, justfile_view)
 PROCFILE = _view_surface("procfile", claims_procfile, procfile_clue, procfile_view)
 SUPERVISORD = _view_surface("supervisord", claims_supervisord, supervisord_clue, supervisord_view)
 
-COMMAND_SURFACES: list[Surface] = [DOCKERFILE, COMPOSE, KUBERNETES, MARKDOWN, SHELL, SYSTEMD, MAKEFILE, PROCFILE, SUPERVISORD]
+COMMAND_SURFACES: list[Surface] = [DOCKERFILE, COMPOSE, KUBERNETES, MARKDOWN, SHELL, SYSTEMD, MAKEFILE, JUSTFILE, PROCFILE, SUPERVISORD]
 
 __all__ = ["COMMAND_SURFACES", "is_dockerfile_name", "Diagnostic", "Edit", "Fix", "Severity"]
