@@ -196,8 +196,8 @@ def test_validate_the_blog_seed_server_streamed_and_not(tiny_model_dir, tmp_path
     assert run["bad"]["ok"] == 0 and run["bad_fails"].startswith("HTTP 500")
     assert run["comparison"]["same_text"] == run["stream_comparison"]["same_text"] == 8
     assert "responses: 8/8 same completion text as transformers' greedy decoding -> PASS" in result.output
-    # what the bad server asked LLM.generate_async for before it failed, recorded by the launcher
-    assert run["decoding"]["same"], run["decoding"]
+    # the bad server fails before it asks for any decoding (SamplingParams(max_new_tokens=...) raises): no check
+    assert run["decoding"] is None and "decoding asked for" not in result.output
 
 
 def test_a_terminated_validate_stops_its_servers(tiny_model_dir, tmp_path):

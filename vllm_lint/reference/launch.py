@@ -323,17 +323,6 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
 
     LLM.generate = llm_generate
 
-    if not hasattr(LLM, "generate_async"):
-        def generate_async(self, prompts, sampling_params=None, *args, **kwargs):
-            # TensorRT-LLM's name, which vLLM's LLM lacks (VLL303): it fails as it did, after recording the
-            # decoding its caller asked for, so that validate can hold the fix to it.
-            for asked in sampling_params if isinstance(sampling_params, (list, tuple)) else [sampling_params]:
-                if isinstance(asked, SamplingParams):
-                    decoding.record(decoding.of_sampling_params(asked))
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'generate_async'")
-
-        LLM.generate_async = generate_async
-
 
 def import_file(path: Path):
     spec = importlib.util.spec_from_file_location("vllm_lint_validated_server", path)
