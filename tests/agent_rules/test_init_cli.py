@@ -217,7 +217,9 @@ def test_sixty_rules_fit_every_target(repo, run_init, monkeypatch):
     from vllm_lint import rulebook
 
     rules = dict(rulebook.load_rules())
-    longest = sorted((r for c, r in rules.items() if c != "VLL000"), key=lambda r: -len(r.directive + r.why + r.summary))
+    longest = sorted(
+        (r for c, r in rules.items() if c != "VLL000" and not r.preview), key=lambda r: -len(r.directive + r.why + r.summary)
+    )
     extra = {}
     for index in range(30):
         group = "123456"[index % 6]
@@ -231,7 +233,8 @@ def test_sixty_rules_fit_every_target(repo, run_init, monkeypatch):
     assert all(code in claude for code in extra)
     devin = {name: size for name, size in sizes.items() if name.startswith(".devin/")}
     taught = "".join((repo / name).read_text(encoding="utf-8") for name in devin)
-    assert all(f"**{code}**" in taught for code in [*extra, *(c for c in rules if c != "VLL000")])
+    shipped = (c for c, rule in rules.items() if c != "VLL000" and not rule.preview)  # the files leave preview rules out
+    assert all(f"**{code}**" in taught for code in [*extra, *shipped])
     assert ".devin/rules/vllm-other.md" in devin and max(devin.values()) <= 11_000
 
     # Back to the catalogue: the files no group makes any more are removed, and --check says so first.
