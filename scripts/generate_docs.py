@@ -1,10 +1,11 @@
-"""Write what is made from the rule files: ``examples/`` and the README's rules table.
+"""Write what is made from the rule files: ``examples/``, the rule pages ``docs/rules/VLLnnn.md`` (where a
+finding's link points) and the README's rules table.
 
     python scripts/generate_docs.py          # write them
     python scripts/generate_docs.py --check  # exit 1 and name what is stale (tests/test_generated_docs.py does the same)
 
 ``examples/`` holds each rule's first bad example (``vllm-lint check examples`` shows every rule firing) and
-nothing else: a file there that no rule makes is removed.
+``docs/rules/`` each rule's page, and nothing else: a file there that no rule makes is removed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from vllm_lint.rule_docs import example_files, rules_table, with_rules_table  # noqa: E402
+from vllm_lint.rule_docs import example_files, rule_pages, rules_table, with_rules_table  # noqa: E402
 from vllm_lint.rulebook import load_rules  # noqa: E402
 
 
@@ -24,12 +25,14 @@ def stale(repo: Path = REPO) -> dict[Path, str | None]:
     """Each file that differs from what the rule files make, with its new text (None: remove it)."""
     rules = list(load_rules().values())
     wanted = {repo / "examples" / name: text for name, text in example_files(rules).items()}
+    wanted.update({repo / "docs" / "rules" / name: text for name, text in rule_pages(rules).items()})
     readme = repo / "README.md"
     wanted[readme] = with_rules_table(readme.read_text(encoding="utf-8"), rules_table(rules))
     changes: dict[Path, str | None] = {path: text for path, text in wanted.items() if _read(path) != text}
-    for path in sorted((repo / "examples").iterdir()):
-        if path not in wanted:
-            changes[path] = None
+    for folder in (repo / "examples", repo / "docs" / "rules"):
+        for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+            if path not in wanted:
+                changes[path] = None
     return changes
 
 

@@ -62,6 +62,19 @@ def lint_example(directory: Path, example) -> list[Diagnostic]:
     return [d for d in found if d.path == str(path)]
 
 
+def example_in_process(directory: Path, example):
+    """The example written under ``directory``, its surface and the run's options (every rule on, preview
+    included, judged against the example's ``target``): to lint it in this process, a file at a time."""
+    from vllm_lint.engine.discovery import claim_named
+    from vllm_lint.surfaces import all_surfaces
+
+    path = write_example(directory, example)
+    surface = claim_named(path, path.read_bytes()[:256], all_surfaces())
+    codes = all_codes()
+    settings = Settings(root=directory.resolve(), target_vllm_version=example.target, preview=True)
+    return path, surface, RunOptions(settings, enabled_codes(settings, codes), codes)
+
+
 def example_line(example, diagnostic: Diagnostic) -> int:
     """The line of the example's text a finding is on (a notebook's: its cell's line in the percent form)."""
     if diagnostic.cell is None:

@@ -53,7 +53,7 @@ def test_json_format(tmp_path):
     assert item["end_location"]["row"] == 2
     assert item["fix"]["applicability"] == "unsafe"
     assert item["fix"]["edits"][0]["content"] == "0.90"
-    assert item["url"].endswith("VLL202.yaml")
+    assert item["url"] == "https://github.com/vllm-lint/vllm-lint/blob/main/docs/rules/VLL202.md"
     assert by_code["VLL203"]["fix"]["edits"][0]["content"] == ", max_model_len=8192"
 
 

@@ -1,4 +1,5 @@
-"""``examples/`` and the README's rules table are made from the rule files: they fail here when they drift."""
+"""``examples/``, the rule pages (``docs/rules/``) and the README's rules table are made from the rule files:
+they fail here when they drift."""
 
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ def test_the_generated_files_are_current():
 
 def test_a_drift_is_named_and_written_back(tmp_path):
     repo = tmp_path / "repo"
-    for name in ("vllm_lint", "rules", "examples", "scripts"):
+    for name in ("vllm_lint", "rules", "examples", "scripts", "docs/rules"):
         shutil.copytree(REPO / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "README.md", repo / "README.md")
     (repo / "examples" / "vll203_missing_max_model_len.py").write_text("edited by hand\n", encoding="utf-8")
     (repo / "examples" / "stray.py").write_text("no rule makes this\n", encoding="utf-8")
+    (repo / "docs" / "rules" / "VLL101.md").write_text("edited by hand\n", encoding="utf-8")
     readme = repo / "README.md"
     readme.write_text(readme.read_text(encoding="utf-8").replace("| VLL203 |", "| VLL2O3 |"), encoding="utf-8")
 
@@ -35,6 +37,7 @@ def test_a_drift_is_named_and_written_back(tmp_path):
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         "stale: examples/vll203_missing_max_model_len.py (run python scripts/generate_docs.py)",
+        "stale: docs/rules/VLL101.md (run python scripts/generate_docs.py)",
         "stale: README.md (run python scripts/generate_docs.py)",
         "stale: examples/stray.py (run python scripts/generate_docs.py)",
     ]
@@ -42,3 +45,4 @@ def test_a_drift_is_named_and_written_back(tmp_path):
     assert _check(repo).returncode == 0
     assert not (repo / "examples" / "stray.py").exists()
     assert readme.read_text(encoding="utf-8") == (REPO / "README.md").read_text(encoding="utf-8")
+    assert (repo / "docs" / "rules" / "VLL101.md").read_text(encoding="utf-8") == (REPO / "docs" / "rules" / "VLL101.md").read_text(encoding="utf-8")

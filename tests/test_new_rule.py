@@ -192,6 +192,8 @@ def test_the_files_it_writes(guide_rules):
         "Files REPO/vllm_lint/launch/rules/engine_prefilter.py and COPY/vllm_lint/launch/rules/engine_prefilter.py differ",
         "Files REPO/vllm_lint/python/rules/sampling.py and COPY/vllm_lint/python/rules/sampling.py differ",
         "Files REPO/vllm_lint/python/rules/sampling_prefilter.py and COPY/vllm_lint/python/rules/sampling_prefilter.py differ",
+        f"Only in COPY/docs/rules: {seed}.md",
+        f"Only in COPY/docs/rules: {seqs}.md",
         f"Only in COPY/examples: {seed.lower()}_constant_seed.py",
         f"Only in COPY/examples: {seqs.lower()}_max_num_seqs_too_high.sh",
         f"Only in COPY/rules: {seed}.yaml",

@@ -1,32 +1,25 @@
 """The pre-commit hooks, run by the real pre-commit against temporary git repositories.
 
 The hooks are ``language: python``: pre-commit builds a virtualenv and pip-installs the
-hook repository into it. To run offline and without a package index, pip gets
-``--no-index`` and a wheelhouse repacked from the distributions this interpreter
-already has (libcst, click, ...), and builds vllm-lint without build isolation, with
-the setuptools virtualenv seeds into every environment. Everything else is what a
-user's ``pre-commit`` does.
+hook repository into it, offline (``offline_pip``: a wheelhouse repacked from this
+interpreter's distributions). Everything else is what a user's ``pre-commit`` does.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
-import zipfile
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 import yaml
-from packaging.requirements import Requirement
 
-from lintutil import REPO
+from lintutil import REPO, notebook_json
+from offline_pip import offline_pip_env
 
 pytestmark = pytest.mark.slow
 
@@ -42,6 +35,7 @@ BAD = textwrap.dedent(
 DOCKERFILE = 'FROM vllm/vllm-openai\nCMD ["m", "--gpu-memory-utilization", "0.99", "--max-model-len", "8192"]\n'
 SCRIPT = "#!/bin/sh\nvllm serve m --gpu-memory-utilization 0.99 --max-model-len 8192\n"
 README = "# Serving\n\n```bash\nvllm serve m --gpu-memory-utilization 0.99 --max-model-len 8192\n```\n"
+NOTEBOOK = "# %%\nfrom vllm import LLM\n\n# %%\nllm = LLM(model='m', gpu_memory_utilization=0.99, max_model_len=8192)\n"
 STATUS = re.compile(r"^(?P<name>.+?)\.{3,}(?P<status>Passed|Failed|\(no files to check\)Skipped)$")
 
 
@@ -55,55 +49,10 @@ def clean_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
 
 
-def runtime_requirements(name: str, seen: set[str] | None = None) -> set[str]:
-    """The distributions ``name`` needs at run time (transitively), as installed here."""
-    seen = set() if seen is None else seen
-    for spec in metadata.requires(name) or []:
-        requirement = Requirement(spec)
-        key = re.sub(r"[-_.]+", "-", requirement.name).lower()
-        if key in seen or (requirement.marker is not None and not requirement.marker.evaluate({"extra": ""})):
-            continue
-        seen.add(key)
-        runtime_requirements(requirement.name, seen)
-    return seen
-
-
-def repack(distribution: metadata.Distribution, wheelhouse: Path) -> Path:
-    """Zip an installed distribution back into a wheel (its files, its WHEEL tags, a fresh RECORD)."""
-    tag = next(line.split(":", 1)[1].strip() for line in distribution.read_text("WHEEL").splitlines() if line.startswith("Tag:"))
-    files = [f for f in distribution.files or [] if f.parts[0] != ".." and "__pycache__" not in f.parts]
-    info = next(f.parts[0] for f in files if f.parts[0].endswith(".dist-info"))
-    name = re.sub(r"[-_.]+", "_", distribution.metadata["Name"])
-    wheel = wheelhouse / f"{name}-{distribution.version}-{tag}.whl"
-    record = []
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
-        for file in files:
-            if file.parts[0] == info and file.name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json"):
-                continue
-            data = distribution.locate_file(file).read_bytes()
-            archive.writestr(file.as_posix(), data)
-            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            record.append(f"{file.as_posix()},sha256={digest},{len(data)}")
-        record.append(f"{info}/RECORD,,")
-        archive.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
-    return wheel
-
-
 @pytest.fixture(scope="module")
 def offline_env(tmp_path_factory) -> dict[str, str]:
-    wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    for name in sorted(runtime_requirements("vllm-lint")):
-        repack(metadata.distribution(name), wheelhouse)
     env = clean_env()
-    env.update(
-        PIP_CONFIG_FILE=os.devnull,  # no index or find-links from this machine's pip configuration
-        PIP_NO_INDEX="1",
-        PIP_FIND_LINKS=str(wheelhouse),
-        PIP_NO_BUILD_ISOLATION="0",  # pip's spelling of --no-build-isolation
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
-        VIRTUALENV_NO_PERIODIC_UPDATE="1",
-        PRE_COMMIT_COLOR="never",
-    )
+    env.update(offline_pip_env(tmp_path_factory.mktemp("wheelhouse")), PRE_COMMIT_COLOR="never")
     return env
 
 
@@ -134,6 +83,7 @@ def project(tmp_path, hook_repo) -> Path:
         "deploy/Dockerfile": DOCKERFILE,
         "scripts/serve.sh": SCRIPT,
         "README.md": README,
+        "demo.ipynb": notebook_json(NOTEBOOK),
         "notes.txt": SCRIPT,  # no type the hooks ask for
     }
     for name, text in files.items():
@@ -180,7 +130,7 @@ def test_hooks_under_pre_commit_try_repo(hook_repo, project, offline_env):
 
     status, output = hooks["vllm-lint"]
     assert status == "Failed"
-    for expected in ("app.py:3:20: VLL301", "deploy/Dockerfile:2:", "scripts/serve.sh:2:", "README.md:4:"):
+    for expected in ("app.py:3:20: VLL301", "deploy/Dockerfile:2:", "scripts/serve.sh:2:", "README.md:4:", "demo.ipynb:cell 2:1:"):
         assert expected in output, output
     assert "generated/" not in output  # --force-exclude: the configured exclude holds for named files
     assert "notes.txt" not in output  # not a type the hook asks for

@@ -140,6 +140,15 @@ def _as_markdown(rule: Rule, where: list[str] | None) -> str:
 
 
 # -- files made from the rule files -------------------------------------------------------------------
+def rule_pages(rules: Iterable[Rule]) -> dict[str, str]:
+    """``docs/rules/``: each rule's page, as ``vllm-lint rule CODE`` prints it (what a finding's link opens)."""
+    return {
+        f"{rule.code}.md": f"<!-- made by scripts/generate_docs.py from rules/{rule.code}.yaml: edit that file -->\n"
+        + _as_markdown(rule, None)
+        for rule in rules
+    }
+
+
 TABLE_START = "<!-- rules table: written by scripts/generate_docs.py from rules/*.yaml -->"
 TABLE_END = "<!-- end of rules table -->"
 _COMMAND_SURFACES = ("shell", "dockerfile", "compose", "kubernetes", "markdown")

@@ -124,7 +124,7 @@ class Rule:
 
     @property
     def url(self) -> str:
-        return f"https://github.com/vllm-lint/vllm-lint/blob/main/rules/{self.code}.yaml"
+        return f"https://github.com/vllm-lint/vllm-lint/blob/main/docs/rules/{self.code}.md"  # rule_docs.rule_pages
 
     @property
     def bad_examples(self) -> list[Example]:

@@ -1,81 +1,31 @@
 """The GitHub Action (``action.yml`` at the repository's root): its steps' scripts run here as the runner runs
-them (bash, each step's ``env`` from the inputs, ``$GITHUB_OUTPUT``), on a sample repository."""
+them (bash, each step's ``env`` from the inputs and the earlier steps' outputs, ``$GITHUB_OUTPUT``,
+``$GITHUB_PATH``, ``$GITHUB_ENV``, ``$RUNNER_TEMP``), on a sample repository; then a later step of the job runs
+``python --version`` with the PATH and environment the runner would give it."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
+import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from action_runner import Run, load_action, run_action_steps
+from offline_pip import offline_pip_env
+from vllm_lint import __version__
 from vllm_lint.rulebook import load_rules
 
 REPO = Path(__file__).resolve().parents[2]
-ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
-_EXPRESSION = re.compile(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}")
-_CONDITION = re.compile(r"inputs\.([\w-]+) (==|!=) '([^']*)'")
+ACTION = load_action((REPO / "action.yml").read_text(encoding="utf-8"))
 
 
-@dataclass
-class Run:
-    ran: list[str]  # the names of the steps that ran (a `uses:` step: what it uses)
-    exit_code: int
-    stdout: str
-    outputs: dict[str, str]
-
-
-def _inputs(given: dict[str, str]) -> dict[str, str]:
-    unknown = set(given) - set(ACTION["inputs"])
-    assert not unknown, f"not inputs of the action: {unknown}"
-    return {name: given.get(name, str(spec.get("default", ""))) for name, spec in ACTION["inputs"].items()}
-
-
-def _holds(condition: str | None, inputs: dict[str, str]) -> bool:
-    """The ``if:`` of a step, of the form the action uses (comparisons of inputs joined by ``&&``)."""
-    if condition is None:
-        return True
-    parts = condition.split("&&")
-    results = []
-    for part in parts:
-        match = _CONDITION.fullmatch(part.strip())
-        assert match, f"an if: this test cannot evaluate: {condition!r}"
-        name, operator, value = match.groups()
-        results.append((inputs[name] == value) == (operator == "=="))
-    return all(results)
-
-
-def run_action(workspace: Path, bin_dir: Path, **given: str) -> Run:
-    inputs = _inputs(given)
-    outputs_file = workspace.parent / "github_output"  # the runner's files are outside the repository
-    outputs_file.write_text("")
-    ran, stdout, status = [], "", 0
-    for step in ACTION["runs"]["steps"]:
-        if not _holds(step.get("if"), inputs):
-            continue
-        if "uses" in step:
-            ran.append(step["uses"])  # a published action (setup-python): the runner's business, not run here
-            continue
-        assert step["shell"] == "bash"
-        env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GITHUB_OUTPUT": str(outputs_file)}
-        env.update({key: _EXPRESSION.sub(lambda m: inputs[m.group(1)], value) for key, value in step.get("env", {}).items()})
-        folder = workspace / _EXPRESSION.sub(lambda m: inputs[m.group(1)], step.get("working-directory", "."))
-        script = workspace.parent / "step.sh"
-        script.write_text(step["run"])
-        # As the runner runs a `shell: bash` step: https://docs.github.com/actions/reference/workflow-syntax
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
-        ran.append(step["name"])
-        stdout += done.stdout
-        status = done.returncode
-        if status != 0:
-            break  # a failing step ends the job, as on the runner
-    outputs = dict(line.split("=", 1) for line in outputs_file.read_text().splitlines() if line)
-    return Run(ran, status, stdout, outputs)
+def run_action(workspace: Path, bin_dir: Path, env: dict[str, str] | None = None, **given: str) -> Run:
+    return run_action_steps(ACTION, workspace, bin_dir, env, **given)
 
 
 @pytest.fixture
@@ -108,7 +58,7 @@ EXPECTED_ANNOTATION = (
 
 def test_findings_annotate_the_pull_request_fail_the_step_and_go_to_sarif(sample: Path, bin_dir: Path):
     run = run_action(sample, bin_dir, install="false", **{"sarif-file": "vllm-lint.sarif"})
-    assert run.ran == ["Run vllm-lint"]
+    assert run.ran == ["Run vllm-lint", "Fail on findings"]
     assert run.exit_code == 1
     assert run.stdout == EXPECTED_ANNOTATION
     assert run.outputs == {"sarif-file": "vllm-lint.sarif", "exit-code": "1"}
@@ -117,6 +67,15 @@ def test_findings_annotate_the_pull_request_fail_the_step_and_go_to_sarif(sample
     assert result["ruleId"] == "VLL101"
     location = result["locations"][0]["physicalLocation"]
     assert (location["artifactLocation"]["uri"], location["region"]["startLine"]) == ("app/server.py", 9)
+
+
+def test_upload_sarif_runs_codeql_upload_before_the_step_fails(sample: Path, bin_dir: Path):
+    run = run_action(sample, bin_dir, install="false", **{"sarif-file": "vllm-lint.sarif", "upload-sarif": "true"})
+    assert run.ran == ["Run vllm-lint", "github/codeql-action/upload-sarif@v3", "Fail on findings"]
+    assert run.exit_code == 1
+    [upload] = [step for step in ACTION["runs"]["steps"] if step.get("uses") == "github/codeql-action/upload-sarif@v3"]
+    assert upload["with"]["sarif_file"] == "${{ inputs.working-directory }}/${{ inputs.sarif-file }}"
+    assert run_action(sample, bin_dir, install="false", **{"upload-sarif": "true"}).ran == ["Run vllm-lint", "Fail on findings"]
 
 
 def test_a_clean_repository_passes(sample: Path, bin_dir: Path):
@@ -135,7 +94,7 @@ def test_paths_and_working_directory(sample: Path, bin_dir: Path):
 def test_a_broken_configuration_is_an_error_not_a_pass(sample: Path, bin_dir: Path):
     (sample / "vllm-lint.toml").write_text('select = ["VLL9"]\n')
     run = run_action(sample, bin_dir, install="false", **{"sarif-file": "out.sarif"})
-    assert run.exit_code == 2
+    assert (run.ran, run.exit_code) == (["Run vllm-lint"], 2)
     assert run.outputs == {"exit-code": "2"}
 
 
@@ -146,15 +105,44 @@ def test_a_broken_configuration_is_an_error_not_a_pass(sample: Path, bin_dir: Pa
     ("vllm-lint>=0.1,<0.3", "vllm-lint>=0.1,<0.3"),
 ])
 def test_the_install_step_asks_pip_for_the_version(sample: Path, bin_dir: Path, tmp_path: Path, version: str, requirement: str):
-    # No package index is reachable here: a `python` first on PATH records what the step asks pip for.
+    # No package index is reachable here: the `python` input makes a "virtual environment" whose python
+    # records what the step asks pip for, and whose vllm-lint is this checkout's.
     asked = tmp_path / "asked"
-    python = bin_dir / "python"
-    python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{asked}"\n')
-    python.chmod(0o755)
-    run = run_action(sample, bin_dir, version=version, install="true", src="app/util.py")
-    assert run.ran == ["actions/setup-python@v5", "Install vllm-lint", "Run vllm-lint"]
-    assert asked.read_text().splitlines() == ["-m", "pip", "install", "--disable-pip-version-check", requirement]
+    maker = tmp_path / "make-venv"
+    shim = bin_dir / "vllm-lint"
+    maker.write_text(
+        '#!/bin/sh\nset -e\n[ "$1 $2" = "-m venv" ]\nmkdir -p "$3/bin"\n'
+        f'printf \'#!/bin/sh\\nprintf "%%s\\\\n" "$@" > "{asked}"\\n\' > "$3/bin/python"\n'
+        f'cp "{shim}" "$3/bin/vllm-lint"\nchmod +x "$3/bin/python"\n'
+    )
+    maker.chmod(0o755)
+    run = run_action(sample, bin_dir, version=version, install="true", src="app/util.py", python=str(maker))
+    assert run.ran == ["Install vllm-lint", "Run vllm-lint", "Fail on findings"]
+    assert asked.read_text().splitlines() == ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", requirement]
     assert run.exit_code == 0
+
+
+@pytest.mark.slow
+def test_the_action_installs_into_its_own_environment_and_leaves_the_jobs_python(sample: Path, tmp_path: Path):
+    """The install step as on a runner, offline: pip builds this checkout into the action's own virtual
+    environment; a later step of the job still runs the job's own Python."""
+    source = tmp_path / "vllm-lint-source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "vllm_lint", "rules", "templates"):
+        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy2
+        copy(REPO / name, source / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if (REPO / name).is_dir() else {}))
+    jobs_python = tmp_path / "jobs-python"  # the job's `python`, as actions/setup-python or the image left it
+    jobs_python.mkdir()
+    (jobs_python / "python").write_text("#!/bin/sh\necho 'Python 3.9.99'\n")
+    (jobs_python / "python").chmod(0o755)
+    (tmp_path / "wheelhouse").mkdir()
+    env = {**os.environ, **offline_pip_env(tmp_path / "wheelhouse"), "PATH": f"{jobs_python}{os.pathsep}{os.environ['PATH']}"}
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    run = run_action(sample, empty, env=env, version=str(source), python=sys.executable)
+    assert run.ran == ["Install vllm-lint", "Run vllm-lint", "Fail on findings"], run.stdout
+    assert (run.exit_code, run.stdout) == (1, f"vllm-lint, version {__version__}\n{EXPECTED_ANNOTATION}")
+    assert run.python_after == "Python 3.9.99"
 
 
 def test_the_readme_workflow_uses_the_actions_inputs():
@@ -164,7 +152,7 @@ def test_the_readme_workflow_uses_the_actions_inputs():
     steps = yaml.safe_load("steps:\n" + block)["steps"]
     [ours] = [step for step in steps if step.get("uses", "").startswith("vllm-lint/vllm-lint@")]
     assert set(ours["with"]) <= set(ACTION["inputs"])
-    [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
-    assert upload["with"]["sarif_file"] == ours["with"]["sarif-file"]
+    assert ours["uses"] == f"vllm-lint/vllm-lint@v{__version__}"
+    assert ours["with"]["version"] == __version__
     assert set(re.findall(r"`([a-z-]+)`", section.split("Inputs:", 1)[1].split(";", 1)[0])) == set(ACTION["inputs"])
     assert set(re.findall(r"`([a-z-]+)`", section.split("outputs:", 1)[1])) == set(ACTION["outputs"])

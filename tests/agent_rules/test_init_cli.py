@@ -353,3 +353,23 @@ def test_block_mentions_every_rule(repo, run_init, name):
     for code, rule in load_rules().items():
         # A rule in preview is taught once the project runs it (preview = true).
         assert (code in text) == (code != "VLL000" and not rule.preview), code
+
+
+INTRO_AFTER_HEADING = "## vLLM serving rules (vllm-lint)\n"
+
+
+@pytest.mark.parametrize(("files", "intro"), [
+    ({"app.py": 'from transformers import pipeline\npipe = pipeline("text-generation")\n'},
+     "`vllm-lint init` found Hugging Face transformers in this project's files. Code that loads or serves a model follows\n"),
+    ({"serve.sh": "vllm serve m\n", "client.py": "from openai import OpenAI\n", ".pre-commit-config.yaml": "- id: vllm-lint\n"},
+     "`vllm-lint init` found vLLM, an OpenAI client in this project's files. Code that loads or serves a model follows\n"),
+    ({"notes.md": "We serve with vLLM.\n", ".pre-commit-config.yaml": "- id: vllm-lint\n"},
+     "Code that loads or serves a model (with vLLM, Hugging Face transformers or an LLM client) follows the rules below;\n"),
+])
+def test_the_introduction_says_what_init_found(tmp_path, run_init, files, intro):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert run_init(tmp_path, "-t", "claude").exit_code == 0
+    claude = (tmp_path / "CLAUDE.md").read_text(encoding="utf-8")
+    assert claude.split(INTRO_AFTER_HEADING, 1)[1].splitlines(keepends=True)[0] == intro
+    assert run_init(tmp_path, "-t", "claude", "--check").exit_code == 0  # the rule files do not count themselves

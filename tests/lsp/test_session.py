@@ -64,7 +64,7 @@ async def test_a_blocking_server_is_rewritten_by_its_code_action(client: Languag
     assert found.code == "VLL101"
     assert found.severity == types.DiagnosticSeverity.Error
     assert found.source == "vllm-lint"
-    assert found.code_description.href.endswith("rules/VLL101.yaml")
+    assert found.code_description.href == "https://github.com/vllm-lint/vllm-lint/blob/main/docs/rules/VLL101.md"
     assert found.range.start.line == text.splitlines().index(next(line for line in text.splitlines() if "pipe(prompt" in line))
 
     offered = await actions(client, uri, found)
@@ -109,6 +109,26 @@ async def test_a_safe_fix_fix_all_and_noqa(client: LanguageClient):
     change(client, uri, 2, silenced)
     left = await diagnostics(client, uri)
     assert [d.range.start.line for d in left] == [2]
+
+
+async def test_every_finding_of_a_dockerfile_can_be_disabled_for_its_line(client: LanguageClient):
+    text = 'FROM vllm/vllm-openai:latest\nCMD ["m", "--gpu-memory-utilization", "0.99"]\n'
+    uri = open_file(client, client.folder / "Dockerfile", text, language="dockerfile")
+    found = await diagnostics(client, uri, lambda f: len(f) == 4)
+    assert sorted((d.range.start.line, d.code) for d in found) == [(0, "VLL405"), (1, "VLL202"), (1, "VLL203"), (1, "VLL403")]
+    silenced, version = text, 1
+    for code in ("VLL405", "VLL202", "VLL203", "VLL403"):
+        left = await diagnostics(client, uri)
+        [finding] = [d for d in left if d.code == code]
+        [noqa] = [a for a in await actions(client, uri, finding) if a.title == f"Disable {code} for this line"]
+        silenced, version = apply(silenced, noqa.edit, uri), version + 1
+        change(client, uri, version, silenced)
+        await diagnostics(client, uri, lambda f, code=code: code not in codes(f))
+    assert silenced == (
+        "# noqa: VLL405\nFROM vllm/vllm-openai:latest\n"
+        '# noqa: VLL202, VLL203, VLL403\nCMD ["m", "--gpu-memory-utilization", "0.99"]\n'
+    )
+    assert await diagnostics(client, uri) == []
 
 
 async def test_hover_explains_the_rule(client: LanguageClient):

@@ -184,7 +184,7 @@ def test_a_cell_indented_as_a_whole_is_run_as_ipython_runs_it(tmp_path):
 def test_invalid_notebook_is_vll000(tmp_path, text, message):
     path = tmp_path / "bad.ipynb"
     path.write_text(text, encoding="utf-8")
-    out = run_cli("check", "--no-cache", "--output-format", "concise", str(path))
+    out = run_cli("check", "--no-cache", "--output-format", "full", str(path))  # the whole message
     assert "All checks passed!" not in out.stdout
     [line] = [line for line in out.stdout.splitlines() if "VLL000" in line]
     assert line.split(" [error] ", 1)[1] == message

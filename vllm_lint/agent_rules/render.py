@@ -170,6 +170,8 @@ def environment() -> Environment:
     )
     env.filters["quote"] = lambda value: json.dumps(str(value), ensure_ascii=False)  # a YAML double-quoted scalar
     env.filters["lower_first"] = lambda value: value[:1].lower() + value[1:]
+    # What `init` found the project's files use (cli/init.py: serving_stacks); none: the intro asserts nothing.
+    env.globals["found"] = ()
     return env
 
 

@@ -50,6 +50,7 @@ class CheckRequest:
     show_fixes: bool = False
     fix_only: bool = False
     exit_non_zero_on_fix: bool = False
+    add_noqa: bool = False
     respect_gitignore: bool | None = None
     preview: bool | None = None  # overrides the preview setting
     # Where the report goes instead of stdout; written once the run is complete.
@@ -164,6 +165,10 @@ def _run(request: CheckRequest, out: TextIO) -> int:
             return _print_targets(Run(options).targets(request.paths), out)
         except RunError as exc:
             return _error(str(exc))
+    if request.add_noqa:
+        from vllm_lint.cli.add_noqa import run_add_noqa
+
+        return run_add_noqa(request.paths, options, request.quiet, out)
     fix = ("diff" if request.diff else "write") if request.fix or request.diff else None
     if request.explain_opaque:
         if request.stdin:

@@ -86,6 +86,8 @@ def _options() -> tuple[CheckOption, ...]:
         CheckOption("fix_only", ("--fix-only",), "flag", "Apply fixes and do not report what remains."),
         CheckOption("exit_non_zero_on_fix", ("--exit-non-zero-on-fix",), "flag",
                     "Exit 1 when a fix was applied, even if nothing remains."),
+        CheckOption("add_noqa", ("--add-noqa",), "flag",
+                    "Add a noqa comment for every finding (each file's own comment form), so that only new ones fail."),
         CheckOption("no_cache", ("-n", "--no-cache"), "flag", "Neither read nor write the result cache."),
         CheckOption("cache_dir", ("--cache-dir",), "directory",
                     "Keep the result cache here (default: .vllm_lint_cache in the project root; env "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 import sys
 from pathlib import Path
@@ -108,6 +110,38 @@ def init_command(directory, dir_option, targets, list_targets, check_only, dry_r
         _write(root, changes, notes, problems)
 
 
+# What the rule files' introduction says a project uses, by a word its files hold (lower case); "vllm" not in
+# "vllm-lint": the configuration init and pre-commit write name vllm-lint, not vLLM.
+_STACKS = (("vLLM", rb"vllm(?![-_]lint)"), ("Hugging Face transformers", rb"transformers"), ("an OpenAI client", rb"openai"),
+           ("Anthropic's client", rb"anthropic"), ("litellm", rb"litellm"))
+
+
+def serving_stacks(root: Path, settings) -> tuple[str, ...]:
+    """The serving stacks the code and configuration files vllm-lint reads under ``root`` name, in ``_STACKS``'
+    order: the rule files say what was found, never that the project serves with vLLM when it does not."""
+    from vllm_lint.engine.discovery import PathError, discover
+    from vllm_lint.surfaces import all_surfaces
+
+    left = dict(_STACKS)
+    found: set[str] = set()
+    try:
+        for path, surface in discover([root], settings, all_surfaces()):
+            # Markdown is left out: the rule files init writes are Markdown that names every stack.
+            if surface is None or surface.name == "markdown" or not left:
+                continue
+            try:
+                data = path.read_bytes().lower()
+            except OSError:
+                continue
+            for name, word in list(left.items()):
+                if re.search(word, data):
+                    found.add(name)
+                    del left[name]
+    except PathError:
+        return ()
+    return tuple(name for name, _ in _STACKS if name in found)
+
+
 def _plan_rule_files(root: Path, chosen: list, settings, force: bool, quiet: bool) -> list:
     """The change each chosen target's rule files would get (a file two targets share, once), and the removal
     of the files of a split output that no group makes any more."""
@@ -118,6 +152,7 @@ def _plan_rule_files(root: Path, chosen: list, settings, force: bool, quiet: boo
     globs = tuple(settings.agent_rules_globs) if settings.agent_rules_globs else None
     views = rule_views(settings.preview)
     env = environment()
+    env.globals["found"] = serving_stacks(root, settings)
     changes = []
     seen: dict[Path, str] = {}
     try:

@@ -118,6 +118,44 @@ def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, po
     return outcome
 
 
+def add_noqa_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions) -> FixOutcome:
+    """``data`` with a noqa comment for each of its findings (``check --add-noqa``: today's findings recorded,
+    so that CI fails on new ones only), and how many were added by code. A comment is kept only when the
+    file re-lints with that finding gone and nothing new (a comment that changed what the file means would
+    show as a new finding or a VLL000)."""
+    from vllm_lint.engine.noqa_comments import noqa_edit
+
+    outcome = FixOutcome(path, data, data)
+    try:
+        source = _decode(surface, data)
+    except SourceError:
+        outcome.remaining = lint_bytes(path, str(path), data, surface, options).diagnostics
+        return outcome
+    text = source.text
+    diagnostics = lint_bytes(path, str(path), data, surface, options).diagnostics
+    rejected: set[tuple] = set()
+    while True:
+        for diagnostic in diagnostics:
+            key = (diagnostic.code, diagnostic.message, diagnostic.start)
+            edit = None if key in rejected else noqa_edit(diagnostic, text, surface.name)
+            if edit is None:
+                rejected.add(key)
+                continue
+            attempt = _apply(text, Fix(Applicability.SAFE, "noqa", (edit,)))
+            after = lint_bytes(path, str(path), source.encode(attempt), surface, options).diagnostics
+            if len(after) >= len(diagnostics) or _count(after, "VLL000") > _count(diagnostics, "VLL000"):
+                rejected.add(key)
+                continue
+            text, diagnostics = attempt, after
+            outcome.applied[diagnostic.code] += 1
+            break  # positions moved: re-read the findings of the new text
+        else:
+            break
+    outcome.fixed = source.encode(text)
+    outcome.remaining = diagnostics
+    return outcome
+
+
 def _key(diagnostic: Diagnostic) -> tuple:
     return (diagnostic.code, diagnostic.message, diagnostic.fix.edits if diagnostic.fix else ())
 

@@ -1,5 +1,6 @@
 """Code actions and hovers for one linted document: each finding's fix (safe, or titled as unsafe), "fix all
-safe fixes" for the file, and ``# noqa`` for the line; on hover, the rule's What / Why / Use instead."""
+safe fixes" for the file, and "disable for this line" for every finding (the comment its kind of file takes:
+``engine/noqa_comments``); on hover, the rule's What / Why / Use instead."""
 
 from __future__ import annotations
 
@@ -7,16 +8,14 @@ from dataclasses import dataclass, replace
 
 from lsprotocol import types
 
-from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Position
-from vllm_lint.engine.suppressions import MARKDOWN_NOQA, NOQA
+from vllm_lint.diagnostics import Applicability, Diagnostic, Edit
+from vllm_lint.engine.noqa_comments import noqa_edit
 from vllm_lint.lsp.convert import SOURCE, Lines
 from vllm_lint.lsp.linter import Linted, Linter
 from vllm_lint.lsp.notebooks import Cell, apply_fix, changed_cells
 from vllm_lint.text import TextIndex
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
-# Where a comment at the end of a line is no comment (a Dockerfile's exec-form CMD, a JSON notebook).
-_NO_LINE_COMMENT = frozenset({"dockerfile", "notebook"})
 
 
 @dataclass(frozen=True)
@@ -84,9 +83,10 @@ def code_actions(linter: Linter, document: Document, uri: str, wanted: types.Ran
                 edits = document.fix_edits(diagnostic)
                 if edits:
                     actions.append(_fix_action(diagnostic, _ref(shown, lines), edits, document.versions, client))
+        # a notebook's cells are Python; the notebook's JSON opened as text takes the comment inside its strings
+        kind = linted.surface.name if document.cells is None else "python"
         for diagnostic, shown in here:
-            markdown = linted.surface.name == "markdown"
-            edit = noqa_edit(shown, document.text_of(uri), markdown, document.cells is None and linted.surface.name in _NO_LINE_COMMENT)
+            edit = noqa_edit(shown, document.text_of(uri), kind)
             if edit is not None:
                 actions.append(types.CodeAction(
                     title=f"Disable {diagnostic.code} for this line",
@@ -142,28 +142,6 @@ def _fix_action(diagnostic: Diagnostic, reference: types.Diagnostic, edits: dict
 def _ref(diagnostic: Diagnostic, lines: Lines) -> types.Diagnostic:
     return types.Diagnostic(range=lines.range(diagnostic.start, diagnostic.end), message=diagnostic.message,
                             code=diagnostic.code, source=SOURCE)
-
-
-def noqa_edit(diagnostic: Diagnostic, text: str, markdown: bool, no_line_comment: bool) -> Edit | None:
-    """The edit that adds the finding's code to a ``# noqa`` on its line (``<!-- noqa -->`` in Markdown), or
-    None where a comment cannot go or the line is silenced already."""
-    if diagnostic.code == "VLL000" or no_line_comment:
-        return None
-    index = TextIndex(text)
-    number = diagnostic.start.line
-    line = index.line_text(number)
-    if line.rstrip().endswith("\\"):
-        return None  # a continued shell line: a comment after the backslash would end the command
-    start = index.offset(Position(number, 1))
-    existing = (MARKDOWN_NOQA if markdown else NOQA).search(line)
-    if existing is not None:
-        if existing.group("codes") is None:
-            return None  # a bare noqa already silences every code on the line
-        at = index.position(start + existing.end("codes"))
-        return Edit(at, at, f", {diagnostic.code}")
-    # After the line's text, in place of any trailing blanks.
-    comment = f"  <!-- noqa: {diagnostic.code} -->" if markdown else f"  # noqa: {diagnostic.code}"
-    return Edit(index.position(start + len(line.rstrip())), index.position(start + len(line)), comment)
 
 
 def _replacement(old: str, new: str) -> Edit:

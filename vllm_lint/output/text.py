@@ -1,4 +1,5 @@
-"""Human formats: ``full`` (with the source line and a caret) and ``concise``."""
+"""Human formats: ``full`` (the whole message, the source line and a caret) and ``concise`` (one line a finding,
+its message's headline)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,24 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 _SEVERITY_COLOR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+CONCISE_LIMIT = 120  # characters of a message in the concise format; the full format and JSON keep all of it
+
+
+def headline(message: str, limit: int = CONCISE_LIMIT) -> str:
+    """As much of a message as fits ``limit``, ending where one of its clauses ends (": " or "; " outside
+    parentheses): what is wrong comes first, what follows from it after; a message with no such end in reach
+    is cut at a word, with an ellipsis."""
+    if len(message) <= limit:
+        return message
+    depth, end = 0, 0
+    for index, char in enumerate(message[:limit + 1]):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and message.startswith((": ", "; "), index):
+            end = index
+    if end:
+        return message[:end]
+    cut = message.rfind(" ", 0, limit)
+    return message[: cut if cut > 0 else limit - 1].rstrip(" ,;:") + "\u2026"
 
 
 def _paint(text: str, code: str, ctx: RenderContext) -> str:
@@ -33,17 +52,18 @@ def _shown(diagnostic: Diagnostic) -> tuple[str, Position, Position]:
     return f"cell {cell.cell}:", cell.start, cell.end
 
 
-def _header(diagnostic: Diagnostic, ctx: RenderContext) -> str:
+def _header(diagnostic: Diagnostic, ctx: RenderContext, concise: bool = False) -> str:
     prefix, start, _ = _shown(diagnostic)
     location = f"{diagnostic.path}:{prefix}{start.line}:{start.column}:"
     code = _paint(diagnostic.code, "1;" + _SEVERITY_COLOR[diagnostic.severity], ctx)
     severity = _paint(diagnostic.severity.value, _SEVERITY_COLOR[diagnostic.severity], ctx)
-    return f"{_paint(location, '1', ctx)} {code} {_fix_marker(diagnostic, ctx)}[{severity}] {diagnostic.message}"
+    message = headline(diagnostic.message) if concise else diagnostic.message
+    return f"{_paint(location, '1', ctx)} {code} {_fix_marker(diagnostic, ctx)}[{severity}] {message}"
 
 
 def render_concise(diagnostics: list[Diagnostic], out: TextIO, ctx: RenderContext) -> None:
     for diagnostic in diagnostics:
-        out.write(_header(diagnostic, ctx) + "\n")
+        out.write(_header(diagnostic, ctx, concise=True) + "\n")
 
 
 def render_full(diagnostics: list[Diagnostic], out: TextIO, ctx: RenderContext) -> None:

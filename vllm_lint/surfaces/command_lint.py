@@ -195,7 +195,7 @@ def _image_diagnostic(display: str, text: str, index: TextIndex, image: ImageRef
         edit = Edit(start, end, finding.fix.reference)
         fix = Fix(finding.applicability, finding.fix_title or "Fix", (edit,))
     severity = finding.severity or severity_of(finding.code, Severity.WARNING)
-    return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, (start.line,))
+    return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, (start.line, *_comment_above(index, start.line)))
 
 
 def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api) -> Diagnostic:
@@ -212,7 +212,8 @@ def _diagnostic(display, text, index, found: Found, finding: LaunchFinding, api)
     # a noqa comment on any line of the command suppresses (from its first word, wrappers included, to its last)
     last = max([span.end, found.launch.anchor.end if isinstance(found.launch.anchor, Span) else span.end]
                + [w.end for w in found.words])
-    noqa = {start.line, *range(index.position(found.command_start).line, index.position(last).line + 1)}
+    first = index.position(found.command_start).line
+    noqa = {start.line, *range(first, index.position(last).line + 1), *_comment_above(index, first)}
     return Diagnostic(finding.code, finding.message, display, start, end, severity, fix, tuple(sorted(noqa)))
 
 
@@ -255,6 +256,13 @@ def lint_view(kind: str, view: View, job: LintJob, display: str, **reading) -> l
         job.facts = job.facts or FileFacts()
         job.facts.servers += sub_job.facts.servers
     return [view.mapped(diagnostic, display) for diagnostic in found]
+
+
+def _comment_above(index: TextIndex, line: int) -> tuple[int, ...]:
+    """The line right above a command when it is a whole-line comment: a ``# noqa`` there covers the command
+    (the one place a Dockerfile takes a comment, and the place for a command whose lines are all continued)."""
+    above = index.line_text(line - 1).lstrip() if line > 1 else ""
+    return (line - 1,) if above.startswith("#") and not above.startswith("#!") else ()
 
 
 def shift(diagnostic: Diagnostic, lines: int, display: str, extra_noqa: tuple[int, ...] = ()) -> Diagnostic:
