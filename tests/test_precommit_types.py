@@ -35,6 +35,8 @@ READ = {
     "values.yaml.gotmpl": "kubernetes",
     "README.md": "markdown",
     "notes.markdown": "markdown",
+    "Makefile": "makefile",
+    "build.mk": "makefile",
 }
 # Read by `vllm-lint check .`, but `identify` gives them no tag a hook can ask for.
 UNTAGGED = {
