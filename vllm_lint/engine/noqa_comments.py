@@ -54,8 +54,9 @@ def noqa_edit(diagnostic: Diagnostic, text: str, surface: str) -> Edit | None:
     ordered = [diagnostic.start.line, *(n for n in lines if n != diagnostic.start.line)]
     for number in ordered:
         line = index.line_text(number)
-        # not after a template's action either: the chart reader reads what a line's action renders to
-        if not line.rstrip().endswith("\\") and not line.lstrip().startswith("#") and "{{" not in line:
+        # nor after a line that is a template's action alone (`{{- toYaml .Values.args | nindent 8 }}`): what it
+        # renders may be several lines, and the chart reader reads the comment with the last
+        if not line.rstrip().endswith("\\") and not line.lstrip().startswith(("#", "{{")):
             start = index.offset(Position(number, 1))
             return Edit(index.position(start + len(line.rstrip())), index.position(start + len(line)), comment)
     if surface == "python" or index.line_text(lines[0] - 1).rstrip().endswith("\\"):
