@@ -917,15 +917,15 @@ HF_REFUSED = {
         """,
         "`out[0].tolist` reads the generate output as a tensor",
     ),
-    "a truncating tokenizer call": (
+    "a tokenizer call that returns overflowing tokens": (
         HF_MODEL + """\
         @app.post("/g")
         def g(prompt: str):
-            inputs = tokenizer(prompt, return_tensors="pt", truncation=True, max_length=512)
+            inputs = tokenizer(prompt, return_tensors="pt", return_overflowing_tokens=True)
             out = model.generate(**inputs, max_new_tokens=8)
             return tokenizer.decode(out[0])
         """,
-        "the tokenizer call passes truncation=, which the engine's own tokenisation of the prompt string would not do",
+        "the tokenizer call passes return_overflowing_tokens=, which the engine's own tokenisation of the prompt string would not do",
     ),
     "the model's head changed in Python": (
         HF_MODEL + """\
@@ -1788,3 +1788,28 @@ def test_hugging_face_credentials_reach_the_engine_as_hf_token(tmp_path):
     assert "            model=model_name,\n            hf_token=True,\n" in text
     assert "use_auth_token" not in text and "AutoModelForCausalLM" not in text
     compile(text, "server.py", "exec")
+
+
+def test_a_truncating_tokenizer_call_hands_the_engine_its_ids(tmp_path, snapshots):
+    source = textwrap.dedent(
+        """\
+        from fastapi import FastAPI
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+
+
+        @app.post("/g")
+        async def g(prompt: str, limit: int = 64):
+            inputs = tokenizer(prompt, return_tensors="pt", padding=True, truncation=True, max_length=512, add_special_tokens=False)
+            out = model.generate(**inputs, max_length=limit)
+            return {"text": tokenizer.decode(out[0][inputs["input_ids"].shape[1]:], skip_special_tokens=True)}
+        """
+    )
+    text, applied = fixed(tmp_path, source)
+    assert applied == {"VLL102": 1}, text
+    # the ids the original call made (truncated, no special tokens) are the engine's prompt; max_length= counts them
+    snapshots.assert_match("rewrites/truncating tokenizer call", text)
+    assert fixed(tmp_path, text) == (text, {})

@@ -152,7 +152,7 @@ REFUSED = {
     "a truncating processor call": (
         HEAD + '@app.post("/g")\ndef g(prompt: str):\n' + CHAT
         + '    inputs = processor(text=[text], truncation=True, max_length=64, return_tensors="pt")\n' + DECODE,
-        "the tokenizer call passes truncation=",
+        "the processor call passes truncation=",
     ),
 }
 

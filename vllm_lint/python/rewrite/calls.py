@@ -513,6 +513,7 @@ class ModelCalls(ModuleFacts):
             call, mode, function.node, prompt_code, sampling, call, ResultShape.TOKEN_SEQUENCES, statement,
             removed=chain.removed, prompt_lengths=chain.prompt_lengths, tokenizer=chain.tokenizer, check=check,
             prompt_ids=chain.prompt_ids, media=chain.media,
+            token_options="".join(f", {name}={self.module.code_for_node(value)}" for name, value in chain.token_options),
         )
 
     def keeps_working(self, occurrence: Occurrence, binding_statement: cst.SimpleStatementLine, what: str) -> bool:

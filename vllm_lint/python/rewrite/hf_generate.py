@@ -7,10 +7,12 @@ string as the tokenizer call did (the same tokenizer, with its special tokens), 
 ``engine.generate(prompt, ...)`` whose final output stands in for ``out``: one token sequence per returned
 sequence, the prompt's tokens then the new ones, as ``model.generate`` returns them. The decode lines are left
 as they are (the tokenizer stays; it decodes a list of ids as it decoded a tensor row), and the prompt's length
-is read from the output (``len(request_output.prompt_token_ids)``); the tokenizer call, now unused, goes.
+is read from the output (``len(request_output.prompt_token_ids)``); the tokenizer call, now unused, goes. A
+tokenizer call that truncates (``truncation=``, ``max_length=``) or adds no special tokens is kept instead: the
+engine is given ``{"prompt_token_ids": tokenizer(prompt, <those keywords>)["input_ids"]}``, the same ids.
 
 What cannot be kept is refused with the reason: a logits processor, beam search, scores or hidden states, an
-output used as a tensor, a tokenizer call that truncates or adds no special tokens.
+output used as a tensor, a tokenizer option that is neither of those (or on a multimodal processor).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ _WHY_NOT = {
 }
 # The tokenizer call: keywords that change nothing for one prompt string.
 _TOKENIZER_IGNORED = frozenset({"return_tensors", "padding", "return_attention_mask"})
+# The tokenizer call: keywords that change the prompt's ids, kept on the call whose ids the engine is given.
+_TOKENIZER_KEPT = frozenset({"truncation", "max_length", "add_special_tokens"})
 # What a prompt length is read as: ``inputs["input_ids"].shape[1]``, ``inputs.input_ids.shape[-1]``.
 _LENGTH_INDEXES = frozenset({"1", "-1"})
 # Statements on the model that mean nothing to the engine (it places and runs the model itself).
@@ -67,6 +71,8 @@ class GenerateChain:
     prompt_lengths: tuple[cst.BaseExpression, ...]  # expressions that read the prompt's token count
     prompt_ids: tuple[cst.BaseExpression, ...] = ()  # ``inputs.input_ids`` zipped with the output, row by row
     media: MultiModalData | None = None  # a processor's images
+    # the tokenizer call's keywords that change the ids (truncation=...): the engine is given those ids
+    token_options: tuple[tuple[str, cst.BaseExpression], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,7 @@ class _Tokenized:
     media: MultiModalData | None = None
     spread: tuple[cst.BaseStatement, ...] = ()  # the processor's keyword dict statements
     processed: bool = False  # a multimodal processor's call, not a tokenizer's
+    options: tuple[tuple[str, cst.BaseExpression], ...] = ()  # keywords that change the ids
 
 
 class GenerateChains(ModuleFacts):
@@ -133,7 +140,7 @@ class GenerateChains(ModuleFacts):
                 "the engine takes the prompt string, so those reads would have nothing to read"
             )
         removed = (*tokenized.lines, *tokenized.spread)
-        return GenerateChain(tokenized.prompt, tokenized.tokenizer, tuple(settings), removed, lengths, ids, tokenized.media)
+        return GenerateChain(tokenized.prompt, tokenized.tokenizer, tuple(settings), removed, lengths, ids, tokenized.media, tokenized.options)
 
     def _tokenizer_own(self, value: cst.BaseExpression, keyword: str) -> bool:
         """``tokenizer.eos_token_id`` (for pad_token_id too: vLLM never pads one sequence)."""
@@ -184,8 +191,8 @@ class GenerateChains(ModuleFacts):
                 f"`{snippet(self.module, tokenizer_call)}` does not tokenize exactly one text; tokenize the prompt string "
                 "in the handler (`tokenizer(prompt, return_tensors=\"pt\")`) so that the engine can take that string"
             )
-        _check_tokenizer_keywords({name: arg.value for name, arg in keywords.items()})
-        return _Tokenized(positional[0].value, tokenizer, holder, lines)
+        options = _token_options({name: arg.value for name, arg in keywords.items()})
+        return _Tokenized(positional[0].value, tokenizer, holder, lines, options=options)
 
     def _processed(self, call: cst.Call, processor: cst.BaseExpression, function: FunctionInfo,
                    holder: str | None, lines: tuple[cst.SimpleStatementLine, ...]) -> _Tokenized:
@@ -193,7 +200,11 @@ class GenerateChains(ModuleFacts):
         statement = self.sites[id(call)].statement
         assert isinstance(statement, cst.SimpleStatementLine)  # a call's statement is a line of small statements
         read = ProcessorInputs(self.module, self.model, function).read(call, statement)
-        _check_tokenizer_keywords(read.keywords)
+        if options := _token_options(read.keywords):
+            raise Refusal(
+                f"the processor call passes {options[0][0]}=, which the engine's own processing of the prompt would "
+                "not do; drop it, or give the engine the processed ids by hand"
+            )
         return _Tokenized(read.text, processor, holder, lines, read.media, read.removed, processed=True)
 
     def _is_processor(self, expr: cst.BaseExpression) -> bool:
@@ -287,17 +298,20 @@ class _Assignments(cst.CSTVisitor):
             self.other = True
 
 
-def _check_tokenizer_keywords(keywords: dict[str, cst.BaseExpression]) -> None:
-    """Refusal for a tokenizer keyword the engine's own tokenisation of the prompt string would not follow."""
+def _token_options(keywords: dict[str, cst.BaseExpression]) -> tuple[tuple[str, cst.BaseExpression], ...]:
+    """The tokenizer keywords that change the prompt's ids, which the engine's own tokenisation of the prompt
+    string would not follow; refusal for one the rewrite does not keep."""
+    kept = []
     for name, value in keywords.items():
-        if name in _TOKENIZER_IGNORED:
+        if name in _TOKENIZER_IGNORED or (name == "add_special_tokens" and literal_flag(value) is True):
             continue
-        if name == "add_special_tokens" and literal_flag(value) is True:
-            continue
-        raise Refusal(
-            f"the tokenizer call passes {name}=, which the engine's own tokenisation of the prompt string would "
-            "not do; pass the engine {\"prompt_token_ids\": ...} by hand"
-        )
+        if name not in _TOKENIZER_KEPT:
+            raise Refusal(
+                f"the tokenizer call passes {name}=, which the engine's own tokenisation of the prompt string would "
+                "not do; pass the engine {\"prompt_token_ids\": ...} by hand"
+            )
+        kept.append((name, value))
+    return tuple(kept)
 
 
 def _is_name(expr: cst.BaseExpression, name: str) -> bool:

@@ -118,6 +118,9 @@ class HandlerCall:
     prompt_ids: tuple[cst.BaseExpression, ...] = ()
     media: MultiModalData | None = None  # a processor's images, given to the engine with the prompt
     tokenizer: cst.BaseExpression | None = None  # a model.generate chain: the tokenizer object its prompt went through
+    # a model.generate chain: the code of the tokenizer call's keywords that change the ids (", truncation=True"),
+    # kept on the call whose ids the engine is given as {"prompt_token_ids": ...}
+    token_options: str = ""
     check: PromptCheck | None = None  # the prompt is checked to be one string at run time
     # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
     # final outputs in the list's order as LLM.generate returns them

@@ -486,12 +486,20 @@ class ServerRewrite:
         statements.append(cst.parse_statement(f"if not isinstance({prompt}, str):\n    {answer}\n"))
         return replace(call, prompt=prompt), statements
 
+    def _engine_prompt(self, call: HandlerCall) -> str:
+        """What the engine is given as the prompt: the prompt string, with a processor's images when it had some,
+        or the ids of the original tokenizer call where that call changed them (truncation=...)."""
+        if call.token_options and call.tokenizer is not None:
+            tokenizer = self.module.code_for_node(call.tokenizer)
+            return f'{{"prompt_token_ids": {tokenizer}({call.prompt}{call.token_options})["input_ids"]}}'
+        return call.prompt if call.media is None else call.media.engine_input(call.prompt)
+
     def _sampling(self, call: HandlerCall) -> str:
         engine = f"{self._engine_at(call)}.engine" if call.mode is CallMode.BRIDGED else self._engine_at(call)
         if isinstance(call.sampling, SamplingKeywords):
             prompt_tokens = f"len({engine}.get_tokenizer().encode({call.prompt}))"
             if call.tokenizer is not None:  # the tokenizer the original counted the prompt with
-                prompt_tokens = f"len({self.module.code_for_node(call.tokenizer)}({call.prompt}).input_ids)"
+                prompt_tokens = f"len({self.module.code_for_node(call.tokenizer)}({call.prompt}{call.token_options}).input_ids)"
             return call.sampling.render(self.names.sampling_params, f"{self.decode_as}({engine}", prompt_tokens)
         if call.sampling is None:
             # LLM.generate()'s own defaults (the model's generation config), with the longer answer VLL302 asks for
@@ -517,7 +525,7 @@ class ServerRewrite:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
         code = self.module.code_for_node
         extra = "".join(f", {name}={code(value)}" for name, value in call.extra_arguments)
-        return f"{self._engine_at(call)}.generate({_engine_prompt(call)}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
+        return f"{self._engine_at(call)}.generate({self._engine_prompt(call)}, {self._sampling(call)}, request_id={self.names.uuid4}().hex{extra})"
 
     def _engine_at(self, call: HandlerCall) -> str:
         """The engine as the call reaches it: an LLM held on an object is read as the call read it (``self.llm``
@@ -529,7 +537,7 @@ class ServerRewrite:
 
     def _stream_statement(self, call: HandlerCall, stream: str) -> cst.BaseStatement:
         if call.mode is CallMode.BRIDGED:
-            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({_engine_prompt(call)}, {self._sampling(call)})\n")
+            return cst.parse_statement(f"{stream} = {self._engine_at(call)}.generate({self._engine_prompt(call)}, {self._sampling(call)})\n")
         source = f"async for {stream} in {self._generate_call(call)}:\n    pass  {_STREAM_NOTE}\n"
         return cst.parse_statement(source)
 
@@ -694,11 +702,6 @@ class ServerRewrite:
 def _is_cls_decorator(decorator: cst.Decorator) -> bool:
     target, _ = decorator_parts(decorator)
     return isinstance(target, cst.Attribute) and target.attr.value == "cls"
-
-
-def _engine_prompt(call: HandlerCall) -> str:
-    """What the engine is given as the prompt: the prompt string, with a processor's images when it had some."""
-    return call.prompt if call.media is None else call.media.engine_input(call.prompt)
 
 
 def _awaited(call: cst.Call, parenthesized: bool) -> cst.Await:
