@@ -913,9 +913,9 @@ HF_REFUSED = {
         def g(prompt: str):
             inputs = tokenizer(prompt, return_tensors="pt")
             out = model.generate(**inputs, max_new_tokens=8)
-            return {"ids": out[0].tolist()}
+            return {"ids": out[0].tolist(), "shape": list(out.shape)}
         """,
-        "`out[0].tolist` reads the generate output as a tensor",
+        "`out.shape` reads the generate output as a tensor",
     ),
     "a tokenizer call that returns overflowing tokens": (
         HF_MODEL + """\
@@ -1790,9 +1790,10 @@ def test_hugging_face_credentials_reach_the_engine_as_hf_token(tmp_path):
     compile(text, "server.py", "exec")
 
 
-def test_a_truncating_tokenizer_call_hands_the_engine_its_ids(tmp_path, snapshots):
-    source = textwrap.dedent(
-        """\
+# model.generate chains the rewrite keeps, each a snapshot of the fixed server
+KEPT_CHAINS = {
+    # the ids the original call made (truncated, no special tokens) are the engine's prompt; max_length= counts them
+    "truncating tokenizer call": """\
         from fastapi import FastAPI
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -1806,10 +1807,35 @@ def test_a_truncating_tokenizer_call_hands_the_engine_its_ids(tmp_path, snapshot
             inputs = tokenizer(prompt, return_tensors="pt", padding=True, truncation=True, max_length=512, add_special_tokens=False)
             out = model.generate(**inputs, max_length=limit)
             return {"text": tokenizer.decode(out[0][inputs["input_ids"].shape[1]:], skip_special_tokens=True)}
-        """
-    )
-    text, applied = fixed(tmp_path, source)
+        """,
+    # [system] + history + [user] is one conversation (its first item is a message); tokenizer([text]) is a batch
+    # of that one text; the attention mask read from the tokenizer's output goes with generate, and .tolist() on
+    # a row of the output goes too (the engine's rows are lists of ids)
+    "chat rendered for one row": """\
+        from fastapi import FastAPI
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        app = FastAPI()
+        tokenizer = AutoTokenizer.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct")
+        model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct")
+
+
+        @app.post("/chat")
+        async def chat(message: str, history: list[dict]):
+            messages = [{"role": "system", "content": "Answer briefly."}] + history + [{"role": "user", "content": message}]
+            text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            inputs = tokenizer([text], return_tensors="pt").to(model.device)
+            out = model.generate(inputs.input_ids, attention_mask=inputs["attention_mask"], max_new_tokens=64)
+            ids = out[0][len(inputs.input_ids[0]):].tolist()
+            return {"ids": ids, "text": tokenizer.decode(ids, skip_special_tokens=True)}
+        """,
+}
+
+
+@pytest.mark.parametrize("case", KEPT_CHAINS)
+def test_kept_generate_chains(tmp_path, case, snapshots):
+    text, applied = fixed(tmp_path, textwrap.dedent(KEPT_CHAINS[case]))
     assert applied == {"VLL102": 1}, text
-    # the ids the original call made (truncated, no special tokens) are the engine's prompt; max_length= counts them
-    snapshots.assert_match("rewrites/truncating tokenizer call", text)
+    snapshots.assert_match(f"rewrites/{case}", text)
+    assert ".tolist()" not in text and "attention_mask" not in text and "return_tensors" not in text
     assert fixed(tmp_path, text) == (text, {})

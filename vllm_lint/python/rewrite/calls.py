@@ -16,7 +16,7 @@ from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
-from vllm_lint.python.rewrite.hf_generate import GenerateChains, output_reads_ok
+from vllm_lint.python.rewrite.hf_generate import GenerateChains, output_reads
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.imports import imported_as
@@ -492,14 +492,12 @@ class ModelCalls(ModuleFacts):
         typing = self.string_typing(function, mode)
         prompt_code, _, check = self.prompt_or_check(typing, chain.prompt, call, "model", function, mode)
         # the second value: a batch of one prompt (``text=[text]``), whose ids are the one prompt's as one row
-        why = None
+        listed_rows: tuple[cst.Call, ...] = ()
         assign = statement.body[0]
         if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-            why = output_reads_ok(self.module, function.node, assign.targets[0].target.value)
+            listed_rows = output_reads(self.module, function.node, assign.targets[0].target.value)
         elif isinstance(assign, cst.Assign) and assign.value is call:
-            why = f"`{snippet(self.module, statement)}` unpacks the generate output"
-        if why is not None:
-            raise Refusal(why)
+            raise Refusal(f"`{snippet(self.module, statement)}` unpacks the generate output")
         try:
             sampling = sampling_keywords(self.module, chain.settings)
         except NotCarried as exc:
@@ -513,6 +511,7 @@ class ModelCalls(ModuleFacts):
             call, mode, function.node, prompt_code, sampling, call, ResultShape.TOKEN_SEQUENCES, statement,
             removed=chain.removed, prompt_lengths=chain.prompt_lengths, tokenizer=chain.tokenizer, check=check,
             prompt_ids=chain.prompt_ids, media=chain.media,
+            listed_rows=listed_rows,
             token_options="".join(f", {name}={self.module.code_for_node(value)}" for name, value in chain.token_options),
         )
 

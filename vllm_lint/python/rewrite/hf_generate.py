@@ -126,7 +126,9 @@ class GenerateChains(ModuleFacts):
         if counts_prompt and tokenized.processed:
             raise Refusal(f"`{shown}` passes max_length=, which counts the processed prompt's tokens (images included); pass max_new_tokens=")
         holder = tokenized.holder
-        lengths, ids, other_reads = self._holder_reads(holder, function, source, tokenized.lines) if holder is not None else ((), (), 0)
+        # the attention mask of the one unpadded prompt is read from the tokenizer's output, and goes with generate
+        masks = tuple(arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "attention_mask")
+        lengths, ids, other_reads = self._holder_reads(holder, function, (source, *masks), tokenized.lines) if holder is not None else ((), (), 0)
         order = _visit_order(function.node)
         early = next((read for read in (*lengths, *ids) if order.get(id(read), 0) < order.get(id(call), 0)), None)
         if early is not None:
@@ -229,10 +231,11 @@ class GenerateChains(ModuleFacts):
             )
         return (first[0], *placed), first[1]
 
-    def _holder_reads(self, holder: str, function: FunctionInfo, source: cst.BaseExpression, lines: tuple[cst.SimpleStatementLine, ...]
+    def _holder_reads(self, holder: str, function: FunctionInfo, sources: tuple[cst.BaseExpression, ...], lines: tuple[cst.SimpleStatementLine, ...]
                       ) -> tuple[tuple[cst.BaseExpression, ...], tuple[cst.BaseExpression, ...], int]:
         """(the prompt-length reads of the tokenizer's output, its ids zipped with the output, how many other
-        reads it has); the reads in its own binding lines (``x = x.to(device)``) go with them."""
+        reads it has); the reads in its own binding lines (``x = x.to(device)``) and in ``sources`` (the
+        arguments of generate that the engine call replaces) go with them."""
         lengths = []
         ids = []
         others = 0
@@ -240,7 +243,7 @@ class GenerateChains(ModuleFacts):
         for o in occurrences(function.node, [holder])[holder]:
             if isinstance(o.parent, cst.AssignTarget) or any(id(p) in removed for p in o.parents):
                 continue
-            if any(p is source for p in o.parents) or o.name is source:
+            if any(o.name is source or any(p is source for p in o.parents) for source in sources):
                 continue
             length = _prompt_length(o)
             row = _zipped_ids(o) if length is None else None
@@ -400,9 +403,11 @@ def _prompt_length(o: Occurrence) -> cst.BaseExpression | None:
     return None
 
 
-def output_reads_ok(module: cst.Module, function: cst.FunctionDef, name: str) -> str | None:
-    """Why the generate output held in ``name`` cannot become a list of token-id lists (a read that needs a
-    tensor: ``.shape``, ``.tolist()``, ``.cpu()``), or None."""
+def output_reads(module: cst.Module, function: cst.FunctionDef, name: str) -> tuple[cst.Call, ...]:
+    """The ``out[0].tolist()`` / ``out[0][n:].tolist()`` calls on a row of the generate output held in ``name``,
+    which a list of token-id lists gives without the call (a row is already a list of ints); refusal for any
+    other read that needs a tensor (``.shape``, ``.cpu()``, ``out.tolist()``)."""
+    listed = []
     for o in occurrences(function, [name])[name]:
         parent = o.parent
         node: cst.CSTNode = o.name
@@ -412,8 +417,12 @@ def output_reads_ok(module: cst.Module, function: cst.FunctionDef, name: str) ->
             node, i = parent, i - 1
             parent = o.parents[i]
         if isinstance(parent, cst.Attribute) and parent.value is node:
-            return f"`{snippet(module, parent)}` reads the generate output as a tensor; the engine's tokens are a list of ids"
-    return None
+            call = o.parents[i - 1] if i > 0 else None
+            if parent.attr.value == "tolist" and node is not o.name and isinstance(call, cst.Call) and call.func is parent and not call.args:
+                listed.append(call)
+                continue
+            raise Refusal(f"`{snippet(module, parent)}` reads the generate output as a tensor; the engine's tokens are a list of ids")
+    return tuple(listed)
 
 
 def model_name_of(call: cst.Call) -> cst.BaseExpression | None:

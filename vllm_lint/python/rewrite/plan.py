@@ -121,6 +121,8 @@ class HandlerCall:
     # a model.generate chain: the code of the tokenizer call's keywords that change the ids (", truncation=True"),
     # kept on the call whose ids the engine is given as {"prompt_token_ids": ...}
     token_options: str = ""
+    # a model.generate chain: ``out[0].tolist()`` calls on a row of its output, which is a list already
+    listed_rows: tuple[cst.Call, ...] = ()
     check: PromptCheck | None = None  # the prompt is checked to be one string at run time
     # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
     # final outputs in the list's order as LLM.generate returns them

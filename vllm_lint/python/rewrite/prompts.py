@@ -281,6 +281,10 @@ class StringTyping:
             return False
         if isinstance(expr, cst.List):
             return bool(expr.elements) and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Dict) for e in expr.elements)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            # ``[system] + history + [user]``: transformers takes a list for a batch of conversations only when
+            # its first item is a list itself, so a first item that is a message dict makes it one conversation
+            return self._is_conversation(expr.left, depth + 1)
         if isinstance(expr, cst.Name):
             kind, value, _ = self._lookup(expr.value)
             return kind == "local" and value is not None and self._is_conversation(value, depth + 1)

@@ -264,6 +264,8 @@ class ServerRewrite:
             ids = cst.parse_expression(f"[{stream}.prompt_token_ids]")
             for read in call.prompt_ids:
                 replacements[id(read)] = lambda node, ids=ids: ids
+            for listed in call.listed_rows:  # a row of the engine's output is a list of ids already
+                replacements[id(listed)] = lambda node: cst.ensure_type(node.func, cst.Attribute).value.with_changes(lpar=node.lpar, rpar=node.rpar)
             for line in call.removed:
                 replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
             replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: _before(new, without_blocking_remarks(node))
