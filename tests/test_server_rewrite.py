@@ -927,6 +927,24 @@ HF_REFUSED = {
         """,
         "the tokenizer call passes return_overflowing_tokens=, which the engine's own tokenisation of the prompt string would not do",
     ),
+    "a model name held on the object and set again": (
+        """\
+        import bentoml
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        @bentoml.service
+        class Service:
+            def __init__(self):
+                self.model_id = "gpt2"
+                self.tokenizer = AutoTokenizer.from_pretrained(self.model_id)
+                self.model = AutoModelForCausalLM.from_pretrained(self.model_id)
+            @bentoml.api
+            def generate(self, prompt: str) -> str:
+                self.model_id = prompt
+                inputs = self.tokenizer(prompt, return_tensors="pt")
+                return self.tokenizer.decode(self.model.generate(**inputs, max_new_tokens=8)[0])
+        """,
+        "cannot tell that the model `self.model_id` is a model name or path the engine can load too",
+    ),
     "the model's head changed in Python": (
         HF_MODEL + """\
         model.lm_head = None
@@ -1790,7 +1808,7 @@ def test_hugging_face_credentials_reach_the_engine_as_hf_token(tmp_path):
     compile(text, "server.py", "exec")
 
 
-# model.generate chains the rewrite keeps, each a snapshot of the fixed server
+# model.generate servers the rewrite keeps, each a snapshot of the fixed server
 KEPT_CHAINS = {
     # the ids the original call made (truncated, no special tokens) are the engine's prompt; max_length= counts them
     "truncating tokenizer call": """\
@@ -1811,6 +1829,25 @@ KEPT_CHAINS = {
     # [system] + history + [user] is one conversation (its first item is a message); tokenizer([text]) is a batch
     # of that one text; the attention mask read from the tokenizer's output goes with generate, and .tolist() on
     # a row of the output goes too (the engine's rows are lists of ids)
+    # the model's name held on the object by the method that loads it: the engine, built in the load's place, reads it
+    "model name held on the service object": """\
+        import bentoml
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+        @bentoml.service(resources={"cpu": "1"})
+        class GenerationService:
+            def __init__(self):
+                self.model_id = "EleutherAI/gpt-neo-1.3B"
+                self.tokenizer = AutoTokenizer.from_pretrained(self.model_id)
+                self.model = AutoModelForCausalLM.from_pretrained(self.model_id)
+
+            @bentoml.api
+            def generate(self, prompt: str) -> str:
+                inputs = self.tokenizer(prompt, return_tensors="pt")
+                outputs = self.model.generate(**inputs, max_new_tokens=64, do_sample=True, top_p=0.95)
+                return self.tokenizer.decode(outputs[0], skip_special_tokens=True)
+        """,
     "chat rendered for one row": """\
         from fastapi import FastAPI
         from transformers import AutoModelForCausalLM, AutoTokenizer

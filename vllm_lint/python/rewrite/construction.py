@@ -15,8 +15,9 @@ from vllm_lint.python.rewrite.hf_generate import model_name_of
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.prompts import bound_names, local_bindings, module_bindings, rebound_names
-from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, named_params, positional_args, snippet, top_level_index_of
+from vllm_lint.python.rewrite.shapes import Assignments, keyword_args, literal_flag, named_params, positional_args, snippet, top_level_index_of
 from vllm_lint.python.vocabulary import ENCODER_DECODER_MODEL, HF_GENERATIVE_MODEL
+from vllm_lint.python.walk import walk
 
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
 _DTYPE_STRINGS = frozenset({"auto", "float16", "half", "bfloat16", "float32", "float"})
@@ -162,7 +163,8 @@ class EngineConstruction(ModuleFacts):
             raise Refusal(
                 f"cannot tell that the model `{shown}` is a model name or path the engine can load too; name it by a "
                 "string constant, an environment variable or a command-line option, bound once before the model is "
-                "loaded (the engine loads such a name as from_pretrained does), or build the engine by hand"
+                "loaded (a local, or an attribute of the object set once in the method that loads it; the engine "
+                "loads such a name as from_pretrained does), or build the engine by hand"
             )
         return model_expr
 
@@ -346,8 +348,29 @@ class EngineConstruction(ModuleFacts):
             # ``os.getenv("MODEL") or "gpt2"``
             return self.is_model_name(expr.left, depth + 1) and self.is_model_name(expr.right, depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            if function is not None and function.is_method and expr.value.value in function.params[:1]:
+                held = self._own_attribute(function, expr.attr.value)
+                return held is not None and self.is_model_name(held, depth + 1, function)
             return self._is_string_option(expr.value.value, expr.attr.value) or self._is_dataclass_option(expr.value.value, expr.attr.value)
         return False
+
+    def _own_attribute(self, method: FunctionInfo, attribute: str) -> cst.BaseExpression | None:
+        """What ``self.<attribute> = value`` gives, where that is the only assignment to any ``.<attribute>`` in
+        the class and a statement of ``method``'s own body before the load being checked: a name held on the
+        object (``self.model_id = "org/name"``), read where the engine is built in the load's place."""
+        klass = method.class_info
+        if klass is None or self._loaded_at is None:
+            return None
+        found = Assignments(lambda target: isinstance(target, cst.Attribute) and target.attr.value == attribute)
+        walk(klass.node, found)
+        if len(found.lines) != 1 or found.other:
+            return None
+        statement, value = found.lines[0]
+        body = list(method.node.body.body)
+        if not any(line is statement for line in body) or not any(line is self._loaded_at for line in body):
+            return None
+        order = [id(line) for line in body]
+        return value if order.index(id(statement)) < order.index(id(self._loaded_at)) else None
 
     def _is_dataclass_option(self, namespace: str, option: str) -> bool:
         """``model_args.model_name_or_path`` where ``model_args`` (alone or in a tuple) is bound once, at module
@@ -464,3 +487,4 @@ class EngineConstruction(ModuleFacts):
         if value is not None and value.value in _DTYPE_STRINGS:
             return self.module.code_for_node(expr)
         raise Refusal(f"the dtype `{snippet(self.module, expr)}` has no known vLLM dtype name")
+

@@ -27,7 +27,7 @@ from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import MultiModalData, Refusal
-from vllm_lint.python.rewrite.shapes import keyword_args, literal_flag, positional_args, snippet
+from vllm_lint.python.rewrite.shapes import Assignments, keyword_args, literal_flag, positional_args, snippet
 from vllm_lint.python.rewrite.vision import ProcessorInputs, block_of, is_processor_call
 from vllm_lint.python.walk import walk
 
@@ -218,7 +218,7 @@ class GenerateChains(ModuleFacts):
     def _only_binding(self, function: FunctionInfo, name: str, shown: str) -> tuple[tuple[cst.SimpleStatementLine, ...], cst.BaseExpression]:
         """The one ``name = value`` line in the function body that binds ``name`` (and the ``name =
         name.to(device)`` lines after it in its block, which the engine needs no more than ``.to(...)``)."""
-        found = _Assignments(name)
+        found = Assignments(lambda target: _is_name(target, name))
         walk(function.node, found)
         first = found.lines[0] if found.lines else None
         placed = [line for line, value in found.lines[1:] if _without_to(value) is not value and _is_name(_without_to(value), name)]
@@ -271,34 +271,6 @@ def _visit_order(function: cst.FunctionDef) -> dict[int, int]:
     visitor = _Order()
     walk(function, visitor)
     return visitor.order
-
-
-class _Assignments(cst.CSTVisitor):
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-        self.lines: list[tuple[cst.SimpleStatementLine, cst.BaseExpression]] = []
-        self.other = False
-        self._line: cst.SimpleStatementLine | None = None
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name) and target.target.value == self.name:
-                if len(node.targets) == 1 and self._line is not None and len(self._line.body) == 1:
-                    self.lines.append((self._line, node.value))
-                else:
-                    self.other = True
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name) and node.target.value == self.name:
-            self.other = True
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if isinstance(node.target, cst.Name) and node.target.value == self.name:
-            self.other = True
 
 
 def _token_options(keywords: dict[str, cst.BaseExpression]) -> tuple[tuple[str, cst.BaseExpression], ...]:

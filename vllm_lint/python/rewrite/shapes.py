@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -178,3 +178,38 @@ def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None
     visitor = _Returns()
     walk(function, visitor)
     return None if visitor.found else visitor.values
+
+
+class Assignments(cst.CSTVisitor):
+    """The ``target = value`` lines of a tree whose one target ``matches`` (a line of that one assignment alone),
+    and whether a matching target is assigned any other way (with other targets or statements on its line,
+    unpacked, augmented, annotated, deleted)."""
+
+    def __init__(self, matches: Callable[[cst.BaseExpression], bool]) -> None:
+        super().__init__()
+        self.matches = matches
+        self.lines: list[tuple[cst.SimpleStatementLine, cst.BaseExpression]] = []
+        self.other = False
+        self._line: cst.SimpleStatementLine | None = None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self.matches(target.target):
+                if len(node.targets) == 1 and self._line is not None and len(self._line.body) == 1:
+                    self.lines.append((self._line, node.value))
+                else:
+                    self.other = True
+            elif isinstance(target.target, (cst.Tuple, cst.List)) and any(self.matches(e.value) for e in target.target.elements):
+                self.other = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other = self.other or self.matches(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.other = self.other or self.matches(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.other = self.other or self.matches(node.target)
