@@ -917,6 +917,16 @@ HF_REFUSED = {
         """,
         "`out.shape` reads the generate output as a tensor",
     ),
+    "the output indexed as a 2-D tensor": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            input_ids = tokenizer.encode(prompt, return_tensors="pt")
+            out = model.generate(input_ids, max_new_tokens=8)
+            return tokenizer.decode(out[:, input_ids.shape[-1]:][0], skip_special_tokens=True)
+        """,
+        "`out[:, input_ids.shape[-1]:]` indexes the generate output as a 2-D tensor",
+    ),
     "a tokenizer call that returns overflowing tokens": (
         HF_MODEL + """\
         @app.post("/g")

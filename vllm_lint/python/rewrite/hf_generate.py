@@ -386,6 +386,11 @@ def output_reads(module: cst.Module, function: cst.FunctionDef, name: str) -> tu
         # out[0], out[0][n:], ... then what reads it
         i = len(o.parents) - 1
         while isinstance(parent, cst.Subscript) and parent.value is node and i > 0:
+            if len(parent.slice) != 1:
+                raise Refusal(
+                    f"`{snippet(module, parent)}` indexes the generate output as a 2-D tensor, which the engine's list of "
+                    "token-id lists cannot be; index the row first (`out[0][n:]`)"
+                )
             node, i = parent, i - 1
             parent = o.parents[i]
         if isinstance(parent, cst.Attribute) and parent.value is node:
