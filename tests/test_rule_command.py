@@ -31,13 +31,13 @@ def test_json_names_every_checker_of_a_code():
         "vllm_lint.launch.rules.api:nonexistent_module",
     ]
     assert json.loads(run_cli("rule", "VLL000", "--output-format", "json").stdout)["implementation"] == [
-        "vllm_lint.surfaces:parse_error"
+        "vllm_lint.surfaces.job:parse_error"
     ]
 
 
 def test_the_listings_name_the_registered_checkers():
     expected = {code: [c.where for c in registry.implementations(code)] for code in load_rules()}
-    expected["VLL000"] = ["vllm_lint.surfaces:parse_error"]
+    expected["VLL000"] = ["vllm_lint.surfaces.job:parse_error"]
     listed = json.loads(run_cli("rule", "--all", "--output-format", "json").stdout)
     assert {page["code"]: page["implementation"] for page in listed} == expected
     lines = run_cli("rule", "--all").stdout.splitlines()

@@ -71,8 +71,8 @@ def test_sampling_params_forms():
     from vllm import SamplingParams
 
     assert decoding.of_sampling_params(SamplingParams(max_tokens=256)) == {"greedy": False, "temperature": 1.0}
-    assert decoding.of_sampling_params(SamplingParams(temperature=0, top_p=0.5)) == {"greedy": True}
-    assert decoding.of_sampling_params(SamplingParams(temperature=0.7, top_k=-1, top_p=0.95, presence_penalty=0.5)) == {
+    assert decoding.of_sampling_params(SamplingParams(temperature=0, top_p=0.5, max_tokens=8)) == {"greedy": True}
+    assert decoding.of_sampling_params(SamplingParams(max_tokens=8, temperature=0.7, top_k=-1, top_p=0.95, presence_penalty=0.5)) == {
         "greedy": False, "temperature": 0.7, "top_p": 0.95, "presence_penalty": 0.5}
 
 
