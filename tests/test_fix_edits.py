@@ -81,7 +81,7 @@ def _fixed_edits(path: Path, text: str) -> list[tuple[str | None, str | None]]:
 
     # Named by the file's name alone, as linted from its folder: a path through tests/ would make a seed a
     # test file, which the serving rules (and their fixes) leave alone.
-    job = LintJob(path, path.name, text.encode("utf-8"), frozenset(all_codes()), LaunchSettings(None, None))
+    job = LintJob(path, path.name, text.encode("utf-8"), frozenset(all_codes()), LaunchSettings())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(checker, "_replaced_text", recording)
         PYTHON.lint(job)

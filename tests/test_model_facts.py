@@ -222,14 +222,18 @@ def test_the_gpu_flag_names_the_gpu_of_launches_that_do_not_say(tmp_path):
         "--gpu",
         "nvidia-tesla-t4",
         "--output-format",
-        "concise",
+        "json",
         "serve.sh",
         cwd=tmp_path,
     )
-    assert found.stdout.splitlines()[0] == (
-        "serve.sh:1:33: VLL212 [error] dtype bfloat16 on T4 (compute capability 7.5): vLLM refuses to start "
-        '("Bfloat16 is only supported on GPUs with compute capability of at least 8.0"); use --dtype half'
-    )
+    assert [(f["location"]["row"], f["location"]["column"], f["message"]) for f in json.loads(found.stdout)] == [
+        (
+            1,
+            33,
+            "dtype bfloat16 on T4 (compute capability 7.5): vLLM refuses to start "
+            '("Bfloat16 is only supported on GPUs with compute capability of at least 8.0"); use --dtype half',
+        )
+    ]
     on_l4 = run_cli(
         "check", "-n", "--isolated", "--preview", "--select", "VLL212", "--gpu", "L4", "serve.sh", cwd=tmp_path
     )

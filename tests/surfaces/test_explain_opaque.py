@@ -23,7 +23,7 @@ FILES = {
           vllm:
             image: vllm/vllm-openai:v0.10.0
             ipc: host
-            command: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]
+            command: ["--model", "my-org/private-finetune-7b", "--max-model-len", "8192"]
         """,
     "README.md": """\
         # Serving
@@ -63,7 +63,7 @@ def test_text_lists_each_opaque_launch_and_the_counts(tmp_path):
         "serve.sh:5:6: shell launch left opaque: unresolved array $ARGS[@]",
         "serve.sh:6:1: shell launch left opaque: config file (--config)",
         "8 launches seen, 2 read in full, 6 opaque",
-        "8 with model facts unknown (the rules over the model and its GPU skip them)",
+        "1 with model facts unknown (the rules over the model and its GPU skip them)",
     ]
 
 
