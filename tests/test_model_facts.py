@@ -240,3 +240,21 @@ def test_the_gpu_flag_names_the_gpu_of_launches_that_do_not_say(tmp_path):
     assert on_l4.returncode == 0, on_l4.stdout
     wrong = run_cli("check", "-n", "--isolated", "--gpu", "TPU", "serve.sh", cwd=tmp_path)
     assert wrong.returncode == 2 and "--gpu: 'TPU' is not a GPU type vllm-lint knows" in wrong.stderr
+
+
+def test_an_id_the_hub_moved_is_read_as_its_new_one(tmp_path):
+    from lintutil import run_cli
+
+    assert table_facts("gpt2").config == table_facts("openai-community/gpt2").config
+    (tmp_path / "serve.sh").write_text("vllm serve gpt2 --gpu-memory-utilization 0.9\n")
+    fixed = run_cli("check", "-n", "--isolated", "--diff", "--unsafe-fixes", "--select", "VLL203", "serve.sh", cwd=tmp_path)
+    assert "+vllm serve gpt2 --gpu-memory-utilization 0.9 --max-model-len 1024" in fixed.stdout.splitlines()
+
+
+def test_the_length_a_launch_takes_by_default_is_the_shortest_reading_of_older_releases():
+    # 0.6.3 may read Llama 3's rope factor into its length (the longest reading, which VLL209 holds a written
+    # length to); VLL211 sizes the KV cache of the length vLLM takes by default, which must fail in every reading.
+    llama = table_facts("meta-llama/Llama-3.3-70B-Instruct")
+    assert max_model_len_limit(llama, ("0.6.3",), False).value == 1048576
+    assert max_model_len_limit(llama, ("0.6.3",), False, shortest=True).value == 131072
+    assert max_model_len_limit(llama, ("0.6.3", "0.32.0"), False, shortest=True).value == 131072

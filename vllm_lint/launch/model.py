@@ -53,7 +53,7 @@ def fix_length(model: str | None, settings: LaunchSettings, api) -> int:
     return min(length, limit.value) if limit is not None else length
 
 
-def length_limit(launch: Launch, settings: LaunchSettings) -> LengthLimit | None:
+def length_limit(launch: Launch, settings: LaunchSettings, *, shortest: bool = False) -> LengthLimit | None:
     """The longest max_model_len vLLM accepts for the launch's model in every release it targets, where the
     model is known and generates text (a pooling model's length may come from files its facts do not hold)."""
     facts = launch_model(launch, settings)
@@ -63,7 +63,7 @@ def length_limit(launch: Launch, settings: LaunchSettings) -> LengthLimit | None
     disabled = as_bool(disable.value) if disable is not None else False
     if disabled is None:
         return None
-    return max_model_len_limit(facts, target_versions(launch), disabled)
+    return max_model_len_limit(facts, target_versions(launch), disabled, shortest=shortest)
 
 
 def generates(facts: ModelFacts) -> bool:

@@ -92,23 +92,31 @@ def _derived(facts: ModelFacts) -> tuple[int, str] | None:
 
 
 def max_model_len_limit(
-    facts: ModelFacts, versions: tuple[str, ...], disable_sliding_window: bool
+    facts: ModelFacts, versions: tuple[str, ...], disable_sliding_window: bool, *, shortest: bool = False
 ) -> LengthLimit | None:
     """The longest max_model_len every release of ``versions`` accepts for the model; None when the config
-    does not say (vLLM then takes what it is given)."""
+    does not say (vLLM then takes what it is given). With ``shortest``, the shortest length any reading of
+    those releases takes: a rule that reports a length too long to serve must hold for every reading."""
     derived = _derived(facts)
     if derived is None:
         return None
     scalings = facts.rope_scalings()
     if scalings is None:
         return None
-    limits = [_limit(facts, derived, scalings, disable_sliding_window, _version(v) >= _EXACT_FROM) for v in versions]
-    return max(limits, key=lambda limit: limit.value) if limits else None
+    limits = [
+        _limit(facts, derived, scalings, disable_sliding_window, _version(v) >= _EXACT_FROM, shortest)
+        for v in versions
+    ]
+    if not limits:
+        return None
+    return (min if shortest else max)(limits, key=lambda limit: limit.value)
 
 
-def _limit(facts, derived, scalings, disable_sliding_window: bool, exact: bool) -> LengthLimit:
+def _limit(facts, derived, scalings, disable_sliding_window: bool, exact: bool, shortest: bool) -> LengthLimit:
     value, key = derived
     sliding = facts.sliding_window
+    if not exact and shortest:
+        return _allowed(facts, value, f"{key}={value}")
     if not exact:
         # Every reading of the older releases: the unscaled length, the factor applied to it, and YaRN's
         # factor applied to its original length (vllm/config.py:1766-1769, 0.6.3).

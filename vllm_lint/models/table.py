@@ -36,8 +36,17 @@ def _index(path: Path) -> dict[str, bytes]:
     return rows
 
 
+# The Hub moved its "canonical" repositories (ids with no namespace) under organizations in 2024 and redirects
+# the old ids (huggingface/transformers#28795, #29001: `gpt2` -> `openai-community/gpt2`). A launch that names an
+# old id is read as the row of its new one.
+_CANONICAL_MOVES = {
+    name: f"openai-community/{name}" for name in ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "openai-gpt")
+}
+
+
 def table_facts(model: str, path: Path = SHIPPED_TABLE) -> ModelFacts | None:
-    line = _index(path).get(model.lower())
+    lowered = model.lower()
+    line = _index(path).get(_CANONICAL_MOVES.get(lowered, lowered))
     if line is None:
         return None
     row = json.loads(line)

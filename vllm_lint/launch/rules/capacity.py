@@ -232,7 +232,7 @@ def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     if written is not None:
         length = _length(written)
     else:
-        limit = length_limit(launch, settings)  # what vLLM takes when none is given
+        limit = length_limit(launch, settings, shortest=True)  # what vLLM takes when none is given, at the least
         length = limit.value if limit is not None else None
     kv_dtype = _text(launch, "kv_cache_dtype") or "auto"
     kv_bytes = _KV_DTYPES.get(kv_dtype, 0) or (
