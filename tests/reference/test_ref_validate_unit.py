@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import re
 
 import click
 import pytest
@@ -105,6 +106,10 @@ def test_prepare_case_with_a_given_fixed_file(tmp_path):
         prepare_case(case, model, tmp_path / "c", lambda _: None, fixed=broken)
 
 
+def _any_length(source: str) -> str:
+    return re.sub(r"max_model_len=\d+", "max_model_len=N", source)
+
+
 def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     """Every rule example whose `fixed` is an AsyncLLMEngine server; our fixer makes exactly that `fixed`
     (model aside) from the bad example, so the servers validate runs are the rule files' own."""
@@ -112,7 +117,7 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
 
     cases = rule_cases()
     assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56, 57, 58)),
-                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13, 16, 17, 18, 19)),
+                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13, 16, 17, 18, 19, 20, 21, 22)),
                                              *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26, 27, 28, 29, 30, 31))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
@@ -121,7 +126,9 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
         example = load_rules()[code].examples[int(number) - 1]
         prepared = prepare_case(case, model, tmp_path / "w", lambda _: None)
         expected, _ = make_runnable(point_at_model(example.fixed, model)[0])
-        assert prepared.fixed.path.read_text() == expected, case.name
+        # max_model_len aside: the example's model may cap the fix's below its default (gpt2: 1024), the folder
+        # here says nothing of its model
+        assert _any_length(prepared.fixed.path.read_text()) == _any_length(expected), case.name
         assert code in prepared.applied
     assert [c.name for c in rule_cases(("vll103",))] == [c.name for c in cases if c.name.startswith("VLL103")]
     with pytest.raises(ValidationError, match="unknown rule"):

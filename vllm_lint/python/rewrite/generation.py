@@ -114,10 +114,15 @@ PIPELINE_DECODING = '{"do_sample": True, "temperature": 0.7}'
 # decoded with, from the generation config vLLM reads for the model (vllm/config/model.py, 0.32:
 # ModelConfig.try_get_generation_config, the non-default fields of transformers' GenerationConfig) and
 # transformers' own defaults for the rest (GenerationConfig._get_default_generation_params, 5.x).
-DECODE_AS_TRANSFORMERS_HELPER = '''@{functools}.cache
+DECODE_AS_TRANSFORMERS_HELPER = '''{configs} = {{}}
+
+
 def {config}(engine):
-    """The model's generation config (its generation_config.json), read once per engine, as vLLM reads it."""
-    return engine.model_config.try_get_generation_config()
+    """The model's generation config (its generation_config.json), read once per engine, as vLLM reads it (kept in
+    a plain dict: a functools cache cannot travel with a Ray Serve deployment)."""
+    if id(engine) not in {configs}:
+        {configs}[id(engine)] = engine.model_config.try_get_generation_config()
+    return {configs}[id(engine)]
 
 
 def {name}(engine, defaults, **call):
@@ -134,8 +139,13 @@ def {name}(engine, defaults, **call):
 
 # LLM.generate() without sampling params decodes with LLM.get_default_sampling_params(): the sampling fields
 # of the model's generation config (vllm/entrypoints/llm.py, 0.32), which it reads once.
-SAMPLING_DEFAULTS_HELPER = '''@{functools}.cache
+SAMPLING_DEFAULTS_HELPER = '''{read} = {{}}
+
+
 def {name}(engine):
-    """The model's generation config's sampling settings, read once per engine, as LLM.generate() reads them."""
-    return engine.model_config.get_diff_sampling_param()
+    """The model's generation config's sampling settings, read once per engine, as LLM.generate() reads them
+    (kept in a plain dict: a functools cache cannot travel with a Ray Serve deployment)."""
+    if id(engine) not in {read}:
+        {read}[id(engine)] = engine.model_config.get_diff_sampling_param()
+    return {read}[id(engine)]
 '''

@@ -86,13 +86,13 @@ def insert_statements(module: cst.Module, index: int, new: Sequence[cst.BaseStat
     return module.with_changes(body=body)
 
 
-def insert_before_first_block(module: cst.Module, statements: Sequence[Statement], imported: str) -> cst.Module:
+def insert_before_first_block(module: cst.Module, statements: Sequence[Statement], imported: str | None = None) -> cst.Module:
     """``module`` with ``statements`` at its top level after the leading imports: before its first definition or
     block (which may use them), and after the line that imports ``imported`` (which they use as they run)."""
     body = list(module.body)
-    first_block = next((i for i, statement in enumerate(body) if not isinstance(statement, cst.SimpleStatementLine)), len(body))
-    import_line = next(i for i, statement in enumerate(body) if _imports_module(statement, imported))
-    at = max(first_block, import_line + 1)
+    at = next((i for i, statement in enumerate(body) if not isinstance(statement, cst.SimpleStatementLine)), len(body))
+    if imported is not None:
+        at = max(at, next(i for i, statement in enumerate(body) if _imports_module(statement, imported)) + 1)
     new = [with_blank_lines(statement, 2) for statement in statements]
     if at < len(body):
         body[at] = with_blank_lines(body[at], 2)

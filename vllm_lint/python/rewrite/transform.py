@@ -114,10 +114,9 @@ class NewCodeNames:
         self.grpc = self._use_module("grpc") if "grpc" in answers else ""
         needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls) or bool(plan.default_params_calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
-        # The model's generation config, read once per engine by a cached helper (generation.py)
+        # The model's generation config, read once per engine by a helper (generation.py)
         self.decodes_as_transformers = any(isinstance(c.sampling, SamplingKeywords) for c in plan.calls)
         self.uses_sampling_defaults = any(c.sampling is None for c in plan.calls) or bool(plan.default_params_calls)
-        self.functools = self._use_module("functools") if self.decodes_as_transformers or self.uses_sampling_defaults else ""
 
     def _use(self, from_module: str, name: str) -> str:
         before = self.module
@@ -228,7 +227,9 @@ class ServerRewrite:
         self.request_numbers = self.fresh.take("request_numbers") if any(c.numbered for c in plan.calls) else ""
         self.decode_as = self.fresh.take("decode_as_transformers") if names.decodes_as_transformers else ""
         self.generation_config = self.fresh.take("generation_config") if names.decodes_as_transformers else ""
+        self.generation_configs = self.fresh.take("generation_config_by_engine") if names.decodes_as_transformers else ""
         self.sampling_defaults = self.fresh.take("sampling_defaults") if names.uses_sampling_defaults else ""
+        self.sampling_defaults_read = self.fresh.take("sampling_defaults_by_engine") if names.uses_sampling_defaults else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -514,14 +515,14 @@ class ServerRewrite:
         sources = []
         if self.decode_as:
             sources.append(DECODE_AS_TRANSFORMERS_HELPER.format(
-                functools=self.names.functools, config=self.generation_config, name=self.decode_as))
+                configs=self.generation_configs, config=self.generation_config, name=self.decode_as))
         if self.sampling_defaults:
-            sources.append(SAMPLING_DEFAULTS_HELPER.format(functools=self.names.functools, name=self.sampling_defaults))
+            sources.append(SAMPLING_DEFAULTS_HELPER.format(read=self.sampling_defaults_read, name=self.sampling_defaults))
         if not sources:
             return module
         source = "\n\n".join(sources).replace("\n", module.default_newline)  # the docstrings' line breaks too
         helpers = [s for s in cst.parse_module(source, config=module.config_for_parsing).body if isinstance(s, Statement)]
-        return insert_before_first_block(module, helpers, self.names.functools)
+        return insert_before_first_block(module, helpers)
 
     def _generate_call(self, call: HandlerCall) -> str:
         """``engine.generate(prompt, params, request_id=...)``: one request, streamed."""
