@@ -31,7 +31,7 @@ def _helper(model_config: dict, defaults: dict, **call) -> dict:
     from vllm_lint.python.rewrite.generation import DECODE_AS_TRANSFORMERS_HELPER
 
     namespace: dict = {}
-    exec("import functools\n" + DECODE_AS_TRANSFORMERS_HELPER.format(functools="functools", config="generation_config",
+    exec(DECODE_AS_TRANSFORMERS_HELPER.format(configs="generation_config_by_engine", config="generation_config",
                                                                      name="decode_as"), namespace)
 
     class ModelConfig:
