@@ -80,16 +80,24 @@ def _parses(surface: Surface, text: str) -> bool:
     return True
 
 
-def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, policy: FixPolicy) -> FixOutcome:
-    options = replace(options, fix_edits=True)  # fixing applies the edits, whatever the run prints
+def _first_lint(path: Path, data: bytes, surface: Surface, options: RunOptions):
+    """A fix's start: the file's findings, and its decoded text (None, with the findings as what remains, when
+    it cannot be decoded)."""
     outcome = FixOutcome(path, data, data)
     try:
         source = _decode(surface, data)
     except SourceError:
         outcome.remaining = lint_bytes(path, str(path), data, surface, options).diagnostics
+        return outcome, None, outcome.remaining
+    return outcome, source, lint_bytes(path, str(path), data, surface, options).diagnostics
+
+
+def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, policy: FixPolicy) -> FixOutcome:
+    options = replace(options, fix_edits=True)  # fixing applies the edits, whatever the run prints
+    outcome, source, diagnostics = _first_lint(path, data, surface, options)
+    if source is None:
         return outcome
     text = source.text
-    diagnostics = lint_bytes(path, str(path), data, surface, options).diagnostics
     rejected: set[tuple] = set()
     for _ in range(MAX_FIXES_PER_FILE):
         if any(d.code == "VLL000" for d in diagnostics):
@@ -125,14 +133,10 @@ def add_noqa_bytes(path: Path, data: bytes, surface: Surface, options: RunOption
     show as a new finding or a VLL000)."""
     from vllm_lint.engine.noqa_comments import noqa_edit
 
-    outcome = FixOutcome(path, data, data)
-    try:
-        source = _decode(surface, data)
-    except SourceError:
-        outcome.remaining = lint_bytes(path, str(path), data, surface, options).diagnostics
+    outcome, source, diagnostics = _first_lint(path, data, surface, options)
+    if source is None:
         return outcome
     text = source.text
-    diagnostics = lint_bytes(path, str(path), data, surface, options).diagnostics
     rejected: set[tuple] = set()
     while True:
         for diagnostic in diagnostics:
