@@ -15,6 +15,7 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pygls.workspace import TextDocument  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter, register_lsp_features  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0
@@ -22,7 +23,25 @@ TIMEOUT = 30.0
 
 def server_config() -> ClientServerConfig:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    return ClientServerConfig(server_command=[sys.executable, "-m", "vllm_lint", "server"], server_env=env)
+    return ClientServerConfig(server_command=[sys.executable, "-m", "vllm_lint", "server"], server_env=env,
+                              client_factory=editor_client)
+
+
+def editor_client() -> LanguageClient:
+    """pytest-lsp's client, keeping diagnostics as an editor does: a publication for an older version of the
+    document than the one last sent is dropped (the server may have linted the old text just before the
+    change reached it; its publication can arrive after the change was sent)."""
+    client = LanguageClient(converter_factory=default_converter)
+    client.sent_versions = {}  # type: ignore[attr-defined]
+
+    def publish_diagnostics(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        sent = client.sent_versions.get(params.uri)  # type: ignore[attr-defined]
+        if params.version is not None and sent is not None and params.version < sent:
+            return
+        client.diagnostics[params.uri] = params.diagnostics
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish_diagnostics})
+    return client
 
 
 async def start(client: LanguageClient, folder: Path, options: dict | None = None) -> None:
@@ -53,6 +72,11 @@ async def diagnostics(client: LanguageClient, uri: str, until=lambda found: True
             raise AssertionError(f"no diagnostics as expected for {uri} within {TIMEOUT}s; last: {found}") from None
 
 
+def sent_versions(client: LanguageClient) -> dict[str, int]:
+    """The version last sent per document (a client from another factory keeps none: an empty dict)."""
+    return getattr(client, "sent_versions", {})
+
+
 def codes(found: list[types.Diagnostic]) -> list[str]:
     return sorted(str(d.code) for d in found)
 
@@ -62,6 +86,7 @@ def open_file(client: LanguageClient, path: Path, text: str, language: str = "py
     path.write_text(text, encoding="utf-8")
     uri = path.as_uri()
     client.diagnostics.pop(uri, None)
+    sent_versions(client)[uri] = 1
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
     return uri
@@ -69,6 +94,7 @@ def open_file(client: LanguageClient, path: Path, text: str, language: str = "py
 
 def change(client: LanguageClient, uri: str, version: int, text: str) -> None:
     client.diagnostics.pop(uri, None)
+    sent_versions(client)[uri] = version
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
