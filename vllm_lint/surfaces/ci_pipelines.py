@@ -1,13 +1,15 @@
 """CI pipelines: GitHub Actions workflows, GitLab CI files and Buildkite pipelines, whose steps run shell.
 
 A launch in a CI step starts vLLM to test something: the rules that predict a failed start still apply, the
-ones about serving in production (``Launch.testing``) do not. Each step's script is read with the variables
-its pipeline, job and step set; ``${{ ... }}`` expressions are template actions (not known here).
+ones about serving in production (``Launch.testing``, ``Launch.ci_job``) do not. Each step's script is read with
+the variables its pipeline, job and step set; ``${{ ... }}`` expressions are template actions (not known here).
+A job that installs vLLM's CPU build runs its later launches on the CPU backend (``Launch.cpu_build``).
 """
 
 from __future__ import annotations
 
 from vllm_lint.cmdline.shell import Environment
+from vllm_lint.launch.platform import installs_cpu_build
 from vllm_lint.surfaces.yaml_nodes import mapping_get as get
 from vllm_lint.surfaces.yaml_nodes import items, pairs, scalar, scripts
 
@@ -63,10 +65,27 @@ def read(kind: str, document, words, budget) -> None:
         _buildkite(document, words, budget)
     for found in extractor.found[before:]:
         found.launch.testing = True
+        found.launch.ci_job = True
 
 
 def _with(env: dict, words, budget, node) -> dict:
     return {**env, **words.env(node, budget)} if node is not None else env
+
+
+class _Job:
+    """One job's steps read in order: the launches after a step that installs vLLM's CPU build run on it."""
+
+    def __init__(self, words) -> None:
+        self.words = words
+        self.cpu = False
+
+    def script(self, node, env: Environment) -> None:
+        found = self.words.extractor.found
+        before = len(found)
+        self.cpu = self.cpu or installs_cpu_build(scalar(node) or "")
+        self.words.script(node, env)
+        for launch in found[before:]:
+            launch.launch.cpu_build = launch.launch.cpu_build or self.cpu
 
 
 def _github(document, words, budget) -> None:
@@ -75,13 +94,14 @@ def _github(document, words, budget) -> None:
         budget.spend()
         job_env = _with(workflow, words, budget, get(job, "env"))
         default_shell = scalar(get(get(get(job, "defaults"), "run"), "shell")) or ""
+        steps = _Job(words)
         for step in items(get(job, "steps")):
             budget.spend()
             run = get(step, "run")
             shell = scalar(get(step, "shell")) or default_shell
             if run is None or shell.startswith(_NOT_SHELL):
                 continue
-            words.script(run, Environment(_with(job_env, words, budget, get(step, "env"))))
+            steps.script(run, Environment(_with(job_env, words, budget, get(step, "env"))))
 
 
 def _gitlab(document, words, budget) -> None:
@@ -95,9 +115,10 @@ def _gitlab(document, words, budget) -> None:
         if get(job, "script") is None:
             continue
         env = Environment(_with(pipeline, words, budget, get(job, "variables")))
+        steps = _Job(words)
         for line in [*scripts(get(job, "before_script") or before), *scripts(get(job, "script"))]:
             budget.spend()
-            words.script(line, env)
+            steps.script(line, env)
 
 
 def _buildkite(document, words, budget) -> None:
@@ -105,6 +126,7 @@ def _buildkite(document, words, budget) -> None:
     for step in items(get(document, "steps")):
         budget.spend()
         env = Environment(_with(pipeline, words, budget, get(step, "env")))
+        steps = _Job(words)
         for line in scripts(get(step, "command") or get(step, "commands")):
             budget.spend()
-            words.script(line, env)
+            steps.script(line, env)

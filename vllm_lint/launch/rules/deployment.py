@@ -76,8 +76,8 @@ _LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
 
 @launch_rule("VLL403")
 def unauthenticated_public_server(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
-    if launch.entrypoint not in ("serve", "api_server", "image") or launch.opaque:
-        return
+    if launch.entrypoint not in ("serve", "api_server", "image") or launch.opaque or launch.ci_job:
+        return  # a CI job's server serves its tests on the runner and stops with the job
     if launch.has("api_key") or "VLLM_API_KEY" in launch.env or launch.has("uds"):
         return
     host = launch.get("host")

@@ -32,6 +32,11 @@ def _origin(value_origin: str | None) -> str:
 def missing_gpu_memory_utilization(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     if launch.opaque or launch.has("gpu_memory_utilization") or launch.has("kv_cache_memory_bytes"):
         return
+    # On vLLM's CPU backend there is no GPU to share: the fraction is read as one of CPU memory, and
+    # VLLM_CPU_KVCACHE_SPACE, where set, sizes the KV cache instead (vllm/v1/worker/cpu_worker.py:73-94,
+    # vllm/platforms/cpu.py:323-327, 0.32.0).
+    if runs_on_cpu(launch):
+        return
     yield LaunchFinding(
         message=(
             f"vLLM engine launched without an explicit gpu_memory_utilization: vLLM silently takes "
