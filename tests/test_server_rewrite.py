@@ -399,14 +399,6 @@ def g(prompt: str):
         """,
         "the shutdown hook unload() uses `pipe`",
     ),
-    "max_length with a prompt computed in the call": (
-        APP + """
-@app.post("/g")
-def g(prompt: str):
-    return pipe("Q: " + prompt, max_length=64)
-""",
-        "max_length= counts the prompt's tokens, and the prompt `\"Q: \" + prompt` is computed",
-    ),
     "a Ray Serve deployment using a module-level pipeline": (
         """\
         from ray import serve
@@ -923,7 +915,7 @@ HF_REFUSED = {
         def g(prompt: str):
             input_ids = tokenizer.encode(prompt, return_tensors="pt")
             out = model.generate(input_ids, max_new_tokens=8)
-            return tokenizer.decode(out[:, input_ids.shape[-1]:][0], skip_special_tokens=True)
+            return tokenizer.batch_decode(out[:, input_ids.shape[-1]:], skip_special_tokens=True)[0]
         """,
         "`out[:, input_ids.shape[-1]:]` indexes the generate output as a 2-D tensor",
     ),
@@ -964,6 +956,17 @@ HF_REFUSED = {
             return tokenizer.decode(model.generate(**inputs)[0])
         """,
         "`model.lm_head` uses the model other than by model.generate(...)",
+    ),
+    "input ids taken from a tokenizer output read again": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            inputs = tokenizer(prompt, return_tensors="pt")
+            input_ids = inputs["input_ids"].to(model.device)
+            out = model.generate(input_ids, attention_mask=inputs["attention_mask"], max_new_tokens=8)
+            return tokenizer.decode(out[0])
+        """,
+        "`inputs` (the tokenizer's output) is read other than for the input ids given to generate()",
     ),
     "a thread running model.generate for a streamer": (
         """\
@@ -1106,6 +1109,77 @@ def test_hf_model_names_and_other_objects_model_fields_are_rewritten(tmp_path, c
     assert fixed(tmp_path, result) == (result, {})
 
 
+# Handler shapes of round three's servers, with the handler each one's fix writes.
+HANDLER_REWRITES = {
+    # `input_ids = inputs["input_ids"].to(model.device)`: both locals' lines go, and the engine gets the prompt
+    # the tokenizer was given, with max_length= counted from that prompt's tokens.
+    "input ids taken out of a tokenizer output local": (
+        HF_MODEL + """\
+        @app.post("/g")
+        async def g(prompt: str, max_length: int = 100):
+            # Tokenize the input prompt
+            inputs = tokenizer(prompt, return_tensors="pt")
+            input_ids = inputs["input_ids"].to(model.device)
+            outputs = model.generate(input_ids, max_length=max_length)
+            return tokenizer.decode(outputs[0], skip_special_tokens=True)
+        """,
+        '@app.post("/g")\n'
+        "async def g(prompt: str, max_length: int = 100):\n"
+        "    async for request_output in engine.generate(prompt, SamplingParams(max_tokens=max(1, max_length - "
+        "len(tokenizer(prompt).input_ids)), **decode_as_transformers(engine, {})), request_id=uuid4().hex):\n"
+        "        pass  # the stream is cumulative: its last output holds the whole completion\n"
+        "    outputs = [[*request_output.prompt_token_ids, *completion.token_ids] for completion in request_output.outputs]\n"
+        "    return tokenizer.decode(outputs[0], skip_special_tokens=True)\n",
+    ),
+    # max_length= on a prompt computed in the tokenizer call: the prompt goes into a local once, read by the engine
+    # and by the count of its tokens; `out[:, n:][0]` (every row's new tokens, then the first row) reads the same
+    # ids as `out[0][n:]`, which the engine's list of token-id lists answers.
+    "computed prompt counted by max_length, output sliced then read at a row": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(text: str):
+            input_ids = tokenizer.encode(text + tokenizer.eos_token, return_tensors="pt")
+            out = model.generate(input_ids, max_length=1000, pad_token_id=tokenizer.eos_token_id)
+            return tokenizer.decode(out[:, input_ids.shape[-1]:][0], skip_special_tokens=True)
+        """,
+        '@app.post("/g")\n'
+        "async def g(text: str):\n"
+        "    prompt = text + tokenizer.eos_token\n"
+        "    async for request_output in engine.generate(prompt, SamplingParams(max_tokens=max(1, 1000 - "
+        "len(tokenizer(prompt).input_ids)), **decode_as_transformers(engine, {})), request_id=uuid4().hex):\n"
+        "        pass  # the stream is cumulative: its last output holds the whole completion\n"
+        "    out = [[*request_output.prompt_token_ids, *completion.token_ids] for completion in request_output.outputs]\n"
+        "    return tokenizer.decode(out[0][len(request_output.prompt_token_ids):], skip_special_tokens=True)\n",
+    ),
+    "computed pipeline prompt counted by max_length": (
+        APP + """
+@app.post("/g")
+def g(prompt: str):
+    return pipe("Q: " + prompt, max_length=64)
+""",
+        '@app.post("/g")\n'
+        "async def g(prompt: str):\n"
+        '    prompt_2 = "Q: " + prompt\n'
+        "    async for request_output in engine.generate(prompt_2, SamplingParams(max_tokens=max(1, 64 - "
+        "len(engine.get_tokenizer().encode(prompt_2))), **decode_as_transformers(engine, {\"do_sample\": True, "
+        '"temperature": 0.7})), request_id=uuid4().hex):\n'
+        "        pass  # the stream is cumulative: its last output holds the whole completion\n"
+        '    return [{"generated_text": request_output.prompt + completion.text} for completion in request_output.outputs]\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HANDLER_REWRITES))
+def test_the_handler_is_rewritten_onto_the_engine(tmp_path, case):
+    source, handler = HANDLER_REWRITES[case]
+    result, applied = fixed(tmp_path, textwrap.dedent(source))
+    assert sum(applied.values()) == 1, result
+    assert result[result.index('@app.post("/g")'):] == handler, result
+    compile(result, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", result) if d.code.startswith("VLL1")] == []
+    assert fixed(tmp_path, result) == (result, {})
+
+
 # Prompts of no stated type: checked at run time to be one string (the framework's bad-request answer otherwise).
 CHECKED_PROMPTS = {
     "VLL101 untyped flask input": (
@@ -1171,6 +1245,25 @@ async def g(request: Request):
         server = grpc.server(None)
         """,
         "context.abort(grpc.StatusCode.INVALID_ARGUMENT",
+    ),
+    "VLL101 Ray Serve body read by hand": (
+        """\
+        import json
+        import os
+        from ray import serve
+        from transformers import pipeline
+        @serve.deployment()
+        class Gen:
+            def __init__(self):
+                self.pipe = pipeline("text-generation", model=os.environ["MODEL_PATH"])
+            async def __call__(self, starlette_request):
+                data = json.loads(await starlette_request.body())
+                prompt = data["prompt"]
+                output = self.pipe(prompt, max_new_tokens=data.get("max_new_tokens", 100), do_sample=True)
+                return output[0]["generated_text"]
+        deploy = Gen.bind()
+        """,
+        'raise TypeError("the prompt must be one string")',
     ),
 }
 

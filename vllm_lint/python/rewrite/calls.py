@@ -16,7 +16,7 @@ from vllm_lint.python.rewrite.callers import Callers, argument_for
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
-from vllm_lint.python.rewrite.hf_generate import GenerateChains, output_reads
+from vllm_lint.python.rewrite.hf_generate import GenerateChains, OutputReads, output_reads
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.imports import imported_as
@@ -321,7 +321,9 @@ class ModelCalls(ModuleFacts):
             return self.module.code_for_node(expr), as_list, PromptCheck(kind, context, bind=not is_plain_read(expr))
 
     def _bad_request_answer(self, function: FunctionInfo) -> tuple[str, str | None] | None:
-        """How the handler answers a bad request: FastAPI's HTTPException, Flask's abort, a gRPC context's abort."""
+        """How the handler answers a bad request: FastAPI's HTTPException, Flask's abort, a gRPC context's abort; a
+        Ray Serve deployment, which has no bad-request answer of its own, raises (Ray Serve answers 500, as the
+        original answered a prompt its output indexing could not read)."""
         handler = self.semantics.enclosing_handler(function)
         if handler is None:
             return None
@@ -330,6 +332,8 @@ class ModelCalls(ModuleFacts):
             return "fastapi", None
         if framework == "flask":
             return "flask", None
+        if framework == "ray":
+            return "raise", None
         if framework == "grpc" and handler.direct and function.is_method:
             params = [*function.node.params.posonly_params, *function.node.params.params]
             if len(params) == 3:
@@ -367,13 +371,10 @@ class ModelCalls(ModuleFacts):
             sampling = sampling_keywords(self.module, settings, pipeline=True)
         except NotCarried as exc:
             raise Refusal(str(exc)) from None
-        if sampling.counts_prompt and not is_plain_read(prompt):
-            raise Refusal(
-                f"max_length= counts the prompt's tokens, and the prompt `{snippet(self.module, prompt)}` is computed "
-                "in the call; give the pipeline max_new_tokens=, or bind the prompt to a variable first"
-            )
+        # max_length= counts a computed prompt's tokens too: the prompt is evaluated once, into a local
+        bind = sampling.counts_prompt and not is_plain_read(prompt)
         shape = ResultShape.PIPELINE_FULL_TEXT if full_text else ResultShape.PIPELINE_NEW_TEXT
-        return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one, check=check)
+        return HandlerCall(call, mode, function.node, prompt_code, sampling, call, shape, statement, batch_of_one, check=check, bind_prompt=bind)
 
     def llm_generate_call(self, occurrence: Occurrence) -> HandlerCall:
         attribute, call = occurrence.parent, occurrence.ancestor(2)
@@ -492,26 +493,22 @@ class ModelCalls(ModuleFacts):
         typing = self.string_typing(function, mode)
         prompt_code, _, check = self.prompt_or_check(typing, chain.prompt, call, "model", function, mode)
         # the second value: a batch of one prompt (``text=[text]``), whose ids are the one prompt's as one row
-        listed_rows: tuple[cst.Call, ...] = ()
+        reads = OutputReads()
         assign = statement.body[0]
         if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-            listed_rows = output_reads(self.module, function.node, assign.targets[0].target.value)
+            reads = output_reads(self.module, function.node, assign.targets[0].target.value)
         elif isinstance(assign, cst.Assign) and assign.value is call:
             raise Refusal(f"`{snippet(self.module, statement)}` unpacks the generate output")
         try:
             sampling = sampling_keywords(self.module, chain.settings)
         except NotCarried as exc:
             raise Refusal(str(exc)) from None
-        if sampling.counts_prompt and not is_plain_read(chain.prompt):
-            raise Refusal(
-                f"max_length= counts the prompt's tokens, and the prompt `{snippet(self.module, chain.prompt)}` is computed "
-                "in the tokenizer call; pass max_new_tokens=, or bind the prompt to a variable first"
-            )
         return HandlerCall(
             call, mode, function.node, prompt_code, sampling, call, ResultShape.TOKEN_SEQUENCES, statement,
             removed=chain.removed, prompt_lengths=chain.prompt_lengths, tokenizer=chain.tokenizer, check=check,
             prompt_ids=chain.prompt_ids, media=chain.media,
-            listed_rows=listed_rows,
+            listed_rows=reads.listed, rows_first=reads.rows_first,
+            bind_prompt=sampling.counts_prompt and not is_plain_read(chain.prompt),
             token_options="".join(f", {name}={self.module.code_for_node(value)}" for name, value in chain.token_options),
         )
 

@@ -165,6 +165,14 @@ class GenerateChains(ModuleFacts):
         if inner is not None:
             expr = inner
         expr = _without_to(expr)
+        if holder is not None and isinstance(expr, (cst.Attribute, cst.Subscript)) \
+                and isinstance(outer := _input_ids_of(expr), cst.Name) and outer.value != holder:
+            # the ids taken out of a second local (`input_ids = inputs["input_ids"].to(device)`): its binding goes
+            # too, when nothing else reads it
+            outer_lines, expr = self._only_binding(function, outer.value, shown)
+            lines = (*outer_lines, *lines)
+            self._read_only_in(outer.value, function, lines)
+            expr = _without_to(expr)
         if not isinstance(expr, cst.Call):
             raise Refusal(f"cannot tell what `{shown}` is given as input ids (a tokenizer call's output is what the rewrite follows)")
         tokenizer_call = expr
@@ -230,6 +238,17 @@ class GenerateChains(ModuleFacts):
                 f"bind it once, `{name} = tokenizer(prompt, return_tensors=\"pt\")`, where the prompt string is"
             )
         return (first[0], *placed), first[1]
+
+    def _read_only_in(self, name: str, function: FunctionInfo, lines: tuple[cst.SimpleStatementLine, ...]) -> None:
+        """Refuses where the tokenizer's output ``name`` is read outside ``lines`` (the lines the rewrite removes)."""
+        removed = {id(line) for line in lines}
+        for o in occurrences(function.node, [name])[name]:
+            if not isinstance(o.parent, cst.AssignTarget) and not any(id(p) in removed for p in o.parents):
+                raise Refusal(
+                    f"`{name}` (the tokenizer's output) is read other than for the input ids given to generate(); "
+                    f"the engine takes the prompt string, so those reads would have nothing to read: pass the output "
+                    f"whole (`model.generate(**{name}, ...)`) and drop the other reads, then the rewrite applies"
+                )
 
     def _holder_reads(self, holder: str, function: FunctionInfo, sources: tuple[cst.BaseExpression, ...], lines: tuple[cst.SimpleStatementLine, ...]
                       ) -> tuple[tuple[cst.BaseExpression, ...], tuple[cst.BaseExpression, ...], int]:
@@ -375,11 +394,21 @@ def _prompt_length(o: Occurrence) -> cst.BaseExpression | None:
     return None
 
 
-def output_reads(module: cst.Module, function: cst.FunctionDef, name: str) -> tuple[cst.Call, ...]:
+@dataclass(frozen=True, slots=True)
+class OutputReads:
+    """Reads of the generate output that the engine's list of token-id lists answers once rewritten."""
+
+    listed: tuple[cst.Call, ...] = ()  # ``out[0].tolist()``: a row is a list of ints already
+    rows_first: tuple[cst.Subscript, ...] = ()  # ``out[:, n:][0]``: the same ids as ``out[0][n:]``
+
+
+def output_reads(module: cst.Module, function: cst.FunctionDef, name: str) -> OutputReads:
     """The ``out[0].tolist()`` / ``out[0][n:].tolist()`` calls on a row of the generate output held in ``name``,
-    which a list of token-id lists gives without the call (a row is already a list of ints); refusal for any
-    other read that needs a tensor (``.shape``, ``.cpu()``, ``out.tolist()``)."""
+    which a list of token-id lists gives without the call (a row is already a list of ints), and the
+    ``out[:, n:][0]`` reads (every row's slice, then a row), which give the ids of ``out[0][n:]``; refusal for
+    any other read that needs a tensor (``.shape``, ``.cpu()``, ``out.tolist()``, ``out[:, n:]``)."""
     listed = []
+    rows_first = []
     for o in occurrences(function, [name])[name]:
         parent = o.parent
         node: cst.CSTNode = o.name
@@ -387,10 +416,15 @@ def output_reads(module: cst.Module, function: cst.FunctionDef, name: str) -> tu
         i = len(o.parents) - 1
         while isinstance(parent, cst.Subscript) and parent.value is node and i > 0:
             if len(parent.slice) != 1:
-                raise Refusal(
-                    f"`{snippet(module, parent)}` indexes the generate output as a 2-D tensor, which the engine's list of "
-                    "token-id lists cannot be; index the row first (`out[0][n:]`)"
-                )
+                row = o.parents[i - 1] if i > 1 else None
+                if not (node is o.name and _every_row_then_row(parent, row)):
+                    raise Refusal(
+                        f"`{snippet(module, parent)}` indexes the generate output as a 2-D tensor, which the engine's "
+                        "list of token-id lists cannot be; index the row first (`out[0][n:]`)"
+                    )
+                assert isinstance(row, cst.Subscript)
+                rows_first.append(row)
+                parent, i = row, i - 1
             node, i = parent, i - 1
             parent = o.parents[i]
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -399,7 +433,24 @@ def output_reads(module: cst.Module, function: cst.FunctionDef, name: str) -> tu
                 listed.append(call)
                 continue
             raise Refusal(f"`{snippet(module, parent)}` reads the generate output as a tensor; the engine's tokens are a list of ids")
-    return tuple(listed)
+    return OutputReads(tuple(listed), tuple(rows_first))
+
+
+def _every_row_then_row(columns: cst.Subscript, row: cst.CSTNode | None) -> bool:
+    """``out[:, n:]`` read at one row (``[0]``): the row's ids sliced, as ``out[0][n:]`` reads them."""
+    every = columns.slice[0].slice
+    return (
+        len(columns.slice) == 2 and isinstance(every, cst.Slice) and every.lower is None and every.upper is None
+        and every.step is None and isinstance(row, cst.Subscript) and row.value is columns and len(row.slice) == 1
+        and isinstance(row.slice[0].slice, cst.Index)
+    )
+
+
+def row_first(read: cst.Subscript) -> cst.Subscript:
+    """``out[:, n:][0]`` as ``out[0][n:]`` (on the rewritten node, whose parts may be rewritten too)."""
+    columns = cst.ensure_type(read.value, cst.Subscript)
+    within = columns.slice[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return read.with_changes(value=columns.with_changes(slice=[read.slice[0]]), slice=[within])
 
 
 def model_name_of(call: cst.Call) -> cst.BaseExpression | None:

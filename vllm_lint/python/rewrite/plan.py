@@ -56,7 +56,7 @@ class PromptCheck:
     """A prompt whose type the code does not state, checked at run time before the engine gets it: a value
     that is not one string gets the framework's own answer to a bad request."""
 
-    answer: str  # "fastapi" (HTTPException 422), "flask" (abort(400)), "grpc" (context.abort(INVALID_ARGUMENT))
+    answer: str  # "fastapi" (HTTPException 422), "flask" (abort(400)), "grpc" (context.abort(INVALID_ARGUMENT)), "raise" (TypeError)
     context: str | None = None  # gRPC: the servicer method's context parameter
     bind: bool = False  # the prompt is computed (a call): evaluated once, into a local, before the check
 
@@ -123,7 +123,11 @@ class HandlerCall:
     token_options: str = ""
     # a model.generate chain: ``out[0].tolist()`` calls on a row of its output, which is a list already
     listed_rows: tuple[cst.Call, ...] = ()
+    # a model.generate chain: ``out[:, n:][0]`` reads of its output, which read the row first (``out[0][n:]``)
+    rows_first: tuple[cst.Subscript, ...] = ()
     check: PromptCheck | None = None  # the prompt is checked to be one string at run time
+    # the prompt is computed and read twice (max_length= counts its tokens): evaluated once, into a local
+    bind_prompt: bool = False
     # ``prompt`` is a list of strings (``LLM.generate(prompts)``): one engine request per item, gathered, their
     # final outputs in the list's order as LLM.generate returns them
     gathered: bool = False

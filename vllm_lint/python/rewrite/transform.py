@@ -18,6 +18,7 @@ from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.entries import held_on_object, is_entry
 from vllm_lint.python.rewrite.generation import DECODE_AS_TRANSFORMERS_HELPER, SAMPLING_DEFAULTS_HELPER, SamplingKeywords
+from vllm_lint.python.rewrite.hf_generate import row_first
 from vllm_lint.python.rewrite.imports import (
     ensure_imported,
     ensure_module_imported,
@@ -255,6 +256,8 @@ class ServerRewrite:
             checks: list[cst.BaseStatement] = []
             if call.check is not None:
                 call, checks = self._checked(call, fresh)
+            elif call.bind_prompt:
+                call, checks = self._bound(call, fresh)
             stream, completion = fresh.take("request_outputs" if call.gathered else "request_output"), fresh.take("completion")
             stream_statement = self._gathered_statement(call, stream, fresh.take("prompt")) if call.gathered else self._stream_statement(call, stream)
             result = cst.parse_expression(stream if call.gathered else _result_code(call, stream, completion))
@@ -267,6 +270,8 @@ class ServerRewrite:
                 replacements[id(read)] = lambda node, ids=ids: ids
             for listed in call.listed_rows:  # a row of the engine's output is a list of ids already
                 replacements[id(listed)] = lambda node: cst.ensure_type(node.func, cst.Attribute).value.with_changes(lpar=node.lpar, rpar=node.rpar)
+            for read in call.rows_first:
+                replacements[id(read)] = lambda node: row_first(cst.ensure_type(node, cst.Subscript))
             for line in call.removed:
                 replacements[id(line)] = lambda node: cst.RemovalSentinel.REMOVE
             replacements[id(call.statement)] = lambda node, new=[*checks, stream_statement]: _before(new, without_blocking_remarks(node))
@@ -476,18 +481,23 @@ class ServerRewrite:
         check = call.check
         assert check is not None
         statements: list[cst.BaseStatement] = []
+        if check.bind or call.bind_prompt:
+            call, statements = self._bound(call, fresh)
         prompt = call.prompt
-        if check.bind:
-            prompt = fresh.take("prompt")
-            statements.append(cst.parse_statement(f"{prompt} = {call.prompt}\n"))
         message = '"the prompt must be one string"'
         answer = {
             "fastapi": f"raise {self.names.http_exception}(status_code=422, detail={message})",
             "flask": f"{self.names.abort}(400, description={message})",
             "grpc": f"{check.context}.abort({self.names.grpc}.StatusCode.INVALID_ARGUMENT, {message})",
+            "raise": f"raise TypeError({message})",
         }[check.answer]
         statements.append(cst.parse_statement(f"if not isinstance({prompt}, str):\n    {answer}\n"))
-        return replace(call, prompt=prompt), statements
+        return call, statements
+
+    def _bound(self, call: HandlerCall, fresh: FreshNames) -> tuple[HandlerCall, list[cst.BaseStatement]]:
+        """The statement that evaluates a computed prompt once, into a local, and the call reading that local."""
+        prompt = fresh.take("prompt")
+        return replace(call, prompt=prompt), [cst.parse_statement(f"{prompt} = {call.prompt}\n")]
 
     def _engine_prompt(self, call: HandlerCall) -> str:
         """What the engine is given as the prompt: the prompt string, with a processor's images when it had some,
