@@ -301,18 +301,31 @@ KV_CASES = [
 ]
 _PAGES = """
 import json, sys, torch
+from transformers import LlamaConfig
+from vllm.config.model import _get_and_verify_dtype
 from vllm.v1.kv_cache_interface import FullAttentionSpec
 out = []
 for heads, head_size, dtype in json.loads(sys.argv[1]):
     spec = FullAttentionSpec(block_size=16, num_kv_heads=heads, head_size=head_size,
                              dtype={1: torch.float8_e4m3fn, 2: torch.bfloat16}[dtype])
     out.append(spec.page_size_bytes // 16)
-print(json.dumps(out))
+served = []
+for stored, dtype in json.loads(sys.argv[2]):
+    extra = {"torch_dtype": stored} if stored else {}
+    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_hidden_layers=1, **extra)
+    served.append(_get_and_verify_dtype("test", config, dtype, is_pooling_model=False).itemsize)
+print(json.dumps([out, served]))
 """
+# (checkpoint dtype, --dtype): VLL211 sizes an unquantized model's weights and KV cache without knowing the first.
+SERVED_CASES = [
+    (stored, dtype)
+    for stored in ("float32", "bfloat16", "float16", None)
+    for dtype in ("auto", "half", "float16", "bfloat16", "float", "float32")
+]
 
 
-def test_kv_bytes_per_token_is_vllms_page_of_one_token():
-    from vllm_lint.models.derive import kv_bytes_per_token
+def test_kv_bytes_per_token_and_the_served_dtypes_bytes_are_vllms():
+    from vllm_lint.models.derive import kv_bytes_per_token, served_element_bytes
     from vllm_lint.models.facts import read_facts
 
     specs, ours = [], []
@@ -323,7 +336,58 @@ def test_kv_bytes_per_token_is_vllms_page_of_one_token():
         specs.append((max(1, kv_heads // tensor), head_size, dtype_bytes))
         ours.append(kv_bytes_per_token(facts, dtype_bytes, tensor, 1) / facts.num_layers)
     pages = subprocess.run(
-        [sys.executable, "-c", _PAGES, json.dumps(specs)], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", _PAGES, json.dumps(specs), json.dumps(SERVED_CASES)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert pages.returncode == 0, pages.stderr[-3000:]
-    assert ours == json.loads(pages.stdout.strip().splitlines()[-1])
+    vllm_pages, vllm_served = json.loads(pages.stdout.strip().splitlines()[-1])
+    assert ours == vllm_pages
+    assert vllm_served == [served_element_bytes(dtype) for _, dtype in SERVED_CASES]
+
+
+_PARAMETERS = """
+import json, sys, torch
+from transformers import AutoConfig, AutoModelForCausalLM
+out = []
+for config in json.loads(sys.argv[1]):
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**config))
+    out.append(sum(parameter.numel() for parameter in model.parameters()))
+print(json.dumps(out))
+"""
+
+
+def test_the_parameter_count_is_a_lower_bound_of_the_checkpoints():
+    # Each dense config's model as Transformers builds it (the checkpoint vLLM loads holds these tensors), with
+    # the output layer's tying stated (Transformers' default differs by model type; the derivation counts one
+    # matrix when a config does not say): the derived count is below it, by only norms and biases (under 0.1%)
+    # where the model type's MLP is one the derivation knows.
+    from vllm_lint.models.derive import GATED_MLP, parameter_count
+    from vllm_lint.models.facts import read_facts
+
+    configs = {
+        name: {**config, "tie_word_embeddings": name == "qwen2-0.5b"}
+        for name, config in CONFIGS.items()
+        if parameter_count(read_facts(name, "test", config)) and "_vl" not in config["model_type"]
+    }
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _PARAMETERS,
+            json.dumps([{k: v for k, v in config.items() if k != "architectures"} for config in configs.values()]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    real = dict(zip(configs, json.loads(built.stdout.strip().splitlines()[-1])))
+    derived = {name: parameter_count(read_facts(name, "test", config)) for name, config in configs.items()}
+    assert len(configs) >= 10
+    assert all(derived[name] <= real[name] for name in configs), (derived, real)
+    known = [name for name, config in configs.items() if config["model_type"] in GATED_MLP | {"phi"}]
+    assert len(known) >= 9
+    assert all(real[name] - derived[name] < real[name] / 1000 for name in known), (derived, real)

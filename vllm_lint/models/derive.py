@@ -104,8 +104,7 @@ def max_model_len_limit(
     if scalings is None:
         return None
     limits = [
-        _limit(facts, derived, scalings, disable_sliding_window, _version(v) >= _EXACT_FROM, shortest)
-        for v in versions
+        _limit(facts, derived, scalings, disable_sliding_window, _version(v) >= _EXACT_FROM, shortest) for v in versions
     ]
     if not limits:
         return None
@@ -203,8 +202,8 @@ _NOT_PLAIN_ATTENTION = (
 
 
 # Model types whose MLP is gated (gate, up and down projections: three matrices, not two).
-_GATED_MLP = frozenset(
-    {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo2", "internlm2"}
+GATED_MLP = frozenset(
+    {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "olmo2", "internlm2", "cohere"}
 )
 _EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size")
 
@@ -222,29 +221,44 @@ def parameter_count(facts: ModelFacts) -> int | None:
     head_dim = facts.head_dim or hidden // heads
     kv_heads = facts.num_kv_heads or heads
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
-    mlp = (3 if facts.text_model_type in _GATED_MLP else 2) * hidden * inter
+    mlp = (3 if facts.text_model_type in GATED_MLP else 2) * hidden * inter
     embeddings = vocab * hidden * (1 if facts.text.get("tie_word_embeddings") is not False else 2)
     return embeddings + layers * (attention + mlp)
 
 
+# The fewest bytes an unquantized weight or KV-cache element takes: vLLM serves in float16, bfloat16 or float32
+# (an explicit dtype, vllm/config/model.py:2477-2481; under auto the config's, a float32 one cast down to 16
+# bits, 2422-2424; 0.32.0), and a KV cache of dtype auto takes the model's (vllm/utils/torch_utils.py:533-539).
+SERVED_MIN_BYTES = 2
+
+
+def served_element_bytes(dtype: str | None) -> int | None:
+    """Bytes of one weight or KV-cache element of an unquantized model served with ``--dtype dtype``, at the
+    least: 4 for an explicit float32, else 2 (whatever the checkpoint's own dtype); None for a dtype vLLM does
+    not take."""
+    if dtype in (None, "auto"):
+        return SERVED_MIN_BYTES
+    return DTYPE_BYTES.get(dtype)
+
+
 def weight_bytes_served(facts: ModelFacts, dtype: str | None) -> int | None:
-    """A lower bound of the weights' bytes on the GPUs: the checkpoint's size (or the parameters of a dense
-    model times its dtype's bytes), halved where vLLM casts a float32 checkpoint to 16 bits (dtype auto,
-    vllm/config/model.py:2422-2424, 0.32.0; or an explicit 16-bit dtype); None where neither the size nor the
-    checkpoint's dtype is known."""
-    if facts.quantization is not None:
-        return facts.weight_bytes
-    stored = DTYPE_BYTES.get((facts.dtype or "").lower())
-    if stored is None:
+    """A lower bound of the weights' bytes on the GPUs: the checkpoint's size, halved where vLLM casts a float32
+    checkpoint (or one of unknown dtype, which may be float32) to 16 bits; or the parameters of a dense model
+    times the bytes vLLM serves each in (``served_element_bytes``, known without the checkpoint's dtype). None for
+    a quantized model without its size, or where neither is known."""
+    if facts.quantization is not None or facts.config.get("compression_config") is not None:
+        return facts.weight_bytes  # compressed-tensors may name its scheme there (weight_utils.py:240-242)
+    served = served_element_bytes(dtype)
+    if served is None:
         return None
-    size = facts.weight_bytes
-    if size is None:
-        count = parameter_count(facts)
-        size = count * stored if count is not None else None
-    if size is None:
-        return None
-    served = stored if dtype in (None, "auto") and stored == 2 else DTYPE_BYTES.get(dtype or "", 2)
-    return size * min(served, stored) // stored
+    bounds = []
+    if facts.weight_bytes is not None:
+        stored = DTYPE_BYTES.get((facts.dtype or "").lower(), 4)
+        bounds.append(facts.weight_bytes * min(served, stored) // stored)
+    count = parameter_count(facts)
+    if count is not None:
+        bounds.append(count * served)
+    return max(bounds) if bounds else None
 
 
 def kv_bytes_per_token(facts: ModelFacts, kv_dtype_bytes: int, tensor: int, pipeline: int) -> float | None:

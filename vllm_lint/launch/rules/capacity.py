@@ -18,12 +18,12 @@ from vllm_lint.launch.record import Launch, LaunchFinding, Setting
 from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.models.derive import (
     AUTO_BF16_FALLS_BACK_FROM,
-    DTYPE_BYTES,
     QUANTIZATION_MIN_CAPABILITY,
     QUANTIZATION_TABLE_FROM,
     attention_heads,
     kv_bytes_per_token,
     release,
+    served_element_bytes,
     weight_bytes_served,
 )
 from vllm_lint.registry import launch_rule
@@ -174,7 +174,9 @@ def dtype_unsupported_by_gpu(launch: Launch, settings: LaunchSettings) -> Iterat
 
 
 _GIB = 1 << 30
-_KV_DTYPES = {"auto": None, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "fp8_ds_mla": 1}
+# Bytes per element of the KV-cache dtypes whose page is plain (vllm/config/cache.py:39-59, 0.32.0); the packed
+# 4-bit and per-head-scaled ones are left out, so a launch naming one is not judged.
+_KV_DTYPES = {"float16": 2, "bfloat16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "fp8_ds_mla": 1}
 
 
 def _text(launch: Launch, key: str) -> str | None:
@@ -235,11 +237,7 @@ def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         limit = length_limit(launch, settings, shortest=True)  # what vLLM takes when none is given, at the least
         length = limit.value if limit is not None else None
     kv_dtype = _text(launch, "kv_cache_dtype") or "auto"
-    kv_bytes = _KV_DTYPES.get(kv_dtype, 0) or (
-        DTYPE_BYTES.get(dtype or "", 0)
-        if dtype not in (None, "auto")
-        else DTYPE_BYTES.get((facts.dtype or "").lower(), 0)
-    )
+    kv_bytes = served_element_bytes(dtype) if kv_dtype == "auto" else _KV_DTYPES.get(kv_dtype)
     per_token = kv_bytes_per_token(facts, kv_bytes, tensor, pipeline) if kv_bytes and length else None
     if per_token is None or length is None:
         return
