@@ -126,7 +126,7 @@ def test_noqa_suppressions(tmp_path):
         """))
     result = run_cli("check", "--output-format", "json", str(path))
     found = [(item["code"], item["location"]["row"]) for item in json.loads(result.stdout)]
-    assert found == [("VLL202", 9)]
+    assert found == [("VLL202", 9), ("VLL001", 9)]  # (the VLL203 comment there suppresses nothing)
 
 
 def test_skip_file(tmp_path):

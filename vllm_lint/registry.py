@@ -1,7 +1,7 @@
 """The rule registry: which checker decides each code, and which byte conditions let a file through for it.
 
 A rule is its YAML (``rules/VLLnnn.yaml``) and one checker function, marked with ``python_rule``,
-``launch_rule`` or ``project_rule`` below, in a family module of a rule package (``RULE_PACKAGES``). Beside each family module
+``launch_rule``, ``project_rule`` or ``noqa_rule`` below, in a family module of a rule package (``RULE_PACKAGES``). Beside each family module
 ``<family>.py`` sits ``<family>_prefilter.py``: the family's pre-filter declarations, ``PREFILTER``, a dict from
 each code to the conditions of which one must hold for a file to reach the checker (``LAUNCH`` for a rule over
 the launch record: every surface's launch extractor has its own byte test for "this file launches vLLM").
@@ -22,11 +22,13 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 # The rule packages, by the kind of input their checkers read: a parsed Python module, a launch record (or an
-# image reference), or the facts every file of a run reported (a rule decided across files).
+# image reference), the facts every file of a run reported (a rule decided across files), or a file's noqa
+# comments beside the findings of its other rules.
 RULE_PACKAGES = {
     "python": "vllm_lint.python.rules",
     "launch": "vllm_lint.launch.rules",
     "project": "vllm_lint.project.rules",
+    "noqa": "vllm_lint.engine.rules",
 }
 PREFILTER_SUFFIX = "_prefilter"
 _MARK = "__vllm_lint_rule__"
@@ -127,6 +129,12 @@ def project_rule(code: str) -> Callable[[Callable], Callable]:
     return _marker(code, None)
 
 
+def noqa_rule(code: str) -> Callable[[Callable], Callable]:
+    """Mark a checker of a file's noqa comments: ``(FileNoqa) -> Iterator[NoqaFinding]``, run once per file after
+    its other rules, before the comments take their findings out (vllm_lint.engine.suppressions)."""
+    return _marker(code, None)
+
+
 def family_modules(kind: str, declarations: bool = False) -> list[str]:
     """The dotted names of a rule package's family modules (or of their ``_prefilter`` declarations), sorted."""
     package = RULE_PACKAGES[kind]
@@ -212,6 +220,21 @@ def check_image(image, settings, enabled: frozenset[str]) -> Iterator:
 def project_codes() -> frozenset[str]:
     """The codes decided across files: a file's lint reports its facts only when one of them is enabled."""
     return frozenset(checker.code for checker in checkers("project"))
+
+
+@lru_cache(maxsize=None)
+def noqa_rule_codes() -> frozenset[str]:
+    """The codes decided on a file's noqa comments (read off the declarations: no checker is loaded for it)."""
+    return frozenset(
+        code for name in family_modules("noqa", declarations=True) for code in importlib.import_module(name).PREFILTER
+    )
+
+
+def check_noqa(file, enabled: frozenset[str]) -> Iterator:
+    """Every enabled noqa rule's findings on one file."""
+    for checker in checkers("noqa"):
+        if checker.code in enabled:
+            yield from checker.run(file)
 
 
 def implementations(code: str) -> list[Checker]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from vllm_lint.config import Settings, enabled_codes, pin_search_tops
 from vllm_lint.engine.runner import FileResult, RunOptions, lint_file
+from vllm_lint.registry import noqa_rule_codes
 from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes
 from vllm_lint.surfaces import NO_PREFILTER_VARIABLE, Surface
 
@@ -94,8 +95,10 @@ def compare_files(
         for code in sorted({finding[0] for found in everything.values() for finding in found} - {"fact"}):
             having = [(path, surface) for path, surface in files if any(f[0] == code for f in everything[str(path)])]
             alone, _, _ = run(having, (code,), forced=False)
+            # A noqa rule judges only the codes whose rules ran: alone, it is held to its own run without the pre-filter.
+            reference = run(having, (code,), forced=True)[0] if code in noqa_rule_codes() else everything
             for path, _ in having:
-                wanted = {f for f in everything[str(path)] if f[0] == code}
+                wanted = {f for f in reference[str(path)] if f[0] == code}
                 comparison.hidden += [(str(path), finding, f"{code} alone") for finding in sorted(wanted - alone[str(path)])]
     return comparison
 

@@ -116,7 +116,7 @@ def lint_bytes(
     before_parse: Callable[[], None] | None = None,
     prefiltered: bool = False,
 ) -> FileResult:
-    from vllm_lint.engine.suppressions import skips_file, unsuppressed
+    from vllm_lint.engine.suppressions import skips_file
 
     result = FileResult(shown)
     if skips_file(data):
@@ -144,7 +144,7 @@ def lint_bytes(
     if not prefiltered and not prefilter_disabled() and not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)
         result.target = _target_of(job)
-        return result
+        return _suppressed(result, [], data, path, surface, options)  # no rule would report: its noqa are dead
     if before_parse is not None:
         before_parse()
     result.parsed = True
@@ -155,6 +155,18 @@ def lint_bytes(
         result.target = _target_of(job)
     if job.facts:
         result.facts = _unsuppressed_facts(job.facts, data, path, options)
+    return _suppressed(result, diagnostics, data, path, surface, options)
+
+
+def _suppressed(result: FileResult, diagnostics: list[Diagnostic], data: bytes, path: Path, surface: Surface,
+                options: RunOptions) -> FileResult:
+    """``result`` with the file's findings that no noqa comment or per-file-ignores entry switches off, the
+    findings of the rules on those comments (read before they take any out) among them."""
+    from vllm_lint.engine.suppressions import noqa_findings, unsuppressed
+
+    settings = options.settings
+    diagnostics = diagnostics + noqa_findings(diagnostics, data, path, result.path, surface.name, settings, options.codes,
+                                              options.enabled)
     if not diagnostics:
         return result
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)

@@ -2,16 +2,19 @@
 ``per-file-ignores``; applied here once for all surfaces, after a file is linted.
 
 VLL000 (a file that cannot be read or parsed) is never suppressed: it says the file was not checked at all.
+The rules on the noqa comments themselves (``noqa_rule``: VLL001, a code no rule of this run could have used)
+read ``FileNoqa``, the file's findings before the comments take theirs out.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from vllm_lint.config import Settings, expand_selectors
-from vllm_lint.diagnostics import Diagnostic
+from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.engine.discovery import resolved_path
 
 # Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 SKIP_FILE = re.compile(rb"#\s*vllm-lint\s*:\s*skip-file\b")
+_NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
 _NOQA_SOURCES = {
     "NOQA": r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?",
     "MARKDOWN_NOQA": r"<!--\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*-->",
@@ -101,9 +105,15 @@ def _ignored_for_file(path: Path, settings: Settings, codes: list[str]) -> froze
     return frozenset(ignored)
 
 
+def noqa_directive(line: str) -> re.Match[str] | None:
+    """The comment of a line that suppresses its findings (the first ``# noqa``, else ``<!-- noqa -->``), with
+    its ``codes`` group (None for a bare noqa, which silences every code)."""
+    return _noqa_pattern("NOQA").search(line) or _noqa_pattern("MARKDOWN_NOQA").search(line)
+
+
 def noqa_codes(line: str) -> set[str] | None:
     """Codes a line's ``# noqa`` suppresses; an empty set means all; None: no noqa."""
-    match = _noqa_pattern("NOQA").search(line) or _noqa_pattern("MARKDOWN_NOQA").search(line)
+    match = noqa_directive(line)
     if match is None:
         return None
     codes = match.group("codes")
@@ -118,3 +128,64 @@ def _suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
                 return True
     return False
 
+
+
+@dataclass(frozen=True, slots=True)
+class FileNoqa:
+    """What a noqa rule reads of one file: its text, its kind of file, and the findings of the rules that ran
+    on it before any noqa comment took its own out (per-file-ignores applied)."""
+
+    text: str
+    surface: str
+    findings: tuple[Diagnostic, ...]
+    # The codes whose rules ran on the file: a comment naming any other code cannot be judged here.
+    judged: frozenset[str]
+    known: frozenset[str]  # every code of the rule files
+
+
+@dataclass(frozen=True, slots=True)
+class NoqaFinding:
+    """A noqa rule's finding: where, and the edits of its fix (None: no fix)."""
+
+    message: str
+    start: Position
+    end: Position
+    fix: tuple[Edit, ...] | None = None
+    fix_title: str | None = None
+    code: str = ""
+
+
+def suppressing_lines(diagnostic: Diagnostic, lines: list[str]) -> list[int]:
+    """The lines whose noqa comment switches ``diagnostic`` off (any one of them does)."""
+    found = []
+    for number in sorted({diagnostic.start.line, *diagnostic.noqa_lines}):
+        if 1 <= number <= len(lines):
+            codes = noqa_codes(lines[number - 1])
+            if codes is not None and (not codes or diagnostic.code in codes):
+                found.append(number)
+    return found
+
+
+def noqa_findings(diagnostics: list[Diagnostic], data: bytes, path: Path, shown: str, surface: str, settings: Settings,
+                  codes: list[str], enabled: frozenset[str]) -> list[Diagnostic]:
+    """The findings of the enabled noqa rules on a file whose rules reported ``diagnostics`` (none where the file
+    was not read whole: a VLL000 says the other rules did not see it, or its text is not UTF-8)."""
+    from vllm_lint.registry import check_noqa, noqa_rule_codes, project_codes
+    from vllm_lint.rulebook import PARSE_ERROR_CODE, all_codes, severity_of
+
+    if _NOQA_WORD.search(data) is None or not enabled & noqa_rule_codes():
+        return []
+    if any(diagnostic.code == PARSE_ERROR_CODE for diagnostic in diagnostics):
+        return []
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return []
+    ignored = _ignored_for_file(path, settings, codes)
+    judged = frozenset(enabled - ignored - project_codes() - noqa_rule_codes())
+    file = FileNoqa(text, surface, tuple(d for d in diagnostics if d.code not in ignored), judged, frozenset(all_codes()))
+    return [
+        Diagnostic(finding.code, finding.message, shown, finding.start, finding.end, severity_of(finding.code, Severity.WARNING),
+                   None if finding.fix is None else Fix(Applicability.SAFE, finding.fix_title or "", finding.fix), (finding.start.line,))
+        for finding in check_noqa(file, enabled - ignored)
+    ]

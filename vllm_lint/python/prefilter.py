@@ -573,6 +573,9 @@ def instance_reads_fine(code: bytes, binding: Binding, classes: tuple[str, ...],
 
 # -- running the enabled codes' conditions ---------------------------------------------------------
 _UNDECLARED = Condition("no pre-filter declared: parse every file", lambda file: True, cost=0)
+# The condition of a rule decided on a file's noqa comments, after its other rules: it runs on their findings
+# whatever the pre-filter said of the file, and lets no file through to the parse on its own.
+AFTER_THE_LINT = Condition("decided on the noqa comments after the other rules: lets no file through", lambda file: False, cost=0)
 
 
 @lru_cache(maxsize=16)
