@@ -208,24 +208,31 @@ def test_the_gpu_setting_and_its_per_file_overrides(tmp_path):
         load_settings(config, [])
 
 
-def test_the_gpu_flag_names_the_gpu_of_launches_that_do_not_say(tmp_path):
+def _check_json(folder: Path, rule: str, gpu: str):
+    """``vllm-lint check`` of ``serve.sh`` in ``folder``, one rule, on one GPU type, as JSON."""
     from lintutil import run_cli
 
-    (tmp_path / "serve.sh").write_text("vllm serve my-org/model --dtype bfloat16 --max-model-len 4096\n")
-    found = run_cli(
+    return run_cli(
         "check",
         "-n",
         "--isolated",
         "--preview",
         "--select",
-        "VLL212",
+        rule,
         "--gpu",
-        "nvidia-tesla-t4",
+        gpu,
         "--output-format",
         "json",
         "serve.sh",
-        cwd=tmp_path,
+        cwd=folder,
     )
+
+
+def test_the_gpu_flag_names_the_gpu_of_launches_that_do_not_say(tmp_path):
+    from lintutil import run_cli
+
+    (tmp_path / "serve.sh").write_text("vllm serve my-org/model --dtype bfloat16 --max-model-len 4096\n")
+    found = _check_json(tmp_path, "VLL212", "nvidia-tesla-t4")
     assert [(f["location"]["row"], f["location"]["column"], f["message"]) for f in json.loads(found.stdout)] == [
         (
             1,
@@ -247,7 +254,9 @@ def test_an_id_the_hub_moved_is_read_as_its_new_one(tmp_path):
 
     assert table_facts("gpt2").config == table_facts("openai-community/gpt2").config
     (tmp_path / "serve.sh").write_text("vllm serve gpt2 --gpu-memory-utilization 0.9\n")
-    fixed = run_cli("check", "-n", "--isolated", "--diff", "--unsafe-fixes", "--select", "VLL203", "serve.sh", cwd=tmp_path)
+    fixed = run_cli(
+        "check", "-n", "--isolated", "--diff", "--unsafe-fixes", "--select", "VLL203", "serve.sh", cwd=tmp_path
+    )
     assert "+vllm serve gpt2 --gpu-memory-utilization 0.9 --max-model-len 1024" in fixed.stdout.splitlines()
 
 
@@ -258,3 +267,28 @@ def test_the_length_a_launch_takes_by_default_is_the_shortest_reading_of_older_r
     assert max_model_len_limit(llama, ("0.6.3",), False).value == 1048576
     assert max_model_len_limit(llama, ("0.6.3",), False, shortest=True).value == 131072
     assert max_model_len_limit(llama, ("0.6.3", "0.32.0"), False, shortest=True).value == 131072
+
+
+def test_vll211_counts_the_profiling_pass_only_in_the_releases_read(tmp_path):
+    # Llama-3.1-8B-Instruct's row keeps no torch_dtype: its weights are sized at the 2 bytes vLLM serves them in.
+    # 65,536 batched tokens: its MLP's gate/up and activation outputs alone take 5.2 GiB in 0.32's profiling pass.
+    image, model = (
+        "docker run --gpus all vllm/vllm-openai",
+        "--model meta-llama/Llama-3.1-8B-Instruct --max-model-len 16384",
+    )
+    (tmp_path / "serve.sh").write_text(
+        f"{image}:v0.32.0 {model} --max-num-batched-tokens 65536\n"
+        f"{image}:v0.32.0 {model} --max-num-batched-tokens 32768\n"
+        f"{image}:v0.32.0 {model} --max-num-batched-tokens 65536 --enable-dbo\n"
+        f"{image}:v0.6.3 {model} --max-num-batched-tokens 65536\n"
+    )
+    found = _check_json(tmp_path, "VLL211", "RTX3090")
+    assert [(f["location"]["row"], f["message"]) for f in json.loads(found.stdout)] == [
+        (
+            1,
+            "meta-llama/Llama-3.1-8B-Instruct leaves too little KV cache: weights 15.0 GiB + the start-up profiling "
+            "pass's activations at least 5.2 GiB + one 16384-token sequence's KV cache 2.0 GiB per GPU on 1 x RTX3090 "
+            "at 0.92 = 22.1 GiB each; vLLM refuses to start (\"To serve at least one request with the models's max seq "
+            'len ... KV cache is needed"); lower max_model_len, or use more or larger GPUs',
+        )
+    ]

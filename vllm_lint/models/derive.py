@@ -261,6 +261,36 @@ def weight_bytes_served(facts: ModelFacts, dtype: str | None) -> int | None:
     return max(bounds) if bounds else None
 
 
+# vLLM 0.32.0 and 0.33.0 size the KV cache after a profiling forward pass of max_num_batched_tokens tokens
+# (vllm/v1/worker/gpu_worker.py:676-743, vllm/v1/worker/gpu_model_runner.py:516 and 6193-6195, 0.32.0), whose
+# transient peak is taken from the memory the cache may use (vllm/utils/mem_utils.py:312-321). Older releases
+# profiled otherwise and are not read: a launch that may run one is sized without it.
+PROFILE_READ_FROM = (0, 32, 0)
+# The fewest tokens that pass holds when the launch does not say: the smallest default max_num_batched_tokens on a
+# GPU (EngineArgs.get_batch_defaults, vllm/engine/arg_utils.py:2894-2985, 0.32.0; 0.33.0 alike, plus GB10).
+PROFILE_TOKENS_MIN = 2048
+# Model types whose MLP vLLM runs as one merged gate/up projection whose output stays alive while SiluAndMul writes
+# its own (LlamaMLP.forward, vllm/model_executor/models/llama.py:118-122; Qwen2MLP.forward, qwen2.py:111-115;
+# MistralMLP.forward, mistral.py:70-74; SiluAndMul.forward_cuda allocates its output, and forward_native computes
+# a new tensor, vllm/model_executor/layers/activation.py:141-151; 0.32.0).
+_MERGED_GATE_UP = frozenset({"llama", "mistral", "qwen2"})
+
+
+def activation_peak_bytes(facts: ModelFacts, tokens: int, element_bytes: int, tensor: int) -> int | None:
+    """A lower bound of the profiling pass's transient peak on each GPU, for ``tokens`` tokens: the gate/up
+    projection's output (2 x intermediate / tensor-parallel size per token) and the activation's (intermediate /
+    tensor-parallel size), alive together in every layer's MLP; None for a model whose MLP is not one read, or a
+    quantized one (whose activation vLLM may quantize as it computes it)."""
+    if facts.text_model_type not in _MERGED_GATE_UP or facts.multimodal or facts.quantization is not None:
+        return None
+    if any(facts.text.get(key) for key in _EXPERT_KEYS) or facts.config.get("compression_config") is not None:
+        return None
+    inter = facts.intermediate_size
+    if not inter or inter % tensor:
+        return None
+    return tokens * 3 * (inter // tensor) * element_bytes
+
+
 def kv_bytes_per_token(facts: ModelFacts, kv_dtype_bytes: int, tensor: int, pipeline: int) -> float | None:
     """KV-cache bytes one token takes on each GPU: per layer, 2 x KV heads x head size x the cache dtype's
     bytes (AttentionSpec.page_size_bytes, vllm/v1/kv_cache_interface.py:541-560, 0.32.0), the heads split among

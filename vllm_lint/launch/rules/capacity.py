@@ -19,13 +19,17 @@ from vllm_lint.launch.settings import LaunchSettings
 from vllm_lint.models.derive import (
     AUTO_BF16_FALLS_BACK_FROM,
     QUANTIZATION_MIN_CAPABILITY,
+    PROFILE_READ_FROM,
+    PROFILE_TOKENS_MIN,
     QUANTIZATION_TABLE_FROM,
+    activation_peak_bytes,
     attention_heads,
     kv_bytes_per_token,
     release,
     served_element_bytes,
     weight_bytes_served,
 )
+from vllm_lint.models.facts import ModelFacts
 from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_float
 
@@ -196,6 +200,26 @@ def _utilization(launch: Launch) -> float | None:
     return max(defaults) if defaults else None
 
 
+# Flags that split the profiling pass's tokens among micro-batches or ranks, or change what it compiles.
+_SPLIT_PROFILE = ("enable_dbo", "ubatch_size", "prefill_context_parallel_size", "decode_context_parallel_size")
+
+
+def _profile_peak(launch: Launch, facts: ModelFacts, dtype: str | None, tensor: int) -> int:
+    """A lower bound of the activations vLLM's profiling pass takes on each GPU before it sizes the KV cache (0
+    where the launch may run a release not read, or splits or recompiles that pass)."""
+    versions = [release(version) for version in target_versions(launch)]
+    if not versions or any(version < PROFILE_READ_FROM for version in versions):
+        return 0
+    if any(launch.has(key) for key in _SPLIT_PROFILE) or launch.has("compilation_config"):
+        return 0
+    written = launch.get("max_num_batched_tokens")
+    tokens = _length(written) if written is not None else PROFILE_TOKENS_MIN
+    element = served_element_bytes(dtype)
+    if not tokens or tokens < 0 or element is None:
+        return 0
+    return activation_peak_bytes(facts, tokens, element, tensor) or 0
+
+
 @launch_rule("VLL211")
 def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     gpu = _gpu(launch, settings)
@@ -242,14 +266,18 @@ def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     if per_token is None or length is None:
         return
     sequence = per_token * length
-    if per_gpu + sequence <= usable:
+    activations = _profile_peak(launch, facts, dtype, tensor)
+    if per_gpu + activations + sequence <= usable:
         return
+    profiled = (
+        f" + the start-up profiling pass's activations at least {activations / _GIB:.1f} GiB" if activations else ""
+    )
     yield LaunchFinding(
         message=(
-            f"{facts.name} leaves too little KV cache: weights {per_gpu / _GIB:.1f} GiB + one {length}-token sequence's "
-            f'KV cache {sequence / _GIB:.1f} GiB per GPU on {where}; vLLM refuses to start ("To serve at least one '
-            "request with the models's max seq len ... KV cache is needed\"); lower max_model_len, or use more or "
-            "larger GPUs"
+            f"{facts.name} leaves too little KV cache: weights {per_gpu / _GIB:.1f} GiB{profiled} + one {length}-token "
+            f"sequence's KV cache {sequence / _GIB:.1f} GiB per GPU on {where}; vLLM refuses to start (\"To serve at "
+            "least one request with the models's max seq len ... KV cache is needed\"); lower max_model_len, or use "
+            "more or larger GPUs"
         ),
         anchor=anchor,
     )
