@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vllm_lint.config import Settings, enabled_codes
+from vllm_lint.diagnostics import CellLocation, Position
 from vllm_lint.engine.discovery import claim_named
 from vllm_lint.engine.fixer import add_noqa_bytes, fix_file
 from vllm_lint.engine.runner import RunOptions
@@ -132,9 +133,10 @@ def test_every_kind_of_file_with_a_noqa_comment(tmp_path, name, text, fixed, lin
 def test_a_notebook_s_comment_is_taken_out_of_its_json_string(tmp_path):
     cells = "# %%\nfrom vllm import LLM\nllm = LLM(model='m', gpu_memory_utilization=0.9, max_model_len=8192)  # noqa: VLL203\n"
     text = notebook_json(cells)
-    # (reported where the comment is in the .ipynb's text: line 11 of nbformat's layout)
-    assert _unused(lint_text(tmp_path, "serve.ipynb", text)) == [
-        (11, 76, "noqa comment that suppresses nothing (unused: `VLL203`)")
+    found = [d for d in lint_text(tmp_path, "serve.ipynb", text) if d.code == "VLL001"]
+    # where the comment is in the .ipynb's text (line 11 of nbformat's layout), and in its cell
+    assert [(d.start.line, d.start.column, d.cell) for d in found] == [
+        (11, 76, CellLocation(1, Position(2, 71), Position(2, 85)))
     ]
     outcome = fix_file(tmp_path / "serve.ipynb", unsafe=False, settings=Settings(root=tmp_path))
     assert outcome.fixed.decode() == notebook_json(cells.replace("  # noqa: VLL203", ""))

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from vllm_lint.config import Settings, expand_selectors
-from vllm_lint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
+from vllm_lint.diagnostics import Applicability, CellLocation, Diagnostic, Edit, Fix, Position, Severity
 from vllm_lint.engine.discovery import resolved_path
 
 # Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
@@ -186,6 +186,27 @@ def noqa_findings(diagnostics: list[Diagnostic], data: bytes, path: Path, shown:
     file = FileNoqa(text, surface, tuple(d for d in diagnostics if d.code not in ignored), judged, frozenset(all_codes()))
     return [
         Diagnostic(finding.code, finding.message, shown, finding.start, finding.end, severity_of(finding.code, Severity.WARNING),
-                   None if finding.fix is None else Fix(Applicability.SAFE, finding.fix_title or "", finding.fix), (finding.start.line,))
+                   None if finding.fix is None else Fix(Applicability.SAFE, finding.fix_title or "", finding.fix), (finding.start.line,),
+                   _cell_of(text, finding.start, finding.end) if surface == "notebook" else None)
         for finding in check_noqa(file, enabled - ignored)
     ]
+
+
+def _cell_of(text: str, start: Position, end: Position) -> CellLocation | None:
+    """Where a span of a notebook's JSON text is in the cell whose source holds it (None: in no cell's source)."""
+    import json
+
+    from vllm_lint.surfaces.notebook_json import char_offsets, source_spans
+    from vllm_lint.text import TextIndex
+
+    index = TextIndex(text)
+    first, last = index.offset(start), index.offset(end)
+    for number, span in enumerate(source_spans(text), start=1):
+        if span is None or not span.start <= first < span.end:
+            continue
+        offsets = {offset: at for at, offset in enumerate(o for a, b in span.strings for o in char_offsets(text, a, b))}
+        if first not in offsets or last - 1 not in offsets:
+            return None
+        cell = TextIndex("".join(json.loads(text[a:b]) for a, b in span.strings))
+        return CellLocation(number, cell.position(offsets[first]), cell.position(offsets[last - 1] + 1))
+    return None
