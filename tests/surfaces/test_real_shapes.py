@@ -452,3 +452,52 @@ def test_words_after_a_redirect_are_the_commands_as_bash_reads_them(tmp_path):
     text = "vllm serve m > vllm.log --max-model-len 4096 --gpu-memory-utilization 0.99 --host 127.0.0.1 2>&1 &\n"
     found = lint_text(tmp_path, "serve.sh", text)
     assert [(d.start.line, d.start.column, d.code) for d in found] == [(1, 71, "VLL202")]  # at 0.99
+
+
+KSERVE_RUNTIME = """\
+    apiVersion: serving.kserve.io/v1alpha1
+    kind: ServingRuntime
+    metadata:
+      name: vllm-runtime
+    spec:
+      supportedModelFormats:
+        - name: vLLM
+      containers:
+        - name: kserve-container
+          image: vllm/vllm-openai:v0.32.0
+          command: ["vllm", "serve"]
+          args: ["/mnt/models", "--port=8080", "--served-model-name={{.Name}}", "--api-key=k"]
+          resources:
+            limits:
+              memory: 64Gi
+    ---
+    apiVersion: serving.kserve.io/v1beta1
+    kind: InferenceService
+    metadata:
+      name: qwen
+    spec:
+      predictor:
+        model:
+          modelFormat:
+            name: vLLM
+          runtime: vllm-runtime
+          storageUri: hf://Qwen/Qwen2.5-7B-Instruct
+          args: ["--max-model-len=8192", "--gpu-memory-utilization=0.97", "--tensor-parallel-size=2"]
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+    """
+
+
+def test_an_inference_service_runs_its_serving_runtime_with_its_model_args_appended(tmp_path):
+    """KServe appends the InferenceService's model args to the runtime's and merges its resources over them:
+    the runtime alone is not judged (its missing settings are the model's), the merged launch is, where each
+    setting is written."""
+    found = lint_text(tmp_path, "kserve.yaml", textwrap.dedent(KSERVE_RUNTIME))
+    assert [(d.start.line, d.code) for d in found] == [(28, "VLL202"), (28, "VLL205"), (28, "VLL404")]
+
+
+def test_a_serving_runtime_no_inference_service_of_its_file_uses_is_judged_alone(tmp_path):
+    alone = textwrap.dedent(KSERVE_RUNTIME).split("---\n")[0]
+    found = lint_text(tmp_path, "runtime.yaml", alone)
+    assert [(d.start.line, d.code) for d in found] == [(11, "VLL201"), (11, "VLL203")]

@@ -28,6 +28,7 @@ from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
 
 if TYPE_CHECKING:
+    from vllm_lint.surfaces.kserve import Runtimes
     import yaml
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "Job", "CronJob", "DaemonSet", "ReplicaSet"})
@@ -57,6 +58,7 @@ class _YamlWords:
         # what the YAML parse read (a template's actions masked, same length): what scalar values map onto
         self.parsed = _yaml_1_2_lines(template.masked if template is not None else source)
         self.interpolation: DotEnv | None = None  # a compose document's variables (see compose_env)
+        self.kserve: Runtimes | None = None  # the file's KServe ServingRuntimes, when it has one
 
     def interpolated(self, node) -> Interpolated | None:
         """A compose scalar with compose's variables filled in; None when there is nothing to fill."""
@@ -414,6 +416,10 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None, shell_exp
     budget = _Budget()
     words = _YamlWords(text, extractor, "compose" if kind == "compose" else "kubernetes", template)
     templated = {"helm": "helm"}.get(template.flavour, "template") if template is not None else None
+    if "ServingRuntime" in text:
+        from vllm_lint.surfaces.kserve import Runtimes
+
+        words.kserve = Runtimes(documents)
     for document in documents:
         if document is None:
             continue
@@ -670,8 +676,9 @@ def _env_file(node, words: _YamlWords, job) -> dict[str, str | None]:
 WORKLOAD_KINDS = WORKLOAD_KINDS | {"LeaderWorkerSet", "InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob", "Service", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}
 
 
-def _pod_specs(document) -> list[tuple[object, int]]:
-    """The pod specs a Kubernetes object runs, each with how many pods of it make one group (LeaderWorkerSet)."""
+def _pod_specs(document, kserve: Runtimes | None = None) -> list[tuple[object, int]]:
+    """The pod specs a Kubernetes object runs, each with how many pods of it make one group (LeaderWorkerSet);
+    ``kserve``: the file's ServingRuntimes, which its InferenceServices run."""
     kind = _scalar(_get(document, "kind"))
     spec = _get(document, "spec")
     if kind == "Pod":
@@ -687,6 +694,9 @@ def _pod_specs(document) -> list[tuple[object, int]]:
         predictor = _get(spec, "predictor")
         if _get(predictor, "containers") is not None:
             return [(predictor, 1)]
+        merged = kserve.pod_spec(predictor) if kserve is not None else None
+        if merged is not None:
+            return [(merged, 1)]
         model = _get(predictor, "model")  # the model's own container: image, args, env, resources
         return [(_one_container(model), 1)] if _get(model, "image") is not None or _get(model, "args") is not None else []
     if kind == "Service" and "serving.knative.dev" in (_scalar(_get(document, "apiVersion")) or ""):
@@ -704,7 +714,7 @@ def _pod_specs(document) -> list[tuple[object, int]]:
                 found.append((_get(template, "containerSet"), 1))
         return found
     if kind in ("ServingRuntime", "ClusterServingRuntime"):
-        return [(spec, 1)]
+        return [] if kserve is not None and kserve.read_through_service(document) else [(spec, 1)]
     if kind in ("RayService", "RayCluster"):
         cluster = _get(spec, "rayClusterConfig") if kind == "RayService" else spec
         groups = [_get(cluster, "headGroupSpec"), *_items(_get(cluster, "workerGroupSpecs"))]
@@ -746,7 +756,7 @@ def _kubernetes(document, words: _YamlWords, budget: _Budget) -> None:
     if kind not in WORKLOAD_KINDS:
         return
     group_gpus = _lws_gpus(document, words) if kind == "LeaderWorkerSet" else None
-    for spec, _ in _pod_specs(document):
+    for spec, _ in _pod_specs(document, words.kserve):
         if spec is not None:
             _pod(spec, words, budget, group_gpus)
     if kind == "RayJob":
