@@ -292,3 +292,16 @@ def test_vll211_counts_the_profiling_pass_only_in_the_releases_read(tmp_path):
             'len ... KV cache is needed"); lower max_model_len, or use more or larger GPUs',
         )
     ]
+
+
+def test_vll211_does_not_size_a_checkpoint_whose_name_says_it_is_quantized(tmp_path):
+    # NVIDIA's FP8 export keeps its quantization in hf_quant_config.json, which vLLM reads: the row's config.json
+    # alone (bfloat16, no quantization_config) would size it as the 16-bit model.
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve nvidia/Llama-3.1-70B-Instruct-FP8 --max-model-len 8192\n"
+        "vllm serve meta-llama/Llama-3.3-70B-Instruct --max-model-len 8192\n"
+    )
+    found = _check_json(tmp_path, "VLL211", "L40S")
+    assert [(f["location"]["row"], f["message"].split(":")[0]) for f in json.loads(found.stdout)] == [
+        (2, "meta-llama/Llama-3.3-70B-Instruct does not fit")
+    ]

@@ -8,6 +8,8 @@ reported only where every reading rejects it.
 
 from __future__ import annotations
 
+import re
+
 from vllm_lint.models.facts import ModelFacts
 
 # The first release whose derivation is the one below (vllm/config/model.py:2527-2668, 0.32.0).
@@ -241,13 +243,28 @@ def served_element_bytes(dtype: str | None) -> int | None:
     return DTYPE_BYTES.get(dtype)
 
 
+# A model id or folder that names a quantization. ModelOpt 0.29 and older keep a checkpoint's quantization in
+# hf_quant_config.json beside a config.json without one, and vLLM reads it there
+# (vllm/transformers_utils/config.py:888-899, 0.32.0): such a config alone cannot show the model is unquantized.
+_QUANTIZED_NAME = re.compile(r"fp8|fp4|int4|int8|w4a|w8a|awq|gptq|bnb|4bit|8bit|quant", re.IGNORECASE)
+
+
+def maybe_quantized(facts: ModelFacts) -> bool:
+    """Whether the checkpoint is, or may be, quantized: its config says so (``quantization_config``, or
+    ``compression_config``, which vLLM also reads, vllm/model_executor/model_loader/weight_utils.py:240-242), or
+    its name says so."""
+    if facts.quantization is not None or facts.config.get("compression_config") is not None:
+        return True
+    return _QUANTIZED_NAME.search(facts.name) is not None
+
+
 def weight_bytes_served(facts: ModelFacts, dtype: str | None) -> int | None:
     """A lower bound of the weights' bytes on the GPUs: the checkpoint's size, halved where vLLM casts a float32
     checkpoint (or one of unknown dtype, which may be float32) to 16 bits; or the parameters of a dense model
     times the bytes vLLM serves each in (``served_element_bytes``, known without the checkpoint's dtype). None for
     a quantized model without its size, or where neither is known."""
-    if facts.quantization is not None or facts.config.get("compression_config") is not None:
-        return facts.weight_bytes  # compressed-tensors may name its scheme there (weight_utils.py:240-242)
+    if maybe_quantized(facts):
+        return facts.weight_bytes
     served = served_element_bytes(dtype)
     if served is None:
         return None
@@ -281,9 +298,9 @@ def activation_peak_bytes(facts: ModelFacts, tokens: int, element_bytes: int, te
     projection's output (2 x intermediate / tensor-parallel size per token) and the activation's (intermediate /
     tensor-parallel size), alive together in every layer's MLP; None for a model whose MLP is not one read, or a
     quantized one (whose activation vLLM may quantize as it computes it)."""
-    if facts.text_model_type not in _MERGED_GATE_UP or facts.multimodal or facts.quantization is not None:
+    if facts.text_model_type not in _MERGED_GATE_UP or facts.multimodal or maybe_quantized(facts):
         return None
-    if any(facts.text.get(key) for key in _EXPERT_KEYS) or facts.config.get("compression_config") is not None:
+    if any(facts.text.get(key) for key in _EXPERT_KEYS):
         return None
     inter = facts.intermediate_size
     if not inter or inter % tensor:
