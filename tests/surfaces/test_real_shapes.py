@@ -501,3 +501,40 @@ def test_a_serving_runtime_no_inference_service_of_its_file_uses_is_judged_alone
     alone = textwrap.dedent(KSERVE_RUNTIME).split("---\n")[0]
     found = lint_text(tmp_path, "runtime.yaml", alone)
     assert [(d.start.line, d.code) for d in found] == [(11, "VLL201"), (11, "VLL203")]
+
+
+UNRENDERED_WITH = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    spec:
+      template:
+        spec:
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.32.0
+              args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.99", "--api-key", "k"]
+              {{- with .Values.extraEnv }}
+              env:
+    {{ toYaml . | indent 12 }}
+              {{- end }}
+              {{- with .Values.securityContext }}
+            securityContext:
+              {{- toYaml . | nindent 10 }}
+              {{- end }}
+    """
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        # the defaults leave both empty: Helm writes neither block, the template is YAML and its launch is read
+        ("extraEnv: []\nsecurityContext: {}\n", [(9, "VLL202")]),
+        # a security context set by default is written, mis-indented: the chart does not render
+        ("extraEnv: []\nsecurityContext: {runAsUser: 1000}\n", [(15, "VLL000")]),
+    ],
+)
+def test_a_with_block_over_an_empty_default_is_not_rendered(tmp_path, values, expected):
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "values.yaml").write_text(values)
+    found = lint_text(tmp_path / "templates", "deployment.yaml", textwrap.dedent(UNRENDERED_WITH))
+    assert [(d.start.line, d.code) for d in found] == expected

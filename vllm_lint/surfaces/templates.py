@@ -12,7 +12,9 @@ when they hold only text and output actions; ``with`` blocks move the dot), and 
 can override; findings say where a value came from.
 
 Every ``{{ if }}``/``{{ else }}`` branch (``{% if %}`` in Jinja) is a condition (see
-``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot;
+``vllm_lint.cmdline.conditions``); a ``with`` over a mapping that values.yaml has only moves the dot; one over
+a value values.yaml leaves empty writes nothing with the defaults, and is set aside when the template is not
+YAML with it (``Template.rendered_with_defaults``);
 a ``range`` over a values list is written once per element (``element`` binds "." and its variable while
 one is rendered; an empty list writes nothing); over anything else it repeats what it holds an unknown
 number of times.
@@ -61,6 +63,8 @@ class Region:
     condition: object | None  # a branch's key, or None for a with that only moves the dot
     repeated: bool = False  # a range body
     excluded: bool = False  # a define/macro: not part of the output
+    # a Helm ``with`` body over a value the chart's values.yaml leaves empty: not rendered with the defaults
+    unrendered: bool = False
     # a range over values: the values path of the list, and the variable its element is bound to
     # (``range $arg := .Values.args``); None when what it ranges over is not a values path
     over: tuple | None = None
@@ -86,6 +90,26 @@ class Template:
     values_text: str | None = None
     origin_paths: dict[str, tuple] = field(default_factory=dict)  # "values.yaml a.b" -> ("a", "b")
     _values_nodes: yaml.Node | Literal[False] | None = None  # False: values.yaml does not compose
+    unrendered: list[Region] = field(default_factory=list)  # the with bodies set aside (rendered_with_defaults)
+
+    def rendered_with_defaults(self) -> bool:
+        """Set aside, as Helm does with the chart's values, the ``with`` bodies over values values.yaml leaves
+        empty (for a template whose text is not YAML with them); False when it has none."""
+        regions = [region for region in self.regions if region.unrendered]
+        if not regions:
+            return False
+        self.unrendered = regions
+        chars = list(self.masked)
+        blanked = set(self.blanked_lines)
+        for region in regions:
+            for k in range(region.start, region.end):
+                if chars[k] == "\n":
+                    blanked.add(k + 1)
+                else:
+                    chars[k] = " "
+        self.masked = "".join(chars)
+        self.blanked_lines = frozenset(blanked)
+        return True
 
     # -- where an offset is ----------------------------------------------------------------------
     def condition_at(self, offset: int) -> frozenset:
@@ -112,7 +136,14 @@ class Template:
 
     def holes(self, start: int, end: int) -> list[Action]:
         """Output actions alone on their line between ``start`` and ``end`` (``{{ toYaml .Values.env | nindent 8 }}``)."""
-        return [a for a in self.actions if a.kind == "output" and a.block and start <= a.start < end]
+        return [
+            a
+            for a in self.actions
+            if a.kind == "output" and a.block and start <= a.start < end and not self._set_aside(a.start)
+        ]
+
+    def _set_aside(self, offset: int) -> bool:
+        return any(region.start <= offset < region.end for region in self.unrendered)
 
     # -- values ----------------------------------------------------------------------------------
     def action_of(self, char: str) -> Action | None:
@@ -447,6 +478,8 @@ def _structure(template: Template) -> None:
                 frame["scope"] = path if path is not None else None
                 if isinstance(target, dict) and target:
                     frame["key"] = None  # a with over values that exist only moves the dot
+                elif target is _MISSING or (target is not UNKNOWN and not target):
+                    frame["unrendered"] = True  # Go templates skip a with over an empty value
             elif kind == "range":
                 frame["scope"] = None
                 over = re.fullmatch(r"range\s+(?:(?:\$\w+\s*,\s*)?(\$\w+)\s*:?=\s*)?(\S+)", action.body)
@@ -477,8 +510,10 @@ def _structure(template: Template) -> None:
 def _region(frame: dict, end: int) -> Region:
     key = None if frame["key"] is None else ("template", frame["key"])
     over = frame.get("over") if frame["key"] is not None and frame["key"][1] == 0 else None  # not a range's else
+    unrendered = bool(frame.get("unrendered")) and frame["key"] is not None and frame["key"][1] == 0  # not its else
     return Region(frame["start"], end, key, repeated=frame["kind"] == "range",
-                  excluded=frame["kind"] == "define", over=over, variable=frame.get("variable") if over is not None else None)
+                  excluded=frame["kind"] == "define", over=over, variable=frame.get("variable") if over is not None else None,
+                  unrendered=unrendered)
 
 
 def _mask(template: Template) -> None:

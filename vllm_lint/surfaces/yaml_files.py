@@ -398,7 +398,14 @@ def extract_yaml(text: str, extractor: Extractor, kind: str, job=None, shell_exp
             extractor.values_locations = template.values_locations
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        documents = list(yaml.compose_all(_yaml_1_2_lines(source), Loader=loader))
+        try:
+            documents = list(yaml.compose_all(_yaml_1_2_lines(source), Loader=loader))
+        except yaml.MarkedYAMLError:
+            # Helm renders the chart's defaults: a with block over a value they leave empty writes nothing
+            if template is None or not template.rendered_with_defaults():
+                raise
+            source = template.masked
+            documents = list(yaml.compose_all(_yaml_1_2_lines(source), Loader=loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
