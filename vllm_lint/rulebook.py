@@ -41,6 +41,13 @@ LANG_SUFFIX = {
     "cloud-init": "cloud-init.yaml",
     "slurm": "job.sbatch",
     "dstack": ".dstack.yml",
+    "procfile": "Procfile",
+    "supervisord": "supervisord.conf",
+    "justfile": "justfile",
+    "taskfile": "Taskfile.yml",
+    # CI files whose name starts with a dot: an example names its file (``filename:``)
+    "gitlab-ci": ".gitlab-ci.yml",
+    "buildkite": ".buildkite/pipeline.yml",
     # A notebook example is written in the percent format (``# %%`` starts a code cell, ``# %% [markdown]``
     # a Markdown cell whose lines are ``# ``-commented), the plain-text form of notebooks that jupytext and
     # editors read; tests turn it into the .ipynb it stands for.
@@ -49,7 +56,8 @@ LANG_SUFFIX = {
 # The fence info string an example is shown under (``vllm-lint rule``, agent rule files).
 FENCE_LANG = {"shell": "bash", "compose": "yaml", "kubernetes": "yaml", "helm": "yaml", "skypilot": "yaml", "ipynb": "python",
               "systemd": "ini", "makefile": "make", "github-actions": "yaml", "cloud-init": "yaml", "slurm": "bash",
-              "dstack": "yaml"}
+              "dstack": "yaml", "procfile": "text", "supervisord": "ini", "justfile": "just", "taskfile": "yaml",
+              "gitlab-ci": "yaml", "buildkite": "yaml"}
 
 
 class RuleFileError(ValueError):
