@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -300,7 +301,7 @@ KV_CASES = [
     ("gpt2", 1, 2),
 ]
 _PAGES = """
-import json, sys, torch
+import json, sys, tempfile, torch
 from transformers import LlamaConfig
 from vllm.config.model import _get_and_verify_dtype
 from vllm.v1.kv_cache_interface import FullAttentionSpec
@@ -310,10 +311,13 @@ for heads, head_size, dtype in json.loads(sys.argv[1]):
                              dtype={1: torch.float8_e4m3fn, 2: torch.bfloat16}[dtype])
     out.append(spec.page_size_bytes // 16)
 served = []
+# A local model folder with no weights: a config without torch_dtype sends vLLM to the checkpoint's safetensors
+# header, which for a Hub name it asks the Hub for (two seconds of retries each where it cannot reach it).
+folder = tempfile.mkdtemp()
 for stored, dtype in json.loads(sys.argv[2]):
     extra = {"torch_dtype": stored} if stored else {}
     config = LlamaConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_hidden_layers=1, **extra)
-    served.append(_get_and_verify_dtype("test", config, dtype, is_pooling_model=False).itemsize)
+    served.append(_get_and_verify_dtype(folder, config, dtype, is_pooling_model=False).itemsize)
 print(json.dumps([out, served]))
 """
 # (checkpoint dtype, --dtype): VLL211 sizes an unquantized model's weights and KV cache without knowing the first.
@@ -340,6 +344,7 @@ def test_kv_bytes_per_token_and_the_served_dtypes_bytes_are_vllms():
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},  # nothing here is the Hub's
     )
     assert pages.returncode == 0, pages.stderr[-3000:]
     vllm_pages, vllm_served = json.loads(pages.stdout.strip().splitlines()[-1])
