@@ -9,6 +9,7 @@ read ``FileNoqa``, the file's findings before the comments take theirs out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -120,12 +121,7 @@ def noqa_codes(line: str) -> set[str] | None:
 
 
 def _suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
-    for number in {diagnostic.start.line, *diagnostic.noqa_lines}:
-        if 1 <= number <= len(lines):
-            codes = noqa_codes(lines[number - 1])
-            if codes is not None and (not codes or diagnostic.code in codes):
-                return True
-    return False
+    return next(suppressing_lines(diagnostic, lines), None) is not None
 
 
 
@@ -154,15 +150,13 @@ class NoqaFinding:
     code: str = ""
 
 
-def suppressing_lines(diagnostic: Diagnostic, lines: list[str]) -> list[int]:
-    """The lines whose noqa comment switches ``diagnostic`` off (any one of them does)."""
-    found = []
+def suppressing_lines(diagnostic: Diagnostic, lines: list[str]) -> Iterator[int]:
+    """The lines whose noqa comment switches ``diagnostic`` off (any one of them does), in order."""
     for number in sorted({diagnostic.start.line, *diagnostic.noqa_lines}):
         if 1 <= number <= len(lines):
             codes = noqa_codes(lines[number - 1])
             if codes is not None and (not codes or diagnostic.code in codes):
-                found.append(number)
-    return found
+                yield number
 
 
 def noqa_findings(diagnostics: list[Diagnostic], data: bytes, path: Path, shown: str, surface: str, settings: Settings,
