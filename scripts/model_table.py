@@ -4,6 +4,7 @@
     python scripts/model_table.py --download DIR         # the same, keeping each fetched file under DIR
     python scripts/model_table.py --from-dir DIR         # offline, from files already under DIR (as --download lays them)
     python scripts/model_table.py --from-git MIRRORS     # GitHub sources from local git copies where there are
+    python scripts/model_table.py --keep --from-dir DIR  # rows already in the table are kept; only new ones are read
 
 The manifest (``vllm_lint/data/model_sources.tsv``) has one row per model: ``model`` (its Hub id), ``source`` (where
 its ``config.json`` was read), ``weight_source`` (where the size of its weights was read, or ``-``) and
@@ -221,8 +222,27 @@ def render(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def build(manifest: Path, read: Reader) -> str:
-    return render([table_row(row, read) for row in read_manifest(manifest)])
+def kept_rows(table: Path) -> dict[tuple[str, str, str | None], dict[str, Any]]:
+    """The rows of an existing table, by model, source and weight source: ``--keep`` reuses a row whose manifest entry
+    still names the same sources instead of reading them again (the files a row was built from need not be at hand)."""
+    if not table.is_file():
+        return {}
+    rows = [json.loads(line) for line in table.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {(row["model"], row["source"], row["weight_source"]): row for row in rows}
+
+
+def _weight_key(row: dict[str, str]) -> str | None:
+    return None if row["weight_source"] in ("", "-") else f"{row['weight_source']} {WEIGHT_TOTAL}"
+
+
+def build(manifest: Path, read: Reader, kept: dict[tuple[str, str, str | None], dict[str, Any]] | None = None) -> str:
+    kept = kept or {}
+    return render(
+        [
+            kept.get((row["model"], row["source"], _weight_key(row))) or table_row(row, read)
+            for row in read_manifest(manifest)
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--download", type=Path, metavar="DIR", help="fetch, keeping each file under DIR")
     where.add_argument("--from-dir", type=Path, metavar="DIR", help="read files already under DIR")
     parser.add_argument("--from-git", type=Path, metavar="MIRRORS", help="read GitHub sources from git copies")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the output's rows whose model and sources are unchanged, unread"
+    )
     args = parser.parse_args(argv)
     read: Reader
     if args.from_dir is not None:
@@ -242,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_git is not None:
         read = git_reader(args.from_git, read)
     try:
-        text = build(args.manifest, read)
+        text = build(args.manifest, read, kept_rows(args.output) if args.keep else None)
     except SourceError as error:
         print(f"model_table: {error}", file=sys.stderr)
         return 1

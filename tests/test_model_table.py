@@ -161,3 +161,22 @@ def test_the_shipped_table_is_its_manifest_row_for_row():
             assert (row["weight_bytes"], row["weight_source"]) == (None, None), row["model"]
         else:
             assert isinstance(row["weight_bytes"], int) and row["weight_source"].startswith(listed["weight_source"])
+
+
+def test_keep_reuses_the_rows_whose_sources_are_unchanged_and_reads_only_the_new_ones(tmp_path):
+    manifest, downloaded, output = tmp_path / "sources.tsv", tmp_path / "downloaded", tmp_path / "table.jsonl"
+    _downloaded(downloaded)
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    assert model_table.main(["--manifest", str(manifest), "--from-dir", str(downloaded), "--output", str(output)]) == 0
+    built = output.read_text(encoding="utf-8")
+    # The files the rows were built from are gone: only --keep can rebuild, and a new row is read from its file.
+    (downloaded / "github").rename(tmp_path / "gone")
+    _write(downloaded / "hf" / "acme" / "new" / "1" / "config.json", '{"model_type": "llama"}')
+    manifest.write_text(MANIFEST + "acme/new\thf:acme/new@1\t-\t-\n", encoding="utf-8")
+    args = ["--manifest", str(manifest), "--from-dir", str(downloaded), "--output", str(output)]
+    assert model_table.main(args) == 1
+    assert model_table.main([*args, "--keep"]) == 0
+    assert output.read_text(encoding="utf-8") == built + (
+        '{"model": "acme/new", "config": {"model_type": "llama"}, "source": "hf:acme/new@1", '
+        '"weight_bytes": null, "weight_source": null}\n'
+    )
