@@ -1035,6 +1035,16 @@ HF_REFUSED = {
         """,
         "`AutoModelForSeq2SeqLM` loads an encoder-decoder model (T5, BART, BlenderBot...), which vLLM itself does not serve",
     ),
+    "a print of the model's device that also calls something": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            print(str(model.device))
+            inputs = tokenizer(prompt, return_tensors="pt")
+            return tokenizer.decode(model.generate(**inputs)[0])
+        """,
+        "`model.device` uses the model other than by model.generate(...); the engine that replaces it has no such attribute",
+    ),
     "an untyped prompt in a Bottle view": (
         """\
         import bottle
@@ -1150,6 +1160,24 @@ HANDLER_REWRITES = {
         "        pass  # the stream is cumulative: its last output holds the whole completion\n"
         "    out = [[*request_output.prompt_token_ids, *completion.token_ids] for completion in request_output.outputs]\n"
         "    return tokenizer.decode(out[0][len(request_output.prompt_token_ids):], skip_special_tokens=True)\n",
+    ),
+    # A debug print of the model's device goes with the model, as model.eval() does: the engine places the model.
+    "a print of the model's device": (
+        HF_MODEL + """\
+        @app.post("/g")
+        def g(prompt: str):
+            print(f"Model device {model.device}")  # test .to('cuda')
+            inputs = tokenizer(prompt, return_tensors="pt").to(model.device)
+            out = model.generate(**inputs, max_new_tokens=8)
+            return tokenizer.decode(out[0])
+        """,
+        '@app.post("/g")\n'
+        "async def g(prompt: str):\n"
+        "    async for request_output in engine.generate(prompt, SamplingParams(max_tokens=8, "
+        "**decode_as_transformers(engine, {})), request_id=uuid4().hex):\n"
+        "        pass  # the stream is cumulative: its last output holds the whole completion\n"
+        "    out = [[*request_output.prompt_token_ids, *completion.token_ids] for completion in request_output.outputs]\n"
+        "    return tokenizer.decode(out[0])\n",
     ),
     "computed pipeline prompt counted by max_length": (
         APP + """

@@ -25,7 +25,7 @@ from vllm_lint.python.rewrite.construction import EngineConstruction
 from vllm_lint.python.rewrite.entries import Entry, entry_uses, held_on_object, literal_entry, subscript_entry
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
 from vllm_lint.python.rewrite.helpers import AsyncHelpers
-from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, housekeeping_line
+from vllm_lint.python.rewrite.hf_generate import MODEL_HOUSEKEEPING, device_print_line, housekeeping_line
 from vllm_lint.python.rewrite.lit_stream import LitServeStreams
 from vllm_lint.python.rewrite.names import Occurrence, attribute_occurrences, occurrences
 from vllm_lint.python.rewrite.placement import EnginePlacement
@@ -290,7 +290,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         calls.extend(streams)
     if kind is ModelKind.HF_MODEL:
         construction.check_decoder_only(site.node)  # before the generate calls, whose own refusals would mislead
-        uses, removed_lines = _without_housekeeping(uses)
+        uses, removed_lines = _without_housekeeping(uses, ctx.module)
         generates = [calls_of.hf_generate_call(o) for o in uses if _calls_generate(o)]
         generates += [c for o in uses if (c := LitServeStreams(ctx).lit_stream(o, kind, {})) is not None]
         taken = {id(line) for c in generates for line in (*c.removed, *(c.lit.unplaced if c.lit else ()))}
@@ -426,10 +426,11 @@ def _thread_on_generate(ctx: PyContext, o: Occurrence) -> cst.Call | None:
     return None
 
 
-def _without_housekeeping(uses: list[Occurrence]) -> tuple[list[Occurrence], list[cst.SimpleStatementLine]]:
-    """The uses other than ``model.eval()``-like lines, and those lines."""
-    lines = [(o, housekeeping_line(o)) for o in uses]
-    return [o for o, line in lines if line is None], [line for _, line in lines if line is not None]
+def _without_housekeeping(uses: list[Occurrence], module: cst.Module) -> tuple[list[Occurrence], list[cst.SimpleStatementLine]]:
+    """The uses other than ``model.eval()``-like lines and prints of the model's device, and those lines (each once)."""
+    lines = [(o, housekeeping_line(o) or device_print_line(o, module)) for o in uses]
+    removed = {id(line): line for _, line in lines if line is not None}
+    return [o for o, line in lines if line is None], list(removed.values())
 
 
 def _default_params_call(o: Occurrence, kind: ModelKind) -> cst.Call | None:

@@ -27,6 +27,7 @@ from vllm_lint.python.rewrite.facts import ModuleFacts
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import MultiModalData, Refusal
+from vllm_lint.python.rewrite.prompts import module_bindings, rebound_names
 from vllm_lint.python.rewrite.shapes import Assignments, keyword_args, literal_flag, positional_args, snippet
 from vllm_lint.python.rewrite.vision import ProcessorInputs, block_of, is_processor_call
 from vllm_lint.python.walk import walk
@@ -483,6 +484,32 @@ def housekeeping_line(o: Occurrence) -> cst.SimpleStatementLine | None:
         target = small.targets[0].target
         return line if isinstance(target, type(o.name)) and cst.Module([]).code_for_node(target) == cst.Module([]).code_for_node(o.name) else None
     return None
+
+
+def device_print_line(o: Occurrence, module: cst.Module) -> cst.SimpleStatementLine | None:
+    """``print(f"Model device {model.device}")`` as a statement of its own (the built-in print, its arguments
+    calling nothing): a debug line about where transformers put the model. The engine, which places its model
+    itself, has no such attribute, so the line goes with the model, as ``model.eval()`` does; the answers stay."""
+    attribute = o.ancestor(1)
+    if not (isinstance(attribute, cst.Attribute) and attribute.value is o.name and attribute.attr.value == "device"):
+        return None
+    line = next((p for p in reversed(o.parents) if isinstance(p, cst.SimpleStatementLine)), None)
+    if line is None or len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
+        return None
+    call = line.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print"):
+        return None
+    if "print" in module_bindings(module) or (o.function is not None and "print" in rebound_names(o.function)):
+        return None  # not the built-in
+    calls: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    for arg in call.args:
+        walk(arg, _Calls())
+    return None if calls else line
 
 
 def _placed(value: cst.BaseExpression, name: cst.BaseExpression) -> bool:
