@@ -75,7 +75,7 @@ def test_fix(tmp_path, rule, example):
 
     from vllm_lint.registry import noqa_rule_codes
 
-    from lintutil import run_cli
+    from lintutil import run_cli_in_process
 
     path = write_example(tmp_path, example)
     target = ("--target-vllm-version", example.target) if example.target else ()
@@ -83,7 +83,7 @@ def test_fix(tmp_path, rule, example):
     cwd = tmp_path if example.files else None
     # A noqa rule judges the codes of the rules that ran: it is fixed beside the default rules (its examples are clean for them).
     select = () if rule.code in noqa_rule_codes() else ("--select", rule.code)
-    result = run_cli("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, *select, str(path), cwd=cwd)
+    result = run_cli_in_process("check", "--fix", "--unsafe-fixes", "--exit-zero", "--isolated", *target, *select, str(path), cwd=cwd)
     assert result.returncode == 0, result.stderr
     fixed = example_text(example, path)
     expected = "\n".join(EXPECT_RE.sub("", line) for line in example.fixed.splitlines()) + "\n"
