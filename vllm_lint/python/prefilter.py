@@ -35,7 +35,10 @@ if TYPE_CHECKING:
     from vllm_lint.python.tree_facts import TreeFacts
     from vllm_lint.vllm_api import VllmApi
 
+    from typing import TypeVar
+
     ApiLoader = Callable[[], VllmApi]
+    T = TypeVar("T")
 
 
 class FileBytes:
@@ -162,6 +165,18 @@ def remembered_bytes(function: Callable[[bytes], bool]) -> Callable[[bytes], boo
     return remembered
 
 
+def remembered_bytes_value(function: Callable[[bytes], T]) -> Callable[[bytes], T]:
+    """``remembered_bytes`` for a question whose answer is not a bool."""
+    last: list = [None, None]
+
+    def remembered(data: bytes) -> T:
+        if last[0] is not data:  # identity, and the reference keeps ``id`` from being reused
+            last[:] = [data, function(data)]
+        return last[1]
+
+    return remembered
+
+
 # -- request handlers (python/handlers.py) ---------------------------------------------------------
 # A route decorator ``@<expr>.<verb>(``, a registration call, a gRPC servicer, a class-based
 # view, a Ray Serve deployment, Django's views.py, or the import of a framework found by its own names.
@@ -203,6 +218,8 @@ _IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORT
 def _imports_a_framework(data: bytes) -> bool:
     """``import gradio as gr``, ``from bentoml import ...``, ``import os,modal``, continued with a backslash: a
     statement that imports one of them (the name as a word, after ``from`` or in an ``import`` list)."""
+    if not may_import_one_of(data, _FRAMEWORK_NAMES):
+        return False
     for name in _FRAMEWORK_NAMES:
         start = data.find(name)
         while start != -1:
@@ -212,6 +229,26 @@ def _imports_a_framework(data: bytes) -> bool:
                     return True
             start = data.find(name, end)
     return False
+
+
+# Where a statement may import a name: the word after ``from`` (a backslash-newline is a blank), and the text after
+# each ``import`` to the end of its line and of the lines a backslash continues it onto. The "from" is looked ahead
+# of, not consumed with its word, so that ``from from x`` cannot hide the ``from x`` inside it.
+_FROM_WORD = lazy_re(rb"from(?=(?:[ \t]|\\\r?\n)+(\w+))")
+_IMPORTED_TEXT = lazy_re(rb"import((?:[^\n\\]|\\\r?\n|\\)*)")
+
+
+@remembered_bytes_value
+def _import_index(data: bytes) -> tuple[frozenset[bytes], bytes]:
+    return frozenset(_FROM_WORD.findall(data)), b"\n".join(_IMPORTED_TEXT.findall(data))
+
+
+def may_import_one_of(data: bytes, names: tuple[bytes, ...]) -> bool:
+    """Whether some statement of ``data`` may import one of ``names`` (a necessary condition of each import reader
+    here: the name is the word after ``from``, or in the text after an ``import`` on its joined line). Two scans
+    of the file for all the names, shared by the readers that ask of the same bytes, instead of one scan a name."""
+    from_words, imported = _import_index(data)
+    return any(name in from_words or name in imported for name in names)
 
 
 def _statement_before(data: bytes, index: int) -> bytes:
@@ -312,7 +349,9 @@ def _imported_last_names(qualified: Iterable[str], imported: set[str]) -> frozen
 
 
 def may_be_web_app(data: bytes, path: Path) -> bool:
-    return any(has_word(pattern, joined_lines(data)) for pattern in _WEB_IMPORTS) or handler_clue(data, path)
+    if may_import_one_of(data, _WEB_FRAMEWORK_NAMES) and any(has_word(pattern, joined_lines(data)) for pattern in _WEB_IMPORTS):
+        return True
+    return handler_clue(data, path)
 
 
 @remembered
@@ -482,7 +521,7 @@ _CLIENT_IMPORTS = (
 
 @remembered_bytes
 def imports_client_library(code: bytes) -> bool:
-    if not any(name in code for name in _CLIENT_LIBRARIES):  # each pattern needs one: a scan each, not a regex
+    if not may_import_one_of(code, _CLIENT_LIBRARIES):  # each pattern needs one
         return False
     code = joined_lines(code)
     return any(has_word(pattern, code) for pattern in _CLIENT_IMPORTS)
