@@ -147,6 +147,10 @@ def python_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Targe
     module pin different releases."""
     if "modal" not in text or "vllm" not in text:
         return None
+    # Each expression below starts with a ".", which ``re`` would try at every dot of the module ("multimodal"
+    # is in most of vLLM's own): one substring test each first.
+    if "pip_install" not in text and "run_commands" not in text and "from_registry" not in text:
+        return None
     pins: dict[str | None, Target] = {}
     for match in _MODAL_INSTALL.finditer(text):
         for item in _QUOTED.findall(match.group("args")):

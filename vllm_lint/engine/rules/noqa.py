@@ -28,9 +28,8 @@ def unused_noqa(file: FileNoqa) -> Iterator[NoqaFinding]:
     lines = file.text.split("\n")
     used = _used_codes(file.findings, lines)
     comments: set[tuple[int, int]] | None = None
-    for number, line in enumerate(lines, start=1):
-        if "noqa" not in line.lower():
-            continue
+    for number in _lines_with_noqa(file.text):
+        line = lines[number - 1]
         directive = noqa_directive(line)
         if directive is None or directive.group("codes") is None:
             continue  # a bare noqa: other linters read it too
@@ -47,6 +46,24 @@ def unused_noqa(file: FileNoqa) -> Iterator[NoqaFinding]:
             Position(number, directive.end() + 1),
             _fix(line, number, len(lines), directive, verdicts, file.surface),
         )
+
+
+def _lines_with_noqa(text: str) -> list[int]:
+    """The numbers of the lines that hold "noqa" in any case, in order: found in the text lowered whole (lowering
+    maps no character to a line break or to these letters but their own), not line by line in Python."""
+    lowered = text.lower()
+    numbers: list[int] = []
+    line, counted, start = 1, 0, lowered.find("noqa")
+    while start != -1:
+        line += lowered.count("\n", counted, start)
+        numbers.append(line)
+        counted = lowered.find("\n", start)
+        if counted == -1:
+            break
+        line += 1
+        counted += 1
+        start = lowered.find("noqa", counted)
+    return numbers
 
 
 def _used_codes(findings: tuple[Diagnostic, ...], lines: list[str]) -> dict[int, set[str]]:
