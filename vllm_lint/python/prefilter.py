@@ -140,6 +140,26 @@ def has_word(pattern: re.Pattern[bytes], data: bytes) -> bool:
     return next(word_matches(pattern, data), None) is not None
 
 
+# The answers of ``present`` for the last two texts asked about (a file's bytes and its code alone, which some
+# conditions read in turn): [text, {word: found}] each, the newest first.
+_PRESENT: list[list] = []
+
+
+def present(data: bytes, word: bytes) -> bool:
+    """``word in data``, scanned for once per text however many conditions ask (several rules' conditions start
+    with the same word, and a scan of a file for an absent word reads all of it)."""
+    for entry in _PRESENT:
+        if entry[0] is data:  # identity, and the reference keeps ``id`` from being reused
+            found = entry[1].get(word)
+            if found is None:
+                found = entry[1][word] = word in data
+            return found
+    found = word in data
+    _PRESENT.insert(0, [data, {word: found}])
+    del _PRESENT[2:]
+    return found
+
+
 def remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Path], bool]:
     """Answer again for the same file without the work: several conditions ask the same question."""
     last: list[object] = [None, None, False]
@@ -289,7 +309,7 @@ _ON_EVENT = lazy_re(rb"@[^\n]*on_event[ \t]*\(")
 
 
 def _startup_event(data: bytes) -> bool:
-    return b"on_event" in data and _ON_EVENT.search(data) is not None
+    return present(data, b"on_event") and _ON_EVENT.search(data) is not None
 
 
 @remembered
@@ -356,7 +376,7 @@ def may_be_web_app(data: bytes, path: Path) -> bool:
 
 @remembered
 def mentions_vllm_engine(data: bytes, path: Path) -> bool:
-    if b"from_engine_args" in data:
+    if present(data, b"from_engine_args"):
         return True
     # "vLLM" is everywhere in prose; only when some "LLM" is not part of it is a closer look worth it.
     llm = data.count(b"LLM")
@@ -376,7 +396,7 @@ class CallableName:
         return word_matches(self._call, data)
 
     def may_be_called(self, data: bytes) -> bool:
-        if self.name not in data:
+        if not present(data, self.name):
             return False
         if self._last[0] is not data:  # identity, and the reference keeps ``id`` from being reused
             self._last = (data, has_word(self._call, data) or self.aliased(data))
@@ -457,7 +477,7 @@ def _engine_constructed(file: FileBytes) -> bool:
     if llm.may_be_called(file.code):
         return True
     # One scan for both: "AsyncEngineArgs" contains "EngineArgs".
-    return b"EngineArgs" in file.code and (engine_args.may_be_called(file.code) or async_engine_args.may_be_called(file.code))
+    return present(file.code, b"EngineArgs") and (engine_args.may_be_called(file.code) or async_engine_args.may_be_called(file.code))
 
 
 # What a constructor's callee may be named where the tree calls it: semantics.callee qualifies the callee's first

@@ -13,6 +13,7 @@ from vllm_lint.python.prefilter import (
     shared_attributes,
     instance_reads_fine,
     lazy_re,
+    present,
     word_matches,
 )
 
@@ -40,7 +41,7 @@ _ENGINE_CLASSES = ("vllm.AsyncLLMEngine", "vllm.LLMEngine")
 
 def _sampling_params_read_wrong(file: FileBytes) -> bool:
     code = file.code
-    if b"SamplingParams" not in code or not SAMPLING_PARAMS.may_be_called(code):
+    if not SAMPLING_PARAMS.may_be_called(code):
         return False
     return SAMPLING_PARAMS.aliased(code) or not instance_reads_fine(code, _SAMPLING_BINDING, ("vllm.SamplingParams",), file.api())
 
@@ -73,7 +74,7 @@ def _engine_read_wrong_in_tree(file: FileBytes) -> bool:
 
 def _engine_read_wrong(file: FileBytes) -> bool:
     """Attributes of engines built by ``from_engine_args`` (semantics.produced_by)."""
-    return b"from_engine_args" in file.code and not instance_reads_fine(file.code, _ENGINE_BINDING, _ENGINE_CLASSES, file.api())
+    return present(file.code, b"from_engine_args") and not instance_reads_fine(file.code, _ENGINE_BINDING, _ENGINE_CLASSES, file.api())
 
 
 # -- VLL303 on imports and the names they bind --------------------------------------------------------

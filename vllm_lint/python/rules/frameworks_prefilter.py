@@ -12,6 +12,7 @@ from vllm_lint.python.prefilter import (
     handler_in_tree,
     has_word,
     mentions_vllm_engine,
+    present,
     top_level_arguments,
     word_matches,
 )
@@ -63,8 +64,8 @@ _ON_EVENT_NAME = lazy_re(rb"on_event\b")
 def _model_load_in_startup_hook(file: FileBytes) -> bool:
     code = file.code
     return (
-        b"on_event" in code
-        and (b"transformers" in code or mentions_vllm_engine(code, file.path))
+        present(code, b"on_event")
+        and (present(code, b"transformers") or mentions_vllm_engine(code, file.path))
         and has_word(_ON_EVENT_NAME, code)
     )
 

@@ -39,7 +39,7 @@ def _calls(code: bytes) -> list[tuple[frozenset[str], bool]] | None:
 
 
 def _unknown_keyword(file: FileBytes) -> bool:
-    if b"SamplingParams" not in file.code or not SAMPLING_PARAMS.may_be_called(file.code):
+    if not SAMPLING_PARAMS.may_be_called(file.code):
         return False
     calls = _calls(file.code)
     if calls is None:
@@ -49,7 +49,7 @@ def _unknown_keyword(file: FileBytes) -> bool:
 
 
 def _max_tokens_missing(file: FileBytes) -> bool:
-    if b"SamplingParams" not in file.code or not SAMPLING_PARAMS.may_be_called(file.code):
+    if not SAMPLING_PARAMS.may_be_called(file.code):
         return False
     calls = _calls(file.code)
     return calls is None or any(not spread and not keywords & _MAX_TOKENS for keywords, spread in calls)

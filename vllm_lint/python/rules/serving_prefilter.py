@@ -14,6 +14,7 @@ from vllm_lint.python.prefilter import (
     may_be_web_app,
     may_have_handlers,
     mentions_vllm_engine,
+    present,
     word_matches,
 )
 
@@ -21,7 +22,7 @@ from vllm_lint.python.prefilter import (
 def _model_used_in_handler(file: FileBytes) -> bool:
     """A model load or call (transformers, a vLLM engine) and a request handler to reach it from."""
     code, path = file.code, file.path
-    return (b"transformers" in code or mentions_vllm_engine(code, path)) and handler_clue(code, path)
+    return (present(code, b"transformers") or mentions_vllm_engine(code, path)) and handler_clue(code, path)
 
 
 def _offline_llm_in_web_app(file: FileBytes) -> bool:
@@ -50,7 +51,7 @@ def _request_id_in_handler(file: FileBytes) -> bool:
     """``request_id=`` a literal or a module-level name, or an id passed positionally to an engine this module
     builds; in a module with request handlers."""
     code = file.code
-    engine = b"from_engine_args" in code or b"AsyncLLM" in code
+    engine = present(code, b"from_engine_args") or b"AsyncLLM" in code
     if not (engine or b"request_id" in code) or not may_have_handlers(code, file.path):
         return False
     if engine:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from vllm_lint.python.prefilter import Condition, FileBytes, mentions_vllm_engine
+from vllm_lint.python.prefilter import Condition, FileBytes, mentions_vllm_engine, present
 
 
 def _streamlit_model_load(file: FileBytes) -> bool:
     """A model load (vocabulary.is_model_load) in a module that imports streamlit."""
     code = file.code
-    return b"streamlit" in code and (b"transformers" in code or mentions_vllm_engine(code, file.path))
+    return b"streamlit" in code and (present(code, b"transformers") or mentions_vllm_engine(code, file.path))
 
 
 PREFILTER = {
