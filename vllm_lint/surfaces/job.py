@@ -93,9 +93,13 @@ class LintJob:
         """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
         from vllm_lint.vllm_api.targets import file_target
 
-        text = self.data.decode("utf-8", errors="replace")
-        dockerfile = text if is_dockerfile_name(self.path.name) else None
-        python = text if self.path.suffix in PYTHON_SUFFIXES else None
+        dockerfile_name = is_dockerfile_name(self.path.name)
+        # A module's own pin (targets.python_target) needs both words in its text; ASCII words are in the decoded
+        # text exactly where they are in the bytes, so most modules are neither decoded nor read again.
+        own_pin = self.path.suffix in PYTHON_SUFFIXES and b"modal" in self.data and b"vllm" in self.data
+        text = self.data.decode("utf-8", errors="replace") if dockerfile_name or own_pin else ""
+        dockerfile = text if dockerfile_name else None
+        python = text if own_pin else None
         return file_target(
             self.path, dockerfile, self.target_vllm_version, self.pin_search_tops, self.launch_settings.vllm_images,
             python,
