@@ -28,7 +28,7 @@ def _supported(lang: str) -> bool:
 
 
 CASES = [
-    pytest.param(rule, example, id=f"{rule.code}-{example.kind}-{index}")
+    pytest.param(rule, example, id=f"{rule.code}-{example.kind}-{index}" + (f"-{example.shape}" if example.shape else ""))
     for rule in RULES.values()
     for index, example in enumerate(rule.examples)
 ]

@@ -79,6 +79,9 @@ class Example:
     # The vLLM releases the example is judged against (as the target-vllm-version setting takes them):
     # a name one release has and another lacks is right or wrong by the release.
     target: str | None = None
+    # The shape of launch file, launcher or fact the example shows (``shape:``, issue 38's list): the audit in
+    # docs/realworld.md names the rules each shape has examples of, and tests/test_shape_examples.py holds it true.
+    shape: str | None = None
 
     def expected_lines(self, rule_code: str) -> list[int]:
         """Lines marked ``# expect: CODE`` for this rule (1-based)."""
@@ -170,6 +173,7 @@ def _parse_examples(raw: object, path: Path) -> tuple[Example, ...]:
                 note=item.get("note"),
                 files=tuple(sorted(files.items())),
                 target=str(item["target"]) if item.get("target") is not None else None,
+                shape=str(item["shape"]) if item.get("shape") is not None else None,
             )
         )
     return tuple(examples)
