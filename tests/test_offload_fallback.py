@@ -85,7 +85,10 @@ def test_a_refused_pipeline_runs_in_a_worker_thread_under_a_lock(tmp_path):
         "transformers pipeline called inside a request handler (summarize): it blocks the event loop: every other "
         "request waits until it finishes; serve with vLLM's AsyncLLMEngine instead; the engine rewrite is refused (the "
         "pipeline task is 'summarization'; only \"text-generation\" maps onto vLLM's generate() (vLLM does not serve "
-        "this task); keep the pipeline off the event loop (a worker thread or process), or serve a generative model); "
+        "this task); to batch requests on the engine, serve a generative model with pipeline(\"text-generation\", "
+        "model=...), which the rewrite then moves onto it; until then an `async def` handler should run the call in a "
+        "worker thread (`await asyncio.to_thread(...)`), and a plain `def` handler already runs in the framework's "
+        "worker threads); "
         "the fix offered instead runs each call in a worker thread, one at a time: it frees the event loop but does "
         "not batch"
     )

@@ -290,6 +290,14 @@ def g(prompt: str):
 """,
         "task is 'summarization'",
     ),
+    "no task": (
+        APP.replace('pipeline("text-generation", ', 'pipeline(') + """
+@app.post("/g")
+def g(prompt: str):
+    return pipe(prompt)
+""",
+        "the pipeline task is not given, so the model's Hub page (its pipeline_tag) picks it; name it as pipeline(\"text-generation\", model=...)",
+    ),
     "event hook registered by a call": (
         APP + """
 def hello():

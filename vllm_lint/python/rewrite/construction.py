@@ -34,6 +34,14 @@ _TOKENIZER_SAME_FILES = frozenset({
 _HF_PLACEMENT = frozenset({"device_map", "device", "low_cpu_mem_usage", "attn_implementation", "use_safetensors", "local_files_only"})
 
 
+# What to change by hand where vLLM does not serve the model: the handler kinds need different things.
+_UNSERVED_ADVICE = (
+    "to batch requests on the engine, serve {model}, which the rewrite then moves onto it; until then an `async def` "
+    "handler should run the call in a worker thread (`await asyncio.to_thread(...)`), and a plain `def` handler already "
+    "runs in the framework's worker threads"
+)
+
+
 def _parameter_names(function: cst.FunctionDef) -> set[str]:
     star = [p for p in (function.params.star_arg, function.params.star_kwarg) if isinstance(p, cst.Param)]
     return {p.name.value for p in (*named_params(function), *star)}
@@ -78,11 +86,17 @@ class EngineConstruction(ModuleFacts):
         loaded = self.loaded_model(model_given) if model_given is not None else None
         # With no task, the pipeline takes the model's: a causal LM's is text-generation.
         inferred = task_expr is None and loaded is not None and "CausalLM" in (self.semantics.callee(loaded) or "")
-        if not inferred and (task is None or task.value != "text-generation"):
-            shown = repr(task.value) if task is not None else "not given"
+        if task is None and not inferred:
             raise Refusal(
-                f"the pipeline task is {shown}; only \"text-generation\" maps onto vLLM's generate() (vLLM does not serve "
-                "this task); keep the pipeline off the event loop (a worker thread or process), or serve a generative model"
+                "the pipeline task is not given, so the model's Hub page (its pipeline_tag) picks it; name it as "
+                "pipeline(\"text-generation\", model=...) where the model generates text (a causal LM), and the rewrite "
+                "then applies (vLLM serves no other task through generate())"
+            )
+        if not inferred and task is not None and task.value != "text-generation":
+            advice = _UNSERVED_ADVICE.format(model='a generative model with pipeline("text-generation", model=...)')
+            raise Refusal(
+                f"the pipeline task is {task.value!r}; only \"text-generation\" maps onto vLLM's generate() (vLLM does not "
+                f"serve this task); {advice}"
             )
         model_expr = positional[1].value if len(positional) > 1 else model_given
         if len(positional) > 2:
@@ -174,8 +188,7 @@ class EngineConstruction(ModuleFacts):
         if ENCODER_DECODER_MODEL.match(loader):
             raise Refusal(
                 f"`{loader.rsplit('.', 2)[-2]}` loads an encoder-decoder model (T5, BART, BlenderBot...), which vLLM itself "
-                "does not serve (BART only through its bart-plugin); keep the model off the event loop (a worker thread or "
-                "process), or serve a decoder-only model"
+                f"does not serve (BART only through its bart-plugin); {_UNSERVED_ADVICE.format(model='a decoder-only model (AutoModelForCausalLM)')}"
             )
 
     def hf_load_arguments(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
