@@ -298,6 +298,14 @@ def g(prompt: str):
 """,
         "the pipeline task is not given, so the model's Hub page (its pipeline_tag) picks it; name it as pipeline(\"text-generation\", model=...)",
     ),
+    "no model but a revision": (
+        APP.replace('model="gpt2"', 'revision="main"') + """
+@app.post("/g")
+def g(prompt: str):
+    return pipe(prompt)
+""",
+        "the pipeline names no model but a revision= (of the task's default model); name the model with model=",
+    ),
     "event hook registered by a call": (
         APP + """
 def hello():
@@ -1214,6 +1222,37 @@ def test_the_handler_is_rewritten_onto_the_engine(tmp_path, case):
     compile(result, "server.py", "exec")
     assert [d for d in lint_text(tmp_path, "again.py", result) if d.code.startswith("VLL1")] == []
     assert fixed(tmp_path, result) == (result, {})
+
+
+def test_a_pipeline_that_names_no_model_gets_the_default_transformers_loads(tmp_path, monkeypatch):
+    """pipeline("text-generation") alone loads the installed transformers' default model for the task: the engine
+    loads the same, read at start-up by a helper, with a max_model_len the model's positions allow."""
+    source = APP.replace('pipeline("text-generation", model="gpt2")', 'pipeline("text-generation")') + """
+@app.post("/g")
+def g(prompt: str):
+    return pipe(prompt)[0]["generated_text"]
+"""
+    result, applied = fixed(tmp_path, source)
+    assert applied == {"VLL101": 1}, result
+    arguments = [line.strip() for line in result[result.index("AsyncEngineArgs(\n"):].splitlines()[1:4]]
+    assert arguments == ['**pipeline_default_model("text-generation", 8192),', "gpu_memory_utilization=0.90,", "enable_prefix_caching=True,"]
+    assert "def pipeline_default_model(task, longest):" in result and "max_model_len" not in result.split("def pipeline_default_model")[0]
+    compile(result, "server.py", "exec")
+    assert [d for d in lint_text(tmp_path, "again.py", result) if d.code.startswith("VLL")] == []
+    assert fixed(tmp_path, result) == (result, {})
+    # The helper answers what pipeline() itself resolves (transformers' get_default_model_and_revision).
+    import transformers
+    from transformers.pipelines import check_task
+    from transformers.pipelines.base import get_default_model_and_revision
+
+    from vllm_lint.python.rewrite.generation import PIPELINE_DEFAULT_HELPER
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", lambda model, revision: type("C", (), {"max_position_embeddings": 1024})())
+    scope: dict = {}
+    exec(PIPELINE_DEFAULT_HELPER.format(name="helper"), scope)
+    model, revision = get_default_model_and_revision(check_task("text-generation")[1], None)
+    assert scope["helper"]("text-generation", 8192) == {"model": model, "revision": revision, "max_model_len": 1024}
+    assert scope["helper"]("text-generation", 512)["max_model_len"] == 512
 
 
 # Prompts of no stated type: checked at run time to be one string (the framework's bad-request answer otherwise).

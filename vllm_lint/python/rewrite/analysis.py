@@ -273,8 +273,11 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
     generation: dict[str, cst.BaseExpression] = {}
     full_text = True
     removed_lines: list[cst.SimpleStatementLine] = []
+    default_model: tuple[str, int] | None = None
     if kind is ModelKind.PIPELINE:
         engine_arguments, generation, full_text = construction.pipeline_construction(site.node)
+        if not any(keyword == "model" for keyword, _ in engine_arguments):  # pipeline("text-generation") alone
+            default_model = ("text-generation", construction.default_max_model_len())
         removed_lines += analysis.fed_model_lines(site.node) if any(HF_GENERATIVE_MODEL.match(ctx.semantics.callee(s.node) or "") for s in ctx.model.calls) else []
     spread: frozenset[str] = frozenset()
     if kind is ModelKind.LLM:
@@ -359,6 +362,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         model_dict=entry.variable if entry is not None and entry.literal else None,
         instance=_instance_name(ctx, site, name),
         removed_lines=tuple(removed_lines),
+        default_model=default_model,
         default_params_calls=tuple(default_params),
         spread_engine_keywords=spread,
         alternatives=others,

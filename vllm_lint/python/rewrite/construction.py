@@ -101,10 +101,12 @@ class EngineConstruction(ModuleFacts):
         model_expr = positional[1].value if len(positional) > 1 else model_given
         if len(positional) > 2:
             raise Refusal("pipeline(...) gets more positional arguments than task and model")
-        if model_expr is None:
-            raise Refusal("the pipeline names no model (it would load the task's default model); name it with model=\"...\", which the engine then loads")
+        if model_expr is None and "revision" in keywords:
+            raise Refusal("the pipeline names no model but a revision= (of the task's default model); name the model with model=\"...\", which the engine then loads")
         code = self.module.code_for_node
-        if loaded is not None and model_expr is model_given:
+        if model_expr is None:
+            engine: list[tuple[str, str]] = []  # the default model's, read at start-up (plan.default_model)
+        elif loaded is not None and model_expr is model_given:
             # A model object the module loaded by name: the engine loads that name.
             engine = list(self.hf_load_arguments(loaded))
             model_expr = self.model_name_given(loaded)
@@ -119,7 +121,7 @@ class EngineConstruction(ModuleFacts):
                 continue
             value = arg.value
             if name == "tokenizer":
-                tokenizer = self._tokenizer_source(value, model_expr) if loaded is not None else value
+                tokenizer = self._tokenizer_source(value, model_expr) if loaded is not None and model_expr is not None else value
                 if tokenizer is not None and not self._model_name_at(tokenizer, call):
                     raise Refusal("the pipeline's tokenizer= is an object, not a name or path")
                 if tokenizer is not None:
@@ -141,10 +143,14 @@ class EngineConstruction(ModuleFacts):
                 raise Refusal(f"the pipeline keyword {name}= has no AsyncEngineArgs equivalent")
         engine += [
             ("gpu_memory_utilization", f"{SAFE_GPU_MEMORY_UTILIZATION:.2f}"),
-            ("max_model_len", str(self._max_model_len(model_expr))),
+            *((("max_model_len", str(self._max_model_len(model_expr))),) if model_expr is not None else ()),
             ("enable_prefix_caching", "True"),
         ]
         return tuple(engine), generation, full_text
+
+    def default_max_model_len(self) -> int:
+        """The fix-max-model-len setting: the most a model known only at start-up gets."""
+        return self._max_model_len(None)
 
     def _max_model_len(self, model_expr: cst.BaseExpression | None) -> int:
         """The fix-max-model-len setting, or the model's own limit where it is known and lower."""

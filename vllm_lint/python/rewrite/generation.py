@@ -149,3 +149,21 @@ def {name}(engine):
         {read}[id(engine)] = engine.model_config.get_diff_sampling_param()
     return {read}[id(engine)]
 '''
+
+
+# pipeline(task) with no model loads transformers' default for the task at its revision (transformers'
+# pipelines/__init__.py: check_task's ["default"]["model"], keyed by framework ("pt") in 4.x, one pair in 5.x;
+# pipeline() passes that revision to the model and the tokenizer, and vLLM's tokenizer_revision defaults to the
+# model's revision, vllm/config/model.py). The length: vLLM stops at start-up above the model's own (same file).
+PIPELINE_DEFAULT_HELPER = '''def {name}(task, longest):
+    """The engine arguments for the model transformers' pipeline(task) loads when it names none: the installed
+    transformers' default for the task at its revision, as pipeline() reads them, and a max_model_len of at most
+    ``longest`` that the model's positions allow."""
+    from transformers import AutoConfig
+    from transformers.pipelines import check_task
+
+    default = check_task(task)[1]["default"]["model"]
+    model, revision = default["pt"] if isinstance(default, dict) else default
+    positions = AutoConfig.from_pretrained(model, revision=revision).max_position_embeddings
+    return {{"model": model, "revision": revision, "max_model_len": min(longest, positions)}}
+'''

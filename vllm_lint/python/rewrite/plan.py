@@ -235,6 +235,10 @@ class ServerPlan:
     model_dict: str | None = None
     # ``model.eval()``, ``model.to(device)``: lines on the model that mean nothing to the engine, removed
     removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
+    # A pipeline that names no model: (its task, the longest max_model_len to allow). The engine loads what
+    # pipeline() would: the installed transformers' default model for the task at its revision, read at start-up
+    # by a helper written into the module (generation.py's PIPELINE_DEFAULT_HELPER)
+    default_model: tuple[str, int] | None = None
     # ``llm.get_default_sampling_params()`` in a function: the engine's model config gives the same defaults
     default_params_calls: tuple[cst.Call, ...] = ()
     # The keys of the ``**dict`` arguments of ``LLM(**params)``, which AsyncEngineArgs gets as they are: the

@@ -17,7 +17,7 @@ from vllm_lint.python.edits import keyword_arg, with_keyword
 from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.entries import held_on_object, is_entry
-from vllm_lint.python.rewrite.generation import DECODE_AS_TRANSFORMERS_HELPER, SAMPLING_DEFAULTS_HELPER, SamplingKeywords
+from vllm_lint.python.rewrite.generation import DECODE_AS_TRANSFORMERS_HELPER, PIPELINE_DEFAULT_HELPER, SAMPLING_DEFAULTS_HELPER, SamplingKeywords
 from vllm_lint.python.rewrite.hf_generate import row_first
 from vllm_lint.python.rewrite.imports import (
     ensure_imported,
@@ -231,6 +231,7 @@ class ServerRewrite:
         self.generation_configs = self.fresh.take("generation_config_by_engine") if names.decodes_as_transformers else ""
         self.sampling_defaults = self.fresh.take("sampling_defaults") if names.uses_sampling_defaults else ""
         self.sampling_defaults_read = self.fresh.take("sampling_defaults_by_engine") if names.uses_sampling_defaults else ""
+        self.default_model = self.fresh.take("pipeline_default_model") if plan.default_model else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -528,6 +529,8 @@ class ServerRewrite:
                 configs=self.generation_configs, config=self.generation_config, name=self.decode_as))
         if self.sampling_defaults:
             sources.append(SAMPLING_DEFAULTS_HELPER.format(read=self.sampling_defaults_read, name=self.sampling_defaults))
+        if self.default_model:
+            sources.append(PIPELINE_DEFAULT_HELPER.format(name=self.default_model))
         if not sources:
             return module
         source = "\n\n".join(sources).replace("\n", module.default_newline)  # the docstrings' line breaks too
@@ -601,6 +604,9 @@ class ServerRewrite:
 
     def _pipeline_engine_statement(self, model_statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         arguments = "".join(f"        {name}={value},\n" for name, value in self.plan.engine_arguments)
+        if self.plan.default_model:
+            task, longest = self.plan.default_model
+            arguments = f"        **{self.default_model}(\"{task}\", {longest}),\n" + arguments
         source = (
             f"{self.engine} = {self._engine_factory}(\n"
             f"    {self.names.async_engine_args}(\n{arguments}    )\n)\n"
