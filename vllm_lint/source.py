@@ -99,14 +99,19 @@ def read_bytes(path: Path) -> bytes:
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
             raise SourceError("is a directory, not a file")
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(status.st_mode):
             raise SourceError("not a regular file (a FIFO, socket or device): not read")
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1  # the handle owns it now
-            return handle.read()
+        # Read to the end with the descriptor itself (a file object costs more than the read of a small file): the
+        # first read asks for more than the size, so a file that did not grow is read whole by it and an empty one.
+        chunks = []
+        wanted = status.st_size + 1
+        while chunk := os.read(fd, wanted):
+            chunks.append(chunk)
+            wanted = max(wanted, 1 << 16)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     finally:
