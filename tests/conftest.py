@@ -62,8 +62,8 @@ def _linting_modules_loaded() -> None:
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test on the session's tiny model starts a vLLM engine: it is marked ``engine`` (as
-    tests/robustness/test_server_faults.py is by hand), so that .ci/run runs those one after the other in one
-    process (`-m engine`: two engines at once would fight for the cores) beside the rest (`-m "not engine"`).
+    tests/robustness/test_server_faults.py is by hand), so that .ci/run runs those apart from the rest (`-m "not engine"`),
+    mostly one after the other (tests/README.md).
     With ``--rule VLLnnn``, only that rule's cases and the catalogue checks are kept."""
     for item in items:
         if "tiny_model_dir" in getattr(item, "fixturenames", ()):
