@@ -305,3 +305,22 @@ def test_vll211_does_not_size_a_checkpoint_whose_name_says_it_is_quantized(tmp_p
     assert [(f["location"]["row"], f["message"].split(":")[0]) for f in json.loads(found.stdout)] == [
         (2, "meta-llama/Llama-3.3-70B-Instruct does not fit")
     ]
+
+
+def test_vll211_judges_a_gpu_named_without_its_size_on_its_largest(tmp_path):
+    # "A100" leaves 40 or 80 GB open: 70B on one does not fit 80 GB either; split in two it fits 80 GB, not 40 GB.
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve meta-llama/Llama-3.3-70B-Instruct --max-model-len 8192 --gpu-memory-utilization 0.90\n"
+        "vllm serve meta-llama/Llama-3.3-70B-Instruct -tp 2 --max-model-len 8192 --gpu-memory-utilization 0.90\n"
+    )
+    found = [(f["location"]["row"], f["message"]) for f in json.loads(_check_json(tmp_path, "VLL211", "A100").stdout)]
+    assert found == [
+        (
+            1,
+            "meta-llama/Llama-3.3-70B-Instruct does not fit: its weights take 131.4 GiB per GPU (131.4 GiB over 1) on "
+            "1 x A100 (40 or 80 GB; 80 GB assumed) at 0.9 = 72.0 GiB each; vLLM runs out of memory loading them; use "
+            "more GPUs (tensor parallel), a quantized checkpoint, or a larger GPU",
+        )
+    ]
+    on_40 = json.loads(_check_json(tmp_path, "VLL211", "A100-40GB").stdout)
+    assert [f["location"]["row"] for f in on_40] == [1, 2]

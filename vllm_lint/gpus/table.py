@@ -67,3 +67,13 @@ _ROWS = (
     GpuType("MI325X", 256, None, "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"),
 )
 GPU_TYPES = {row.name: row for row in _ROWS}
+
+
+def family_sizes(gpu: GpuType) -> tuple[GpuType, ...]:
+    """The sized rows of a family whose name leaves its memory open ("A100": A100-40GB, A100-80GB), smallest
+    first; empty for a row whose memory is known."""
+    if gpu.memory_gib is not None:
+        return ()
+    prefix = gpu.name + "-"
+    sized = (row for row in _ROWS if row.name.startswith(prefix) and row.name.endswith("GB") and row.memory_gib)
+    return tuple(sorted(sized, key=lambda row: row.memory_gib or 0))

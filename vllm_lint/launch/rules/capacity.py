@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from vllm_lint.gpus.table import GPU_TYPES, GpuType
+from vllm_lint.gpus.table import GPU_TYPES, GpuType, family_sizes
 from vllm_lint.launch.model import env_flag, launch_model, length_limit, model_name, target_versions
 from vllm_lint.launch.parallelism import parallel_sizes
 from vllm_lint.launch.platform import runs_on_cpu
@@ -224,7 +224,18 @@ def _profile_peak(launch: Launch, facts: ModelFacts, dtype: str | None, tensor: 
 def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[LaunchFinding]:
     gpu = _gpu(launch, settings)
     sizes = parallel_sizes(launch)
-    if gpu is None or gpu.memory_gib is None or sizes is None or launch.opaque:
+    if gpu is None or sizes is None or launch.opaque:
+        return
+    # A name that leaves the size open (Slurm's gpu:a100:1, dstack's A100:1) is judged on its largest size:
+    # what does not fit there fits none of them.
+    memory_gib, gpu_label = gpu.memory_gib, gpu.name
+    if memory_gib is None:
+        family = family_sizes(gpu)
+        if not family:
+            return
+        memory_gib = family[-1].memory_gib
+        gpu_label = f"{gpu.name} ({' or '.join(f'{row.memory_gib:g}' for row in family)} GB; {memory_gib:g} GB assumed)"
+    if memory_gib is None:
         return
     if launch.has("cpu_offload_gb") or launch.has("quantization") or launch.has("kv_cache_memory_bytes"):
         return
@@ -241,8 +252,8 @@ def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
     tensor, pipeline = sizes
     gpus = tensor * pipeline
     per_gpu = weights / gpus
-    usable = gpu.memory_gib * _GIB * utilization
-    where = f"{gpus} x {gpu.name} at {utilization:g} = {usable / _GIB:.1f} GiB each"
+    usable = memory_gib * _GIB * utilization
+    where = f"{gpus} x {gpu_label} at {utilization:g} = {usable / _GIB:.1f} GiB each"
     anchor = launch.gpu_type_anchor if launch.gpu_type else launch.anchor
     if per_gpu > usable:
         yield LaunchFinding(
