@@ -324,3 +324,23 @@ def test_vll211_judges_a_gpu_named_without_its_size_on_its_largest(tmp_path):
     ]
     on_40 = json.loads(_check_json(tmp_path, "VLL211", "A100-40GB").stdout)
     assert [f["location"]["row"] for f in on_40] == [1, 2]
+
+
+def test_vll211_sizes_an_fbgemm_fp8_checkpoint_at_one_byte_a_weight(tmp_path):
+    # The row keeps no weight_bytes: 405,849,243,648 counted parameters (Llama 3.1 405B) at one byte, a lower bound.
+    from vllm_lint.models.derive import weight_bytes_served
+
+    fp8 = table_facts("meta-llama/Meta-Llama-3.1-405B-Instruct-FP8")
+    assert fp8.quantization_method == "fbgemm_fp8" and fp8.weight_bytes is None
+    assert weight_bytes_served(fp8, None) == weight_bytes_served(fp8, "float32") == 405_849_243_648
+    awq = read_facts("org/model-awq", "test", {**LLAMA, "vocab_size": 32000, "intermediate_size": 11008,
+                                       "quantization_config": {"quant_method": "awq"}})
+    assert weight_bytes_served(awq, None) is None
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve meta-llama/Meta-Llama-3.1-405B-Instruct-FP8 --tensor-parallel-size 8\n"
+        "vllm serve meta-llama/Meta-Llama-3.1-405B-Instruct-FP8 --tensor-parallel-size 4\n"
+    )
+    found = [(f["location"]["row"], f["message"]) for f in json.loads(_check_json(tmp_path, "VLL211", "H100").stdout)]
+    assert [row for row, _ in found] == [2]
+    assert "its weights take 94.5 GiB per GPU (378.0 GiB over 4) on 4 x H100" in found[0][1]
+    assert "use more GPUs (tensor parallel), or a larger GPU" in found[0][1]

@@ -258,13 +258,27 @@ def maybe_quantized(facts: ModelFacts) -> bool:
     return _QUANTIZED_NAME.search(facts.name) is not None
 
 
+# Quantization methods (a config.json's ``quant_method``) that keep every weight in at least one byte on the GPU:
+# FBGEMMFp8LinearMethod.create_weights makes each quantized linear layer's weight torch.float8_e4m3fn (Marlin,
+# where the GPU lacks FP8, repacks the same bytes), and get_quant_method leaves every other layer (embeddings,
+# the output layer, modules_to_not_convert) to its unquantized 16-bit method
+# (vllm/model_executor/layers/quantization/fbgemm_fp8.py at vllm-project/vllm@04843c7c).
+_ONE_BYTE_QUANTIZATIONS = frozenset({"fbgemm_fp8"})
+
+
 def weight_bytes_served(facts: ModelFacts, dtype: str | None) -> int | None:
     """A lower bound of the weights' bytes on the GPUs: the checkpoint's size, halved where vLLM casts a float32
     checkpoint (or one of unknown dtype, which may be float32) to 16 bits; or the parameters of a dense model
-    times the bytes vLLM serves each in (``served_element_bytes``, known without the checkpoint's dtype). None for
-    a quantized model without its size, or where neither is known."""
+    times the bytes vLLM serves each in (``served_element_bytes``, known without the checkpoint's dtype), one
+    byte each for a checkpoint whose config names a quantization that stores none in less. None for another
+    quantized model without its size, or where neither is known."""
     if maybe_quantized(facts):
-        return facts.weight_bytes
+        if facts.weight_bytes is not None:
+            return facts.weight_bytes
+        one_byte = facts.quantization_method in _ONE_BYTE_QUANTIZATIONS
+        if not one_byte or facts.config.get("compression_config") is not None:
+            return None
+        return parameter_count(facts)  # counted at one byte: the 16-bit layers' second byte is not counted
     served = served_element_bytes(dtype)
     if served is None:
         return None

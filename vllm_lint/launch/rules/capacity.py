@@ -260,7 +260,7 @@ def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
             message=(
                 f"{facts.name} does not fit: its weights take {per_gpu / _GIB:.1f} GiB per GPU ({weights / _GIB:.1f} "
                 f"GiB over {gpus}) on {where}; vLLM runs out of memory loading them; use more GPUs "
-                "(tensor parallel), a quantized checkpoint, or a larger GPU"
+                f"(tensor parallel), {'' if facts.quantization else 'a quantized checkpoint, '}or a larger GPU"
             ),
             anchor=anchor,
         )
