@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -65,6 +67,15 @@ def test_parallel_results_equal_serial_results(tmp_path):
     assert parallel.returncode == serial.returncode == 1
     assert json.loads(parallel.stdout) == json.loads(serial.stdout)
     assert len(json.loads(parallel.stdout)) == 50 * 2 + 100  # VLL201+VLL203 per engine, VLL302 per SamplingParams
+    # VLLM_LINT_JOBS=0: the same report from this one process (a profiler's or a debugger's view), no child started.
+    script = ("import sys; from vllm_lint.engine import workers\n"
+              "class NoPool:\n    def __init__(self, *a, **k): raise AssertionError('a worker pool was started')\n"
+              "workers._Pool = NoPool\nfrom vllm_lint.cli.entry import main\n"
+              f"main(['check', '--no-cache', '--output-format', 'json', {str(tmp_path)!r}])\n")
+    here = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "VLLM_LINT_JOBS": "0"})
+    assert here.returncode == 1, here.stderr
+    assert json.loads(here.stdout) == json.loads(parallel.stdout)
 
 
 # Run in a process of its own: multiprocessing's spawn leaves a resource tracker running until its parent ends.

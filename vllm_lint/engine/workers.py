@@ -48,6 +48,12 @@ def file_timeout() -> float:
     return value if value > 0 else _DEFAULT_FILE_TIMEOUT
 
 
+def in_process() -> bool:
+    """``VLLM_LINT_JOBS=0``: every file is linted in this process, with no worker process, so no crash
+    isolation and no per-file time limit; for a debugger or a profiler, which see only their own process."""
+    return os.environ.get("VLLM_LINT_JOBS", "").strip() == "0"
+
+
 def worker_count(files: int) -> int:
     raw = os.environ.get("VLLM_LINT_JOBS", "")
     if raw.isdigit() and int(raw) > 0:
@@ -72,7 +78,12 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
     """Results in task order, whatever happened to the processes that produced them."""
     results: dict[int, FileResult] = {}
     surfaces = {s.name: s for s in all_surfaces()}
-    if len(tasks) <= _IN_PROCESS_FILES:
+    if in_process():
+        for task in tasks:
+            result = _lint_one(task, surfaces, options, allow_parsing=True)
+            assert result is not None
+            results[task.index] = result
+    elif len(tasks) <= _IN_PROCESS_FILES:
         to_parse = []
         for task in tasks:
             result = _lint_one(task, surfaces, options, allow_parsing=False)
