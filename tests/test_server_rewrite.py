@@ -62,6 +62,13 @@ def g(prompt: str):
     return StreamingResponse(streamer, media_type="text/plain")
 """
 
+# A `def` route that returns what the module's pipeline gives its prompt.
+PIPE_IN_DEF_HANDLER = """
+@app.post("/g")
+def g(prompt: str):
+    return pipe(prompt)
+"""
+
 REFUSED = {
     "a text-generation pipeline around an encoder-decoder model": (
         """\
@@ -283,27 +290,15 @@ def g(prompt: str):
         "the thread's kwargs `dict(inputs, streamer=streamer)` are not a dict of literal keys",
     ),
     "non-text task": (
-        APP.replace('"text-generation"', '"summarization"') + """
-@app.post("/g")
-def g(prompt: str):
-    return pipe(prompt)
-""",
+        APP.replace('"text-generation"', '"summarization"') + PIPE_IN_DEF_HANDLER,
         "task is 'summarization'",
     ),
     "no task": (
-        APP.replace('pipeline("text-generation", ', 'pipeline(') + """
-@app.post("/g")
-def g(prompt: str):
-    return pipe(prompt)
-""",
+        APP.replace('pipeline("text-generation", ', 'pipeline(') + PIPE_IN_DEF_HANDLER,
         "the pipeline task is not given, so the model's Hub page (its pipeline_tag) picks it; name it as pipeline(\"text-generation\", model=...)",
     ),
     "no model but a revision": (
-        APP.replace('model="gpt2"', 'revision="main"') + """
-@app.post("/g")
-def g(prompt: str):
-    return pipe(prompt)
-""",
+        APP.replace('model="gpt2"', 'revision="main"') + PIPE_IN_DEF_HANDLER,
         "the pipeline names no model but a revision= (of the task's default model); name the model with model=",
     ),
     "event hook registered by a call": (
