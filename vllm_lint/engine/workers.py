@@ -79,6 +79,10 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
     results: dict[int, FileResult] = {}
     surfaces = {s.name: s for s in all_surfaces()}
     if in_process():
+        if len(tasks) > _IN_PROCESS_FILES:
+            import gc
+
+            gc.enable()  # as a worker that parses batch after batch does (_child_main): memory stays bounded
         for task in tasks:
             result = _lint_one(task, surfaces, options, allow_parsing=True)
             assert result is not None
