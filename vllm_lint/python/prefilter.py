@@ -173,20 +173,8 @@ def remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Path
     return remembered
 
 
-def remembered_bytes(function: Callable[[bytes], bool]) -> Callable[[bytes], bool]:
-    """``remembered`` for a question about the bytes alone."""
-    last: list[object] = [None, False]
-
-    def remembered(data: bytes) -> bool:
-        if last[0] is not data:  # identity, and the reference keeps ``id`` from being reused
-            last[:] = [data, function(data)]
-        return bool(last[1])
-
-    return remembered
-
-
-def remembered_bytes_value(function: Callable[[bytes], T]) -> Callable[[bytes], T]:
-    """``remembered_bytes`` for a question whose answer is not a bool."""
+def remembered_bytes(function: Callable[[bytes], T]) -> Callable[[bytes], T]:
+    """``remembered`` for a question about the bytes alone (its answer a bool or anything else)."""
     last: list = [None, None]
 
     def remembered(data: bytes) -> T:
@@ -258,7 +246,7 @@ _FROM_WORD = lazy_re(rb"from(?=(?:[ \t]|\\\r?\n)+(\w+))")
 _IMPORTED_TEXT = lazy_re(rb"import((?:[^\n\\]|\\\r?\n|\\)*)")
 
 
-@remembered_bytes_value
+@remembered_bytes
 def _import_index(data: bytes) -> tuple[frozenset[bytes], bytes]:
     return frozenset(_FROM_WORD.findall(data)), b"\n".join(_IMPORTED_TEXT.findall(data))
 
