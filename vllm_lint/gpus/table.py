@@ -69,11 +69,10 @@ _ROWS = (
 GPU_TYPES = {row.name: row for row in _ROWS}
 
 
-def family_sizes(gpu: GpuType) -> tuple[GpuType, ...]:
-    """The sized rows of a family whose name leaves its memory open ("A100": A100-40GB, A100-80GB), smallest
-    first; empty for a row whose memory is known."""
+def family_sizes(gpu: GpuType) -> tuple[float, ...]:
+    """The memory sizes (GiB) of a family whose name leaves its memory open ("A100": 40 and 80), smallest first;
+    empty for a row whose memory is known."""
     if gpu.memory_gib is not None:
         return ()
     prefix = gpu.name + "-"
-    sized = (row for row in _ROWS if row.name.startswith(prefix) and row.name.endswith("GB") and row.memory_gib)
-    return tuple(sorted(sized, key=lambda row: row.memory_gib or 0))
+    return tuple(sorted(row.memory_gib for row in _ROWS if row.name.startswith(prefix) and row.name.endswith("GB") and row.memory_gib))

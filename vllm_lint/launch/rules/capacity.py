@@ -233,10 +233,8 @@ def model_does_not_fit(launch: Launch, settings: LaunchSettings) -> Iterator[Lau
         family = family_sizes(gpu)
         if not family:
             return
-        memory_gib = family[-1].memory_gib
-        gpu_label = f"{gpu.name} ({' or '.join(f'{row.memory_gib:g}' for row in family)} GB; {memory_gib:g} GB assumed)"
-    if memory_gib is None:
-        return
+        memory_gib = family[-1]
+        gpu_label = f"{gpu.name} ({' or '.join(f'{size:g}' for size in family)} GB; {memory_gib:g} GB assumed)"
     if launch.has("cpu_offload_gb") or launch.has("quantization") or launch.has("kv_cache_memory_bytes"):
         return
     dtype = _text(launch, "dtype")
