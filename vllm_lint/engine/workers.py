@@ -80,9 +80,7 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
     surfaces = {s.name: s for s in all_surfaces()}
     if in_process():
         if len(tasks) > _IN_PROCESS_FILES:
-            import gc
-
-            gc.enable()  # as a worker that parses batch after batch does (_child_main): memory stays bounded
+            _bound_memory()
         for task in tasks:
             result = _lint_one(task, surfaces, options, allow_parsing=True)
             assert result is not None
@@ -100,6 +98,14 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions) -> list[FileResult]:
     else:
         results.update(_Pool(options, worker_count(len(tasks) // 8 or 1)).run(list(tasks)))
     return [results[task.index] for task in tasks]
+
+
+def _bound_memory() -> None:
+    """The program leaves the cyclic garbage collector off (cli/entry.py); a process that parses file after file
+    of a large run turns it on, so that its memory stays bounded however many files it is given."""
+    import gc
+
+    gc.enable()
 
 
 def batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
@@ -146,11 +152,7 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
     # The parent owns Ctrl-C: it stops the children itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if many_files:
-        # The program leaves the cyclic garbage collector off (cli/entry.py); a process that parses batch after
-        # batch turns it on, so that its memory stays bounded however many files it is given.
-        import gc
-
-        gc.enable()
+        _bound_memory()
     for inherited in _PARENT_ENDS:
         inherited.close()
     _PARENT_ENDS.clear()
