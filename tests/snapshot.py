@@ -9,7 +9,6 @@ files instead, and removes the files no case produces any more. Review what chan
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import shlex
 from collections.abc import Iterable
@@ -17,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+
+from lintutil import run_cli_in_process
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE_OPTION = "--update-snapshots"
@@ -68,11 +68,8 @@ def _diff(old: str, new: str) -> str:
 def cli_transcript(*args: str, cwd: Path) -> str:
     """``vllm-lint ARGS`` run in ``cwd`` as a snapshot shows it: the command, its exit status, what it printed
     (standard error apart, when there is any)."""
-    from vllm_lint.cli.main import cli
-
-    with contextlib.chdir(cwd):
-        result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    text = f"$ vllm-lint {shlex.join(args)}\nexit status {result.exit_code}\n{result.stdout}"
+    result = run_cli_in_process(*args, cwd=cwd)
+    text = f"$ vllm-lint {shlex.join(args)}\nexit status {result.returncode}\n{result.stdout}"
     if result.stderr:
         text += f"[stderr]\n{result.stderr}"
     return text
