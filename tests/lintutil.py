@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 from vllm_lint.engine.run import Run
 from vllm_lint.config import Settings, enabled_codes
@@ -152,20 +153,11 @@ def notebook_json(text: str) -> str:
     return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-@contextlib.contextmanager
 def linted_here():
     """``VLLM_LINT_JOBS=0`` for the block: the engine lints every file in this process instead of forking a child
     per run (~0.07 s each, most of a rule example's test). Crash isolation has its own tests (test_workers.py);
     a long-lived process that lints again and again is what the language server is."""
-    before = os.environ.get("VLLM_LINT_JOBS")
-    os.environ["VLLM_LINT_JOBS"] = "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("VLLM_LINT_JOBS", None)
-        else:
-            os.environ["VLLM_LINT_JOBS"] = before
+    return mock.patch.dict(os.environ, {"VLLM_LINT_JOBS": "0"})
 
 
 def lint_file_paths(paths: list[Path], select: tuple[str, ...] = (), **settings) -> list[Diagnostic]:
