@@ -179,8 +179,10 @@ QUANTIZATION_MIN_CAPABILITY = {
 }
 QUANTIZATION_TABLE_FROM = (0, 32, 0)  # the releases whose minimums the table holds
 # Until 0.8.5 ``dtype="auto"`` kept a bfloat16 checkpoint in bfloat16 (vllm/config.py:2903-2908, 0.8.5), which
-# the worker then refused below compute capability 8.0 (vllm/worker/worker.py:461-478, 0.6.3); from 0.9.2 on
-# (vllm/config.py:3285-3330) it falls back to float16. 0.9.0 and 0.9.1 are not read: taken as falling back.
+# the worker then refused below compute capability 8.0 (vllm/worker/worker.py:461-478, 0.6.3); so did every release
+# from 0.0.1, refusing it in ModelConfig itself (vllm/config.py:192-235, 0.1.0). From 0.9.0 on it falls back to the
+# GPU's first supported dtype, float16 below 8.0 (vllm/config.py:3069-3101 and vllm/platforms/cuda.py:58-68, 0.9.0;
+# _resolve_auto_dtype, vllm/config.py:3185-3228, 0.9.1; vllm/config.py:3285-3330, 0.9.2).
 AUTO_BF16_FALLS_BACK_FROM = (0, 9, 0)
 
 
