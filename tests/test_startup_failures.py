@@ -4,6 +4,7 @@ a launch file, lints it and tallies what it reports."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.util
 import re
 import sys
@@ -52,14 +53,19 @@ def _rows(name: str) -> tuple[list[str], list[dict[str, str]]]:
     [
         ("failures.tsv", FAILURE_COLUMNS, "f", 30),
         ("started.tsv", STARTED_COLUMNS, "s", 10),
+        ("excluded.tsv", [*FAILURE_COLUMNS, "reason"], "f", 1),
     ],
 )
 def test_each_row_is_a_sourced_launch(name, columns, prefix, minimum):
     header, rows = _rows(name)
     assert header == columns
     assert len(rows) >= minimum
-    assert [row["id"] for row in rows] == [f"{prefix}{number:02d}" for number in range(1, len(rows) + 1)]
+    if name != "excluded.tsv":  # a row moved out to excluded.tsv keeps its id there
+        ids = [row["id"] for row in rows] + ([row["id"] for row in _rows("excluded.tsv")[1]] if prefix == "f" else [])
+        assert sorted(ids) == [f"{prefix}{number:02d}" for number in range(1, len(ids) + 1)]
+        assert [row["id"] for row in rows] == sorted(row["id"] for row in rows)
     for row in rows:
+        assert row.get("reason", "-"), row["id"]  # an excluded row says why
         assert None not in row and all(row[column] is not None for column in columns), row["id"]
         assert THREAD.fullmatch(row["source"]), row["id"]
         assert row["launch_kind"] in ("shell", "python"), row["id"]
@@ -73,6 +79,22 @@ def test_each_row_is_a_sourced_launch(name, columns, prefix, minimum):
             compile(row["launch"].replace("; ", "\n"), row["id"], "exec")
         if "expected" in row:
             assert row["expected"] in runner.RULES, row["id"]
+
+
+def test_each_inference_names_the_newest_release_before_its_report():
+    releases = runner.read_releases(FOLDER / "releases.tsv")
+    cases = runner.read_cases(FOLDER / "failures.tsv")
+    inferences = runner.read_inferences(FOLDER / "inferred.tsv")
+    runner.check_inferences(inferences, cases, releases)  # exits on a release that is not the newest before
+    assert all(inference.why for inference in inferences.values())
+    assert runner.newest_release("2023-08-10", releases) == "0.1.3"
+    assert runner.newest_release("2024-08", releases) == "0.5.3.post1"  # a month: releases before its first day
+    assert runner.newest_release("2023-01-01", releases) is None
+    case = runner.Case("f01", "VLL212", "s", "shell", "vllm serve m", "m", "T4", "not reported (2023-08-10)")
+    assert runner.report_date(case) == "2023-08-10"
+    assert runner.report_date(dataclasses.replace(case, vllm_version="main (2025-06-15)")) is None
+    with pytest.raises(SystemExit):
+        runner.check_inferences({"f01": runner.Inference("f01", "2023-08-10", "0.1.2", "why")}, [case], releases)
 
 
 def test_every_rule_has_failures():
@@ -116,6 +138,8 @@ def test_the_tally_counts_recall_on_known_models_and_false_positives():
         "| VLL210 | 0 | 0 | 0 | 0 | n/a | none |\n"
         "| VLL211 | 2 | 1 | 1 | 1 | 100% | none |\n"
         "| VLL212 | 0 | 0 | 0 | 0 | n/a | none |\n"
+        "\n"
+        "All rules: 2 of the 2 failures whose model is known reported (100%).\n"
         "\n"
         "| case | expected | reported |\n"
         "| --- | --- | --- |\n"
@@ -171,7 +195,11 @@ def test_the_runner_lints_each_row(tmp_path, capsys):
         )
         + "\n"
     )
-    assert runner.main(["--failures", str(failures), "--started", str(started), "--docs", str(docs)]) == 0
+    inferred = tmp_path / "inferred.tsv"
+    inferred.write_text("id\treported\trelease\twhy\n")
+    docs.write_text("# old figures\n\n## Reading it\n\nprose kept\n")
+    arguments = ["--failures", str(failures), "--started", str(started), "--inferred", str(inferred)]
+    assert runner.main([*arguments, "--docs", str(docs)]) == 0
     printed = capsys.readouterr().out
     # an unknown model is never judged: nothing reported, and the rows are listed
     assert "| VLL210 | 1 | 0 | 0 | 0 | n/a | none |\n" in printed
@@ -183,3 +211,22 @@ def test_the_runner_lints_each_row(tmp_path, capsys):
         )
     )
     assert docs.read_text().startswith(f"# Start-up failures: what vllm-lint reports ({runner.DATE})\n")
+    assert docs.read_text().endswith("\n## Reading it\n\nprose kept\n")  # the written part is kept
+
+
+def test_the_inferred_run_lists_each_case_judged_as_a_release():
+    failure = runner.Case("f01", "VLL212", "s", "shell", "vllm serve a/b", "a/b", "T4", "not reported (2023-08-10)")
+    other = runner.Case("f02", "VLL212", "s", "shell", "vllm serve c/d", "c/d", "T4", "0.5.4")
+    started = runner.Case("s01", "", "s", "shell", "vllm serve a/b", "a/b", "T4", "not reported (2024-12)")
+    failures = {failure: frozenset({"VLL212"}), other: frozenset()}
+    results = runner.summarize(failures, {started: frozenset()}, frozenset({"a/b"}))
+    inference = runner.Inference("f01", "2023-08-10", "0.1.3", "every release up to it refuses alike")
+    shown = runner.render_inferred(
+        results, failures, {started: frozenset()}, {"f01": "0.1.3", "s01": "0.6.4.post1"}, {"f01": inference}
+    )
+    assert "| VLL212 | 2 | 1 | 1 | 1 | 100% | none |\n" in shown
+    assert shown.endswith(
+        "| f01 | 0.1.3 | VLL212 | VLL212 | every release up to it refuses alike |\n"
+        "| s01 | 0.6.4.post1 | started | - | (a started launch) |\n"
+    )
+    assert "| f02 |" not in shown

@@ -11,6 +11,12 @@ Per rule (VLL209-VLL212) it reports: ``cases``, the failures that expect it; ``r
 ``known``, the cases the linter can judge (the model, as the launch names it, is in the shipped model table, and for
 VLL211/VLL212 the row names the GPU type); ``recall`` on those; and ``false positives``, the started launches it
 reported on. With ``--docs`` the table is also written to that file, dated, with the vllm-lint commit measured.
+
+A second run judges the failures of ``inferred.tsv`` (reports that give a date, not a release) as the newest vLLM
+release published on or before the report's date (``releases.tsv``, PyPI's publication dates), where the row says
+why every release up to that date fails the launch in the same way; the runner checks that the release named is that
+newest one. The started launches whose report gives only a date are judged the same way, all of them: a harsher test
+of the false positives. Both runs' figures are printed.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ NEEDS_GPU = frozenset({"VLL211", "VLL212"})
 DATE = "2026-12-07"
 FAILED = "vllm-lint failed"
 _RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?")
+_DATE = re.compile(r"\((\d{4}-\d{2}(?:-\d{2})?)\)")
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,55 @@ def read_cases(path: Path) -> list[Case]:
     ]
 
 
+@dataclass(frozen=True)
+class Inference:
+    id: str
+    reported: str  # the report's date, YYYY-MM-DD
+    release: str  # the newest release published on or before it
+    why: str  # why every release up to the date fails the launch alike, with the sources read
+
+
+def read_inferences(path: Path) -> dict[str, Inference]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return {row["id"]: Inference(row["id"], row["reported"], row["release"], row["why"]) for row in rows}
+
+
+def read_releases(path: Path) -> list[tuple[str, str]]:
+    """(release, publication date) pairs, oldest first."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return sorted(((row["release"], row["published"]) for row in rows), key=lambda pair: pair[1])
+
+
+def newest_release(date: str, releases: list[tuple[str, str]]) -> str | None:
+    """The newest release published on or before ``date`` (YYYY-MM-DD; a month, YYYY-MM, stands for its first
+    day, the latest a release the report could use may have been published)."""
+    day = date if len(date) == 10 else f"{date}-01"
+    published = [release for release, when in releases if when <= day]
+    return published[-1] if published else None
+
+
+def report_date(case: Case) -> str | None:
+    """The date a row's version gives where it gives no release ("not reported (2024-12)"), else None."""
+    if release(case.vllm_version) is not None or not case.vllm_version.startswith("not reported"):
+        return None
+    match = _DATE.search(case.vllm_version)
+    return match.group(1) if match else None
+
+
+def check_inferences(inferences: dict[str, Inference], cases: list[Case], releases: list[tuple[str, str]]) -> None:
+    """Each inference names a failure whose report gives the same date, and the newest release before it."""
+    by_id = {case.id: case for case in cases}
+    for inference in inferences.values():
+        case = by_id.get(inference.id)
+        if case is None or report_date(case) is None or not inference.reported.startswith(report_date(case) or "-"):
+            raise SystemExit(f"inferred.tsv: {inference.id} is not a failure whose report gives {inference.reported}")
+        newest = newest_release(inference.reported, releases)
+        if inference.release != newest:
+            raise SystemExit(f"inferred.tsv: {inference.id} names {inference.release}; the newest before is {newest}")
+
+
 def write_launch(case: Case, folder: Path) -> Path:
     """The case's launch as a file of its own kind, in a folder of its own."""
     case_folder = folder / case.id
@@ -89,8 +145,9 @@ def gpu_flag_supported() -> bool:
     return "--gpu" in shown.stdout
 
 
-def lint(path: Path, case: Case, with_gpu: bool) -> frozenset[str]:
-    """The codes among ``RULES`` vllm-lint reports on the launch file (``FAILED`` when it did not run)."""
+def lint(path: Path, case: Case, with_gpu: bool, judged_as: str | None = None) -> frozenset[str]:
+    """The codes among ``RULES`` vllm-lint reports on the launch file (``FAILED`` when it did not run), judged
+    against the row's release, or ``judged_as`` where given."""
     command = [
         sys.executable,
         "-m",
@@ -105,7 +162,7 @@ def lint(path: Path, case: Case, with_gpu: bool) -> frozenset[str]:
     ]
     if with_gpu and case.gpu != "-":
         command += ["--gpu", case.gpu]
-    version = release(case.vllm_version)
+    version = judged_as or release(case.vllm_version)
     if version is not None:
         command += ["--target-vllm-version", version]
     result = subprocess.run([*command, path.name], cwd=path.parent, capture_output=True, text=True, timeout=300)
@@ -173,6 +230,9 @@ def render(
             f"| {result.rule} | {result.cases} | {result.reported} | {result.known} | "
             f"{result.reported_known} | {result.recall} | {positives} |"
         )
+    reported, judged = sum(r.reported_known for r in results), sum(r.known for r in results)
+    share = f"{reported / judged:.0%}" if judged else "n/a"
+    lines += ["", f"All rules: {reported} of the {judged} failures whose model is known reported ({share})."]
     lines += ["", "| case | expected | reported |", "| --- | --- | --- |"]
     for case, codes in [*failures.items(), *started.items()]:
         lines.append(f"| {case.id} | {case.expected or 'started'} | {', '.join(sorted(codes)) or '-'} |")
@@ -186,28 +246,97 @@ def commit() -> str:
     return shown.stdout.strip() or "unknown"
 
 
-def run(failures_tsv: Path, started_tsv: Path) -> str:
+def render_inferred(
+    results: list[RuleResult],
+    failures: dict[Case, frozenset[str]],
+    started: dict[Case, frozenset[str]],
+    judged_as: dict[str, str],
+    inferences: dict[str, Inference],
+) -> str:
+    """The second run: its summary, then each case judged as an inferred release."""
+    summary = render(results, failures, started, "").split("\n\n| case |")[0]
+    lines = [
+        "",
+        "### With the release inferred from the report's date",
+        "",
+        "The failures of `inferred.tsv` judged as the newest vLLM release published on or before the report's date "
+        "(`releases.tsv`), and every started launch whose report gives only a date judged the same way (a harsher "
+        "test of the false positives).",
+        "",
+        summary,
+        "",
+        "| case | judged as | expected | reported | why every release up to the date fails alike |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for case, codes in [*failures.items(), *started.items()]:
+        if case.id in judged_as:
+            why = inferences[case.id].why if case.id in inferences else "(a started launch)"
+            lines.append(
+                f"| {case.id} | {judged_as[case.id]} | {case.expected or 'started'} | "
+                f"{', '.join(sorted(codes)) or '-'} | {why} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def run(failures_tsv: Path, started_tsv: Path, inferred_tsv: Path | None = None, releases_tsv: Path | None = None) -> str:
     with_gpu = gpu_flag_supported()
     note = "" if with_gpu else "This vllm-lint has no --gpu option: the launches were linted without their GPU."
+    failure_cases, started_cases = read_cases(failures_tsv), read_cases(started_tsv)
+    inferences = read_inferences(inferred_tsv) if inferred_tsv is not None else {}
+    releases = read_releases(releases_tsv) if releases_tsv is not None else []
+    check_inferences(inferences, failure_cases, releases)
+    judged_as = {inference.id: inference.release for inference in inferences.values()}
+    for case in started_cases:
+        date = report_date(case)
+        newest = newest_release(date, releases) if date is not None else None
+        if newest is not None:
+            judged_as[case.id] = newest
     with tempfile.TemporaryDirectory() as folder:
-        failures = {case: lint(write_launch(case, Path(folder)), case, with_gpu) for case in read_cases(failures_tsv)}
-        started = {case: lint(write_launch(case, Path(folder)), case, with_gpu) for case in read_cases(started_tsv)}
-    return render(summarize(failures, started, table_models()), failures, started, note)
+        failures = {case: lint(write_launch(case, Path(folder)), case, with_gpu) for case in failure_cases}
+        started = {case: lint(write_launch(case, Path(folder)), case, with_gpu) for case in started_cases}
+        inferred_failures = {
+            case: lint(write_launch(case, Path(folder)), case, with_gpu, judged_as[case.id])
+            if case.id in judged_as
+            else codes
+            for case, codes in failures.items()
+        }
+        inferred_started = {
+            case: lint(write_launch(case, Path(folder)), case, with_gpu, judged_as[case.id])
+            if case.id in judged_as
+            else codes
+            for case, codes in started.items()
+        }
+    models = table_models()
+    report = render(summarize(failures, started, models), failures, started, note)
+    if not judged_as:
+        return report
+    return report + render_inferred(
+        summarize(inferred_failures, inferred_started, models), inferred_failures, inferred_started, judged_as, inferences
+    )
+
+
+def written_part(docs: Path) -> str:
+    """What the file holds from its first second-level heading on: the prose written about the figures, kept."""
+    text = docs.read_text(encoding="utf-8") if docs.exists() else ""
+    start = text.find("\n## ")
+    return "" if start < 0 else text[start:]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--failures", type=Path, default=HERE / "failures.tsv")
     parser.add_argument("--started", type=Path, default=HERE / "started.tsv")
+    parser.add_argument("--inferred", type=Path, default=HERE / "inferred.tsv")
+    parser.add_argument("--releases", type=Path, default=HERE / "releases.tsv")
     parser.add_argument("--docs", type=Path, help="also write the results to this Markdown file")
     args = parser.parse_args(argv)
-    report = run(args.failures, args.started)
+    report = run(args.failures, args.started, args.inferred, args.releases)
     print(report, end="")
     if args.docs is not None:
         args.docs.write_text(
             f"# Start-up failures: what vllm-lint reports ({DATE})\n\n"
             f"`PYTHONPATH=$PWD python benchmarks/startup_failures/run.py` on vllm-lint {commit()}; the cases and "
-            "where they come from: `benchmarks/startup_failures/README.md`.\n\n" + report,
+            "where they come from: `benchmarks/startup_failures/README.md`.\n\n" + report + written_part(args.docs),
             encoding="utf-8",
         )
     return 0
