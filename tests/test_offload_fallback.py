@@ -149,10 +149,38 @@ async def write(request):
     assert finding.fix is not None
     assert finding.message.endswith(
         "the engine rewrite is refused (sanic handlers are not rewritten onto the engine (the rewrite serves FastAPI, "
-        "Flask, Django, Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe and Modal apps); port the handlers to "
+        "Flask, Django, Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal and aiohttp apps); port the handlers to "
         "FastAPI by hand, after which the rewrite applies); the fix offered instead runs each call in a worker thread, "
         "one at a time: it frees the event loop but does not batch"
     )
     fixed, _ = _fixed(tmp_path, source)
     assert "    async with model_lock:\n        predictions = await asyncio.to_thread(generator, text, max_length=20)\n" in fixed
     assert _findings(tmp_path, fixed) == []
+
+
+def test_an_aiohttp_app_with_cleanup_hooks_keeps_its_model_and_leaves_the_event_loop(tmp_path):
+    source = '''\
+from aiohttp import web
+from transformers import pipeline
+
+generator = pipeline("text-generation", model="gpt2")
+
+
+async def write(request):
+    text = request.query.get("text", "")
+    predictions = generator(text, max_new_tokens=20)
+    return web.json_response([p["generated_text"] for p in predictions])
+
+
+async def close(app):
+    print("bye")
+
+
+app = web.Application()
+app.on_cleanup.append(close)
+app.router.add_get("/", write)
+'''
+    [finding] = _findings(tmp_path, source)
+    assert finding.fix is not None
+    assert "the engine rewrite is refused (`app.on_cleanup` registers clean-up hooks, which aiohttp runs after the " \
+        "engine's clean-up has shut it down; move them into the cleanup context by hand)" in finding.message

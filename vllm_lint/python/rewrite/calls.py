@@ -228,10 +228,10 @@ class ModelCalls(ModuleFacts):
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
-        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal"):
+        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal", "aiohttp"):
             raise Refusal(
                 f"{framework} handlers are not rewritten onto the engine (the rewrite serves FastAPI, Flask, Django, "
-                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe and Modal apps); port the handlers to FastAPI by "
+                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal and aiohttp apps); port the handlers to FastAPI by "
                 "hand, after which the rewrite applies"
             )
 
@@ -332,6 +332,8 @@ class ModelCalls(ModuleFacts):
             return "fastapi", None
         if framework == "flask":
             return "flask", None
+        if framework == "aiohttp":
+            return "aiohttp", None
         if framework == "ray":
             return "raise", None
         if framework == "grpc" and handler.direct and function.is_method:

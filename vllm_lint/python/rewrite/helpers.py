@@ -14,13 +14,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from vllm_lint.python.model import FunctionInfo, dotted_name
-from vllm_lint.python.rewrite.callers import Callers
+from vllm_lint.python.rewrite.callers import Callers, HelperCall
 from vllm_lint.python.rewrite.calls import ModelCalls
 from vllm_lint.python.rewrite.names import occurrences
 from vllm_lint.python.rewrite.plan import AwaitedCall, CallMode, Refusal
 from vllm_lint.python.rewrite.prompts import module_bindings, rebound_names
 from vllm_lint.python.rewrite.script import script_block
-from vllm_lint.python.rewrite.shapes import snippet, yields
+from vllm_lint.python.rewrite.shapes import is_none, snippet, yields
+from vllm_lint.python.walk import walk
 
 # What a plain ``def`` may do in a worker thread but an ``async def`` must not.
 _BLOCKING_CALLS = frozenset({"time.sleep", "os.system", "os.popen", "socket.create_connection"})
@@ -82,11 +83,15 @@ class AsyncHelpers(ModelCalls):
                         f"an async def {helper.name}() would hand it a coroutine; make {caller.name}() async and await it, or "
                         "give it a sync copy of the helper"
                     )
-                if c.in_nested_scope:
+                executor = _executor_call(caller.node, c) if c.in_nested_scope else None
+                if executor is not None:
+                    awaited.append(AwaitedCall(c.call, False, executor))
+                elif c.in_nested_scope:
                     raise Refusal(f"{shown} is inside a lambda or comprehension of {caller.name}(), where it could not be awaited in place")
-                if isinstance(c.parent, cst.Await):
+                elif isinstance(c.parent, cst.Await):
                     raise Refusal(f"{shown} is awaited, but {helper.name}() returns no awaitable")
-                awaited.append(AwaitedCall(c.call, _is_taken_in(c.parent, c.call)))
+                else:
+                    awaited.append(AwaitedCall(c.call, _is_taken_in(c.parent, c.call)))
                 if self._registered(caller):
                     if self.mode_of(caller, what) is not CallMode.AWAITED:
                         raise Refusal(f"{caller.name}() calls {helper.name}() from a framework that cannot await it")
@@ -179,6 +184,34 @@ class AsyncHelpers(ModelCalls):
             ):
                 return site.node
         return None
+
+
+def _executor_call(function: cst.FunctionDef, c: HelperCall) -> cst.Call | None:
+    """``loop.run_in_executor(None, lambda: helper(...))`` awaited where it is written, ``c`` the helper's call
+    as the lambda's whole body: the executor ran the helper in a worker thread for the value the ``await`` gets;
+    once the helper is async, awaiting its call gives that value (its arguments are read at the same point)."""
+    lambda_ = c.parent
+    if not (isinstance(lambda_, cst.Lambda) and lambda_.body is c.call and not _has_params(lambda_)):
+        return None
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Await(self, node: cst.Await) -> None:
+            call = node.expression
+            if (
+                isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "run_in_executor"
+                and len(call.args) == 2 and all(arg.keyword is None and not arg.star for arg in call.args)
+                and is_none(call.args[0].value) and call.args[1].value is lambda_
+            ):
+                found.append(call)
+
+    walk(function, _Find())
+    return found[0] if found else None
+
+
+def _has_params(lambda_: cst.Lambda) -> bool:
+    params = lambda_.params
+    return bool(params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg)
 
 
 def _is_taken_in(parent: cst.CSTNode, call: cst.Call) -> bool:

@@ -23,6 +23,10 @@ from vllm_lint.python.rewrite.shapes import is_none, snippet, top_level_index_of
 from vllm_lint.python.semantics import Semantics
 from vllm_lint.python.handler_table import ROUTE_VERBS
 
+AIOHTTP_APPLICATION = "aiohttp.web.Application"
+# Clean-up hooks an aiohttp app runs after its cleanup contexts' clean-up (aiohttp 3.14 web_app.py: the
+# Application appends its cleanup context to on_cleanup first): one would find the engine shut down.
+_AIOHTTP_AFTER_CLEANUP = frozenset({"on_cleanup"})
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
 _EVENTS = ("startup", "shutdown")
 
@@ -157,6 +161,43 @@ def plan_lifespan(
     app_index = top_level_index_of(body, app_site.statement)
     anchor = body[min(model_index, app_index) if model_index is not None else app_index]
     return Lifespan(app_name, app_call, anchor, moved_model, hooks)
+
+
+def plan_aiohttp_lifespan(ctx: PyContext, sites: dict[int, CallSite], moved_model: cst.SimpleStatementLine) -> Lifespan:
+    """aiohttp: the engine built in an async generator that ``app.cleanup_ctx.append(...)`` registers right after
+    the module's one ``app = web.Application()``. aiohttp runs a cleanup context up to its ``yield`` as the app
+    starts, on the server's event loop (before the app's own ``on_startup`` hooks: the Application puts its
+    cleanup contexts first there), and the rest at clean-up."""
+    module = ctx.module
+    body = list(module.body)
+    apps = [site for site in ctx.model.calls if ctx.semantics.callee(site.node) == AIOHTTP_APPLICATION]
+    if len(apps) != 1:
+        raise Refusal(f"the module creates {len(apps)} aiohttp applications; the rewrite registers the engine's start-up and clean-up on the one app that serves the handlers")
+    app_site = apps[0]
+    statement = app_site.statement
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if (
+        app_site.function is not None or not any(s is statement for s in body) or not isinstance(assign, cst.Assign)
+        or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or assign.value is not app_site.node
+    ):
+        raise Refusal(
+            f"`{snippet(module, app_site.node)}` is not bound by a plain module-level `app = web.Application()`; the rewrite "
+            "registers the engine's start-up and clean-up (`app.cleanup_ctx.append(...)`) right after that statement"
+        )
+    assert isinstance(statement, cst.SimpleStatementLine) and isinstance(assign, cst.Assign) and isinstance(assign.targets[0].target, cst.Name)
+    app_name = assign.targets[0].target.value
+    if len(ctx.model.bindings.get((None, app_name), [])) != 1:
+        raise Refusal(f"`{app_name}` is assigned more than once")
+    for o in occurrences(module, [app_name])[app_name]:
+        if isinstance(o.parent, cst.Attribute) and o.parent.value is o.name and o.parent.attr.value in _AIOHTTP_AFTER_CLEANUP:
+            raise Refusal(
+                f"`{snippet(module, o.parent)}` registers clean-up hooks, which aiohttp runs after the engine's clean-up "
+                "has shut it down; move them into the cleanup context by hand"
+            )
+    model_index = body.index(moved_model)
+    app_index = top_level_index_of(body, statement)
+    anchor = body[min(model_index, app_index)]
+    return Lifespan(app_name, app_site.node, anchor, moved_model, framework="aiohttp", app_statement=statement)
 
 
 def lifespan_release(semantics: Semantics, o: Occurrence, builder: FunctionInfo | None) -> cst.SimpleStatementLine | None:

@@ -56,7 +56,9 @@ class PromptCheck:
     """A prompt whose type the code does not state, checked at run time before the engine gets it: a value
     that is not one string gets the framework's own answer to a bad request."""
 
-    answer: str  # "fastapi" (HTTPException 422), "flask" (abort(400)), "grpc" (context.abort(INVALID_ARGUMENT)), "raise" (TypeError)
+    # "fastapi" (HTTPException 422), "flask" (abort(400)), "aiohttp" (HTTPBadRequest), "grpc" (context.abort(INVALID_ARGUMENT)),
+    # "raise" (TypeError)
+    answer: str
     context: str | None = None  # gRPC: the servicer method's context parameter
     bind: bool = False  # the prompt is computed (a call): evaluated once, into a local, before the check
 
@@ -144,6 +146,9 @@ class AwaitedCall:
 
     call: cst.Call
     parenthesized: bool
+    # ``await loop.run_in_executor(None, lambda: helper(...))``: the executor call, which the helper's call
+    # replaces (the ``await`` is there already, and now awaits the helper's coroutine for the same value)
+    executor: cst.Call | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +162,19 @@ class EventHook:
 
 @dataclass(frozen=True, slots=True)
 class Lifespan:
-    """The engine is built in a FastAPI lifespan handler that also runs the app's event hooks."""
+    """The engine is built in a FastAPI lifespan handler that also runs the app's event hooks (or an aiohttp
+    app's cleanup context, the same async generator)."""
 
     app_name: str
     app_call: cst.Call | None  # ``FastAPI(...)`` that gets ``lifespan=``; None: the module gets an app
     anchor: cst.BaseStatement  # the lifespan block goes right before this top-level statement
     moved_model: cst.SimpleStatementLine | None  # a load moved into the lifespan (its comments move with it); None: a hook builds it
     hooks: tuple[EventHook, ...] = ()
+    # "aiohttp": the handler is a plain async generator (no decorator), which the statement ``app_statement``
+    # (``app = web.Application()``) is followed by registering in the app's ``cleanup_ctx``: aiohttp runs it up
+    # to its ``yield`` at start-up and the rest at clean-up, as FastAPI runs a lifespan handler
+    framework: str = "fastapi"
+    app_statement: cst.SimpleStatementLine | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,7 @@ class NewCodeNames:
         # Every identifier in self.module (names_in), kept up to date as imports are added: one walk, not one
         # per import.
         self.taken = names_in(module)
-        lifespan = isinstance(plan.placement, Lifespan)
+        lifespan = isinstance(plan.placement, Lifespan) and plan.placement.framework == "fastapi"
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
         self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) or plan.scripts or plan.offloaded_calls else ""
@@ -112,6 +112,7 @@ class NewCodeNames:
         answers = {c.check.answer for c in plan.calls if c.check is not None}
         self.http_exception = self._use("fastapi", "HTTPException") if "fastapi" in answers else ""
         self.abort = self._use("flask", "abort") if "flask" in answers else ""
+        self.http_bad_request = self._use("aiohttp.web", "HTTPBadRequest") if "aiohttp" in answers else ""
         self.grpc = self._use_module("grpc") if "grpc" in answers else ""
         needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls) or bool(plan.default_params_calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
@@ -279,6 +280,9 @@ class ServerRewrite:
         for function in (*self.plan.handlers_made_async, *self.plan.helpers_made_async):
             replacements[id(function)] = lambda node: node.with_changes(asynchronous=cst.Asynchronous())
         for awaited in self.plan.awaited_calls:
+            if awaited.executor is not None:  # the await is there: the helper's call takes the executor call's place
+                replacements[id(awaited.executor)] = lambda node: cst.ensure_type(node.args[1].value, cst.Lambda).body.with_changes(lpar=node.lpar, rpar=node.rpar)
+                continue
             replacements[id(awaited.call)] = lambda node, parenthesized=awaited.parenthesized: _awaited(node, parenthesized)
         to_thread = cst.parse_expression(f"{self.names.asyncio}.to_thread") if self.plan.offloaded_calls else None
         for offloaded in self.plan.offloaded_calls:
@@ -360,7 +364,10 @@ class ServerRewrite:
                 replacements[id(hook.function)] = lambda node, index=hook.decorator: node.with_changes(
                     decorators=[d for i, d in enumerate(node.decorators) if i != index]
                 )
-            if placement.app_call is not None:
+            if placement.app_statement is not None:  # aiohttp: registered in the app's cleanup contexts
+                cleanup_ctx = cst.parse_statement(f"{placement.app_name}.cleanup_ctx.append({self.lifespan})\n")
+                replacements[id(placement.app_statement)] = lambda node, cleanup_ctx=cleanup_ctx: cst.FlattenSentinel([node, cleanup_ctx])
+            elif placement.app_call is not None:
                 replacements[id(placement.app_call)] = lambda node: with_keyword(node, "lifespan", self.lifespan)
         rewriter = _Rewriter(replacements, top_level, _path_to_replaced(self.module, replacements))
         module = self.module.visit(rewriter)
@@ -489,6 +496,7 @@ class ServerRewrite:
         answer = {
             "fastapi": f"raise {self.names.http_exception}(status_code=422, detail={message})",
             "flask": f"{self.names.abort}(400, description={message})",
+            "aiohttp": f"raise {self.names.http_bad_request}(text={message})",
             "grpc": f"{check.context}.abort({self.names.grpc}.StatusCode.INVALID_ARGUMENT, {message})",
             "raise": f"raise TypeError({message})",
         }[check.answer]
@@ -631,9 +639,10 @@ class ServerRewrite:
         # A dict's entry is filled in, not bound: no ``global``, and no placeholder before start-up (but the dict
         # itself, where its literal held the model).
         entry = is_entry(started)
+        decorator = f"@{self.names.asynccontextmanager}\n" if placement.framework == "fastapi" else ""
         source = (
-            f"@{self.names.asynccontextmanager}\n"
-            f"async def {self.lifespan}(app{annotation}):\n"
+            decorator
+            + f"async def {self.lifespan}(app{annotation}):\n"
             + ((f"    {started} = None\n" if entry else f"    global {started}\n    {started} = None\n") if moved else "")
             + "".join(hook_call(h.function) for h in startup)
             + "    yield\n"
