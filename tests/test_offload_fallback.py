@@ -148,9 +148,12 @@ async def write(request):
     [finding] = _findings(tmp_path, source)
     assert finding.fix is not None
     assert finding.message.endswith(
-        "the engine rewrite is refused (sanic handlers are not rewritten onto the engine (the rewrite serves FastAPI, "
-        "Flask, Django, Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal and aiohttp apps); port the handlers to "
-        "FastAPI by hand, after which the rewrite applies); the fix offered instead runs each call in a worker thread, "
+        "the engine rewrite is refused (Sanic (22.9 and later) serves from daemonic worker processes, in which vLLM's "
+        "AsyncLLMEngine cannot start its engine-core process (Python's multiprocessing gives a daemonic process no "
+        "children), and the `app.run(..., single_process=True)` that avoids them is an argument Sanic before 22.9 "
+        "rejects; build the engine by hand in an `@app.before_server_start` listener (shut it down in "
+        "`@app.after_server_stop`) and run the app with single_process=True, or port the handlers to FastAPI); the fix "
+        "offered instead runs each call in a worker thread, "
         "one at a time: it frees the event loop but does not batch"
     )
     fixed, _ = _fixed(tmp_path, source)

@@ -48,6 +48,17 @@ _ASYNC_VIEW_REASON = (
     "{framework} runs each async view in an event loop of its own, which one AsyncLLMEngine cannot serve; "
     "make it a plain def view (the rewrite then bridges it to the engine), or port the app to FastAPI"
 )
+# Sanic 22.9 and later serve from worker processes it starts daemonic (sanic/worker/process.py, 25.12.0:
+# ``daemon=True``), and vLLM's AsyncLLMEngine starts its engine core in a process of its own (vllm 0.32
+# v1/engine/utils.py), which Python's multiprocessing refuses to a daemonic process. ``single_process=True``
+# avoids the workers, but Sanic before 22.9 takes no such argument, so the version decides what runs.
+_SANIC_REASON = (
+    "Sanic (22.9 and later) serves from daemonic worker processes, in which vLLM's AsyncLLMEngine cannot start "
+    "its engine-core process (Python's multiprocessing gives a daemonic process no children), and the "
+    "`app.run(..., single_process=True)` that avoids them is an argument Sanic before 22.9 rejects; build the engine "
+    "by hand in an `@app.before_server_start` listener (shut it down in `@app.after_server_stop`) and run the app "
+    "with single_process=True, or port the handlers to FastAPI"
+)
 _STRING_LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 _HELPER_DEPTH = 4  # helpers between a handler and the model call whose parameters are followed
 _LLM_GENERATE_DROPPED = frozenset({"use_tqdm"})  # a progress bar: nothing to carry
@@ -228,6 +239,8 @@ class ModelCalls(ModuleFacts):
             )
         if framework in SYNC_FRAMEWORKS:
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
+        if framework == "sanic":
+            raise Refusal(_SANIC_REASON)
         if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal", "aiohttp"):
             raise Refusal(
                 f"{framework} handlers are not rewritten onto the engine (the rewrite serves FastAPI, Flask, Django, "
