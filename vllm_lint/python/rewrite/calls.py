@@ -18,6 +18,7 @@ from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.grpc_inputs import GrpcInputs
 from vllm_lint.python.rewrite.hf_generate import GenerateChains, OutputReads, output_reads
 from vllm_lint.python.rewrite.generation import GENERATION_KEYWORDS, NotCarried, sampling_keywords
+from vllm_lint.python.rewrite.lifespan import HOOKED_FRAMEWORKS
 from vllm_lint.python.rewrite.names import Occurrence
 from vllm_lint.python.rewrite.imports import imported_as
 from vllm_lint.python.rewrite.plan import CallMode, HandlerCall, PromptCheck, Refusal, ResultShape
@@ -190,7 +191,7 @@ class ModelCalls(ModuleFacts):
         fields = inputs.text_fields(function) if inputs is not None else None
         others = inputs.other_fields(function) if inputs is not None else None
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
-        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc")
+        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc", *HOOKED_FRAMEWORKS)
         return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields,
                             other_fields=others)
 
@@ -241,10 +242,10 @@ class ModelCalls(ModuleFacts):
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
         if framework == "sanic":
             raise Refusal(_SANIC_REASON)
-        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal", "aiohttp"):
+        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal", *HOOKED_FRAMEWORKS):
             raise Refusal(
                 f"{framework} handlers are not rewritten onto the engine (the rewrite serves FastAPI, Flask, Django, "
-                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal and aiohttp apps); port the handlers to FastAPI by "
+                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal, aiohttp, Quart and Starlette apps); port the handlers to FastAPI by "
                 "hand, after which the rewrite applies"
             )
 
@@ -345,8 +346,8 @@ class ModelCalls(ModuleFacts):
             return "fastapi", None
         if framework == "flask":
             return "flask", None
-        if framework == "aiohttp":
-            return "aiohttp", None
+        if framework in HOOKED_FRAMEWORKS:
+            return framework, None
         if framework == "ray":
             return "raise", None
         if framework == "grpc" and handler.direct and function.is_method:

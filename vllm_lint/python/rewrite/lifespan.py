@@ -11,6 +11,7 @@ the rewrite refuse, naming it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -24,9 +25,6 @@ from vllm_lint.python.semantics import Semantics
 from vllm_lint.python.handler_table import ROUTE_VERBS
 
 AIOHTTP_APPLICATION = "aiohttp.web.Application"
-# Clean-up hooks an aiohttp app runs after its cleanup contexts' clean-up (aiohttp 3.14 web_app.py: the
-# Application appends its cleanup context to on_cleanup first): one would find the engine shut down.
-_AIOHTTP_AFTER_CLEANUP = frozenset({"on_cleanup"})
 FASTAPI_VERBS = frozenset({"get", "post", "put", "patch", "delete", "options", "head", "api_route", "websocket"})
 _EVENTS = ("startup", "shutdown")
 
@@ -163,16 +161,53 @@ def plan_lifespan(
     return Lifespan(app_name, app_call, anchor, moved_model, hooks)
 
 
-def plan_aiohttp_lifespan(ctx: PyContext, sites: dict[int, CallSite], moved_model: cst.SimpleStatementLine) -> Lifespan:
-    """aiohttp: the engine built in an async generator that ``app.cleanup_ctx.append(...)`` registers right after
-    the module's one ``app = web.Application()``. aiohttp runs a cleanup context up to its ``yield`` as the app
-    starts, on the server's event loop (before the app's own ``on_startup`` hooks: the Application puts its
-    cleanup contexts first there), and the rest at clean-up."""
+@dataclass(frozen=True, slots=True)
+class _HookedApp:
+    """How an app of an event-loop framework other than FastAPI runs an async generator as its lifespan."""
+
+    factory: str  # the call that creates the app
+    shown: str  # how messages write that call
+    registration: str | None  # the statement after the app's that registers the generator; None: ``lifespan=``
+    # ``app.<attribute>`` uses that refuse: hooks that run where the engine is not (yet, or any longer) there
+    refused: dict[str, str]
+    # hooks (``@app.<attribute>``) that run before the engine is built: refused where they use the model
+    before: str | None = None
+
+
+# aiohttp 3.14 web_app.py: the Application puts its cleanup contexts first in on_startup and on_cleanup, so an
+# on_cleanup hook finds the engine shut down. Quart (0.15 and later, app.py ``startup``/``shutdown``) runs its
+# before_serving functions before its while_serving generators and its after_serving ones before their end.
+# Starlette takes ``lifespan=`` and refuses it beside on_startup/on_shutdown.
+_HOOKED_APPS = {
+    "aiohttp": _HookedApp(
+        AIOHTTP_APPLICATION, "web.Application()", "{app}.cleanup_ctx.append({lifespan})",
+        {"on_cleanup": "registers clean-up hooks, which aiohttp runs after the engine's clean-up has shut it down; move them into the cleanup context by hand"},
+    ),
+    "quart": _HookedApp(
+        "quart.Quart", "Quart(...)", "{app}.while_serving({lifespan})",
+        {"before_serving": "registers a start-up function by a call, which the rewrite cannot read; register it with @app.before_serving"},
+        before="before_serving",
+    ),
+    "starlette": _HookedApp(
+        "starlette.applications.Starlette", "Starlette(...)", None,
+        {"add_event_handler": "registers an event hook, which Starlette stops running once a lifespan handler is given; call it from a lifespan handler by hand",
+         "router": "is used directly and may hold start-up hooks of its own"},
+    ),
+}
+HOOKED_FRAMEWORKS = frozenset(_HOOKED_APPS)
+
+
+def plan_hooked_lifespan(ctx: PyContext, framework: str, moved_model: cst.SimpleStatementLine, model_variable: str) -> Lifespan:
+    """An app of an event-loop framework other than FastAPI: the engine built in an async generator that the app
+    runs up to its ``yield`` as it starts, on the server's event loop, and the rest as it stops: registered right
+    after the module's one ``app = web.Application()`` (aiohttp's ``app.cleanup_ctx.append(...)``) or
+    ``app = Quart(...)`` (``app.while_serving(...)``), or given to ``Starlette(..., lifespan=...)``."""
+    hooked = _HOOKED_APPS[framework]
     module = ctx.module
     body = list(module.body)
-    apps = [site for site in ctx.model.calls if ctx.semantics.callee(site.node) == AIOHTTP_APPLICATION]
+    apps = [site for site in ctx.model.calls if ctx.semantics.callee(site.node) == hooked.factory]
     if len(apps) != 1:
-        raise Refusal(f"the module creates {len(apps)} aiohttp applications; the rewrite registers the engine's start-up and clean-up on the one app that serves the handlers")
+        raise Refusal(f"the module creates {len(apps)} {framework} applications; the rewrite starts the engine in the one app that serves the handlers")
     app_site = apps[0]
     statement = app_site.statement
     assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
@@ -181,23 +216,44 @@ def plan_aiohttp_lifespan(ctx: PyContext, sites: dict[int, CallSite], moved_mode
         or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or assign.value is not app_site.node
     ):
         raise Refusal(
-            f"`{snippet(module, app_site.node)}` is not bound by a plain module-level `app = web.Application()`; the rewrite "
-            "registers the engine's start-up and clean-up (`app.cleanup_ctx.append(...)`) right after that statement"
+            f"`{snippet(module, app_site.node)}` is not bound by a plain module-level `app = {hooked.shown}`; the rewrite "
+            "starts and shuts down the engine with that app"
         )
     assert isinstance(statement, cst.SimpleStatementLine) and isinstance(assign, cst.Assign) and isinstance(assign.targets[0].target, cst.Name)
     app_name = assign.targets[0].target.value
     if len(ctx.model.bindings.get((None, app_name), [])) != 1:
         raise Refusal(f"`{app_name}` is assigned more than once")
     for o in occurrences(module, [app_name])[app_name]:
-        if isinstance(o.parent, cst.Attribute) and o.parent.value is o.name and o.parent.attr.value in _AIOHTTP_AFTER_CLEANUP:
-            raise Refusal(
-                f"`{snippet(module, o.parent)}` registers clean-up hooks, which aiohttp runs after the engine's clean-up "
-                "has shut it down; move them into the cleanup context by hand"
-            )
+        attribute = o.parent.attr.value if isinstance(o.parent, cst.Attribute) and o.parent.value is o.name else None
+        if attribute is not None and attribute == hooked.before and isinstance(o.ancestor(2), cst.Decorator):
+            hook = o.ancestor(3)
+            variable = entry_variable(model_variable)
+            if isinstance(hook, cst.FunctionDef) and occurrences(hook, [variable])[variable]:
+                raise Refusal(
+                    f"the start-up function {hook.name.value}() uses `{model_variable}`, and {framework} runs it before the "
+                    "engine's start-up; move that use into the generator that builds the engine by hand"
+                )
+            continue
+        if attribute in hooked.refused:
+            raise Refusal(f"`{snippet(module, o.parent)}` {hooked.refused[attribute]}")
+    call = app_site.node
+    if hooked.registration is None:
+        if any(arg.star for arg in call.args):
+            raise Refusal(f"`{snippet(module, call)}` gets **kwargs that may already hold a lifespan handler")
+        for taken in ("lifespan", "on_startup", "on_shutdown"):
+            if taken in {arg.keyword.value for arg in call.args if arg.keyword is not None}:
+                raise Refusal(f"the app already has {taken}=...; add the engine to it by hand")
     model_index = body.index(moved_model)
-    app_index = top_level_index_of(body, statement)
-    anchor = body[min(model_index, app_index)]
-    return Lifespan(app_name, app_site.node, anchor, moved_model, framework="aiohttp", app_statement=statement)
+    anchor = body[min(model_index, top_level_index_of(body, statement))]
+    registration = hooked.registration is not None
+    return Lifespan(app_name, call, anchor, moved_model, framework=framework, app_statement=statement if registration else None)
+
+
+def lifespan_registration(framework: str, app: str, lifespan: str) -> str:
+    """The statement after the app's that registers the generator (aiohttp, Quart)."""
+    registration = _HOOKED_APPS[framework].registration
+    assert registration is not None
+    return registration.format(app=app, lifespan=lifespan) + "\n"
 
 
 def lifespan_release(semantics: Semantics, o: Occurrence, builder: FunctionInfo | None) -> cst.SimpleStatementLine | None:

@@ -10,7 +10,7 @@ from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
 from vllm_lint.python.rewrite.entries import held_on_object, is_entry
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
-from vllm_lint.python.rewrite.lifespan import handlers_app, plan_aiohttp_lifespan, plan_lifespan
+from vllm_lint.python.rewrite.lifespan import HOOKED_FRAMEWORKS, handlers_app, plan_hooked_lifespan, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
@@ -20,8 +20,6 @@ from vllm_lint.python.rewrite.served import LITSERVE_API, MODAL_CLASS, modal_cls
 from vllm_lint.python.rewrite.shapes import directly_in, keyword_args, literal_flag, only_call, positional_args, snippet, top_level_index_of
 
 _SERVE_CALLS = frozenset({"uvicorn.run"})
-# Event-loop frameworks whose app builds the engine in a start-up hook of its own, not a FastAPI lifespan handler
-_HOOKED_FRAMEWORKS = frozenset({"aiohttp"})
 # LitAPI options an async predict cannot keep: LitServe refuses async batching, and a streaming predict is
 # a generator the rewrite produces only from a streamer's loop (then stream=True and an OpenAI spec are kept:
 # LitServe streams an async generator's items, see ``lit_stream``); enable_async itself, if given, is the
@@ -76,17 +74,19 @@ class EnginePlacement(ModuleFacts):
             # into the lifespan handler as a module-level model would.
             instance = callers.instance(owner)
             return self.start_up_placement(instance.site, instance.name, handlers, f"{owner.name} object")
-        if any(self.handler_holding(c).framework in _HOOKED_FRAMEWORKS for c in calls):
-            return self.hooked_placement(site, calls, what, block)
+        if any(self.handler_holding(c).framework in HOOKED_FRAMEWORKS for c in calls):
+            return self.hooked_placement(site, name, calls, what, block)
         return self.start_up_placement(site, name, handlers, what, block)
 
-    def hooked_placement(self, site: CallSite, calls: list[HandlerCall], what: str, block: cst.CSTNode | None) -> Lifespan:
-        """An app whose start-up and clean-up hooks build and shut down the engine (aiohttp's cleanup context),
-        for a model built by a module-level statement of its own."""
+    def hooked_placement(self, site: CallSite, name: str, calls: list[HandlerCall], what: str, block: cst.CSTNode | None) -> Lifespan:
+        """An app of an event-loop framework other than FastAPI whose start-up and shut-down run the engine's
+        (aiohttp's cleanup context, Quart's while_serving, Starlette's lifespan), for a model built by a module-level
+        statement of its own."""
         frameworks = {self.handler_holding(c).framework for c in calls}
         if len(frameworks) != 1:
             raise Refusal("the module serves the model from handlers of more than one framework")
         framework = frameworks.pop()
+        assert framework is not None  # one of HOOKED_FRAMEWORKS: the caller's test
         statement = site.statement
         if site.function is not None or site.in_main_guard or block is not None or not any(s is statement for s in self.module.body):
             raise Refusal(
@@ -95,7 +95,7 @@ class EnginePlacement(ModuleFacts):
                 "(moved into the app's start-up hook): build it there"
             )
         assert isinstance(statement, cst.SimpleStatementLine)
-        return plan_aiohttp_lifespan(self.ctx, self.sites, statement)
+        return plan_hooked_lifespan(self.ctx, framework, statement, name)
 
     def _through_instance(self, call: HandlerCall, owner: ClassInfo) -> bool:
         """``generator.llm.generate(...)`` outside the class, ``generator`` the one object of a plain class: the

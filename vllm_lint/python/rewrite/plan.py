@@ -56,8 +56,8 @@ class PromptCheck:
     """A prompt whose type the code does not state, checked at run time before the engine gets it: a value
     that is not one string gets the framework's own answer to a bad request."""
 
-    # "fastapi" (HTTPException 422), "flask" (abort(400)), "aiohttp" (HTTPBadRequest), "grpc" (context.abort(INVALID_ARGUMENT)),
-    # "raise" (TypeError)
+    # "fastapi" (HTTPException 422), "flask" (abort(400)), "aiohttp" (HTTPBadRequest), "quart" (abort(400)), "starlette"
+    # (HTTPException 400), "grpc" (context.abort(INVALID_ARGUMENT)), "raise" (TypeError)
     answer: str
     context: str | None = None  # gRPC: the servicer method's context parameter
     bind: bool = False  # the prompt is computed (a call): evaluated once, into a local, before the check
@@ -170,9 +170,10 @@ class Lifespan:
     anchor: cst.BaseStatement  # the lifespan block goes right before this top-level statement
     moved_model: cst.SimpleStatementLine | None  # a load moved into the lifespan (its comments move with it); None: a hook builds it
     hooks: tuple[EventHook, ...] = ()
-    # "aiohttp": the handler is a plain async generator (no decorator), which the statement ``app_statement``
-    # (``app = web.Application()``) is followed by registering in the app's ``cleanup_ctx``: aiohttp runs it up
-    # to its ``yield`` at start-up and the rest at clean-up, as FastAPI runs a lifespan handler
+    # "aiohttp", "quart": the handler is a plain async generator (no decorator), which the statement
+    # ``app_statement`` (``app = web.Application()``, ``app = Quart(...)``) is followed by registering
+    # (``app.cleanup_ctx.append(...)``, ``app.while_serving(...)``): the app runs it up to its ``yield`` at
+    # start-up and the rest as it stops, as FastAPI runs a lifespan handler; "starlette": ``lifespan=`` as FastAPI's
     framework: str = "fastapi"
     app_statement: cst.SimpleStatementLine | None = None
 

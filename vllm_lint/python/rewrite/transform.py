@@ -29,6 +29,7 @@ from vllm_lint.python.rewrite.layout import (
     BLANK, Statement, comment_lines, insert_before_first_block, with_blank_lines, without_blocking_remarks,
 )
 from vllm_lint.python.rewrite.lit_stream import LIT_NEW_TEXT_HELPER
+from vllm_lint.python.rewrite.lifespan import lifespan_registration
 from vllm_lint.python.rewrite.names import FreshNames, names_in
 from vllm_lint.python.rewrite.plan import (
     Bridge,
@@ -84,6 +85,11 @@ async def {name}(prompt, sampling_params{params}):
 '''
 
 
+# The frameworks whose lifespan handler is an async context manager given to the app (``lifespan=``); aiohttp and
+# Quart take the async generator itself.
+_CONTEXT_MANAGER_LIFESPANS = frozenset({"fastapi", "starlette"})
+
+
 class NewCodeNames:
     """The local names the new code uses, resolved (and imported) before it is written.
 
@@ -95,7 +101,7 @@ class NewCodeNames:
         # Every identifier in self.module (names_in), kept up to date as imports are added: one walk, not one
         # per import.
         self.taken = names_in(module)
-        lifespan = isinstance(plan.placement, Lifespan) and plan.placement.framework == "fastapi"
+        lifespan = isinstance(plan.placement, Lifespan) and plan.placement.framework in _CONTEXT_MANAGER_LIFESPANS
         creates_app = lifespan and isinstance(plan.placement, Lifespan) and plan.placement.app_call is None
         bridge = isinstance(plan.placement, Bridge)
         self.asyncio = self._use_module("asyncio") if bridge or any(c.gathered for c in plan.calls) or plan.scripts or plan.offloaded_calls else ""
@@ -113,6 +119,8 @@ class NewCodeNames:
         self.http_exception = self._use("fastapi", "HTTPException") if "fastapi" in answers else ""
         self.abort = self._use("flask", "abort") if "flask" in answers else ""
         self.http_bad_request = self._use("aiohttp.web", "HTTPBadRequest") if "aiohttp" in answers else ""
+        self.quart_abort = self._use("quart", "abort") if "quart" in answers else ""
+        self.starlette_exception = self._use("starlette.exceptions", "HTTPException") if "starlette" in answers else ""
         self.grpc = self._use_module("grpc") if "grpc" in answers else ""
         needs_sampling_params = any(not isinstance(c.sampling, cst.BaseExpression) for c in plan.calls) or bool(plan.default_params_calls)
         self.sampling_params = self._use("vllm", "SamplingParams") if needs_sampling_params else ""
@@ -364,9 +372,9 @@ class ServerRewrite:
                 replacements[id(hook.function)] = lambda node, index=hook.decorator: node.with_changes(
                     decorators=[d for i, d in enumerate(node.decorators) if i != index]
                 )
-            if placement.app_statement is not None:  # aiohttp: registered in the app's cleanup contexts
-                cleanup_ctx = cst.parse_statement(f"{placement.app_name}.cleanup_ctx.append({self.lifespan})\n")
-                replacements[id(placement.app_statement)] = lambda node, cleanup_ctx=cleanup_ctx: cst.FlattenSentinel([node, cleanup_ctx])
+            if placement.app_statement is not None:  # aiohttp, Quart: registered after the app's statement
+                registering = cst.parse_statement(lifespan_registration(placement.framework, placement.app_name, self.lifespan))
+                replacements[id(placement.app_statement)] = lambda node, registering=registering: cst.FlattenSentinel([node, registering])
             elif placement.app_call is not None:
                 replacements[id(placement.app_call)] = lambda node: with_keyword(node, "lifespan", self.lifespan)
         rewriter = _Rewriter(replacements, top_level, _path_to_replaced(self.module, replacements))
@@ -497,6 +505,8 @@ class ServerRewrite:
             "fastapi": f"raise {self.names.http_exception}(status_code=422, detail={message})",
             "flask": f"{self.names.abort}(400, description={message})",
             "aiohttp": f"raise {self.names.http_bad_request}(text={message})",
+            "quart": f"{self.names.quart_abort}(400, description={message})",
+            "starlette": f"raise {self.names.starlette_exception}(status_code=400, detail={message})",
             "grpc": f"{check.context}.abort({self.names.grpc}.StatusCode.INVALID_ARGUMENT, {message})",
             "raise": f"raise TypeError({message})",
         }[check.answer]
@@ -639,10 +649,11 @@ class ServerRewrite:
         # A dict's entry is filled in, not bound: no ``global``, and no placeholder before start-up (but the dict
         # itself, where its literal held the model).
         entry = is_entry(started)
-        decorator = f"@{self.names.asynccontextmanager}\n" if placement.framework == "fastapi" else ""
+        decorator = f"@{self.names.asynccontextmanager}\n" if placement.framework in _CONTEXT_MANAGER_LIFESPANS else ""
+        parameters = "" if placement.framework == "quart" else f"app{annotation}"  # Quart calls a while_serving function with none
         source = (
             decorator
-            + f"async def {self.lifespan}(app{annotation}):\n"
+            + f"async def {self.lifespan}({parameters}):\n"
             + ((f"    {started} = None\n" if entry else f"    global {started}\n    {started} = None\n") if moved else "")
             + "".join(hook_call(h.function) for h in startup)
             + "    yield\n"
