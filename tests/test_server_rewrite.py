@@ -738,7 +738,7 @@ LLM_REFUSED = {
         async def g(prompt: str):
             return model.generate(prompt)[0].outputs[0].text
         """,
-        "`model.split(\"/\")` calls LLM.split(); only LLM.generate() maps onto the engine",
+        "`model.split(\"/\")` calls LLM.split(); only LLM.generate() and LLM.chat() map onto the engine",
     ),
     "the LLM built from its variable's earlier value": (
         """\
@@ -768,7 +768,7 @@ LLM_REFUSED = {
         async def g(prompt: str):
             return model.generate(prompt)[0].outputs[0].text
         """,
-        "`model.split(\"/\")` calls LLM.split(); only LLM.generate() maps onto the engine",
+        "`model.split(\"/\")` calls LLM.split(); only LLM.generate() and LLM.chat() map onto the engine",
     ),
     "a fallback LLM in a module-level try": (
         """\

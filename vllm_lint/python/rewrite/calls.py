@@ -64,6 +64,15 @@ _STRING_LITERALS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedStrin
 _HELPER_DEPTH = 4  # helpers between a handler and the model call whose parameters are followed
 _LLM_GENERATE_DROPPED = frozenset({"use_tqdm"})  # a progress bar: nothing to carry
 _LLM_GENERATE_CARRIED = frozenset({"lora_request"})  # AsyncLLMEngine.generate takes it too
+# LLM.chat()'s keywords (vllm/entrypoints/llm.py, 0.32) that the chat helper takes as LLM.chat() does
+_LLM_CHAT_CARRIED = frozenset({
+    "lora_request", "chat_template", "chat_template_content_format", "add_generation_prompt", "continue_final_message",
+    "tools", "chat_template_kwargs", "tokenization_kwargs", "mm_processor_kwargs",
+})
+_LLM_CHAT_REFUSED = {
+    "priority": "a priority per conversation; give engine.generate(..., priority=...) by hand, with the engine's "
+    "scheduling_policy=\"priority\"",
+}
 # The configs vLLM's LLMEngine held as attributes, each also a field of VllmConfig (vllm/config/vllm.py, 0.32)
 _ENGINE_CONFIGS = frozenset({
     "model_config", "cache_config", "parallel_config", "scheduler_config", "device_config", "load_config", "lora_config",
@@ -397,12 +406,10 @@ class ModelCalls(ModuleFacts):
         if not (isinstance(attribute, cst.Attribute) and attribute.value is occurrence.name and isinstance(call, cst.Call) and call.func is attribute):
             raise Refusal(f"`{snippet(self.module, attribute)}` uses the LLM object other than by calling llm.generate(...)")
         method = attribute.attr.value
+        if method == "chat":
+            return self.llm_chat_call(occurrence, call)
         if method not in ("generate", "generate_async"):
-            advice = (
-                "; render the messages with the tokenizer's chat template and call generate(), or serve the model "
-                "with `vllm serve` (its /v1/chat/completions)" if method == "chat" else ""
-            )
-            raise Refusal(f"`{snippet(self.module, call)}` calls LLM.{method}(); only LLM.generate() maps onto the engine{advice}")
+            raise Refusal(f"`{snippet(self.module, call)}` calls LLM.{method}(); only LLM.generate() and LLM.chat() map onto the engine")
         if any(arg.star for arg in call.args):
             raise Refusal(f"`{snippet(self.module, call)}` passes *args/**kwargs whose keys are unknown")
         keywords = keyword_args(call)
@@ -480,6 +487,35 @@ class ModelCalls(ModuleFacts):
         return HandlerCall(call, mode, function.node, prompt_code, sampling, replaced, shape, statement,
                            extra_arguments=tuple(extra), check=check, gathered=gathered,
                            numbered=gathered and _reads_request_ids(function.node))
+
+    def llm_chat_call(self, occurrence: Occurrence, call: cst.Call) -> HandlerCall:
+        """``llm.chat(messages, params, ...)``: the conversation (or each of a list of them) rendered as LLM.chat()
+        renders it, by the engine's own renderer (generation.py's CHAT_OUTPUTS_HELPER), one request each; the
+        final outputs stand in for the list LLM.chat() returns. Awaited, or run on the bridge's event loop."""
+        shown = snippet(self.module, call)
+        function, mode = self.handler_of(call, "LLM")
+        statement = self.check_hoistable(call, occurrence, 2)
+        if any(arg.star for arg in call.args):
+            raise Refusal(f"`{shown}` passes *args/**kwargs whose keys are unknown")
+        positional, keywords = positional_args(call), keyword_args(call)
+        if len(positional) > 2:
+            raise Refusal(f"`{shown}` passes more arguments than messages and sampling params; name the others (chat_template=...)")
+        messages = positional[0].value if positional else (keywords.pop("messages").value if "messages" in keywords else None)
+        sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
+        if messages is None:
+            raise Refusal(f"`{shown}` passes no messages")
+        if isinstance(sampling, (cst.List, cst.Tuple)):
+            raise Refusal("a list of per-conversation SamplingParams has no single-request equivalent; give one SamplingParams")
+        options = []
+        for name, arg in keywords.items():
+            if name in _LLM_GENERATE_DROPPED:
+                continue
+            if name not in _LLM_CHAT_CARRIED:
+                why = _LLM_CHAT_REFUSED.get(name, "it has no AsyncLLMEngine equivalent the rewrite knows")
+                raise Refusal(f"LLM.chat(..., {name}=...) is not carried onto the engine ({why})")
+            options.append((name, arg.value))
+        return HandlerCall(call, mode, function.node, self.module.code_for_node(messages), sampling, call,
+                           ResultShape.REQUEST_OUTPUT_LIST, statement, extra_arguments=tuple(options), chat=True)
 
     def _check_one_adapter(self, function: FunctionInfo, keyword: str, value: cst.BaseExpression, method: str) -> None:
         """``lora_request=`` of a batch, given to each of its requests: LLM.generate takes one LoRARequest for every

@@ -167,3 +167,50 @@ PIPELINE_DEFAULT_HELPER = '''def {name}(task, longest):
     positions = AutoConfig.from_pretrained(model, revision=revision).max_position_embeddings
     return {{"model": model, "revision": revision, "max_model_len": min(longest, positions)}}
 '''
+
+
+# LLM.chat() on the engine: each conversation rendered as LLM.chat() renders it, by vLLM's own functions on the
+# engine's renderer (vllm/entrypoints/common/offline.py, 0.32: OfflineInferenceMixin._add_chat_requests and
+# _preprocess_chat; the async renderer applies the same template in a worker thread, as vLLM's chat server does),
+# then one request each, the final outputs in the conversations' order, as LLM.chat() returns them.
+CHAT_OUTPUTS_HELPER = '''async def {name}(
+    engine, messages, sampling_params, *, chat_template=None, chat_template_content_format="auto", add_generation_prompt=True,
+    continue_final_message=False, tools=None, chat_template_kwargs=None, tokenization_kwargs=None, mm_processor_kwargs=None,
+    lora_request=None,
+):
+    """What LLM.chat() returns for ``messages`` (one conversation, or a list of them), from the engine: each one
+    rendered by the engine's renderer as LLM.chat() renders it (the model's chat template unless one is given, a
+    generation prompt, no special tokens added by the tokenizer), then one request each."""
+    import asyncio
+    from uuid import uuid4
+
+    from vllm.entrypoints.common.offline import OfflineInferenceMixin
+    from vllm.renderers import ChatParams, merge_kwargs
+    from vllm.renderers.inputs.preprocess import conversation_to_seq
+    from vllm.utils.mistral import is_mistral_tokenizer
+
+    renderer = engine.renderer
+    if (chat_template_kwargs and chat_template_kwargs.get("enable_thinking")) or tools:
+        OfflineInferenceMixin._adjust_params_for_parsing(engine, [sampling_params])
+    chat_params = ChatParams(
+        chat_template=chat_template,
+        chat_template_content_format=chat_template_content_format,
+        chat_template_kwargs=merge_kwargs(chat_template_kwargs, dict(
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            tools=tools,
+            tokenize=is_mistral_tokenizer(renderer.tokenizer) or engine.model_config.enable_prompt_embeds,
+        )),
+        mm_processor_kwargs=mm_processor_kwargs,
+    )
+    tok_params = renderer.default_chat_tok_params.with_kwargs(**{{"add_special_tokens": False, **(tokenization_kwargs or {{}})}})
+    extras = None if mm_processor_kwargs is None else {{"mm_processor_kwargs": mm_processor_kwargs}}
+    _, engine_inputs = await renderer.render_chat_async(conversation_to_seq(messages), chat_params, tok_params, prompt_extras=extras)
+
+    async def final_output(engine_input):
+        async for request_output in engine.generate(engine_input, sampling_params, request_id=uuid4().hex, lora_request=lora_request):
+            pass  # the stream is cumulative: its last output holds the whole completion
+        return request_output
+
+    return list(await asyncio.gather(*(final_output(engine_input) for engine_input in engine_inputs)))
+'''

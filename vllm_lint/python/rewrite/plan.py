@@ -137,6 +137,9 @@ class HandlerCall:
     # (the handler reads ``output.request_id``)
     numbered: bool = False
     lit: LitStream | None = None  # LIT_STREAMED: the rest of what the loop needs
+    # ``LLM.chat(messages, ...)``: ``prompt`` is the messages' code and ``extra_arguments`` LLM.chat()'s own keywords;
+    # the chat helper renders and requests them, its list of final outputs standing in for the call's
+    chat: bool = False
 
 
 @dataclass(frozen=True, slots=True)

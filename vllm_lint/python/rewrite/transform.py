@@ -17,7 +17,9 @@ from vllm_lint.python.edits import keyword_arg, with_keyword
 from vllm_lint.python.model import decorator_parts
 from vllm_lint.python.rewrite.bridge import BridgeNames, bridge_source
 from vllm_lint.python.rewrite.entries import held_on_object, is_entry
-from vllm_lint.python.rewrite.generation import DECODE_AS_TRANSFORMERS_HELPER, PIPELINE_DEFAULT_HELPER, SAMPLING_DEFAULTS_HELPER, SamplingKeywords
+from vllm_lint.python.rewrite.generation import (
+    CHAT_OUTPUTS_HELPER, DECODE_AS_TRANSFORMERS_HELPER, PIPELINE_DEFAULT_HELPER, SAMPLING_DEFAULTS_HELPER, SamplingKeywords,
+)
 from vllm_lint.python.rewrite.hf_generate import row_first
 from vllm_lint.python.rewrite.imports import (
     ensure_imported,
@@ -110,7 +112,8 @@ class NewCodeNames:
         self.asynccontextmanager = self._use("contextlib", "asynccontextmanager") if lifespan else ""
         # Random request ids, except where every request is in a gather with numbered ids (or there is none).
         numbered = any(c.numbered for c in plan.calls)
-        random_ids = bool(plan.calls) and (not numbered or any(not c.gathered for c in plan.calls))
+        requests = [c for c in plan.calls if not c.chat]  # the chat helper imports its own
+        random_ids = bool(requests) and (not numbered or any(not c.gathered for c in requests))
         self.uuid4 = self._use("uuid", "uuid4") if bridge or random_ids else ""
         self.fastapi = self._use("fastapi", "FastAPI") if creates_app else (imported_as(self.module, {"fastapi.FastAPI"}) or "")
         self.async_engine_args = self._use("vllm", "AsyncEngineArgs")
@@ -241,6 +244,7 @@ class ServerRewrite:
         self.sampling_defaults = self.fresh.take("sampling_defaults") if names.uses_sampling_defaults else ""
         self.sampling_defaults_read = self.fresh.take("sampling_defaults_by_engine") if names.uses_sampling_defaults else ""
         self.default_model = self.fresh.take("pipeline_default_model") if plan.default_model else ""
+        self.chat_outputs = self.fresh.take("chat_outputs") if any(c.chat for c in plan.calls) else ""
 
     def apply(self) -> cst.Module:
         replacements: dict[int, Callable] = {}
@@ -268,9 +272,15 @@ class ServerRewrite:
                 call, checks = self._checked(call, fresh)
             elif call.bind_prompt:
                 call, checks = self._bound(call, fresh)
-            stream, completion = fresh.take("request_outputs" if call.gathered else "request_output"), fresh.take("completion")
-            stream_statement = self._gathered_statement(call, stream, fresh.take("prompt")) if call.gathered else self._stream_statement(call, stream)
-            result = cst.parse_expression(stream if call.gathered else _result_code(call, stream, completion))
+            as_list = call.gathered or call.chat  # the final outputs as a list, as LLM.generate/chat return them
+            stream, completion = fresh.take("request_outputs" if as_list else "request_output"), fresh.take("completion")
+            if call.chat:
+                stream_statement = self._chat_statement(call, stream)
+            elif call.gathered:
+                stream_statement = self._gathered_statement(call, stream, fresh.take("prompt"))
+            else:
+                stream_statement = self._stream_statement(call, stream)
+            result = cst.parse_expression(stream if as_list else _result_code(call, stream, completion))
             replacements[id(call.replaced)] = lambda node, result=result: result
             length = cst.parse_expression(f"len({stream}.prompt_token_ids)")
             for read in call.prompt_lengths:
@@ -491,6 +501,16 @@ class ServerRewrite:
             f"{outputs} = await {self.names.asyncio}.gather(*({self.final_output}({item}, {self._sampling(call)}{carried}) for {item} in {call.prompt}))\n"
         )
 
+    def _chat_statement(self, call: HandlerCall, outputs: str) -> cst.BaseStatement:
+        """``outputs = await chat_outputs(engine, messages, params, <LLM.chat()'s keywords>)``; in a sync framework's
+        view, the same coroutine run on the bridge's event loop, where the engine runs."""
+        options = "".join(f", {name}={self.module.code_for_node(value)}" for name, value in call.extra_arguments)
+        engine = self._engine_at(call)
+        if call.mode is CallMode.BRIDGED:
+            chat = f"{self.chat_outputs}({engine}.engine, {call.prompt}, {self._sampling(call)}{options})"
+            return cst.parse_statement(f"{outputs} = {engine}._run({chat})\n")
+        return cst.parse_statement(f"{outputs} = await {self.chat_outputs}({engine}, {call.prompt}, {self._sampling(call)}{options})\n")
+
     def _checked(self, call: HandlerCall, fresh: FreshNames) -> tuple[HandlerCall, list[cst.BaseStatement]]:
         """The statements that check the prompt is one string (evaluated once, into a local, when computed),
         and the call reading the prompt from where they leave it."""
@@ -549,6 +569,8 @@ class ServerRewrite:
             sources.append(SAMPLING_DEFAULTS_HELPER.format(read=self.sampling_defaults_read, name=self.sampling_defaults))
         if self.default_model:
             sources.append(PIPELINE_DEFAULT_HELPER.format(name=self.default_model))
+        if self.chat_outputs:
+            sources.append(CHAT_OUTPUTS_HELPER.format(name=self.chat_outputs))
         if not sources:
             return module
         source = "\n\n".join(sources).replace("\n", module.default_newline)  # the docstrings' line breaks too
