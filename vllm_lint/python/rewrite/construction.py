@@ -302,7 +302,9 @@ class EngineConstruction(ModuleFacts):
         given = [*keyword_args(call), *spread]
         for name in given:
             if name not in known:
-                raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field")
+                # LLM.chat() renders with LLM's own chat_template when the call gives none (vllm/entrypoints/llm.py, 0.32)
+                advice = "; pass the template's text to each llm.chat(..., chat_template=...) call instead" if name == "chat_template" else ""
+                raise Refusal(f"LLM keyword {name}= is not an AsyncEngineArgs field{advice}")
         if len(set(given)) != len(given):
             raise Refusal("LLM(...) gets a keyword twice (in its call and in a **dict)")
         return frozenset(spread)
