@@ -590,6 +590,30 @@ LLM_REFUSED = {
         """,
         "chat_template= is not an AsyncEngineArgs field",
     ),
+    "LLM.chat with a priority": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM
+        app = FastAPI()
+        llm = LLM(model="m")
+        @app.post("/g")
+        def g(prompt: str):
+            return llm.chat([{"role": "user", "content": prompt}], priority=1)[0].outputs[0].text
+        """,
+        "LLM.chat(..., priority=...) is not carried onto the engine",
+    ),
+    "LLM.chat with per-conversation sampling params": (
+        """\
+        from fastapi import FastAPI
+        from vllm import LLM, SamplingParams
+        app = FastAPI()
+        llm = LLM(model="m")
+        @app.post("/g")
+        def g(prompt: str):
+            return llm.chat([[{"role": "user", "content": prompt}]], [SamplingParams()])[0].outputs[0].text
+        """,
+        "a list of per-conversation SamplingParams",
+    ),
     "generate_async stream outside an async for": (
         """\
         from fastapi import FastAPI

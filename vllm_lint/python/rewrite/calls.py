@@ -70,8 +70,8 @@ _LLM_CHAT_CARRIED = frozenset({
     "tools", "chat_template_kwargs", "tokenization_kwargs", "mm_processor_kwargs",
 })
 _LLM_CHAT_REFUSED = {
-    "priority": "a priority per conversation; give engine.generate(..., priority=...) by hand, with the engine's "
-    "scheduling_policy=\"priority\"",
+    "priority": "it may be a list of one per conversation; remove it for the rewrite, then pass priority= to the "
+    "engine.generate(...) call of the chat_outputs helper it writes (the engine built with scheduling_policy=\"priority\")",
 }
 # The configs vLLM's LLMEngine held as attributes, each also a field of VllmConfig (vllm/config/vllm.py, 0.32)
 _ENGINE_CONFIGS = frozenset({
