@@ -2073,3 +2073,38 @@ def test_kept_generate_chains(tmp_path, case, snapshots):
     snapshots.assert_match(f"rewrites/{case}", text)
     assert ".tolist()" not in text and "attention_mask" not in text and "return_tensors" not in text
     assert fixed(tmp_path, text) == (text, {})
+
+
+AIOHTTP_EXECUTOR = '''\
+import asyncio
+
+from aiohttp import web
+from transformers import pipeline
+
+generator = pipeline("text-generation", model="gpt2")
+
+
+def write(text: str) -> str:
+    return generator(text, max_new_tokens=20)[0]["generated_text"]
+
+
+async def handle(request):
+    loop = asyncio.get_running_loop()
+    text = await loop.run_in_executor(None, lambda: write(request.query["text"]))
+    return web.json_response({"text": text, "at": loop.time()})
+
+
+app = web.Application()
+app.router.add_get("/", handle)
+'''
+
+
+@pytest.mark.parametrize(("source", "kept"), [
+    (AIOHTTP_EXECUTOR, True),  # loop.time() still reads it
+    (AIOHTTP_EXECUTOR.replace(', "at": loop.time()', ""), False),  # only the executor call read it: F841 would flag it
+])
+def test_the_loop_line_goes_with_its_last_executor_call(tmp_path, source, kept):
+    result, _ = fixed(tmp_path, source)
+    assert "text = await write(request.query[\"text\"])\n" in result
+    assert ("    loop = asyncio.get_running_loop()\n" in result) is kept
+    assert ("import asyncio\n" in result) is kept

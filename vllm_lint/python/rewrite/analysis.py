@@ -361,7 +361,7 @@ def plan_server_rewrite(ctx: PyContext) -> ServerPlan:
         renames_model=kind.loaded_by_name and site.function is None and entry is None,
         model_dict=entry.variable if entry is not None and entry.literal else None,
         instance=_instance_name(ctx, site, name),
-        removed_lines=tuple(removed_lines),
+        removed_lines=(*removed_lines, *chain.removed_lines),
         default_model=default_model,
         default_params_calls=tuple(default_params),
         spread_engine_keywords=spread,

@@ -39,6 +39,8 @@ class AsyncChain:
     # ``if __name__ == "__main__":`` blocks that call a helper made async, as a demo: each runs as a coroutine
     # (script.py), with the helper's name
     scripts: tuple[tuple[cst.If, str], ...] = ()
+    # ``loop = asyncio.get_running_loop()`` lines whose ``loop`` only the replaced executor calls read: unused after
+    removed_lines: tuple[cst.SimpleStatementLine, ...] = ()
 
 
 class AsyncHelpers(ModelCalls):
@@ -51,6 +53,7 @@ class AsyncHelpers(ModelCalls):
         awaited: list[AwaitedCall] = []
         handlers: dict[int, FunctionInfo] = {}
         scripts: dict[int, tuple[cst.If, str]] = {}
+        executors: dict[int, tuple[cst.FunctionDef, list[cst.Call]]] = {}
         while pending:
             helper = pending.pop()
             if id(helper.node) in helpers:
@@ -86,6 +89,7 @@ class AsyncHelpers(ModelCalls):
                 executor = _executor_call(caller.node, c) if c.in_nested_scope else None
                 if executor is not None:
                     awaited.append(AwaitedCall(c.call, False, executor))
+                    executors.setdefault(id(caller.node), (caller.node, []))[1].append(executor)
                 elif c.in_nested_scope:
                     raise Refusal(f"{shown} is inside a lambda or comprehension of {caller.name}(), where it could not be awaited in place")
                 elif isinstance(c.parent, cst.Await):
@@ -99,7 +103,8 @@ class AsyncHelpers(ModelCalls):
                 else:
                     pending.append(caller)
         made_async = tuple(h.node for h in helpers.values() if not h.is_async)
-        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()), tuple(scripts.values()))
+        unused = [line for function, calls in executors.values() if (line := _unused_loop(function, calls)) is not None]
+        return AsyncChain(made_async, tuple(awaited), tuple(handlers.values()), tuple(scripts.values()), tuple(unused))
 
     def check_bridged(self, functions: list[cst.FunctionDef]) -> None:
         """A sync helper that submits to the bridge must not run while the module is imported: vLLM's engine
@@ -207,6 +212,35 @@ def _executor_call(function: cst.FunctionDef, c: HelperCall) -> cst.Call | None:
 
     walk(function, _Find())
     return found[0] if found else None
+
+
+# What binds the loop an executor call is made on
+_LOOP_GETTERS = frozenset({"asyncio.get_running_loop", "asyncio.get_event_loop"})
+
+
+def _unused_loop(function: cst.FunctionDef, calls: list[cst.Call]) -> cst.SimpleStatementLine | None:
+    """``loop = asyncio.get_running_loop()`` in ``function`` when the replaced executor calls ``calls`` were the
+    only reads of ``loop`` (ruff's F841 would flag the line left behind): a statement of its own, directly in the
+    function's body, with no comment of its own to lose."""
+    receivers = {id(c.func.value) for c in calls if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)}
+    names = {c.func.value.value for c in calls if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    assert isinstance(function.body, cst.IndentedBlock)
+    bindings = [
+        s for s in function.body.body
+        if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(assign := s.body[0], cst.Assign)
+        and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) and assign.targets[0].target.value == name
+        and isinstance(assign.value, cst.Call) and not assign.value.args and dotted_name(assign.value.func) in _LOOP_GETTERS
+    ]
+    if len(bindings) != 1:
+        return None
+    line = bindings[0]
+    target = cst.ensure_type(line.body[0], cst.Assign).targets[0].target
+    others = [o for o in occurrences(function, [name])[name] if o.name is not target and id(o.name) not in receivers]
+    commented = line.trailing_whitespace.comment is not None or any(empty.comment is not None for empty in line.leading_lines)
+    return None if others or commented else line
 
 
 def _has_params(lambda_: cst.Lambda) -> bool:
