@@ -156,3 +156,24 @@ def test_the_launcher_serves_a_gradio_app_called_through_its_http_api(tmp_path, 
         assert all(r.latency >= r.ttfb > 0 for r in result.records)
         assert httpx.get(base + "/__vllm_lint__/generated_tokens", trust_env=False).json() == {"generated_tokens": 0}
         assert "public URL" not in (tmp_path / "launch.log").read_text(errors="replace")
+
+
+def test_a_messages_type_is_let_through_where_gradio_takes_no_type():
+    """``ChatInterface(fn, type="messages")`` (Gradio 4.38-5) runs on a Gradio without ``type``, whose history is
+    in that format; another type, or a component that still takes ``type``, is left to Gradio."""
+    from types import SimpleNamespace
+
+    from vllm_lint.reference.gradio_apps import accept_messages_type
+
+    class ChatInterface:
+        def __init__(self, fn, **kwargs):
+            self.fn, self.kwargs = fn, kwargs
+
+    class Chatbot:
+        def __init__(self, type="tuples", **kwargs):
+            self.type = type
+
+    accept_messages_type(SimpleNamespace(ChatInterface=ChatInterface, Chatbot=Chatbot))
+    assert ChatInterface(print, type="messages", title="t").kwargs == {"title": "t"}
+    assert ChatInterface(print, type="tuples").kwargs == {"type": "tuples"}
+    assert Chatbot(type="messages").type == "messages"

@@ -13,6 +13,7 @@ would serve) has its one module-level app launched the same way.
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import runpy
 import sys
@@ -46,6 +47,27 @@ def is_gradio_app(source: str) -> bool:
     return "gradio" in imported_packages(tree) and bool(names & APP_CLASSES) and MOUNT not in names
 
 
+# Components whose history Gradio 4.38-5 kept as tuples unless given ``type="messages"``; Gradio 6 takes no
+# ``type`` and always hands the function role/content dicts (6.31's ``ChatInterface`` docstring of ``fn``).
+MESSAGES_TYPED = ("Chatbot", "ChatInterface")
+
+
+def accept_messages_type(gradio) -> None:
+    """Let ``type="messages"`` through where the installed Gradio has no ``type`` (6 and later), whose history is
+    in that format anyway; any other ``type`` is passed on, and fails as it would."""
+    for name in MESSAGES_TYPED:
+        component = getattr(gradio, name, None)
+        if component is None or "type" in inspect.signature(component.__init__).parameters:
+            continue
+
+        def __init__(self, *args, _original=component.__init__, **kwargs):
+            if kwargs.get("type") == "messages":
+                del kwargs["type"]
+            _original(self, *args, **kwargs)
+
+        component.__init__ = __init__
+
+
 def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], None]) -> None:
     """Run the file as ``__main__`` (no arguments), its ``launch()`` serving on ``host:port``.
 
@@ -76,6 +98,7 @@ def run_gradio_main(path: Path, host: str, port: int, on_app: Callable[[Any], No
         return original_launch(self, *args, **kwargs)
 
     gradio.Blocks.launch = launch
+    accept_messages_type(gradio)
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
     keep_children_off_the_file(path)  # a child re-running the app would launch it unpatched, on Gradio's port
