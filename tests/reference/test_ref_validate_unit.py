@@ -658,11 +658,14 @@ def test_launcher_pipeline_without_a_task_asks_for_text_generation(tmp_path):
         transformers.pipeline(task="fill-mask", model="bert-base-uncased")
         for args, kwargs in seen:
             print(args, kwargs.get("task"), kwargs.get("model"))
+        # The config of a model named by no call (a task's default model, read by a fix): the directory's.
+        print(transformers.AutoConfig.from_pretrained("openai-community/gpt2", revision="607a30d").n_positions)
     """).replace("MODEL_DIR", repr(str(tmp_path)))
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2", "n_positions": 96}')
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        f"() text-generation {tmp_path}", f"('summarization',) None {tmp_path}", f"() fill-mask {tmp_path}"]
+        f"() text-generation {tmp_path}", f"('summarization',) None {tmp_path}", f"() fill-mask {tmp_path}", "96"]
 
 
 def test_loadgen_usage_tokens():

@@ -213,6 +213,14 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
             return _original(cls, model_dir, *args, **kwargs)
 
         owner.from_pretrained = classmethod(from_pretrained)
+    # A config read by the name of a model the file does not name in a call (the default model of a pipeline
+    # task, which a fix reads to size its engine): the model directory's, as for the weights; the revision
+    # named a commit of the other model.
+    def config_from_pretrained(cls, name, *args, _original=transformers.AutoConfig.from_pretrained.__func__, **kwargs):
+        kwargs.pop("revision", None)
+        return _original(cls, model_dir, *args, **kwargs)
+
+    transformers.AutoConfig.from_pretrained = classmethod(config_from_pretrained)
     original_generate = GenerationMixin.generate
 
     def generate(self, *args, **kwargs):
