@@ -635,6 +635,9 @@ def test_launcher_pipeline_wrapper_forces_greedy_and_counts_tokens():
     assert wrapped("hi", max_new_tokens=256, temperature=0.7, return_full_text=True) == [{"generated_text": "x"}]
     assert calls == [(("hi",), {"return_full_text": True, "max_new_tokens": 7, "do_sample": False})]
     assert launch.COUNTER.total - before == 7  # 12 tokens out, 5 of them the prompt
+    # Several sequences, which greedy search refuses: each one sampled from the top token alone.
+    wrapped("hi", num_return_sequences=3, do_sample=True)
+    assert calls[-1] == (("hi",), {"num_return_sequences": 3, "max_new_tokens": 7, "do_sample": True, "top_k": 1})
     assert wrapped.task == "text-generation"  # everything else passes through
 
 

@@ -9,7 +9,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
 
 * ``transformers.pipeline(...)``: ``model``/``tokenizer`` become the model directory, ``device`` becomes the
   CPU when there is no GPU; each call of the returned pipeline generates greedily (``do_sample=False``) and
-  exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped.
+  exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped (a call
+  for several sequences samples each from the top token alone: greedy search returns one).
 * a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
   class): the model directory's weights, on the CPU in float32 when there is no GPU; each ``generate`` call
   of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
@@ -20,7 +21,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   the async engine the model runs in vLLM's engine-core process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, see
   ``patch_vllm``).
 * ``AsyncLLMEngine.generate(prompt, sampling_params, ...)``: the sampling params become greedy
-  (``temperature=0``) with ``max_tokens=--max-tokens``, keeping the caller's ``output_kind``; the same for
+  (``temperature=0``; ``n`` completions sampled from the top token alone where ``n > 1``) with
+  ``max_tokens=--max-tokens``, keeping the caller's ``output_kind``; the same for
   the offline ``LLM.generate(prompts, sampling_params)`` a bad server may call.
 
 Each wrapper also counts the tokens it generated, served at ``GET /__vllm_lint__/generated_tokens``
@@ -61,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib.util
 import inspect
 import json
@@ -144,10 +147,19 @@ class _GreedyPipeline:
         # What generate() would have decoded with: this call's settings over the pipeline's (its construction's
         # keywords, the model's generation config, the pipeline's own defaults), as the pipeline passes them.
         _record_generation(model, asked.pop("generation_config", None) or getattr(self._pipe, "generation_config", None), asked)
-        return self._pipe(*args, max_new_tokens=self._max_tokens, do_sample=False, **kwargs)
+        return self._pipe(*args, max_new_tokens=self._max_tokens, **greedy_search(kwargs), **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._pipe, name)
+
+
+def greedy_search(kwargs: dict) -> dict:
+    """transformers' settings for greedy decoding of a call with ``kwargs``: ``do_sample=False``, or where the
+    call asks for several sequences (``num_return_sequences``, which greedy search refuses) sampling from the top
+    token alone, so that each of them is the greedy one (vLLM's side: ``patch_vllm``'s ``greedy``)."""
+    if (kwargs.get("num_return_sequences") or 1) > 1:
+        return {"do_sample": True, "top_k": 1}
+    return {"do_sample": False}
 
 
 def _record_generation(model, generation_config, asked: dict) -> None:
@@ -187,6 +199,9 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
                 kwargs.pop(key, None)
         return _GreedyPipeline(original(*args, **kwargs), max_tokens)
 
+    # Pickled by reference, as transformers.pipeline (found patched again in the process that unpickles it):
+    # Ray Serve pickles a deployment class of the served file by value, with the globals it reads.
+    functools.update_wrapper(pipeline, original)
     transformers.pipeline = pipeline
     _patch_models(transformers, model_dir, max_tokens, cuda)
     try:
@@ -228,7 +243,7 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
             return original_generate(self, *args, **kwargs)
         asked = {key: kwargs.pop(key) for key in GENERATION_KWARGS if key in kwargs}
         _record_generation(self, asked.pop("generation_config", None), asked)
-        out = original_generate(self, *args, max_new_tokens=max_tokens, do_sample=False, **kwargs)
+        out = original_generate(self, *args, max_new_tokens=max_tokens, **greedy_search(kwargs), **kwargs)
         seqs = getattr(out, "sequences", out)
         prompt = kwargs.get("input_ids", args[0] if args else None)
         if prompt is not None and hasattr(seqs, "shape") and len(seqs.shape) == 2:
@@ -287,7 +302,9 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
 
     DELTA = RequestOutputKind.DELTA
 
-    def greedy(**extra) -> SamplingParams:
+    def greedy(n: int = 1, **extra) -> SamplingParams:
+        if n > 1:  # greedy sampling takes n=1 only: each of the n completions sampled from the top token alone
+            return SamplingParams(max_tokens=max_tokens, n=n, temperature=1.0, top_k=1, **extra)
         return SamplingParams(max_tokens=max_tokens, temperature=0.0, **extra)
 
     original_generate = AsyncLLM.generate
@@ -302,7 +319,7 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
         extra = {"output_kind": output_kind} if output_kind is not None else {}
         # How the server asked for the text to be rendered (not decoded): kept, as the bad server's decode is.
         extra.update({name: getattr(params, name) for name in _RENDERING if hasattr(params, name)})
-        bound.arguments["sampling_params"] = greedy(**extra)
+        bound.arguments["sampling_params"] = greedy(getattr(params, "n", 1), **extra)
         return _counted(original_generate(*bound.args, **bound.kwargs), delta=output_kind == DELTA)
 
     async def _counted(outputs, delta: bool):
@@ -324,7 +341,8 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
         params = bound.arguments.get("sampling_params")
         for asked in params if isinstance(params, (list, tuple)) else [params if params is not None else self.get_default_sampling_params()]:
             decoding.record(decoding.of_sampling_params(asked))
-        bound.arguments["sampling_params"] = [greedy() for _ in params] if isinstance(params, (list, tuple)) else greedy()
+        bound.arguments["sampling_params"] = ([greedy(getattr(p, "n", 1)) for p in params] if isinstance(params, (list, tuple))
+                                              else greedy(getattr(params, "n", 1)))
         outputs = original_llm_generate(*bound.args, **bound.kwargs)
         COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
         return outputs
