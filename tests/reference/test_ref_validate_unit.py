@@ -21,6 +21,7 @@ from vllm_lint.reference.validate.prepare import (
     PreparedSource,
     _module_bindings,
     make_runnable,
+    model_environment,
     point_at_model,
     prepare_case,
 )
@@ -200,6 +201,16 @@ def test_point_at_model(tmp_path, source, names):
     for name in names:
         expected = expected.replace(f'"{name}"', f'"{model}"', 1)
     assert new == expected
+
+
+@pytest.mark.parametrize("source, variables", [
+    ('import os\nclass D:\n    def __init__(self):\n        self.p = pipeline("t", model=os.environ["MODEL_PATH"])\n', ["MODEL_PATH"]),
+    ('import os\nname = os.getenv("M", "gpt2")\nllm = LLM(model=name, tokenizer=os.environ.get("T"))\n', ["M", "T"]),
+    ('import os\nkey = os.environ["HF_TOKEN"]\nm = AutoModel.from_pretrained("org/m", token=key)\n', []),
+])
+def test_model_environment(tmp_path, source, variables):
+    """The variables a model call takes its model (or tokenizer) from are set to the local model, no others."""
+    assert model_environment(source, tmp_path) == {v: str(tmp_path) for v in variables}
 
 
 def _openapi_query():

@@ -34,6 +34,7 @@ class PreparedSource:
     role: str
     path: Path
     injected: list[str] = field(default_factory=list)
+    environment: dict[str, str] = field(default_factory=dict)  # set for the server: the variables naming its model
 
 
 
@@ -89,6 +90,38 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
         if isinstance(literal.value, str):
             names.append(literal.value)
     return "".join(lines), sorted(set(names))
+
+
+_ENVIRONMENT_READS = ("os.environ.get", "environ.get", "os.getenv", "getenv")
+
+
+def _environment_read(value: ast.expr) -> str | None:
+    """The variable that ``os.environ["X"]``, ``os.environ.get("X", ...)`` or ``os.getenv("X", ...)`` reads."""
+    if isinstance(value, ast.Subscript) and ast.unparse(value.value) in ("os.environ", "environ"):
+        key = value.slice
+    elif isinstance(value, ast.Call) and ast.unparse(value.func) in _ENVIRONMENT_READS and value.args:
+        key = value.args[0]
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+
+def model_environment(source: str, model: Path) -> dict[str, str]:
+    """The environment variables a model call takes its model from (``pipeline(model=os.environ["MODEL_PATH"])``,
+    directly or through a name bound to the read), each set to ``model``: as a user starts the server on
+    another model, and as point_at_model does for a model named in the source."""
+    tree = ast.parse(source)
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        variable = _environment_read(node.value) if isinstance(node, ast.Assign) else None
+        if variable is not None:
+            bound.update({t.id: variable for t in node.targets if isinstance(t, ast.Name)})
+    found = set()
+    for value in (v for node in ast.walk(tree) if isinstance(node, ast.Call) for v in _model_values(node)):
+        variable = _environment_read(value) or (bound.get(value.id) if isinstance(value, ast.Name) else None)
+        if variable is not None:
+            found.add(variable)
+    return {variable: str(model) for variable in sorted(found)}
 
 
 def _local_models(tree: ast.Module) -> list[ast.expr]:
@@ -367,5 +400,8 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
         path.write_text(text)
         for note in notes:
             progress(f"{case.name}: {role}: injected {note}")
-        prepared.append(PreparedSource(role, path, notes))
+        environment = model_environment(text, model)
+        if environment:
+            progress(f"{case.name}: {role}: model from ${', $'.join(environment)} -> {model}")
+        prepared.append(PreparedSource(role, path, notes, environment))
     return PreparedCase(case, prepared[0], prepared[1], diff, applied, names)

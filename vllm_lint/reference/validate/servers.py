@@ -61,7 +61,7 @@ class ServerProcess:
         if self.max_num_seqs:
             cmd += ["--max-num-seqs", str(self.max_num_seqs)]
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1",
-                   PYTHONUNBUFFERED="1")
+                   PYTHONUNBUFFERED="1", **self.source.environment)
         self.decoding_log.unlink(missing_ok=True)
         env[decoding.ENVIRONMENT_VARIABLE] = str(self.decoding_log)
         # The launcher must import the vllm_lint this harness runs from, installed or not.
