@@ -393,6 +393,9 @@ def test_unservable_servers_are_named():
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/g')\ndef g(text: str):\n    pass\n") is None
     assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") is None
     assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
+    starlette = "from starlette.applications import Starlette\nfrom starlette.routing import Route\n"
+    assert unservable(starlette + "app = Starlette(routes=[Route('/age', age, methods=['POST'])])\n") is None
+    assert unservable(starlette + "app = Starlette(routes=[Route('/h', h)])\n").startswith("no POST route")
     assert unservable("import gradio as gr\ngr.Interface(fn=f, inputs='text', outputs='text').launch()\n") is None
     assert unservable("import bentoml\n@bentoml.service\nclass S:\n    pass\n") is None
     assert unservable("import bentoml\nclient = bentoml.SyncHTTPClient('http://localhost:3000')\n") \
@@ -445,6 +448,27 @@ def test_launcher_describes_a_flask_apps_post_routes():
     assert document["paths"]["/json"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"] == {
         "text": {"type": "string"}}
     assert document["paths"]["/query"]["post"]["parameters"] == [{"name": "q", "in": "query"}]
+
+
+def test_launcher_describes_a_starlette_apps_post_routes(tmp_path):
+    require_modules("starlette", what="the Starlette OpenAPI test")
+    from vllm_lint.reference.launch import load_app, starlette_openapi
+
+    server = tmp_path / "server.py"
+    server.write_text(
+        "from starlette.applications import Starlette\n"
+        "from starlette.responses import JSONResponse\n"
+        "from starlette.routing import Route\n\n"
+        "async def age(request):\n"
+        "    body = await request.json()\n"
+        "    return JSONResponse(body['inputs'])\n\n"
+        "async def health(request):\n"
+        "    return JSONResponse('ok')\n\n"
+        "app = Starlette(routes=[Route('/age', age, methods=['POST']), Route('/health', health)])\n")
+    app = load_app(server)
+    document = starlette_openapi(app)
+    assert list(document["paths"]) == ["/age"]
+    assert discover_endpoint(document).describe() == "POST /age with 'inputs' in the JSON body"
 
 
 def test_launcher_describes_the_bodies_fastapi_handlers_read_by_hand(tmp_path):
@@ -664,14 +688,18 @@ def test_launcher_pipeline_without_a_task_asks_for_text_generation(tmp_path):
         import transformers
         from vllm_lint.reference import launch
 
+        import torch
+
         seen = []
-        transformers.pipeline = lambda *args, **kwargs: seen.append((args, kwargs)) or object()
+        # Each load seeded, so that weights the local checkpoint lacks are drawn alike in both servers.
+        transformers.pipeline = lambda *args, **kwargs: seen.append((args, kwargs, torch.initial_seed())) or object()
         launch.patch_transformers(MODEL_DIR, 7)
         transformers.pipeline(model=object(), tokenizer=object())
+        torch.seed()
         transformers.pipeline("summarization", model="t5-small")
         transformers.pipeline(task="fill-mask", model="bert-base-uncased")
-        for args, kwargs in seen:
-            print(args, kwargs.get("task"), kwargs.get("model"))
+        for args, kwargs, seed in seen:
+            print(args, kwargs.get("task"), kwargs.get("model"), seed)
         # The config of a model named by no call (a task's default model, read by a fix): the directory's.
         print(transformers.AutoConfig.from_pretrained("openai-community/gpt2", revision="607a30d").n_positions)
     """).replace("MODEL_DIR", repr(str(tmp_path)))
@@ -679,7 +707,7 @@ def test_launcher_pipeline_without_a_task_asks_for_text_generation(tmp_path):
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        f"() text-generation {tmp_path}", f"('summarization',) None {tmp_path}", f"() fill-mask {tmp_path}", "96"]
+        f"() text-generation {tmp_path} 0", f"('summarization',) None {tmp_path} 0", f"() fill-mask {tmp_path} 0", "96"]
 
 
 def test_loadgen_usage_tokens():

@@ -175,6 +175,15 @@ def _record_generation(model, generation_config, asked: dict) -> None:
     decoding.record(decoding.of_generation_config(config))
 
 
+def _seed_missing_weights() -> None:
+    """Weights of the model a server loads that the local checkpoint lacks (the head of a text-classification
+    pipeline over the local causal LM) are drawn at random as it loads: from the same seed in both servers, so
+    that they run the same model."""
+    import torch
+
+    torch.manual_seed(0)
+
+
 def patch_transformers(model_dir: str, max_tokens: int) -> None:
     import transformers
 
@@ -197,6 +206,7 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
             kwargs["device"] = "cpu"
             for key in ("torch_dtype", "dtype"):
                 kwargs.pop(key, None)
+        _seed_missing_weights()
         return _GreedyPipeline(original(*args, **kwargs), max_tokens)
 
     # Pickled by reference, as transformers.pipeline (found patched again in the process that unpickles it):
@@ -225,6 +235,7 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
             if not cuda:
                 for key in ("device_map", "torch_dtype", "dtype", "quantization_config", "load_in_8bit", "load_in_4bit"):
                     kwargs.pop(key, None)
+            _seed_missing_weights()
             return _original(cls, model_dir, *args, **kwargs)
 
         owner.from_pretrained = classmethod(from_pretrained)
@@ -443,6 +454,14 @@ def describe_hand_read_bodies(app) -> None:
     app.openapi = openapi
 
 
+def starlette_openapi(app) -> dict:
+    """An OpenAPI document of a plain Starlette app's POST routes (``Route("/age", age, methods=["POST"])``), with
+    the body fields each handler reads by hand, as FastAPI's schema would have them."""
+    routes = [(route.path, fields_read(route.endpoint, _starlette_source)) for route in app.routes
+              if "POST" in (getattr(route, "methods", None) or ()) and callable(getattr(route, "endpoint", None))]
+    return post_routes_document(type(app).__name__, routes)
+
+
 def serve(app, host: str, port: int) -> None:
     add_stats_route(app)
     if _is_flask(app):
@@ -452,6 +471,15 @@ def serve(app, host: str, port: int) -> None:
         return
     if callable(getattr(app, "openapi", None)) and hasattr(app, "routes"):
         describe_hand_read_bodies(app)
+    elif callable(getattr(app, "add_route", None)) and hasattr(app, "routes"):  # Starlette keeps no schema
+        from starlette.responses import JSONResponse
+
+        document = starlette_openapi(app)
+
+        async def openapi(request):
+            return JSONResponse(document)
+
+        app.add_route("/openapi.json", openapi, methods=["GET"], include_in_schema=False)
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

@@ -243,7 +243,7 @@ def unservable(source: str) -> str | None:
         if not is_litserve_server(source):
             return "a LitServe API the file never serves: validate runs the LitServer its file builds"
         return _framework_missing("litserve", "a LitServe API")
-    if routes or _get_route_with_a_prompt(tree):
+    if routes or _get_route_with_a_prompt(tree) or _starlette_post_route(tree):
         return None
     if "gradio" in modules:
         # Launched as its __main__ launches it, called through Gradio's HTTP API (gradio_endpoint).
@@ -261,6 +261,13 @@ def unservable(source: str) -> str | None:
     if modules & {"fastapi", "flask", "starlette"}:
         return "no POST route: validate loads a route that takes a prompt in a request"
     return None
+
+
+def _starlette_post_route(tree: ast.Module) -> bool:
+    """``Route("/age", age, methods=["POST"])``: a Starlette route that takes POST requests."""
+    return any(isinstance(n, ast.Call) and _called_name(n.func) == "Route"
+               and any(k.arg == "methods" and "'POST'" in ast.unparse(k.value).replace('"', "'") for k in n.keywords)
+               for n in ast.walk(tree))
 
 
 def _get_route_with_a_prompt(tree: ast.Module) -> bool:
