@@ -157,3 +157,27 @@ def test_the_kind_of_server_a_file_is(source, kind):
     from vllm_lint.reference.server_kinds import ServerKind, kind_of
 
     assert kind_of(source) is ServerKind[kind]
+
+
+def test_a_ray_serve_deployment_that_reads_its_body_by_hand_is_described(tmp_path):
+    """No FastAPI ingress, so no schema: the launcher describes the fields ``__call__`` reads, on the app's prefix."""
+    from vllm_lint.reference.launch import import_file
+    from vllm_lint.reference.ray_serve_apps import call_document, has_ingress
+    from vllm_lint.reference.validate.endpoint import discover_endpoint
+
+    server = tmp_path / "deployment.py"
+    server.write_text(
+        "import json\n\n"
+        "class BioGpt:\n"
+        "    async def __call__(self, starlette_request):\n"
+        "        request = await starlette_request.body()\n"
+        "        data = json.loads(request)\n"
+        "        return data['prompt'] + str(data.get('max_length', 100))\n\n"
+        "class Plain:\n"
+        "    pass\n")
+    module = import_file(server)
+    document = call_document([module.Plain, module.BioGpt], "/")
+    assert discover_endpoint(document).describe() == "POST / with 'prompt' in the JSON body"
+    assert call_document([module.Plain], "/")["paths"] == {}
+    assert not has_ingress(server.read_text())
+    assert has_ingress("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    pass\n")

@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from vllm_lint.reference.python_source import imported_modules
+from vllm_lint.reference.request_fields import fields_read, post_routes_document
 
 # Logical CPUs the local cluster declares: a replica that asks for a few still fits on a small machine.
 _CLUSTER_CPUS = 16
@@ -36,6 +37,50 @@ def is_ray_serve_app(source: str) -> bool:
                    for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                    for d in n.decorator_list)
     return imports and declares
+
+
+# A second application the launcher deploys once the file's is running, so its answer means the file's is ready:
+# the OpenAPI document of a deployment that reads its request by hand in ``__call__`` (no FastAPI ingress, so
+# no schema of its own) on the route prefix its application runs on.
+DOCUMENT_PREFIX = "/__vllm_lint__"
+DOCUMENT_PATH = DOCUMENT_PREFIX + "/openapi.json"
+
+
+def has_ingress(source: str) -> bool:
+    """A deployment behind a FastAPI app (``@serve.ingress(app)``), which describes its own routes."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(isinstance(d, ast.Call) and ast.unparse(d.func).split(".")[-1] == "ingress"
+               for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for d in n.decorator_list)
+
+
+def _call_source(expr: ast.expr) -> str | None:
+    """"json" for what a ``__call__`` parses its body with: ``await request.json()``, ``json.loads(...)``."""
+    if isinstance(expr, ast.Await):
+        expr = expr.value
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+        return None
+    parses = ast.unparse(expr.func) == "json.loads" or (expr.func.attr == "json" and not expr.args)
+    return "json" if parses else None
+
+
+def call_document(deployments: list, prefix: str) -> dict:
+    """An OpenAPI document of the body fields the deployments' ``__call__`` methods read, each a POST route
+    on ``prefix``."""
+    routes = [(prefix, fields_read(d.__call__, _call_source)) for d in deployments if "__call__" in vars(d)]
+    return post_routes_document("Ray Serve", [(path, fields) for path, fields in routes if fields][:1])
+
+
+class _Document:
+    """The launcher's own deployment: answers the document (a dict, which Serve sends as JSON)."""
+
+    def __init__(self, document: dict) -> None:
+        self.document = document
+
+    async def __call__(self, request) -> dict:
+        return self.document
 
 
 def _on_this_machine(options: dict, has_gpu: bool) -> dict:
@@ -118,4 +163,10 @@ def run_ray_serve_main(path: Path, host: str, port: int, has_gpu: bool) -> None:
         (name, application), = applications.items()
         print(f"[vllm-lint launch] serve.run({name}) on {host}:{port}", file=sys.stderr, flush=True)
         original_run(application, blocking=False)
+        ran.append(application)
+    # serve.run has returned: the file's application is running.
+    classes = [getattr(getattr(a, "_bound_deployment", None), "func_or_class", None) for a in ran]
+    document = call_document([c for c in classes if isinstance(c, type)], "/")
+    original_run(serve.deployment(_Document, name="vllm_lint_document").bind(document), name="vllm_lint",
+                 route_prefix=DOCUMENT_PREFIX, blocking=False)
     threading.Event().wait()

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import vllm_lint
-from vllm_lint.reference import bentoml_services, decoding, gradio_apps, litserve_apps
+from vllm_lint.reference import bentoml_services, decoding, gradio_apps, litserve_apps, ray_serve_apps
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.validate.errors import ValidationError
@@ -18,10 +18,10 @@ from vllm_lint.reference.validate.prepare import PreparedSource
 
 # Servers that answer before they are ready to serve, and the path that answers 200 once they are:
 # Gradio's API description (launch() has started Gradio's server, after the file built its model), LitServe's
-# health check (once its inference workers are set up), BentoML's readiness probe, and for Ray Serve the app's
-# own document through Serve's proxy (which answers 404 or 503 until the application's replicas are up).
+# health check (once its inference workers are set up), BentoML's readiness probe, and for Ray Serve the
+# launcher's own document, which it deploys once the file's application runs (ray_serve_apps.DOCUMENT_PATH).
 _READY_WHEN_OK = {ServerKind.GRADIO: gradio_apps.API_INFO_PATH, ServerKind.LITSERVE: litserve_apps.HEALTH_PATH,
-                  ServerKind.BENTOML: bentoml_services.READY_PATH, ServerKind.RAY_SERVE: "/openapi.json"}
+                  ServerKind.BENTOML: bentoml_services.READY_PATH, ServerKind.RAY_SERVE: ray_serve_apps.DOCUMENT_PATH}
 
 
 class ServerProcess:
@@ -52,7 +52,11 @@ class ServerProcess:
 
     @property
     def openapi_path(self) -> str:
-        return bentoml_services.OPENAPI_PATH if self.kind is ServerKind.BENTOML else "/openapi.json"
+        if self.kind is ServerKind.BENTOML:
+            return bentoml_services.OPENAPI_PATH
+        if self.kind is ServerKind.RAY_SERVE and not ray_serve_apps.has_ingress(self.source.path.read_text()):
+            return ray_serve_apps.DOCUMENT_PATH  # the launcher's, of what the deployment reads by hand
+        return "/openapi.json"
 
     def __enter__(self) -> "ServerProcess":
         cmd = [sys.executable, "-m", "vllm_lint.reference.launch", "--app-file", str(self.source.path),
