@@ -112,10 +112,10 @@ def model_environment(source: str, model: Path) -> dict[str, str]:
     another model, and as point_at_model does for a model named in the source."""
     tree = ast.parse(source)
     bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        variable = _environment_read(node.value) if isinstance(node, ast.Assign) else None
+    for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
+        variable = _environment_read(assign.value)
         if variable is not None:
-            bound.update({t.id: variable for t in node.targets if isinstance(t, ast.Name)})
+            bound.update({t.id: variable for t in assign.targets if isinstance(t, ast.Name)})
     found = set()
     for value in (v for node in ast.walk(tree) if isinstance(node, ast.Call) for v in _model_values(node)):
         variable = _environment_read(value) or (bound.get(value.id) if isinstance(value, ast.Name) else None)
