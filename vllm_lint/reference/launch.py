@@ -344,21 +344,25 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     # The offline LLM class, which a bad server may use (VLL103): the same greedy decoding, counted.
     from vllm import LLM
 
-    original_llm_generate = LLM.generate
-    llm_signature = inspect.signature(original_llm_generate)
+    def offline(original):
+        """LLM.generate or LLM.chat (both take ``sampling_params``, its default the model's), decoding greedily."""
+        llm_signature = inspect.signature(original)
 
-    def llm_generate(self, *args, **kwargs):
-        bound = llm_signature.bind(self, *args, **kwargs)
-        params = bound.arguments.get("sampling_params")
-        for asked in params if isinstance(params, (list, tuple)) else [params if params is not None else self.get_default_sampling_params()]:
-            decoding.record(decoding.of_sampling_params(asked))
-        bound.arguments["sampling_params"] = ([greedy(getattr(p, "n", 1)) for p in params] if isinstance(params, (list, tuple))
-                                              else greedy(getattr(params, "n", 1)))
-        outputs = original_llm_generate(*bound.args, **bound.kwargs)
-        COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
-        return outputs
+        def patched(self, *args, **kwargs):
+            bound = llm_signature.bind(self, *args, **kwargs)
+            params = bound.arguments.get("sampling_params")
+            for asked in params if isinstance(params, (list, tuple)) else [params if params is not None else self.get_default_sampling_params()]:
+                decoding.record(decoding.of_sampling_params(asked))
+            bound.arguments["sampling_params"] = ([greedy(getattr(p, "n", 1)) for p in params] if isinstance(params, (list, tuple))
+                                                  else greedy(getattr(params, "n", 1)))
+            outputs = original(*bound.args, **bound.kwargs)
+            COUNTER.add(sum(len(o.token_ids) for request in outputs for o in request.outputs))
+            return outputs
 
-    LLM.generate = llm_generate
+        return patched
+
+    LLM.generate = offline(LLM.generate)
+    LLM.chat = offline(LLM.chat)
 
 
 def import_file(path: Path):
