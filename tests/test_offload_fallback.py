@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from vllm_lint.config import Settings
 from vllm_lint.engine.fixer import fix_file
 from vllm_lint.python.rewrite.offload import OFFLOAD_TITLE
@@ -187,3 +189,51 @@ app.router.add_get("/", write)
     assert finding.fix is not None
     assert "the engine rewrite is refused (`app.on_cleanup` registers clean-up hooks, which aiohttp runs after the " \
         "engine's clean-up has shut it down; move them into the cleanup context by hand)" in finding.message
+
+
+FALCON_INIT = '''\
+import falcon.asgi
+from transformers import pipeline
+
+
+class Generate:
+    def __init__(self):
+        self.generator = pipeline("text-generation", model="gpt2")
+
+    async def on_post(self, req, resp):
+        body = await req.get_media()
+        resp.media = self.generator(str(body["prompt"]), max_new_tokens=20)
+'''
+CHAINLIT_STARTUP = '''\
+import chainlit as cl
+from transformers import pipeline
+
+generator = pipeline("text-generation", model="gpt2")
+
+
+@cl.on_app_startup
+def hello():
+    print("up")
+
+
+@cl.on_message
+async def main(message: cl.Message):
+    await cl.Message(content=generator(message.content)[0]["generated_text"]).send()
+'''
+
+
+@pytest.mark.parametrize(("source", "reason"), [
+    (FALCON_INIT + '\n\napp = falcon.asgi.App()\napp.add_route("/", Generate())\n',
+     "the pipeline is built in Generate.__init__(), which runs where the resource is made, as the module is imported, "
+     "before Falcon's event loop; build it at module level"),
+    (FALCON_INIT.replace('        self.generator = pipeline("text-generation", model="gpt2")\n', "        pass\n")
+     .replace("self.generator(", "generator(").replace("\n\nclass", '\ngenerator = pipeline("text-generation", model="gpt2")\n\n\nclass')
+     + '\n\ndef create_app():\n    app = falcon.asgi.App()\n    app.add_route("/", Generate())\n    return app\n',
+     "`falcon.asgi.App()` is not bound by a plain module-level `app = falcon.asgi.App()`"),
+    (CHAINLIT_STARTUP, "hello() is the app's @cl.on_app_startup callback already, and Chainlit keeps one (a second replaces it); "
+     "start and shut down the engine in it by hand"),
+])
+def test_falcon_and_chainlit_refusals_say_what_to_change(tmp_path, source, reason):
+    [finding] = _findings(tmp_path, source)
+    assert reason in finding.message
+    assert finding.fix is not None  # the worker-thread fallback

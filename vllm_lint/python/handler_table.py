@@ -90,6 +90,20 @@ FRAMEWORKS: tuple[Framework, ...] = (
         route_decorators=True,
     ),
     Framework(
+        "falcon", "Falcon", ("falcon",),
+        ("`on_get/on_post/...` responders (and suffixed ones, `on_get_<suffix>`) of a class in a module that imports falcon, "
+         "whose instances `app.add_route(path, resource)` serves",),
+        ("an ASGI middleware's `process_startup` (`falcon.asgi.App`)",),
+    ),
+    Framework(
+        "chainlit", "Chainlit", ("chainlit",),
+        ("a function decorated `@cl.on_message`",),
+        ("`@cl.on_app_startup` (Chainlit 2.4.400 and later)",),
+        # Chainlit awaits the callback on its server's event loop, and calls a plain def one there too
+        # (chainlit utils.py wrap_user_function).
+        sync_on_loop=True,
+    ),
+    Framework(
         "sanic", "Sanic", ("sanic",),
         ("`@app.route/get/post/.../websocket(path)` on an app or a `Blueprint`", "`app.add_route(fn, uri)`",
          "HTTP-verb methods of an `HTTPMethodView`"),
@@ -173,6 +187,9 @@ APP_FACTORIES = {
     "sanic.Blueprint": "sanic",
     "aiohttp.web.Application": "aiohttp",
     "aiohttp.web.RouteTableDef": "aiohttp",
+    "falcon.App": "falcon",
+    "falcon.API": "falcon",
+    "falcon.asgi.App": "falcon",
     "litestar.Litestar": "litestar",
     "litestar.Router": "litestar",
     "bottle.Bottle": "bottle",
@@ -232,6 +249,7 @@ FUNCTION_DECORATORS = {
     "modal.fastapi_endpoint": "modal",
     "modal.web_endpoint": "modal",
     "ray.serve.deployment": "ray",
+    "chainlit.on_message": "chainlit",
     "bottle.route": "bottle",
     **{f"bottle.{verb}": "bottle" for verb in ("get", "post", "put", "delete", "patch")},
 }
@@ -278,6 +296,9 @@ CLASS_BASES = {
     "litserve.LitAPI": ClassShape("litserve", frozenset({"predict", "decode_request", "encode_request"}), False),
     "litserve.api.LitAPI": ClassShape("litserve", frozenset({"predict", "decode_request", "encode_request"}), False),
 }
+# Falcon finds a resource's responders by name: ``on_<verb>`` and, for a route added with ``suffix=``,
+# ``on_<verb>_<suffix>`` (falcon/routing/util.py ``map_http_methods``); the resource itself has no base class.
+FALCON_RESPONDER_VERBS = HTTP_VERBS | {"websocket"}
 # A generated gRPC servicer base: ``helloworld_pb2_grpc.GreeterServicer``.
 GRPC_SERVICER = ClassShape("grpc", frozenset(), False, public_methods=True)
 
@@ -318,7 +339,7 @@ GRADIO_LISTENERS = frozenset({
 # Decorators (their last dotted part, on an app object or bare) that make a function run once at start-up.
 STARTUP_DECORATOR_NAMES = frozenset({
     "on_event", "before_serving", "while_serving", "before_first_request", "before_server_start",
-    "after_server_start", "main_process_start", "listener",
+    "after_server_start", "main_process_start", "listener", "on_app_startup",
 })
 STARTUP_DECORATORS = frozenset({"contextlib.asynccontextmanager", "contextlib.contextmanager", "modal.enter"})
 # Keywords of an app factory that take start-up hooks: FastAPI(lifespan=fn), Starlette(on_startup=[fn]).

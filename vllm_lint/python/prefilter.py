@@ -219,7 +219,7 @@ _HANDLER_CLUES = (
 # read (``from aiohttp import web as w; w.post("/", h)``, ``from django import urls; urls.path(...)``); starlette's
 # and FastAPI's all end in "Route".
 _FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle",
-                    b"aiohttp", b"django")
+                    b"aiohttp", b"django", b"falcon", b"chainlit")
 _IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
 
 
@@ -274,7 +274,7 @@ def _statement_before(data: bytes, index: int) -> bytes:
 
 # Web app factories (semantics.APP_FACTORIES) come from importing a framework.
 _WEB_FRAMEWORK_NAMES = (b"fastapi", b"starlette", b"flask", b"quart", b"sanic", b"aiohttp", b"litestar", b"django", b"ray",
-                        b"gradio", b"bottle", b"tornado", b"grpc")
+                        b"gradio", b"bottle", b"tornado", b"grpc", b"falcon")
 _WEB_IMPORTS = (
     lazy_re(rb"from[ \t]+" + words_of(_WEB_FRAMEWORK_NAMES)),
     lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_WEB_FRAMEWORK_NAMES)),

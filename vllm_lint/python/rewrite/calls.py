@@ -43,7 +43,7 @@ from vllm_lint.python.rewrite.shapes import (
 # and submit to the engine through the bridge's event-loop thread.
 SYNC_FRAMEWORKS = {
     "flask": "Flask", "django": "Django", "rest_framework": "Django REST framework", "grpc": "gRPC",
-    "bottle": "Bottle", "gradio": "Gradio",
+    "bottle": "Bottle", "gradio": "Gradio", "falcon": "Falcon",
 }
 _ASYNC_VIEW_REASON = (
     "{framework} runs each async view in an event loop of its own, which one AsyncLLMEngine cannot serve; "
@@ -81,6 +81,13 @@ _ENGINE_CONFIGS = frozenset({
 _NO_SIDE_EFFECTS_BETWEEN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
+def chainlit_text_fields(function: FunctionInfo) -> dict[str, frozenset[str]]:
+    """An ``@cl.on_message`` callback's message parameter: its ``content`` is the user's text, a str (chainlit
+    message.py, ``content: str``)."""
+    params = [*function.node.params.posonly_params, *function.node.params.params]
+    return {params[0].name.value: frozenset({"content"})} if len(params) == 1 else {}
+
+
 class ModelCalls(ModuleFacts):
     """Turns each use of the model into a HandlerCall, or refuses with the reason."""
 
@@ -112,6 +119,10 @@ class ModelCalls(ModuleFacts):
         """How a call in (or under) the handler ``function`` reaches the engine; Refusal for handlers that are not rewritten."""
         handler = self.semantics.handlers[function]
         sync_framework = SYNC_FRAMEWORKS.get(handler.framework or "")
+        if handler.framework == "falcon" and function.is_async:
+            # Falcon's ASGI App awaits its responders (its WSGI App refuses coroutine ones) on the server's loop;
+            # the engine starts in a middleware's process_startup (lifespan.py)
+            return CallMode.AWAITED
         if handler.framework == "grpc" and function.is_async:
             self.check_grpc_aio(function)
             return CallMode.AWAITED
@@ -198,9 +209,11 @@ class ModelCalls(ModuleFacts):
             text = self._litserve_text_params(function)
         inputs = GrpcInputs(self.ctx) if framework == "grpc" else None
         fields = inputs.text_fields(function) if inputs is not None else None
+        if framework == "chainlit":
+            fields = chainlit_text_fields(function)
         others = inputs.other_fields(function) if inputs is not None else None
         # BentoML reads a parameter's type from its annotation, and LitServe's predict takes what decode_request returns.
-        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc", *HOOKED_FRAMEWORKS)
+        fastapi_route = mode is CallMode.AWAITED and framework not in ("bentoml", "litserve", "grpc", "chainlit", *HOOKED_FRAMEWORKS)
         return StringTyping(self.model, function, fastapi_route=fastapi_route, text_params=text, text_fields=fields,
                             other_fields=others)
 
@@ -251,11 +264,11 @@ class ModelCalls(ModuleFacts):
             raise Refusal(_ASYNC_VIEW_REASON.format(framework=SYNC_FRAMEWORKS[framework]))
         if framework == "sanic":
             raise Refusal(_SANIC_REASON)
-        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal", *HOOKED_FRAMEWORKS):
+        if framework not in (None, "fastapi", "ray", "bentoml", "litserve", "modal", "chainlit", *HOOKED_FRAMEWORKS):
             raise Refusal(
                 f"{framework} handlers are not rewritten onto the engine (the rewrite serves FastAPI, Flask, Django, "
-                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal, aiohttp, Quart and Starlette apps); port the handlers to FastAPI by "
-                "hand, after which the rewrite applies"
+                "Bottle, gRPC, Gradio, Ray Serve, BentoML, LitServe, Modal, aiohttp, Quart, Starlette, Falcon and Chainlit "
+                "apps); port the handlers to FastAPI by hand, after which the rewrite applies"
             )
 
     def check_hoistable(self, call: cst.Call, occurrence: Occurrence, depth: int) -> cst.SimpleStatementLine:
@@ -277,7 +290,9 @@ class ModelCalls(ModuleFacts):
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or not isinstance(parents[small_index - 2], cst.IndentedBlock):
             raise Refusal(f"`{shown}` shares its line with other statements")
         between = parents[small_index + 1 :]
-        if any(isinstance(p, cst.Await) for p in between):
+        # ``await pipe(x)`` and ``await pipe(x)[0]`` await what the call returns; ``await send(pipe(x))`` awaits
+        # another call's result, and the call hoisted before the statement runs first as it did
+        if any(isinstance(p, cst.Await) and not any(isinstance(q, cst.Call) for q in between[i + 1:]) for i, p in enumerate(between)):
             raise Refusal(f"`{shown}` is awaited, but it returns no awaitable")
         if any(isinstance(p, _NO_SIDE_EFFECTS_BETWEEN) for p in between):
             raise Refusal(f"`{shown}` is evaluated conditionally or repeatedly (inside a lambda, comprehension, `if` expression or `and`/`or`)")

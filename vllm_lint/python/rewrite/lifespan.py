@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from vllm_lint.python.context import PyContext
-from vllm_lint.python.model import CallSite, FunctionInfo, dotted_name
+from vllm_lint.python.model import CallSite, FunctionInfo, decorator_parts, dotted_name
 from vllm_lint.python.rewrite.entries import entry_variable
 from vllm_lint.python.rewrite.names import Occurrence, occurrences
 from vllm_lint.python.rewrite.plan import EventHook, Lifespan, Refusal
@@ -177,7 +177,10 @@ class _HookedApp:
 # aiohttp 3.14 web_app.py: the Application puts its cleanup contexts first in on_startup and on_cleanup, so an
 # on_cleanup hook finds the engine shut down. Quart (0.15 and later, app.py ``startup``/``shutdown``) runs its
 # before_serving functions before its while_serving generators and its after_serving ones before their end.
-# Starlette takes ``lifespan=`` and refuses it beside on_startup/on_shutdown.
+# Starlette takes ``lifespan=`` and refuses it beside on_startup/on_shutdown. Falcon's ASGI App (3.0 and later,
+# falcon/asgi/app.py ``_call_lifespan_handlers``) awaits each middleware's ``process_startup(scope, event)`` on the
+# lifespan's startup event, before it reports the start-up complete, and ``process_shutdown`` in reverse order at
+# shutdown; ``add_middleware`` appends to the list given to the App (3.0 and later).
 _HOOKED_APPS = {
     "aiohttp": _HookedApp(
         AIOHTTP_APPLICATION, "web.Application()", "{app}.cleanup_ctx.append({lifespan})",
@@ -193,6 +196,7 @@ _HOOKED_APPS = {
         {"add_event_handler": "registers an event hook, which Starlette stops running once a lifespan handler is given; call it from a lifespan handler by hand",
          "router": "is used directly and may hold start-up hooks of its own"},
     ),
+    "falcon": _HookedApp("falcon.asgi.App", "falcon.asgi.App()", "{app}.add_middleware({lifespan}())", {}),
 }
 HOOKED_FRAMEWORKS = frozenset(_HOOKED_APPS)
 
@@ -201,7 +205,9 @@ def plan_hooked_lifespan(ctx: PyContext, framework: str, moved_model: cst.Simple
     """An app of an event-loop framework other than FastAPI: the engine built in an async generator that the app
     runs up to its ``yield`` as it starts, on the server's event loop, and the rest as it stops: registered right
     after the module's one ``app = web.Application()`` (aiohttp's ``app.cleanup_ctx.append(...)``) or
-    ``app = Quart(...)`` (``app.while_serving(...)``), or given to ``Starlette(..., lifespan=...)``."""
+    ``app = Quart(...)`` (``app.while_serving(...)``) or ``app = falcon.asgi.App()`` (a middleware whose
+    ``process_startup`` and ``process_shutdown`` are the generator's two halves, ``app.add_middleware(...)``), or
+    given to ``Starlette(..., lifespan=...)``."""
     hooked = _HOOKED_APPS[framework]
     module = ctx.module
     body = list(module.body)
@@ -249,8 +255,28 @@ def plan_hooked_lifespan(ctx: PyContext, framework: str, moved_model: cst.Simple
     return Lifespan(app_name, call, anchor, moved_model, framework=framework, app_statement=statement if registration else None)
 
 
+# Chainlit (2.4.400 and later, chainlit callbacks.py) keeps one start-up and one shutdown callback, awaited in its
+# FastAPI server's lifespan on the server's event loop; a second decorated function replaces the first.
+_CHAINLIT_HOOKS = frozenset({"chainlit.on_app_startup", "chainlit.on_app_shutdown"})
+
+
+def plan_chainlit_lifespan(ctx: PyContext, moved_model: cst.SimpleStatementLine) -> Lifespan:
+    """Chainlit: the generator's halves become an ``@cl.on_app_startup`` and an ``@cl.on_app_shutdown`` function,
+    where the model's statement was."""
+    for function in ctx.model.functions:
+        for decorator in function.node.decorators:
+            hook = ctx.semantics.qualify(decorator_parts(decorator)[0])
+            if hook in _CHAINLIT_HOOKS:
+                raise Refusal(
+                    f"{function.name}() is the app's @{hook.replace('chainlit.', 'cl.')} callback already, and Chainlit keeps "
+                    "one (a second replaces it); start and shut down the engine in it by hand"
+                )
+    return Lifespan("", None, moved_model, moved_model, framework="chainlit")
+
+
 def lifespan_registration(framework: str, app: str, lifespan: str) -> str:
-    """The statement after the app's that registers the generator (aiohttp, Quart)."""
+    """The statement after the app's that registers the generator (aiohttp, Quart) or the middleware whose
+    start-up and shutdown run its two halves (Falcon)."""
     registration = _HOOKED_APPS[framework].registration
     assert registration is not None
     return registration.format(app=app, lifespan=lifespan) + "\n"

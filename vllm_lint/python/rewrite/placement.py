@@ -10,7 +10,7 @@ from vllm_lint.python.rewrite.callers import Callers
 from vllm_lint.python.rewrite.calls import SYNC_FRAMEWORKS
 from vllm_lint.python.rewrite.entries import held_on_object, is_entry
 from vllm_lint.python.rewrite.facts import ModuleFacts, method_and_class
-from vllm_lint.python.rewrite.lifespan import HOOKED_FRAMEWORKS, handlers_app, plan_hooked_lifespan, plan_lifespan
+from vllm_lint.python.rewrite.lifespan import HOOKED_FRAMEWORKS, handlers_app, plan_chainlit_lifespan, plan_hooked_lifespan, plan_lifespan
 from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.gradio_inputs import GradioInputs
 from vllm_lint.python.rewrite.plan import Bridge, BuiltInPlace, CallMode, HandlerCall, Lifespan, ModelKind, Refusal
@@ -67,6 +67,12 @@ class EnginePlacement(ModuleFacts):
                 instantiations = self.litserve_instantiations(owner, streamed)
                 servers, checks = self.check_litservers(streamed)
                 return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=servers, worker_checks=checks)
+            if any(self.handler_holding(c).framework == "falcon" for c in calls):
+                raise Refusal(
+                    f"the {what} is built in {owner.name}.__init__(), which runs where the resource is made, as the module is "
+                    "imported, before Falcon's event loop; build it at module level (the rewrite then starts the engine in "
+                    "a middleware's process_startup)"
+                )
             callers = Callers(self.ctx)
             if callers.framework_owned(owner):
                 return BuiltInPlace()
@@ -74,7 +80,7 @@ class EnginePlacement(ModuleFacts):
             # into the lifespan handler as a module-level model would.
             instance = callers.instance(owner)
             return self.start_up_placement(instance.site, instance.name, handlers, f"{owner.name} object")
-        if any(self.handler_holding(c).framework in HOOKED_FRAMEWORKS for c in calls):
+        if any(self.handler_holding(c).framework in (*HOOKED_FRAMEWORKS, "chainlit") for c in calls):
             return self.hooked_placement(site, name, calls, what, block)
         return self.start_up_placement(site, name, handlers, what, block)
 
@@ -95,6 +101,8 @@ class EnginePlacement(ModuleFacts):
                 "(moved into the app's start-up hook): build it there"
             )
         assert isinstance(statement, cst.SimpleStatementLine)
+        if framework == "chainlit":
+            return plan_chainlit_lifespan(self.ctx, statement)
         return plan_hooked_lifespan(self.ctx, framework, statement, name)
 
     def _through_instance(self, call: HandlerCall, owner: ClassInfo) -> bool:

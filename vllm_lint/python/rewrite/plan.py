@@ -57,7 +57,7 @@ class PromptCheck:
     that is not one string gets the framework's own answer to a bad request."""
 
     # "fastapi" (HTTPException 422), "flask" (abort(400)), "aiohttp" (HTTPBadRequest), "quart" (abort(400)), "starlette"
-    # (HTTPException 400), "grpc" (context.abort(INVALID_ARGUMENT)), "raise" (TypeError)
+    # (HTTPException 400), "falcon" (HTTPBadRequest), "grpc" (context.abort(INVALID_ARGUMENT)), "raise" (TypeError)
     answer: str
     context: str | None = None  # gRPC: the servicer method's context parameter
     bind: bool = False  # the prompt is computed (a call): evaluated once, into a local, before the check
@@ -176,7 +176,9 @@ class Lifespan:
     # "aiohttp", "quart": the handler is a plain async generator (no decorator), which the statement
     # ``app_statement`` (``app = web.Application()``, ``app = Quart(...)``) is followed by registering
     # (``app.cleanup_ctx.append(...)``, ``app.while_serving(...)``): the app runs it up to its ``yield`` at
-    # start-up and the rest as it stops, as FastAPI runs a lifespan handler; "starlette": ``lifespan=`` as FastAPI's
+    # start-up and the rest as it stops, as FastAPI runs a lifespan handler; "starlette": ``lifespan=`` as FastAPI's;
+    # "falcon": its two halves are a middleware's process_startup and process_shutdown, which ``app_statement`` is
+    # followed by adding; "chainlit": they are @cl.on_app_startup and @cl.on_app_shutdown functions (no app)
     framework: str = "fastapi"
     app_statement: cst.SimpleStatementLine | None = None
 

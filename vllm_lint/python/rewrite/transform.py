@@ -90,6 +90,16 @@ async def {name}(prompt, sampling_params{params}):
 # The frameworks whose lifespan handler is an async context manager given to the app (``lifespan=``); aiohttp and
 # Quart take the async generator itself.
 _CONTEXT_MANAGER_LIFESPANS = frozenset({"fastapi", "starlette"})
+# Falcon's start-up and shutdown are a middleware class's methods: the generator's two halves
+_LIFESPAN_NAMES = {"falcon": "EngineLifespan", "chainlit": "start_engine"}
+_FALCON_MIDDLEWARE = """\
+class {name}:
+    async def process_startup(self, scope, event):
+        pass
+
+    async def process_shutdown(self, scope, event):
+        pass
+"""
 
 
 class NewCodeNames:
@@ -122,6 +132,9 @@ class NewCodeNames:
         self.http_exception = self._use("fastapi", "HTTPException") if "fastapi" in answers else ""
         self.abort = self._use("flask", "abort") if "flask" in answers else ""
         self.http_bad_request = self._use("aiohttp.web", "HTTPBadRequest") if "aiohttp" in answers else ""
+        self.falcon_bad_request = self._use("falcon", "HTTPBadRequest") if "falcon" in answers else ""
+        chainlit = isinstance(plan.placement, Lifespan) and plan.placement.framework == "chainlit"
+        self.chainlit = self._use_module("chainlit") if chainlit else ""
         self.quart_abort = self._use("quart", "abort") if "quart" in answers else ""
         self.starlette_exception = self._use("starlette.exceptions", "HTTPException") if "starlette" in answers else ""
         self.grpc = self._use_module("grpc") if "grpc" in answers else ""
@@ -148,6 +161,14 @@ class NewCodeNames:
         to a ``from a.b import ...`` whose module names were there already: those identifiers are now in it."""
         if self.module is not before:
             self.taken |= {part for dotted in imported for part in dotted.split(".")}
+
+
+def _halves(lifespan: cst.FunctionDef) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
+    """The statements of a lifespan generator before its ``yield`` and after it."""
+    body = list(cst.ensure_type(lifespan.body, cst.IndentedBlock).body)
+    split = next(i for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr)
+                 and isinstance(s.body[0].value, cst.Yield))
+    return body[:split], body[split + 1:]
 
 
 class _Rewriter(cst.CSTTransformer):
@@ -231,8 +252,10 @@ class ServerRewrite:
         self.module = names.module  # the original plus the imports the new code needs
         self.fresh = FreshNames(names.taken)
         self.engine = self.fresh.take("engine") if plan.renames_model else plan.model_name
-        self.lifespan = self.fresh.take("lifespan") if isinstance(plan.placement, Lifespan) else ""
+        self.lifespan = self.fresh.take(_LIFESPAN_NAMES.get(plan.placement.framework, "lifespan")) if isinstance(plan.placement, Lifespan) else ""
         self.helper = self.fresh.take("EngineThread") if isinstance(plan.placement, Bridge) else ""
+        # Chainlit's shutdown callback, the second half of the lifespan
+        self.lifespan_end = self.fresh.take("stop_engine") if isinstance(plan.placement, Lifespan) and plan.placement.framework == "chainlit" else ""
         streams = any(c.mode is CallMode.THREAD_STREAMED for c in plan.calls)
         self.new_text = self.fresh.take("new_text") if streams else ""
         self.lit_new_text = self.fresh.take("new_text") if any(c.mode is CallMode.LIT_STREAMED for c in plan.calls) else ""
@@ -526,6 +549,7 @@ class ServerRewrite:
             "flask": f"{self.names.abort}(400, description={message})",
             "aiohttp": f"raise {self.names.http_bad_request}(text={message})",
             "quart": f"{self.names.quart_abort}(400, description={message})",
+            "falcon": f"raise {self.names.falcon_bad_request}(description={message})",
             "starlette": f"raise {self.names.starlette_exception}(status_code=400, detail={message})",
             "grpc": f"{check.context}.abort({self.names.grpc}.StatusCode.INVALID_ARGUMENT, {message})",
             "raise": f"raise TypeError({message})",
@@ -695,11 +719,36 @@ class ServerRewrite:
                 block.append(cst.parse_statement(f"{self.plan.model_dict} = {{}}\n"))
             elif not entry and not self._module_sets_none(started):
                 block.append(cst.parse_statement(f"{started} = None\n"))
-        block.append(with_blank_lines(lifespan, 2) if block else lifespan)
-        if placement.app_call is None:
+        if placement.framework == "chainlit":
+            start, stop = self._chainlit_callbacks(lifespan)
+            block.extend([with_blank_lines(start, 2) if block else start, with_blank_lines(stop, 2)])
+        else:
+            made = self._falcon_middleware(lifespan) if placement.framework == "falcon" else lifespan
+            block.append(with_blank_lines(made, 2) if block else made)
+        if placement.app_call is None and placement.framework == "fastapi":
             app = cst.parse_statement(f"{placement.app_name} = {self.names.fastapi}(lifespan={self.lifespan})\n")
             block.append(with_blank_lines(app, 2))
         return block
+
+    def _chainlit_callbacks(self, lifespan: cst.FunctionDef) -> tuple[cst.FunctionDef, cst.FunctionDef]:
+        """The lifespan generator as Chainlit's two callbacks: what runs before its ``yield`` in an
+        ``@cl.on_app_startup`` function, the rest in an ``@cl.on_app_shutdown`` one."""
+        before, after = _halves(lifespan)
+        functions = []
+        for hook, name, body in (("on_app_startup", self.lifespan, before), ("on_app_shutdown", self.lifespan_end, after)):
+            function = cst.ensure_type(cst.parse_statement(f"@{self.names.chainlit}.{hook}\nasync def {name}():\n    pass\n"), cst.FunctionDef)
+            functions.append(function.with_changes(body=cst.ensure_type(function.body, cst.IndentedBlock).with_changes(body=body)))
+        return functions[0], functions[1]
+
+    def _falcon_middleware(self, lifespan: cst.FunctionDef) -> cst.ClassDef:
+        """The lifespan generator as Falcon middleware: what runs before its ``yield`` in ``process_startup``, the
+        rest in ``process_shutdown``."""
+        before, after = _halves(lifespan)
+        middleware = cst.ensure_type(cst.parse_statement(_FALCON_MIDDLEWARE.format(name=self.lifespan)), cst.ClassDef)
+        startup, shutdown = (cst.ensure_type(s, cst.FunctionDef) for s in cst.ensure_type(middleware.body, cst.IndentedBlock).body)
+        halves = {id(startup): before, id(shutdown): after}
+        methods = [m.with_changes(body=cst.ensure_type(m.body, cst.IndentedBlock).with_changes(body=halves[id(m)])) for m in (startup, shutdown)]
+        return middleware.with_changes(body=cst.ensure_type(middleware.body, cst.IndentedBlock).with_changes(body=methods))
 
     def _module_sets_none(self, name: str) -> bool:
         """``name = None`` is already a top-level statement (before start-up, handlers see None)."""
@@ -724,7 +773,7 @@ class ServerRewrite:
             new = rewriter.updated.get(id(old), old)
             if old is placement.anchor:
                 # PEP 8: two blank lines before a top-level def, one before the placeholder assignment.
-                block[0] = with_blank_lines(block[0], (2 if isinstance(block[0], cst.FunctionDef) else 1) if body else 0)
+                block[0] = with_blank_lines(block[0], (2 if isinstance(block[0], cst.FunctionDef | cst.ClassDef) else 1) if body else 0)
                 body.extend(block)
                 after_block = True
             if old is placement.moved_model:
