@@ -190,6 +190,9 @@ def test_an_explicit_file_with_nothing_to_fix_is_an_error(tmp_path):
     ('class S:\n    def load(self):\n        p = {"model": "org/m", "tokenizer": "org/t", "dtype": "half"}\n        self.llm = LLM(**p)\n',
      ["org/m", "org/t"]),
     ('P = {"model": "org/m"}\nllm = LLM(**P)\nQ = {"model": "org/other"}\n', ["org/m"]),
+    # an attribute of the object set to a literal, read by a model call in its class
+    ('class S:\n    def __init__(self):\n        self.model_id = "org/m"\n        self.note = "x"\n'
+     '        self.t = AutoTokenizer.from_pretrained(self.model_id)\n', ["org/m"]),
 ])
 def test_point_at_model(tmp_path, source, names):
     model = tmp_path / "local"

@@ -69,7 +69,8 @@ def point_at_model(source: str, model: Path) -> tuple[str, list[str]]:
                     constants[target.id] = node.value
     literals: dict[tuple[int, int], ast.Constant] = {}
     called = [value for node in ast.walk(tree) if isinstance(node, ast.Call) for value in _model_values(node)]
-    for value in (*called, *_constructor_models(tree), *_local_models(tree), *_spread_models(tree)):
+    for value in (*called, *_constructor_models(tree), *_local_models(tree), *_spread_models(tree),
+                  *_attribute_models(tree)):
         if isinstance(value, ast.Name) and value.id in constants:
             value = constants[value.id]
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -135,6 +136,22 @@ def _local_models(tree: ast.Module) -> list[ast.expr]:
                 local.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
         calls = (n for n in ast.walk(function) if isinstance(n, ast.Call))
         found += [local[v.id] for call in calls for v in _model_values(call) if isinstance(v, ast.Name) and v.id in local]
+    return found
+
+
+def _attribute_models(tree: ast.Module) -> list[ast.expr]:
+    """The literal an attribute of the object holds where a model call in its class names the model by it:
+    ``self.model_id = "org/m"`` then ``from_pretrained(self.model_id)`` in a BentoML service's ``__init__``."""
+    found: list[ast.expr] = []
+    for klass in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        held: dict[str, ast.Constant] = {}
+        for node in ast.walk(klass):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                held.update({ast.unparse(t): node.value for t in node.targets if isinstance(t, ast.Attribute)
+                             and isinstance(t.value, ast.Name) and t.value.id == "self"})
+        calls = (n for n in ast.walk(klass) if isinstance(n, ast.Call))
+        found += [held[ast.unparse(v)] for call in calls for v in _model_values(call)
+                  if isinstance(v, ast.Attribute) and ast.unparse(v) in held]
     return found
 
 
