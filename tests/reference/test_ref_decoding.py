@@ -81,4 +81,8 @@ def test_compared_says_what_each_side_decoded_with():
     assert decoding.compared([greedy] * 3, [greedy] * 2) == (True, "greedy on both (3 and 2 requests)")
     assert decoding.compared([greedy], [sampled]) == (False, "bad: greedy; fixed: sampled temperature=1")
     assert decoding.compared([], [greedy]) == (False, "no decoding recorded from the bad server")
+    # A pipeline whose model does not generate: its task, the same on both sides or not.
+    classify = decoding.of_task("text-classification")
+    assert decoding.compared([classify], [classify]) == (True, "no decoding (a text-classification pipeline) on both (1 and 1 requests)")
+    assert decoding.compared([classify], [greedy]) == (False, "bad: no decoding (a text-classification pipeline); fixed: greedy")
     assert decoding.described({"beams": 4}) == "beam search (4 beams)"

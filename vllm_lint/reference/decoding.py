@@ -61,6 +61,11 @@ def of_sampling_params(params: Any) -> dict[str, Any]:
     return _settings((values["temperature"] or 0.0) < _SAMPLING_EPS, values)
 
 
+def of_task(task: str) -> dict[str, Any]:
+    """A call of a pipeline whose model does not generate (text-classification): no decoding, named by its task."""
+    return {"task": task}
+
+
 def record(settings: dict[str, Any]) -> None:
     """Append one request's settings to the log this process was started with (none: nothing recorded)."""
     path = os.environ.get(ENVIRONMENT_VARIABLE)
@@ -82,6 +87,8 @@ def described(settings: dict[str, Any]) -> str:
     """``greedy`` / ``sampled temperature=0.7 top_p=0.9`` / ``beam search (4 beams)``."""
     if "beams" in settings:
         return f"beam search ({settings['beams']} beams)"
+    if "task" in settings:
+        return f"no decoding (a {settings['task']} pipeline)"
     rest = " ".join(f"{name}={value:g}" for name, value in sorted(settings.items()) if name != "greedy")
     return ("greedy" if settings["greedy"] else "sampled") + (f" {rest}" if rest else "")
 

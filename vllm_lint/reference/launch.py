@@ -146,7 +146,10 @@ class _GreedyPipeline:
         model = getattr(self._pipe, "model", None)
         # What generate() would have decoded with: this call's settings over the pipeline's (its construction's
         # keywords, the model's generation config, the pipeline's own defaults), as the pipeline passes them.
-        _record_generation(model, asked.pop("generation_config", None) or getattr(self._pipe, "generation_config", None), asked)
+        if getattr(model, "_prepare_generation_config", None) is None:  # a text-classification model, say
+            decoding.record(decoding.of_task(str(getattr(self._pipe, "task", None) or type(self._pipe).__name__)))
+        else:
+            _record_generation(model, asked.pop("generation_config", None) or getattr(self._pipe, "generation_config", None), asked)
         return self._pipe(*args, max_new_tokens=self._max_tokens, **greedy_search(kwargs), **kwargs)
 
     def __getattr__(self, name):
