@@ -237,6 +237,17 @@ def test_discover_json_body_endpoint_through_ref():
     assert ep.request("hi").json == {"text": "hi"}
 
 
+def test_discover_a_prompt_one_object_deep():
+    """A BentoML API's typed parameter, ``def generate(self, body: GenerateRequest)``: {"body": {"prompt": ...}}."""
+    openapi = {"paths": {"/generate": {"post": {"requestBody": {"content": {"application/json": {"schema": {
+        "properties": {"body": {"$ref": "#/components/schemas/GenerateRequest"}}}}}}}}},
+        "components": {"schemas": {"GenerateRequest": {"properties": {"prompt": {"type": "string"},
+                                                                     "max_tokens": {"type": "integer"}}}}}}
+    ep = discover_endpoint(openapi)
+    assert ep.describe() == "POST /generate with 'body.prompt' in the JSON body"
+    assert ep.request("hi").json == {"body": {"prompt": "hi"}}
+
+
 def test_discover_messages_endpoint():
     openapi = {"paths": {"/v1/chat": {"post": {"requestBody": {"content": {"application/json": {
         "schema": {"properties": {"messages": {"type": "array"}}}}}}}}}}

@@ -28,6 +28,7 @@ class Endpoint:
     stream_field: str | None = None  # a boolean field of the JSON body that asks for a streamed response
     method: str = "POST"  # GET only for a route that takes the prompt in its query string
     batch: bool = False  # the field is a list of prompts: each request sends one
+    within: str | None = None  # the JSON body's object the field is in (a BentoML API's typed parameter)
 
     def request(self, prompt: str, stream: bool = False) -> RequestSpec:
         value: Any = [{"role": "user", "content": prompt}] if self.messages else [prompt] if self.batch else prompt
@@ -35,7 +36,9 @@ class Endpoint:
             return RequestSpec(self.path, method=self.method, params={self.field: value})
         if self.where == "form":
             return RequestSpec(self.path, data={self.field: value})
-        body = {self.field: value}
+        body: dict[str, Any] = {self.field: value}
+        if self.within is not None:
+            body = {self.within: body}
         if stream:
             assert self.stream_field is not None
             body[self.stream_field] = True
@@ -44,7 +47,8 @@ class Endpoint:
     def describe(self) -> str:
         streamed = f"; streamed with {self.stream_field!r}: true" if self.stream_field else ""
         batch = " (a list of one prompt)" if self.batch else ""
-        return f"{self.method} {self.path} with {self.field!r}{batch} in the {_WHERE[self.where]}{streamed}"
+        field = f"{self.within}.{self.field}" if self.within else self.field
+        return f"{self.method} {self.path} with {field!r}{batch} in the {_WHERE[self.where]}{streamed}"
 
 
 def _resolve(schema: dict, openapi: dict) -> dict:
@@ -81,6 +85,12 @@ def discover_endpoint(openapi: dict) -> Endpoint:
         for name in PROMPT_FIELDS:
             if name in props and _resolve(props[name], openapi).get("type") != "array":
                 candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "json", stream_field=stream)))
+        if not any(name in props for name in PROMPT_FIELDS):
+            # One object deeper: ``def generate(self, body: GenerateRequest)`` takes {"body": {"prompt": ...}}.
+            for outer, inner in ((k, _resolve(v, openapi)) for k, v in props.items()):
+                for name in PROMPT_FIELDS:
+                    if _resolve((inner.get("properties") or {}).get(name, {}), openapi).get("type") == "string":
+                        candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "json", within=outer)))
         if "messages" in props:
             candidates.append((len(PROMPT_FIELDS), Endpoint(path, "messages", "json", messages=True, stream_field=stream)))
         for name in BATCH_FIELDS:
