@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -181,3 +182,25 @@ def test_a_ray_serve_deployment_that_reads_its_body_by_hand_is_described(tmp_pat
     assert call_document([module.Plain], "/")["paths"] == {}
     assert not has_ingress(server.read_text())
     assert has_ingress("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    pass\n")
+
+
+def test_a_route_prefix_given_to_the_deployment_is_kept_for_serve_run(monkeypatch):
+    """Ray 2.60's deployment() takes no route_prefix (older Rays did): the launcher keeps it for serve.run."""
+    require_modules("ray.serve", what="the Ray Serve deployment patch")
+    from ray import serve
+    from ray.serve.deployment import Deployment
+
+    from vllm_lint.reference.ray_serve_apps import _patch_deployments
+
+    takes_prefix = "route_prefix" in inspect.signature(serve.deployment).parameters
+    monkeypatch.setattr(serve, "deployment", serve.deployment)
+    monkeypatch.setattr(Deployment, "options", Deployment.options)
+    prefixes: dict[str, str] = {}
+    _patch_deployments(False, prefixes)
+
+    @serve.deployment(route_prefix="/biogpt-large", health_check_timeout_s=600)
+    class BioGptLarge:
+        pass
+
+    assert BioGptLarge.name == "BioGptLarge"
+    assert prefixes == ({} if takes_prefix else {"BioGptLarge": "/biogpt-large"})

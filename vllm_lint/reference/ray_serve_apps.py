@@ -12,6 +12,7 @@ has. The replicas build their models in Ray's worker processes, which get the la
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import runpy
 import sys
@@ -108,17 +109,28 @@ def _on_this_machine(options: dict, has_gpu: bool) -> dict:
     return local
 
 
-def _patch_deployments(has_gpu: bool) -> None:
+def _patch_deployments(has_gpu: bool, route_prefixes: dict[str, str]) -> None:
+    """Deployments declared for this machine; a ``route_prefix`` given to ``@serve.deployment``, which Ray no
+    longer takes there (2.60 raises TypeError), kept by deployment name in ``route_prefixes`` for serve.run."""
     from ray import serve
     from ray.serve.deployment import Deployment
 
     original_decorator, original_options = serve.deployment, Deployment.options
+    takes_prefix = "route_prefix" in inspect.signature(original_decorator).parameters
 
     def deployment(_func_or_class=None, **options):
         options = _on_this_machine(options, has_gpu)
-        if _func_or_class is not None:
-            return original_decorator(_func_or_class, **options)
-        return original_decorator(**options)
+        prefix = None if takes_prefix else options.pop("route_prefix", None)
+
+        def declare(target):
+            declared = original_decorator(target, **options)
+            if prefix is not None:
+                route_prefixes[declared.name] = prefix
+                print(f"[vllm-lint launch] Ray Serve deployment {declared.name}: route_prefix {prefix!r} given to "
+                      "serve.run (this Ray's deployment() takes none)", file=sys.stderr, flush=True)
+            return declared
+
+        return declare(_func_or_class) if _func_or_class is not None else declare
 
     def options(self, *args, **kwargs):
         return original_options(self, *args, **_on_this_machine(kwargs, has_gpu))
@@ -132,7 +144,8 @@ def run_ray_serve_main(path: Path, host: str, port: int, has_gpu: bool) -> None:
     from ray import serve
     from ray.serve.deployment import Application
 
-    _patch_deployments(has_gpu)
+    route_prefixes: dict[str, str] = {}
+    _patch_deployments(has_gpu, route_prefixes)
     ray.init(num_cpus=max(_CLUSTER_CPUS, os.cpu_count() or 1), include_dashboard=False,
              object_store_memory=_OBJECT_STORE_BYTES)
     http_options = {"host": host, "port": port}
@@ -146,8 +159,13 @@ def run_ray_serve_main(path: Path, host: str, port: int, has_gpu: bool) -> None:
     def start(*args, **kwargs):  # the file's own serve.start(): Serve is up already, on the launcher's port
         return None
 
+    def prefix_of(application) -> str | None:
+        return route_prefixes.get(getattr(getattr(application, "_bound_deployment", None), "name", None) or "")
+
     def run(target, *args, **kwargs):
         kwargs["blocking"] = False  # the launcher keeps the process alive
+        if "route_prefix" not in kwargs and prefix_of(target) is not None:
+            kwargs["route_prefix"] = prefix_of(target)
         ran.append(target)
         return original_run(target, *args, **kwargs)
 
@@ -162,11 +180,10 @@ def run_ray_serve_main(path: Path, host: str, port: int, has_gpu: bool) -> None:
                              f"({', '.join(applications) or 'none'}) and runs none: validate serves the one it binds")
         (name, application), = applications.items()
         print(f"[vllm-lint launch] serve.run({name}) on {host}:{port}", file=sys.stderr, flush=True)
-        original_run(application, blocking=False)
-        ran.append(application)
+        run(application)
     # serve.run has returned: the file's application is running.
     classes = [getattr(getattr(a, "_bound_deployment", None), "func_or_class", None) for a in ran]
-    document = call_document([c for c in classes if isinstance(c, type)], "/")
+    document = call_document([c for c in classes if isinstance(c, type)], prefix_of(ran[0]) or "/")
     original_run(serve.deployment(_Document, name="vllm_lint_document").bind(document), name="vllm_lint",
                  route_prefix=DOCUMENT_PREFIX, blocking=False)
     threading.Event().wait()
