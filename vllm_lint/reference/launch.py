@@ -461,6 +461,14 @@ def describe_hand_read_bodies(app) -> None:
     app.openapi = openapi
 
 
+def _is_starlette(app) -> bool:
+    try:
+        from starlette.applications import Starlette
+    except ImportError:
+        return False
+    return isinstance(app, Starlette)
+
+
 def starlette_openapi(app) -> dict:
     """An OpenAPI document of a plain Starlette app's POST routes (``Route("/age", age, methods=["POST"])``), with
     the body fields each handler reads by hand, as FastAPI's schema would have them."""
@@ -478,7 +486,7 @@ def serve(app, host: str, port: int) -> None:
         return
     if callable(getattr(app, "openapi", None)) and hasattr(app, "routes"):
         describe_hand_read_bodies(app)
-    elif callable(getattr(app, "add_route", None)) and hasattr(app, "routes"):  # Starlette keeps no schema
+    elif _is_starlette(app):  # keeps no schema
         from starlette.responses import JSONResponse
 
         document = starlette_openapi(app)
