@@ -224,8 +224,8 @@ async def main(message: cl.Message):
 
 @pytest.mark.parametrize(("source", "reason"), [
     (FALCON_INIT + '\n\napp = falcon.asgi.App()\napp.add_route("/", Generate())\n',
-     "the pipeline is built in Generate.__init__(), which runs where the resource is made, as the module is imported, "
-     "before Falcon's event loop; build it at module level"),
+     "the pipeline is built in Generate.__init__(), which runs where its object is made, as the module is imported, "
+     "before Falcon's event loop; build it by a module-level statement of its own"),
     (FALCON_INIT.replace('        self.generator = pipeline("text-generation", model="gpt2")\n', "        pass\n")
      .replace("self.generator(", "generator(").replace("\n\nclass", '\ngenerator = pipeline("text-generation", model="gpt2")\n\n\nclass')
      + '\n\ndef create_app():\n    app = falcon.asgi.App()\n    app.add_route("/", Generate())\n    return app\n',

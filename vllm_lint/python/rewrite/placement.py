@@ -69,9 +69,9 @@ class EnginePlacement(ModuleFacts):
                 return BuiltInPlace(enable_async_calls=instantiations, one_device_servers=servers, worker_checks=checks)
             if any(self.handler_holding(c).framework == "falcon" for c in calls):
                 raise Refusal(
-                    f"the {what} is built in {owner.name}.__init__(), which runs where the resource is made, as the module is "
-                    "imported, before Falcon's event loop; build it at module level (the rewrite then starts the engine in "
-                    "a middleware's process_startup)"
+                    f"the {what} is built in {owner.name}.__init__(), which runs where its object is made, as the module is "
+                    "imported, before Falcon's event loop; build it by a module-level statement of its own (the rewrite then "
+                    "starts the engine in a middleware's process_startup)"
                 )
             callers = Callers(self.ctx)
             if callers.framework_owned(owner):
