@@ -2108,3 +2108,26 @@ def test_the_loop_line_goes_with_its_last_executor_call(tmp_path, source, kept):
     assert "text = await write(request.query[\"text\"])\n" in result
     assert ("    loop = asyncio.get_running_loop()\n" in result) is kept
     assert ("import asyncio\n" in result) is kept
+
+
+CHAINLIT_INLINE = '''\
+import chainlit as cl
+from transformers import pipeline
+
+generator = pipeline("text-generation", model="gpt2")
+
+
+@cl.on_message
+async def main(message: cl.Message):
+    await cl.Message(content=generator(message.content, return_full_text=False)[0]["generated_text"]).send()
+'''
+
+
+def test_a_call_in_an_argument_of_an_awaited_call_is_hoisted_before_it(tmp_path):
+    result, applied = fixed(tmp_path, CHAINLIT_INLINE)
+    assert applied == {"VLL101": 1}
+    assert "    async for request_output in engine.generate(message.content, " in result
+    assert '    await cl.Message(content=[{"generated_text": completion.text} for completion in request_output.outputs][0]["generated_text"]).send()\n' in result
+    # the call's own result awaited: nothing to await once it is the engine's stream
+    [finding] = findings(tmp_path, CHAINLIT_INLINE.replace("await cl.Message(content=generator", "text = await generator").replace('["generated_text"]).send()', '["generated_text"]'), "VLL101")
+    assert 'is awaited, but it returns no awaitable' in finding.message
