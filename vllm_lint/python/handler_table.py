@@ -91,8 +91,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     ),
     Framework(
         "falcon", "Falcon", ("falcon",),
-        ("`on_get/on_post/...` responders (and suffixed ones, `on_get_<suffix>`) of a class in a module that imports falcon, "
-         "whose instances `app.add_route(path, resource)` serves",),
+        ("`on_get/on_post/...` responders (and suffixed ones, `on_get_<suffix>`) of any class in a module that imports falcon "
+         "(a resource, whether or not this module passes it to `app.add_route(path, resource)`)",),
         ("an ASGI middleware's `process_startup` (`falcon.asgi.App`)",),
     ),
     Framework(
