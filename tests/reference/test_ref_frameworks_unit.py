@@ -153,6 +153,7 @@ def test_a_litserve_apis_raw_request_fields_are_documented():
      "UVICORN_MAIN"),
     ("from django.http import JsonResponse\ndef generate(request):\n    pass\n", "DJANGO_VIEWS"),
     ("from flask import Flask\napp = Flask(__name__)\n", "APP"),
+    ("from aiohttp import web\napp = web.Application()\nweb.run_app(app, port=8080)\n", "AIOHTTP"),
 ])
 def test_the_kind_of_server_a_file_is(source, kind):
     from vllm_lint.reference.server_kinds import ServerKind, kind_of
@@ -204,3 +205,33 @@ def test_a_route_prefix_given_to_the_deployment_is_kept_for_serve_run(monkeypatc
 
     assert BioGptLarge.name == "BioGptLarge"
     assert prefixes == ({} if takes_prefix else {"BioGptLarge": "/biogpt-large"})
+
+
+def test_an_aiohttp_apps_post_routes_are_described(tmp_path):
+    """aiohttp keeps no schema: the launcher describes the fields its POST handlers read."""
+    require_modules("aiohttp", what="the aiohttp OpenAPI test")
+    from vllm_lint.reference.aiohttp_apps import aiohttp_openapi
+    from vllm_lint.reference.launch import import_file
+    from vllm_lint.reference.validate.endpoint import discover_endpoint
+
+    server = tmp_path / "server.py"
+    server.write_text(
+        "from aiohttp import web\n"
+        "routes = web.RouteTableDef()\n\n"
+        "@routes.post('/generate')\n"
+        "async def post_generate(request):\n"
+        "    body = await request.json()\n"
+        "    return web.Response(text=body.get('text', None))\n\n"
+        "@routes.post('/form')\n"
+        "async def form(request):\n"
+        "    return web.Response(text=(await request.post())['prompt'])\n\n"
+        "@routes.get('/health')\n"
+        "async def health(request):\n"
+        "    return web.Response(text='ok')\n\n"
+        "app = web.Application()\n"
+        "app.add_routes(routes)\n")
+    document = aiohttp_openapi(import_file(server).app)
+    assert sorted(document["paths"]) == ["/form", "/generate"]
+    assert discover_endpoint({"paths": {"/generate": document["paths"]["/generate"]}}).describe() == \
+        "POST /generate with 'text' in the JSON body"
+    assert discover_endpoint(document).describe() == "POST /form with 'prompt' in the form body"

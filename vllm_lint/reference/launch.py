@@ -46,6 +46,9 @@ it is:
 * a Gradio app runs as ``__main__`` with no command-line arguments, its ``launch()`` serving on the launcher's
   host and port (:mod:`vllm_lint.reference.gradio_apps`); the harness calls its event through Gradio's HTTP
   API (``validate.gradio_endpoint``);
+* an aiohttp app as its ``__main__`` runs it, its ``web.run_app(...)`` on the launcher's host and port, with an
+  OpenAPI document of its POST routes (:mod:`vllm_lint.reference.aiohttp_apps`); its tokens are counted from the
+  answers;
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
@@ -74,6 +77,7 @@ import threading
 from pathlib import Path
 
 from vllm_lint.reference import decoding
+from vllm_lint.reference.aiohttp_apps import run_aiohttp_main
 from vllm_lint.reference.bentoml_services import exec_bentoml_serve
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app
 from vllm_lint.reference.gradio_apps import run_gradio_main
@@ -583,6 +587,8 @@ def main(argv: list[str] | None = None) -> None:
         run_ray_serve_main(path, args.host, args.port, _cuda_available())
     elif kind is ServerKind.GRADIO:
         run_gradio_main(path, args.host, args.port, add_stats_route)
+    elif kind is ServerKind.AIOHTTP:
+        run_aiohttp_main(path, args.host, args.port)
     elif kind is ServerKind.UVICORN_MAIN:
         run_as_main(path, args.host, args.port)
     elif kind is ServerKind.DJANGO_VIEWS:

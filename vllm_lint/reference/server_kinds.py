@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from enum import Enum
 
+from vllm_lint.reference.aiohttp_apps import is_aiohttp_app
 from vllm_lint.reference.bentoml_services import is_bentoml_service
 from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.gradio_apps import is_gradio_app
@@ -22,6 +23,7 @@ class ServerKind(Enum):
     LITSERVE = "a LitServe API, its LitServer run as the file's __main__ runs it"
     RAY_SERVE = "a Ray Serve application, on a local Ray cluster"
     GRADIO = "a Gradio app, launched as its __main__ launches it"
+    AIOHTTP = "an aiohttp app, run as its __main__ runs it (web.run_app)"
     UVICORN_MAIN = "an ASGI app its __main__ block serves with uvicorn.run"
     DJANGO_VIEWS = "a Django views module"
     APP = "the file's module-level `app` (FastAPI, Starlette, Flask)"
@@ -30,7 +32,8 @@ class ServerKind(Enum):
 def kind_of(source: str) -> ServerKind:
     for kind, test in ((ServerKind.BENTOML, is_bentoml_service), (ServerKind.GRPC, is_grpc_server),
                        (ServerKind.LITSERVE, is_litserve_server), (ServerKind.RAY_SERVE, is_ray_serve_app),
-                       (ServerKind.GRADIO, is_gradio_app), (ServerKind.UVICORN_MAIN, serves_under_main),
+                       (ServerKind.GRADIO, is_gradio_app), (ServerKind.AIOHTTP, is_aiohttp_app),
+                       (ServerKind.UVICORN_MAIN, serves_under_main),
                        (ServerKind.DJANGO_VIEWS, serves_django_views)):
         if test(source):
             return kind
