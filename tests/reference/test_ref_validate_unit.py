@@ -716,12 +716,17 @@ def test_launcher_pipeline_without_a_task_asks_for_text_generation(tmp_path):
             print(args, kwargs.get("task"), kwargs.get("model"), seed)
         # The config of a model named by no call (a task's default model, read by a fix): the directory's.
         print(transformers.AutoConfig.from_pretrained("openai-community/gpt2", revision="607a30d").n_positions)
+        # With no GPU, a model or a tokenizer's output moved to one stays on the CPU.
+        cuda = torch.cuda.is_available()
+        moved = [torch.nn.Linear(1, 1).to("cuda:0").weight, transformers.BatchEncoding({"a": torch.ones(1)}).to("cuda")["a"]]
+        print("cuda" if cuda else " ".join(str(t.device) for t in moved))
     """).replace("MODEL_DIR", repr(str(tmp_path)))
     (tmp_path / "config.json").write_text('{"model_type": "gpt2", "n_positions": 96}')
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        f"() text-generation {tmp_path} 0", f"('summarization',) None {tmp_path} 0", f"() fill-mask {tmp_path} 0", "96"]
+        f"() text-generation {tmp_path} 0", f"('summarization',) None {tmp_path} 0", f"() fill-mask {tmp_path} 0", "96",
+        "cuda" if "cuda" in result.stdout.splitlines()[-1] else "cpu cpu"]
 
 
 def test_loadgen_usage_tokens():

@@ -12,7 +12,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped (a call
   for several sequences samples each from the top token alone: greedy search returns one).
 * a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
-  class): the model directory's weights, on the CPU in float32 when there is no GPU; each ``generate`` call
+  class): the model directory's weights, on the CPU in float32 when there is no GPU (where a ``.to("cuda")``
+  or ``.cuda()`` of a model or a tokenizer's output leaves it on the CPU); each ``generate`` call
   of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
   bad servers).
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
@@ -221,12 +222,39 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
     functools.update_wrapper(pipeline, original)
     transformers.pipeline = pipeline
     _patch_models(transformers, model_dir, max_tokens, cuda)
+    if not cuda:
+        _keep_on_the_cpu()
     try:
         import transformers.pipelines as pipelines_module
 
         pipelines_module.pipeline = pipeline
     except ImportError:
         pass
+
+
+def _keep_on_the_cpu() -> None:
+    """With no GPU, a model or a tokenizer's output moved to one (``model.to("cuda")``, ``inputs.to(DEVICE)``,
+    ``.cuda()``) stays on the CPU, as ``device=``/``device_map`` are dropped where it is loaded."""
+    import torch
+    from transformers import BatchEncoding
+
+    def cpu(value):
+        if isinstance(value, str) and value.split(":")[0] == "cuda":
+            return "cpu"
+        if isinstance(value, torch.device) and value.type == "cuda":
+            return torch.device("cpu")
+        return value
+
+    # Not torch.Tensor.to: vLLM calls it on its hot path, and a wrapper there would slow the fixed server.
+    for owner in (torch.nn.Module, BatchEncoding):
+        def to(self, *args, _original=owner.to, **kwargs):
+            if "device" in kwargs:
+                kwargs["device"] = cpu(kwargs["device"])
+            return _original(self, *(cpu(a) for a in args), **kwargs)
+
+        owner.to = to
+    for owner in (torch.nn.Module, torch.Tensor):
+        owner.cuda = lambda self, *args, **kwargs: self
 
 
 def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> None:
