@@ -994,3 +994,19 @@ def test_processes_the_served_file_spawns_do_not_run_it_again(tmp_path):
     root = str(Path(__file__).resolve().parents[2])
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": root})
     assert runs.read_text() == "run\n"
+
+
+def test_a_causal_lm_class_of_another_architecture_loads_the_local_model_in_its_own():
+    """``GPTNeoXForCausalLM.from_pretrained`` over the local Llama would draw every weight at random."""
+    from types import SimpleNamespace
+
+    from vllm_lint.reference.launch import _other_causal_lm
+
+    def model_class(name, model_type):
+        return type(name, (), {"config_class": SimpleNamespace(model_type=model_type)})
+
+    assert _other_causal_lm(model_class("GPTNeoXForCausalLM", "gpt_neox"), "llama")
+    assert _other_causal_lm(model_class("GPT2LMHeadModel", "gpt2"), "llama")
+    assert not _other_causal_lm(model_class("LlamaForCausalLM", "llama"), "llama")
+    assert not _other_causal_lm(model_class("BertForSequenceClassification", "bert"), "llama")  # no causal LM
+    assert not _other_causal_lm(type("AutoModelForCausalLM", (), {}), "llama")

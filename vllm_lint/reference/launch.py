@@ -257,6 +257,14 @@ def _keep_on_the_cpu() -> None:
         owner.cuda = lambda self, *args, **kwargs: self
 
 
+def _other_causal_lm(cls, local_type: str | None) -> bool:
+    """A causal LM class of one architecture (``GPTNeoXForCausalLM``, ``GPT2LMHeadModel``) where the local model is
+    of another."""
+    named = cls.__name__.endswith(("ForCausalLM", "LMHeadModel")) and not cls.__name__.startswith("Auto")
+    model_type = getattr(getattr(cls, "config_class", None), "model_type", None)
+    return named and bool(local_type) and bool(model_type) and model_type != local_type
+
+
 def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> None:
     """A model a server loads itself (``AutoModelForCausalLM.from_pretrained(...)``) and calls ``generate`` on:
     the model directory's weights (on the CPU in float32 when there is no GPU), and each ``generate`` greedy
@@ -265,11 +273,21 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
 
     # Each Auto class carries its own copy of from_pretrained (transformers' auto_class_update).
     autos = [getattr(transformers, name) for name in dir(transformers) if name.startswith("AutoModel")]
+    try:
+        local_type = json.loads((Path(model_dir) / "config.json").read_text()).get("model_type")
+    except (OSError, ValueError):
+        local_type = None
     for owner in (transformers.PreTrainedModel, *autos):
         def from_pretrained(cls, name, *args, _original=owner.from_pretrained.__func__, **kwargs):
             if not cuda:
                 for key in ("device_map", "torch_dtype", "dtype", "quantization_config", "load_in_8bit", "load_in_4bit"):
                     kwargs.pop(key, None)
+            if _other_causal_lm(cls, local_type):
+                # GPTNeoXForCausalLM over the local Llama would load none of its weights (all drawn at random):
+                # the local causal LM in its own architecture, as vLLM loads it.
+                print(f"[vllm-lint launch] {cls.__name__}.from_pretrained: the local model is a {local_type}, "
+                      "loaded with AutoModelForCausalLM", file=sys.stderr, flush=True)
+                return transformers.AutoModelForCausalLM.from_pretrained(name, *args, **kwargs)
             _seed_missing_weights()
             return _original(cls, model_dir, *args, **kwargs)
 
