@@ -244,6 +244,9 @@ def unservable(source: str) -> str | None:
     modules = imported_packages(tree)
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
+    if "sanic" in modules:
+        # Its handlers read request.args/request.json, which no schema describes; not served yet.
+        return "a Sanic app: validate does not serve Sanic apps"
     if "modal" in modules:
         # Modal runs a class's methods in its cloud containers, called through Modal's own client.
         return ("a Modal app: validate does not run Modal's containers; serve the class's methods behind a local "
