@@ -117,9 +117,9 @@ def test_rule_cases_are_the_server_rewrites_and_fix_to_the_yaml(tmp_path):
     from vllm_lint.rulebook import load_rules
 
     cases = rule_cases()
-    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56, 57, 58, 59)),
-                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24)),
-                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 23, 25, 26, 27, 28, 29, 30, 31))]
+    assert [case.name for case in cases] == [*(f"VLL101 example {n}" for n in (*range(1, 19), 20, 21, 55, 56, 57, 58, 59, 60, 62, 64, 66, 67)),
+                                             *(f"VLL102 example {n}" for n in (1, 2, 9, 10, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25)),
+                                             *(f"VLL103 example {n}" for n in (1, 3, 4, 5, 6, 7, 8, 9, 14, 15, 16, 17, 23, 25, 26, 27, 28, 29, 30, 31, 32))]
     assert all(not case.explicit and case.origin.startswith("rules/VLL") for case in cases)
     model = tmp_path / "no-config"  # no config.json: the fix keeps its default max_model_len
     for case in cases:  # every one servable: none raises NotServable
