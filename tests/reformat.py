@@ -111,15 +111,24 @@ def _without_overlaps(edits: list[Edit]) -> list[Edit]:
 
 
 _SHELL_WORD_GAP = re.compile(r"(?<=\S) (?=-{1,2}\w|\w)")
+_HERE_DOCUMENT = re.compile(r"""(?<!<)<<(?!<)-?\s*["']?(\w+)["']?""")
 
 
 def shell(text: str, choose: Choose) -> Reformatted:
     """A space between two words of a line that mentions vLLM becomes `` \\`` and a line break ("split"); lines
-    with quotes, comments, continuations or here-documents are left alone."""
+    with quotes, comments, continuations or here-documents, and the bodies of here-documents (text, not shell
+    words), are left alone."""
     edits, start = [], 0
+    delimiter = None  # inside a here-document's body: the word that ends it
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        if "vllm" in body and not re.search(r"""["'#\\`$<]|<<""", body) and not body.lstrip().startswith(("EOF", "END")):
+        if delimiter is not None:
+            if body.strip() == delimiter:
+                delimiter = None
+        elif "<<" in body:
+            opened = _HERE_DOCUMENT.search(body)
+            delimiter = opened.group(1) if opened else None
+        elif "vllm" in body and not re.search(r"""["'#\\`$<]""", body) and not body.lstrip().startswith(("EOF", "END")):
             for gap in _SHELL_WORD_GAP.finditer(body):
                 if choose("split"):
                     edits.append(Edit(start + gap.start(), start + gap.end(), " \\\n    "))

@@ -30,6 +30,7 @@ LIVE_EXAMPLES = (
     LiveExample("VLL101 example 12", "BENTOML", "BentoML service"),
     LiveExample("VLL101 example 13", "LITSERVE", "LitServe API"),
     LiveExample("VLL103 example 7", "DJANGO_VIEWS", "Django view, bridged"),
+    LiveExample("VLL102 example 25", "AIOHTTP", "aiohttp app, the engine in its cleanup context"),
 )
 
 # Kinds and families the other live tests prove, by test (in test_ref_validate_live.py unless named with its file).

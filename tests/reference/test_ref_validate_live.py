@@ -134,7 +134,7 @@ def test_validate_each_server_kind_and_rewrite_family(tiny_model_dir, tmp_path, 
 
 
 _FRAMEWORK_MODULES = {"GRPC": ("grpc", "google.protobuf"), "RAY_SERVE": ("ray",), "BENTOML": ("bentoml",),
-                      "LITSERVE": ("litserve",), "DJANGO_VIEWS": ("django",)}
+                      "LITSERVE": ("litserve",), "DJANGO_VIEWS": ("django",), "AIOHTTP": ("aiohttp",)}
 
 
 WEBSOCKET_JSON_SERVER = """\
