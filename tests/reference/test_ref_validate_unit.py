@@ -228,6 +228,28 @@ def test_discover_query_endpoint():
     assert spec.params == {"prompt": "hi"} and spec.json is None
 
 
+def test_a_query_prompt_is_sent_with_the_smallest_body_its_route_requires():
+    """FastAPI's ``def chat(message: str, history: list[dict])`` takes the message in the query string and the
+    history as its (required) body: [] for a first turn; a route with no required body gets none."""
+    openapi = {"paths": {"/chat": {"post": {
+        "parameters": [{"name": "message", "in": "query", "required": True, "schema": {"type": "string"}}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/H"}}}}}}},
+        "components": {"schemas": {"H": {"type": "array", "items": {"type": "object"}}}}}
+    spec = discover_endpoint(openapi).request("hi")
+    assert spec.params == {"message": "hi"} and spec.json == []
+    openapi["paths"]["/chat"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {
+        "type": "object", "required": ["user", "tags"], "properties": {"user": {"type": "string"}, "tags": {"type": "array"}, "n": {}}}
+    assert discover_endpoint(openapi).request("hi").json == {"user": "", "tags": []}
+    openapi["paths"]["/chat"]["post"]["requestBody"]["required"] = False
+    assert discover_endpoint(openapi).request("hi").json is None
+
+
+def test_input_text_is_a_prompt_field():
+    openapi = {"paths": {"/chat": {"post": {"parameters": [
+        {"name": "input_text", "in": "query", "required": True, "schema": {"type": "string"}}]}}}}
+    assert discover_endpoint(openapi).describe() == "POST /chat with 'input_text' in the query string"
+
+
 def test_discover_json_body_endpoint_through_ref():
     openapi = {"paths": {"/generate": {"post": {"requestBody": {"content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/Req"}}}}}}},

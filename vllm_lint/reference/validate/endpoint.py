@@ -11,7 +11,7 @@ from typing import Any
 from vllm_lint.reference.loadgen import RequestSpec
 from vllm_lint.reference.validate.errors import ValidationError
 
-PROMPT_FIELDS = ("prompt", "text", "input", "query", "message", "question", "inputs")
+PROMPT_FIELDS = ("prompt", "text", "input", "query", "message", "question", "inputs", "input_text")
 # A list of prompts in one request (a batch route): each request sends a list of one.
 BATCH_FIELDS = ("prompts", "texts", "inputs", "queries", "questions")
 
@@ -29,11 +29,14 @@ class Endpoint:
     method: str = "POST"  # GET only for a route that takes the prompt in its query string
     batch: bool = False  # the field is a list of prompts: each request sends one
     within: str | None = None  # the JSON body's object the field is in (a BentoML API's typed parameter)
+    # The smallest JSON body a route that takes the prompt in its query string also requires (FastAPI's
+    # ``def chat(message: str, history: list[dict])``: the history is the body, [] for a first turn).
+    body: Any = None
 
     def request(self, prompt: str, stream: bool = False) -> RequestSpec:
         value: Any = [{"role": "user", "content": prompt}] if self.messages else [prompt] if self.batch else prompt
         if self.where == "query":
-            return RequestSpec(self.path, method=self.method, params={self.field: value})
+            return RequestSpec(self.path, method=self.method, params={self.field: value}, json=self.body)
         if self.where == "form":
             return RequestSpec(self.path, data={self.field: value})
         body: dict[str, Any] = {self.field: value}
@@ -60,6 +63,23 @@ def _resolve(schema: dict, openapi: dict) -> dict:
     return schema if isinstance(schema, dict) else {}
 
 
+def _smallest(schema: dict, openapi: dict) -> Any:
+    """The smallest value a JSON schema accepts: its required properties only, empty lists and strings."""
+    schema = _resolve(schema, openapi)
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        return {name: _smallest(properties.get(name, {}), openapi) for name in schema.get("required", [])}
+    return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(kind)
+
+
+def _required_body(op: dict, openapi: dict) -> Any:
+    body = op.get("requestBody") or {}
+    if not body.get("required"):
+        return None
+    return _smallest(((body.get("content") or {}).get("application/json") or {}).get("schema", {}), openapi)
+
+
 def discover_endpoint(openapi: dict) -> Endpoint:
     """The POST route that takes a prompt: a query parameter or a JSON body property named like one; with
     none, a GET route that takes it as a query parameter (``@app.get("/generate") def generate(text: str)``)."""
@@ -76,7 +96,7 @@ def discover_endpoint(openapi: dict) -> Endpoint:
         for param in op.get("parameters", []):
             name = param.get("name", "")
             if param.get("in") == "query" and name in PROMPT_FIELDS:
-                candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "query")))
+                candidates.append((PROMPT_FIELDS.index(name), Endpoint(path, name, "query", body=_required_body(op, openapi))))
         content = (op.get("requestBody") or {}).get("content") or {}
         body = content.get("application/json", {})
         schema = _resolve(body.get("schema", {}), openapi)
