@@ -70,7 +70,8 @@ def _smallest(schema: dict, openapi: dict) -> Any:
     if kind == "object" or "properties" in schema:
         properties = schema.get("properties") or {}
         return {name: _smallest(properties.get(name, {}), openapi) for name in schema.get("required", [])}
-    return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(kind)
+    smallest: dict[str, Any] = {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}
+    return smallest.get(kind) if isinstance(kind, str) else None
 
 
 def _required_body(op: dict, openapi: dict) -> Any:
