@@ -15,21 +15,18 @@ import runpy
 import sys
 from pathlib import Path
 
-from vllm_lint.reference.python_source import imported_packages
-from vllm_lint.reference.request_fields import fields_read, post_routes_document
+from vllm_lint.reference.python_source import imports_and_calls
+from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document
 from vllm_lint.reference.spawned import keep_children_off_the_file
 
 OPENAPI_PATH = "/openapi.json"
+# What an aiohttp handler awaits to read a body by hand, and where an OpenAPI document puts it.
+_AIOHTTP_BODIES = {"json": "json", "post": "form"}
 
 
 def is_aiohttp_app(source: str) -> bool:
     """A file that imports aiohttp and runs an app with ``web.run_app(...)``."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    runs = any(isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] == "run_app" for n in ast.walk(tree))
-    return "aiohttp" in imported_packages(tree) and runs
+    return imports_and_calls(source, "aiohttp", "run_app")
 
 
 def _request_source(expr: ast.expr) -> str | None:
@@ -37,11 +34,7 @@ def _request_source(expr: ast.expr) -> str | None:
     ``request.query``."""
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.attr == "query":
         return "query"
-    if isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call) and not expr.value.args:
-        func = expr.value.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            return {"json": "json", "post": "form"}.get(func.attr)
-    return None
+    return _AIOHTTP_BODIES.get(awaited_read(expr) or "")
 
 
 def aiohttp_openapi(app) -> dict:

@@ -84,7 +84,7 @@ from vllm_lint.reference.django_views import configure_django, django_wsgi_app
 from vllm_lint.reference.gradio_apps import run_gradio_main
 from vllm_lint.reference.litserve_apps import run_litserve_main
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
-from vllm_lint.reference.request_fields import fields_read, post_routes_document
+from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.spawned import hand_down, keep_children_off_the_file
 from vllm_lint.reference.websocket_routes import add_websockets_route
@@ -481,12 +481,13 @@ _STARLETTE_BODIES = {"json": "json", "form": "form"}
 
 def _starlette_source(expr: ast.expr) -> str | None:
     """"json" or "form" for ``await request.json()`` / ``await request.form()``."""
-    if not (isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call) and not expr.value.args):
-        return None
-    func = expr.value.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        return _STARLETTE_BODIES.get(func.attr)
-    return None
+    return _STARLETTE_BODIES.get(awaited_read(expr) or "")
+
+
+def _starlette_post_routes(app) -> list[tuple[str, dict[str, str]]]:
+    """Each POST route of a Starlette (or FastAPI) app: its path and the body fields its handler reads by hand."""
+    return [(route.path, fields_read(route.endpoint, _starlette_source)) for route in app.routes
+            if "POST" in (getattr(route, "methods", None) or ()) and callable(getattr(route, "endpoint", None))]
 
 
 def describe_hand_read_bodies(app) -> None:
@@ -499,9 +500,7 @@ def describe_hand_read_bodies(app) -> None:
 
     def openapi() -> dict:
         document = original()
-        routes = [(route.path, fields_read(route.endpoint, _starlette_source)) for route in app.routes
-                  if "POST" in (getattr(route, "methods", None) or ()) and callable(getattr(route, "endpoint", None))]
-        described = post_routes_document(app.title, [(path, fields) for path, fields in routes if fields])
+        described = post_routes_document(app.title, [(path, fields) for path, fields in _starlette_post_routes(app) if fields])
         for path, item in described["paths"].items():
             operation = document.get("paths", {}).get(path, {}).get("post")
             if operation is not None and "requestBody" not in operation and "requestBody" in item["post"]:
@@ -522,9 +521,7 @@ def _is_starlette(app) -> bool:
 def starlette_openapi(app) -> dict:
     """An OpenAPI document of a plain Starlette app's POST routes (``Route("/age", age, methods=["POST"])``), with
     the body fields each handler reads by hand, as FastAPI's schema would have them."""
-    routes = [(route.path, fields_read(route.endpoint, _starlette_source)) for route in app.routes
-              if "POST" in (getattr(route, "methods", None) or ()) and callable(getattr(route, "endpoint", None))]
-    return post_routes_document(type(app).__name__, routes)
+    return post_routes_document(type(app).__name__, _starlette_post_routes(app))
 
 
 def serve(app, host: str, port: int) -> None:

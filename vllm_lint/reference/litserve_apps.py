@@ -19,7 +19,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from vllm_lint.reference.python_source import imported_packages
+from vllm_lint.reference.python_source import imports_and_calls
 from vllm_lint.reference.request_fields import fields_read, post_routes_document
 
 HEALTH_PATH = "/health"
@@ -27,13 +27,7 @@ HEALTH_PATH = "/health"
 
 def is_litserve_server(source: str) -> bool:
     """A file that imports LitServe and builds a ``LitServer``."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    imports = "litserve" in imported_packages(tree)
-    builds = any(isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] == "LitServer" for n in ast.walk(tree))
-    return imports and builds
+    return imports_and_calls(source, "litserve", "LitServer")
 
 
 def run_litserve_main(path: Path, host: str, port: int) -> None:

@@ -16,6 +16,17 @@ def imported_packages(tree: ast.Module) -> set[str]:
     return packages
 
 
+def imports_and_calls(source: str, package: str, callee: str) -> bool:
+    """Whether the file imports ``package`` and calls something whose dotted name ends in ``callee``
+    (``web.run_app(...)``, ``ls.LitServer(...)``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return package in imported_packages(tree) and any(
+        isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] == callee for n in ast.walk(tree))
+
+
 def imported_modules(tree: ast.Module) -> set[str]:
     """Every module the module imports, whole (``from ray import serve`` gives ``ray`` and ``ray.serve``)."""
     modules: set[str] = set()

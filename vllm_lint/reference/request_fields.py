@@ -18,6 +18,14 @@ SourceOf = Callable[[ast.expr], "str | None"]
 _MEDIA = (("json", "application/json"), ("form", "application/x-www-form-urlencoded"))
 
 
+def awaited_read(expr: ast.expr) -> str | None:
+    """``X`` of ``await request.X()`` (a body read by hand in an async handler: ``json``, ``form``, ``post``)."""
+    if not (isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call) and not expr.value.args):
+        return None
+    func = expr.value.func
+    return func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+
+
 def fields_read(view: Callable, source_of: SourceOf) -> dict[str, str]:
     """The request fields ``view`` reads, by where they come from (``{"prompt": "form"}``)."""
     try:
