@@ -456,8 +456,7 @@ class ModelCalls(ModuleFacts):
         positional = positional_args(call)
         if len(positional) > 2:
             raise Refusal(f"`{snippet(self.module, call)}` passes more arguments than prompts and sampling params")
-        prompts = positional[0].value if positional else (keywords.pop("prompts").value if "prompts" in keywords else None)
-        sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
+        prompts, sampling = _input_and_sampling(positional, keywords, "prompts")
         typing = self.string_typing(function, mode)
         gathered = (
             mode is CallMode.AWAITED and method == "generate" and prompts is not None
@@ -515,8 +514,7 @@ class ModelCalls(ModuleFacts):
         positional, keywords = positional_args(call), keyword_args(call)
         if len(positional) > 2:
             raise Refusal(f"`{shown}` passes more arguments than messages and sampling params; name the others (chat_template=...)")
-        messages = positional[0].value if positional else (keywords.pop("messages").value if "messages" in keywords else None)
-        sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
+        messages, sampling = _input_and_sampling(positional, keywords, "messages")
         if messages is None:
             raise Refusal(f"`{shown}` passes no messages")
         if isinstance(sampling, (cst.List, cst.Tuple)):
@@ -630,6 +628,14 @@ class _RequestIdReads(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.found = self.found or node.attr.value == "request_id"
+
+
+def _input_and_sampling(positional: list[cst.Arg], keywords: dict[str, cst.Arg], first: str) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """The two leading parameters of ``LLM.generate``/``LLM.chat`` (``first``, then ``sampling_params``), given by
+    position or by keyword; the keywords read are taken out of ``keywords``, which the caller checks after."""
+    given = positional[0].value if positional else (keywords.pop(first).value if first in keywords else None)
+    sampling = positional[1].value if len(positional) > 1 else (keywords.pop("sampling_params").value if "sampling_params" in keywords else None)
+    return given, sampling
 
 
 def _reads_request_ids(function: cst.FunctionDef) -> bool:
