@@ -154,6 +154,12 @@ def test_a_litserve_apis_raw_request_fields_are_documented():
     ("from django.http import JsonResponse\ndef generate(request):\n    pass\n", "DJANGO_VIEWS"),
     ("from flask import Flask\napp = Flask(__name__)\n", "APP"),
     ("from aiohttp import web\napp = web.Application()\nweb.run_app(app, port=8080)\n", "AIOHTTP"),
+    # A Quart app its __main__ runs (Quart's own run, on Hypercorn) runs as its __main__; else its app is served.
+    ("from quart import Quart\napp = Quart(__name__)\nif __name__ == '__main__':\n    app.run(port=8000)\n", "UVICORN_MAIN"),
+    ("import asyncio, quart\napi = quart.Quart(__name__)\nif __name__ == '__main__':\n    asyncio.run(api.run_task())\n",
+     "UVICORN_MAIN"),
+    ("from quart import Quart\napp = Quart(__name__)\n", "APP"),
+    ("import falcon.asgi\napp = falcon.asgi.App()\n", "APP"),
 ])
 def test_the_kind_of_server_a_file_is(source, kind):
     from vllm_lint.reference.server_kinds import ServerKind, kind_of
@@ -235,3 +241,96 @@ def test_an_aiohttp_apps_post_routes_are_described(tmp_path):
     assert discover_endpoint({"paths": {"/generate": document["paths"]["/generate"]}}).describe() == \
         "POST /generate with 'text' in the JSON body"
     assert discover_endpoint(document).describe() == "POST /form with 'prompt' in the form body"
+
+
+def test_a_quart_apps_post_routes_are_described(tmp_path):
+    """Quart keeps no schema (and its url_map is Flask's, but its body reads are awaited)."""
+    require_modules("quart", what="the Quart OpenAPI test")
+    from vllm_lint.reference.launch import import_file
+    from vllm_lint.reference.quart_apps import is_quart_app, quart_openapi
+    from vllm_lint.reference.validate.endpoint import discover_endpoint
+
+    server = tmp_path / "server.py"
+    server.write_text(
+        "from quart import Quart, request\n"
+        "app = Quart(__name__)\n\n"
+        "@app.post('/generate')\n"
+        "async def generate():\n"
+        "    body = await request.get_json()\n"
+        "    return {'text': body['prompt']}\n\n"
+        "@app.route('/form', methods=['POST'])\n"
+        "async def form():\n"
+        "    return (await request.form)['text']\n\n"
+        "@app.post('/items/<name>')\n"
+        "async def item(name):\n"
+        "    return name\n\n"
+        "@app.get('/health')\n"
+        "async def health():\n"
+        "    return 'ok'\n")
+    app = import_file(server).app
+    document = quart_openapi(app)
+    assert is_quart_app(app)
+    assert sorted(document["paths"]) == ["/form", "/generate"]
+    assert discover_endpoint(document).describe() == "POST /generate with 'prompt' in the JSON body"
+    assert discover_endpoint({"paths": {"/form": document["paths"]["/form"]}}).describe() == \
+        "POST /form with 'text' in the form body"
+
+
+def test_quarts_own_run_serves_on_the_launchers_port_without_its_reloader(monkeypatch):
+    require_modules("quart", what="the Quart run patch")
+    import quart
+
+    from vllm_lint.reference.quart_apps import serve_quart_on
+
+    calls = []
+    monkeypatch.setattr(quart.Quart, "run", lambda self, host=None, port=None, debug=None, use_reloader=True, **kw:
+                        calls.append(("run", host, port, debug, use_reloader)))
+    monkeypatch.setattr(quart.Quart, "run_task", lambda self, host="127.0.0.1", port=5000, debug=None, **kw:
+                        calls.append(("run_task", host, port, debug)))
+    serve_quart_on("127.0.0.1", 8101, "/__stats__", lambda: 7)
+    app = quart.Quart("server")
+    app.run("0.0.0.0", 8000, True)
+    app.run_task(port=9000)
+    assert calls == [("run", "127.0.0.1", 8101, True, False), ("run_task", "127.0.0.1", 8101, None)]
+    assert {rule.rule for rule in app.url_map.iter_rules()} >= {"/openapi.json", "/__stats__"}  # added once
+
+
+@pytest.mark.parametrize("asgi", [True, False], ids=["falcon.asgi.App", "falcon.App"])
+def test_a_falcon_apps_post_routes_are_described_and_served(tmp_path, asgi):
+    require_modules("falcon", what="the Falcon OpenAPI test")
+    from falcon import testing
+
+    from vllm_lint.reference.falcon_apps import add_falcon_routes, falcon_openapi, is_falcon_app
+    from vllm_lint.reference.launch import import_file
+    from vllm_lint.reference.validate.endpoint import discover_endpoint
+
+    maybe_async, maybe_await = ("async ", "await ") if asgi else ("", "")
+    server = tmp_path / "server.py"
+    server.write_text(
+        f"import falcon{'.asgi' if asgi else ''}\n\n"
+        "class Generate:\n"
+        f"    {maybe_async}def on_post(self, req, resp):\n"
+        f"        body = {maybe_await}req.get_media()\n"
+        "        resp.media = {'text': body['prompt']}\n\n"
+        "class Search:\n"
+        f"    {maybe_async}def on_post(self, req, resp):\n"
+        "        resp.media = {'text': req.get_param('query')}\n\n"
+        "class Health:\n"
+        f"    {maybe_async}def on_get(self, req, resp):\n"
+        "        resp.media = 'ok'\n\n"
+        f"app = falcon{'.asgi' if asgi else ''}.App()\n"
+        "app.add_route('/generate', Generate())\n"
+        "app.add_route('/search', Search())\n"
+        "app.add_route('/items/{name}', Generate())\n"
+        "app.add_route('/health', Health())\n")
+    app = import_file(server).app
+    document = falcon_openapi(app)
+    assert is_falcon_app(app)
+    assert sorted(document["paths"]) == ["/generate", "/search"]
+    assert discover_endpoint(document).describe() == "POST /generate with 'prompt' in the JSON body"
+    assert discover_endpoint({"paths": {"/search": document["paths"]["/search"]}}).describe() == \
+        "POST /search with 'query' in the query string"
+    add_falcon_routes(app, "/__stats__", lambda: 7)
+    client = testing.TestClient(app)
+    assert client.simulate_get("/openapi.json").json == document
+    assert client.simulate_get("/__stats__").json == {"generated_tokens": 7}

@@ -1,5 +1,5 @@
-"""Run a user's server file (FastAPI, Flask, Django, gRPC, Gradio, LitServe, Ray Serve, BentoML), pointed at a
-local model, for ``vllm-lint validate``.
+"""Run a user's server file (FastAPI, Flask, Quart, Falcon, Django, gRPC, Gradio, LitServe, Ray Serve, BentoML,
+aiohttp), pointed at a local model, for ``vllm-lint validate``.
 
 ``python -m vllm_lint.reference.launch --app-file server.py --model DIR --port 8101 [--max-tokens 64]``
 
@@ -53,6 +53,11 @@ it is:
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
+* a Quart ``app`` as Quart's own ``app.run()`` serves it (on Hypercorn), or as its file's ``__main__`` runs it, on
+  the launcher's host and port, with an OpenAPI document of its POST routes (:mod:`vllm_lint.reference.quart_apps`);
+* a Falcon ``app`` with an OpenAPI document of its POST routes (:mod:`vllm_lint.reference.falcon_apps`): a
+  ``falcon.asgi.App`` under uvicorn (its middleware's ``process_startup`` run before it listens), a WSGI
+  ``falcon.App`` on werkzeug's threaded server;
 * a Flask ``app`` on werkzeug's threaded server (what ``app.run()`` uses: a thread per request), with an
   OpenAPI document made from its POST routes and the request fields their views read (``request.form[...]``,
   ``request.args[...]``, ``request.get_json()[...]``), so that the harness finds the endpoint as for FastAPI;
@@ -81,8 +86,10 @@ from vllm_lint.reference import decoding
 from vllm_lint.reference.aiohttp_apps import run_aiohttp_main
 from vllm_lint.reference.bentoml_services import exec_bentoml_serve
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app
+from vllm_lint.reference.falcon_apps import add_falcon_routes, is_asgi, is_falcon_app
 from vllm_lint.reference.gradio_apps import run_gradio_main
 from vllm_lint.reference.litserve_apps import run_litserve_main
+from vllm_lint.reference.quart_apps import describe_quart, is_quart_app, serve_quart_on
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
@@ -524,7 +531,20 @@ def starlette_openapi(app) -> dict:
     return post_routes_document(type(app).__name__, _starlette_post_routes(app))
 
 
+def _generated_tokens() -> int:
+    return COUNTER.total
+
+
 def serve(app, host: str, port: int) -> None:
+    if is_quart_app(app):  # before Flask's test: Quart keeps Flask's url_map, but is ASGI
+        serve_quart_on(host, port, STATS_PATH, _generated_tokens)
+        app.run()
+        return
+    if is_falcon_app(app):
+        add_falcon_routes(app, STATS_PATH, _generated_tokens)
+        if not is_asgi(app):
+            serve_wsgi(app, host, port)
+            return
     add_stats_route(app)
     if _is_flask(app):
         document = flask_openapi(app)
@@ -567,11 +587,17 @@ def run_as_main(path: Path, host: str, port: int) -> None:
     real_run = uvicorn.run
 
     def run(app, *args, **kwargs):
-        if not isinstance(app, str):
+        if is_quart_app(app):
+            describe_quart(app, STATS_PATH, _generated_tokens)
+        elif is_falcon_app(app):
+            add_falcon_routes(app, STATS_PATH, _generated_tokens)
+        elif not isinstance(app, str):
             add_stats_route(app)
         real_run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
 
     uvicorn.run = run
+    if "quart" in path.read_text():  # or its Quart app's own run(), on Hypercorn (quart_apps)
+        serve_quart_on(host, port, STATS_PATH, _generated_tokens)
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
     keep_children_off_the_file(path)

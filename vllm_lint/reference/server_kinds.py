@@ -14,6 +14,7 @@ from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.litserve_apps import is_litserve_server
 from vllm_lint.reference.python_source import imported_packages
+from vllm_lint.reference.quart_apps import quart_runs
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 
 
@@ -24,9 +25,9 @@ class ServerKind(Enum):
     RAY_SERVE = "a Ray Serve application, on a local Ray cluster"
     GRADIO = "a Gradio app, launched as its __main__ launches it"
     AIOHTTP = "an aiohttp app, run as its __main__ runs it (web.run_app)"
-    UVICORN_MAIN = "an ASGI app its __main__ block serves with uvicorn.run"
+    UVICORN_MAIN = "an ASGI app its __main__ block serves (uvicorn.run, a Quart app's run)"
     DJANGO_VIEWS = "a Django views module"
-    APP = "the file's module-level `app` (FastAPI, Starlette, Flask)"
+    APP = "the file's module-level `app` (FastAPI, Starlette, Flask, Quart, Falcon)"
 
 
 def kind_of(source: str) -> ServerKind:
@@ -53,11 +54,13 @@ def is_grpc_server(source: str) -> bool:
 
 def serves_under_main(source: str) -> bool:
     """Whether the file's ``if __name__ == "__main__":`` block (or a module function it calls) runs
-    ``uvicorn.run(...)``: then the file runs as ``__main__``, as its author starts it."""
+    ``uvicorn.run(...)`` or its Quart app's ``run()``/``run_task()``: then the file runs as ``__main__``, as its
+    author starts it."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return False
+    runs_quart = quart_runs(tree)
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in tree.body:
         if not (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) and "__name__" in ast.unparse(node.test)):
@@ -70,5 +73,7 @@ def serves_under_main(source: str) -> bool:
             for call in (c for c in ast.walk(part) if isinstance(c, ast.Call)):
                 name = ast.unparse(call.func)
                 if name in ("uvicorn.run", "run") and (name != "run" or "from uvicorn import" in source):
+                    return True
+                if name in runs_quart:
                     return True
     return False
