@@ -160,6 +160,7 @@ def test_a_litserve_apis_raw_request_fields_are_documented():
      "UVICORN_MAIN"),
     ("from quart import Quart\napp = Quart(__name__)\n", "APP"),
     ("import falcon.asgi\napp = falcon.asgi.App()\n", "APP"),
+    ("from sanic import Sanic\napp = Sanic('a')\nif __name__ == '__main__':\n    app.run()\n", "SANIC"),
 ])
 def test_the_kind_of_server_a_file_is(source, kind):
     from vllm_lint.reference.server_kinds import ServerKind, kind_of
@@ -334,3 +335,73 @@ def test_a_falcon_apps_post_routes_are_described_and_served(tmp_path, asgi):
     client = testing.TestClient(app)
     assert client.simulate_get("/openapi.json").json == document
     assert client.simulate_get("/__stats__").json == {"generated_tokens": 7}
+
+
+def test_a_sanic_apps_routes_are_described_and_its_name_let_through(tmp_path, monkeypatch):
+    """Sanic keeps no schema: the launcher describes the fields its handlers read (a GET route by its query
+    string); a name Sanic 21.12 and later reject (a space) is let through, as older Sanic did."""
+    require_modules("sanic", what="the Sanic OpenAPI test")
+    from sanic import Sanic
+    from sanic.base import root
+
+    from vllm_lint.reference.launch import import_file
+    from vllm_lint.reference.sanic_apps import add_routes, allow_any_app_name, sanic_openapi
+    from vllm_lint.reference.validate.endpoint import discover_endpoint
+
+    monkeypatch.setattr(root, "VALID_NAME", root.VALID_NAME)
+    monkeypatch.setattr(Sanic, "_app_registry", {})
+    allow_any_app_name()
+    server = tmp_path / "server.py"
+    server.write_text(
+        "from sanic import Sanic\n"
+        "from sanic.response import json\n"
+        "app = Sanic('RH writing assistant')\n\n"
+        "@app.route('/')\n"
+        "async def test(request):\n"
+        "    return json(request.args.get('text', ''))\n\n"
+        "@app.route('/chat', methods=['POST'])\n"
+        "async def chat(request):\n"
+        "    return json(request.json['text'])\n\n"
+        "@app.get('/item/<n:int>')\n"
+        "async def item(request, n):\n"
+        "    return json(request.args.get('text'))\n")
+    app = import_file(server).app
+    add_routes(app, "/__vllm_lint__/generated_tokens", lambda: 0)
+    document = sanic_openapi(app)
+    assert document["info"]["title"] == "RH writing assistant"
+    assert sorted(document["paths"]) == ["/", "/chat"]  # not the launcher's, nor one with a path parameter
+    assert discover_endpoint(document).describe() == "POST /chat with 'text' in the JSON body"
+    assert discover_endpoint({"paths": {"/": document["paths"]["/"]}}).describe() == \
+        "GET / with 'text' in the query string"
+
+
+def test_sanic_runs_in_one_process_on_the_launchers_address():
+    from vllm_lint.reference.sanic_apps import run_settings
+
+    def run(self, host=None, port=None, *, debug=False, workers=1, auto_reload=None, dev=False, single_process=False):
+        pass
+
+    def old_run(self, host=None, port=None, *, debug=False, workers=1, auto_reload=None):  # Sanic before 22.9
+        pass
+
+    asked = {"host": "0.0.0.0", "port": 8482, "workers": 4, "dev": True, "debug": True}
+    assert run_settings(run, asked, "127.0.0.1", 8101) == \
+        {"host": "127.0.0.1", "port": 8101, "debug": True, "single_process": True}
+    assert run_settings(old_run, asked, "127.0.0.1", 8101) == {"host": "127.0.0.1", "port": 8101, "debug": True}
+
+
+def test_with_no_gpu_torchs_gpu_queries_answer_for_the_cpu(monkeypatch):
+    """``torch.cuda.get_device_name(torch.cuda.current_device())`` in a server's start-up raises on a CPU build."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: its queries are torch's own")
+    from vllm_lint.reference.launch import answer_gpu_queries_on_the_cpu
+
+    for name in ("current_device", "get_device_name", "set_device", "synchronize"):
+        monkeypatch.setattr(torch.cuda, name, getattr(torch.cuda, name))
+    answer_gpu_queries_on_the_cpu()
+    assert torch.cuda.get_device_name(torch.cuda.current_device()) == "cpu"
+    torch.cuda.set_device("cuda:0")
+    torch.cuda.synchronize()
+    assert not torch.cuda.is_available()

@@ -1,5 +1,5 @@
 """Run a user's server file (FastAPI, Flask, Quart, Falcon, Django, gRPC, Gradio, LitServe, Ray Serve, BentoML,
-aiohttp), pointed at a local model, for ``vllm-lint validate``.
+aiohttp, Sanic), pointed at a local model, for ``vllm-lint validate``.
 
 ``python -m vllm_lint.reference.launch --app-file server.py --model DIR --port 8101 [--max-tokens 64]``
 
@@ -13,7 +13,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   for several sequences samples each from the top token alone: greedy search returns one).
 * a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
   class): the model directory's weights, on the CPU in float32 when there is no GPU (where a ``.to("cuda")``
-  or ``.cuda()`` of a model or a tokenizer's output leaves it on the CPU); each ``generate`` call
+  or ``.cuda()`` of a model or a tokenizer's output leaves it on the CPU, and ``torch.cuda.current_device()``,
+  ``get_device_name``, ``set_device`` and ``synchronize`` answer for the CPU); each ``generate`` call
   of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
   bad servers).
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
@@ -50,6 +51,8 @@ it is:
 * an aiohttp app as its ``__main__`` runs it, its ``web.run_app(...)`` on the launcher's host and port, with an
   OpenAPI document of its POST routes (:mod:`vllm_lint.reference.aiohttp_apps`); its tokens are counted from the
   answers;
+* a Sanic app as its ``__main__`` runs it, its ``app.run(...)`` on the launcher's host and port in Sanic's
+  single-process mode, with an OpenAPI document of its routes (:mod:`vllm_lint.reference.sanic_apps`);
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
@@ -92,6 +95,7 @@ from vllm_lint.reference.litserve_apps import run_litserve_main
 from vllm_lint.reference.quart_apps import describe_quart, is_quart_app, serve_quart_on
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document
+from vllm_lint.reference.sanic_apps import run_sanic_main
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.spawned import hand_down, keep_children_off_the_file
 from vllm_lint.reference.websocket_routes import add_websockets_route
@@ -231,6 +235,7 @@ def patch_transformers(model_dir: str, max_tokens: int) -> None:
     _patch_models(transformers, model_dir, max_tokens, cuda)
     if not cuda:
         _keep_on_the_cpu()
+        answer_gpu_queries_on_the_cpu()
     try:
         import transformers.pipelines as pipelines_module
 
@@ -262,6 +267,23 @@ def _keep_on_the_cpu() -> None:
         owner.to = to
     for owner in (torch.nn.Module, torch.Tensor):
         owner.cuda = lambda self, *args, **kwargs: self
+
+
+def answer_gpu_queries_on_the_cpu() -> None:
+    """With no GPU, what a server asks torch of the GPU it expects to run on, at start-up (``print(torch.cuda.
+    get_device_name(torch.cuda.current_device()))``) or around a call (``torch.cuda.synchronize()``), answers for
+    the CPU it runs on instead of raising (a CPU build of torch: "Torch not compiled with CUDA enabled"): device 0,
+    named "cpu", selecting or waiting for it a no-op; as a model moved to the GPU stays on the CPU
+    (``_keep_on_the_cpu``). ``torch.cuda.is_available()`` still says False, which is what libraries decide by
+    (vLLM's CPU platform and transformers call these only on a CUDA device)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.get_device_name = lambda device=None: "cpu"
+    torch.cuda.set_device = lambda device: None
+    torch.cuda.synchronize = lambda device=None: None
 
 
 def _other_causal_lm(cls, local_type: str | None) -> bool:
@@ -337,6 +359,8 @@ def patch_vllm(model_dir: str, max_tokens: int, kv_cache_bytes: int, max_num_seq
     from vllm.v1.engine.async_llm import AsyncLLM
 
     cpu = current_platform.is_cpu()
+    if cpu:
+        answer_gpu_queries_on_the_cpu()
     context = model_context(model_dir)
     original_post_init = EngineArgs.__post_init__
 
@@ -658,6 +682,8 @@ def main(argv: list[str] | None = None) -> None:
         run_gradio_main(path, args.host, args.port, add_stats_route)
     elif kind is ServerKind.AIOHTTP:
         run_aiohttp_main(path, args.host, args.port)
+    elif kind is ServerKind.SANIC:
+        run_sanic_main(path, args.host, args.port, STATS_PATH, lambda: COUNTER.total)
     elif kind is ServerKind.UVICORN_MAIN:
         run_as_main(path, args.host, args.port)
     elif kind is ServerKind.DJANGO_VIEWS:

@@ -1,5 +1,6 @@
 """The request fields a WSGI view reads, as an OpenAPI document, so that ``vllm-lint validate`` finds the
-route that takes the prompt in a Flask app or a Django views module as it does in FastAPI's own schema.
+route that takes the prompt in a Flask app, a Django views module (or an aiohttp, Starlette or Sanic app) as it
+does in FastAPI's own schema.
 
 Flask and Django keep no schema: what a view reads is read off its source (``request.form["prompt"]``,
 ``json.loads(request.body)["prompt"]``, ``data = request.get_json(); data.get("prompt")``).
@@ -55,15 +56,21 @@ def fields_read(view: Callable, source_of: SourceOf) -> dict[str, str]:
 
 def post_routes_document(title: str, routes: Iterable[tuple[str, dict[str, str]]]) -> dict:
     """An OpenAPI document of POST routes, each given as its path and the fields its view reads."""
+    return routes_document(title, ((path, "post", fields) for path, fields in routes))
+
+
+def routes_document(title: str, routes: Iterable[tuple[str, str, dict[str, str]]]) -> dict:
+    """An OpenAPI document of routes, each given as its path, its method (``"post"``, ``"get"``) and the fields its
+    view reads; a GET route is described by its query parameters alone."""
     paths: dict[str, dict] = {}
-    for path, fields in routes:
+    for path, method, fields in routes:
         operation: dict = {"parameters": [{"name": k, "in": "query"} for k, w in fields.items() if w == "query"]}
         content = {}
-        for where, media in _MEDIA:
+        for where, media in _MEDIA if method != "get" else ():
             props = {k: {"type": "string"} for k, w in fields.items() if w == where}
             if props:
                 content[media] = {"schema": {"type": "object", "properties": props}}
         if content:
             operation["requestBody"] = {"content": content}
-        paths[path] = {"post": operation}
+        paths.setdefault(path, {})[method] = operation
     return {"openapi": "3.0.0", "info": {"title": title, "version": "0"}, "paths": paths}

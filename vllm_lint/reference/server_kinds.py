@@ -16,6 +16,7 @@ from vllm_lint.reference.litserve_apps import is_litserve_server
 from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.quart_apps import quart_runs
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
+from vllm_lint.reference.sanic_apps import is_sanic_app
 
 
 class ServerKind(Enum):
@@ -25,6 +26,7 @@ class ServerKind(Enum):
     RAY_SERVE = "a Ray Serve application, on a local Ray cluster"
     GRADIO = "a Gradio app, launched as its __main__ launches it"
     AIOHTTP = "an aiohttp app, run as its __main__ runs it (web.run_app)"
+    SANIC = "a Sanic app, run as its __main__ runs it (app.run), in one process"
     UVICORN_MAIN = "an ASGI app its __main__ block serves (uvicorn.run, a Quart app's run)"
     DJANGO_VIEWS = "a Django views module"
     APP = "the file's module-level `app` (FastAPI, Starlette, Flask, Quart, Falcon)"
@@ -34,6 +36,7 @@ def kind_of(source: str) -> ServerKind:
     for kind, test in ((ServerKind.BENTOML, is_bentoml_service), (ServerKind.GRPC, is_grpc_server),
                        (ServerKind.LITSERVE, is_litserve_server), (ServerKind.RAY_SERVE, is_ray_serve_app),
                        (ServerKind.GRADIO, is_gradio_app), (ServerKind.AIOHTTP, is_aiohttp_app),
+                       (ServerKind.SANIC, is_sanic_app),
                        (ServerKind.UVICORN_MAIN, serves_under_main),
                        (ServerKind.DJANGO_VIEWS, serves_django_views)):
         if test(source):

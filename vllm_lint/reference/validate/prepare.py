@@ -16,6 +16,7 @@ from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.litserve_apps import is_litserve_server
 from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
+from vllm_lint.reference.sanic_apps import is_sanic_app
 from vllm_lint.reference.server_kinds import ServerKind, is_grpc_server, kind_of
 from vllm_lint.reference.validate.cases import Case, builds_async_engine
 from vllm_lint.reference.validate.endpoint import PROMPT_FIELDS
@@ -245,8 +246,10 @@ def unservable(source: str) -> str | None:
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
               ("post", "route", "api_route", "add_api_route", "add_url_rule")]
     if "sanic" in modules:
-        # Its handlers read request.args/request.json, which no schema describes; not served yet.
-        return "a Sanic app: validate does not serve Sanic apps"
+        # Run as its __main__ runs it, in one process, with a document of the fields its handlers read.
+        if not is_sanic_app(source):
+            return "Sanic code that builds no app: validate runs the Sanic(...) app a file builds"
+        return _framework_missing("sanic", "a Sanic app")
     if "modal" in modules:
         # Modal runs a class's methods in its cloud containers, called through Modal's own client.
         return ("a Modal app: validate does not run Modal's containers; serve the class's methods behind a local "
