@@ -66,3 +66,41 @@ def test_make_tiny_model_command(tmp_path):
     result = CliRunner().invoke(reference, ["make-tiny-model", str(tmp_path / "m"), "--size", "s"])
     assert result.exit_code == 0, result.output
     assert "hidden 64" in result.output and (tmp_path / "m" / "model.safetensors").is_file()
+
+
+def test_an_encoder_decoder_model_is_built_beside_it_with_its_tokenizer(tiny_model_dir, tmp_path):
+    """For servers that load AutoModelForSeq2SeqLM: a Bart of the causal model's shape, built once, in a copy (the
+    session's model folder is digested file by file above)."""
+    import shutil
+
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from vllm_lint.reference.tiny_model import SEQ2SEQ_FOLDER, ensure_seq2seq
+
+    model_dir = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    out = ensure_seq2seq(model_dir)
+    assert out == model_dir / SEQ2SEQ_FOLDER
+    config = json.loads((out / "config.json").read_text())
+    assert config["architectures"] == ["BartForConditionalGeneration"]
+    assert (config["d_model"], config["encoder_layers"], config["vocab_size"]) == (64, 2, 512)
+    built = (out / "model.safetensors").stat().st_mtime_ns
+    assert ensure_seq2seq(model_dir) == out and (out / "model.safetensors").stat().st_mtime_ns == built
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(out)
+    inputs = tok(["Hello world"], return_tensors="pt")
+    with torch.no_grad():
+        first, again = (model.generate(**inputs, max_new_tokens=4, do_sample=False) for _ in range(2))
+    assert first.shape == (1, 5) and torch.equal(first, again)
+
+
+def test_the_launcher_tells_an_encoder_decoder_class():
+    require_modules("transformers", what="the launcher's model classes")
+    import transformers
+
+    from vllm_lint.reference.launch import _seq2seq_class
+
+    assert _seq2seq_class(transformers.AutoModelForSeq2SeqLM)
+    assert _seq2seq_class(transformers.BlenderbotSmallForConditionalGeneration)
+    assert not _seq2seq_class(transformers.AutoModelForCausalLM)
+    assert not _seq2seq_class(transformers.LlamaForCausalLM)

@@ -12,7 +12,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   exactly ``--max-tokens`` new tokens at most (``max_new_tokens``), other sampling options dropped (a call
   for several sequences samples each from the top token alone: greedy search returns one).
 * a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
-  class): the model directory's weights, on the CPU in float32 when there is no GPU (where a ``.to("cuda")``
+  class): the model directory's weights (for an encoder-decoder class, ``AutoModelForSeq2SeqLM``, the tiny
+  encoder-decoder model built beside it, :func:`vllm_lint.reference.tiny_model.ensure_seq2seq`), on the CPU in float32 when there is no GPU (where a ``.to("cuda")``
   or ``.cuda()`` of a model or a tokenizer's output leaves it on the CPU, and ``torch.cuda.current_device()``,
   ``get_device_name``, ``set_device`` and ``synchronize`` answer for the CPU); each ``generate`` call
   of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
@@ -294,6 +295,13 @@ def _other_causal_lm(cls, local_type: str | None) -> bool:
     return named and bool(local_type) and bool(model_type) and model_type != local_type
 
 
+def _seq2seq_class(cls) -> bool:
+    """An encoder-decoder model class (``AutoModelForSeq2SeqLM``, ``BlenderbotSmallForConditionalGeneration``)."""
+    if cls.__name__.startswith("Auto"):
+        return "Seq2Seq" in cls.__name__
+    return bool(getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False))
+
+
 def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> None:
     """A model a server loads itself (``AutoModelForCausalLM.from_pretrained(...)``) and calls ``generate`` on:
     the model directory's weights (on the CPU in float32 when there is no GPU), and each ``generate`` greedy
@@ -311,6 +319,19 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
             if not cuda:
                 for key in ("device_map", "torch_dtype", "dtype", "quantization_config", "load_in_8bit", "load_in_4bit"):
                     kwargs.pop(key, None)
+            if _seq2seq_class(cls):
+                # An encoder-decoder model, which the local causal LM cannot stand in for: the one built beside it
+                # (tiny_model.ensure_seq2seq), in its own architecture where the file names another.
+                from vllm_lint.reference.tiny_model import ensure_seq2seq
+
+                seq2seq = ensure_seq2seq(model_dir)
+                _seed_missing_weights()
+                if not cls.__name__.startswith("Auto") and getattr(cls.config_class, "model_type", None) != \
+                        json.loads((seq2seq / "config.json").read_text()).get("model_type"):
+                    print(f"[vllm-lint launch] {cls.__name__}.from_pretrained: the local encoder-decoder model is "
+                          "loaded with AutoModelForSeq2SeqLM", file=sys.stderr, flush=True)
+                    return transformers.AutoModelForSeq2SeqLM.from_pretrained(name, *args, **kwargs)
+                return _original(cls, str(seq2seq), *args, **kwargs)
             if _other_causal_lm(cls, local_type):
                 # GPTNeoXForCausalLM over the local Llama would load none of its weights (all drawn at random):
                 # the local causal LM in its own architecture, as vLLM loads it.
@@ -324,9 +345,11 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
     # A config read by the name of a model the file does not name in a call (the default model of a pipeline
     # task, which a fix reads to size its engine): the model directory's, as for the weights; the revision
     # named a commit of the other model.
+    # The encoder-decoder model built inside the model directory (tiny_model.ensure_seq2seq) is read as it is.
     def config_from_pretrained(cls, name, *args, _original=transformers.AutoConfig.from_pretrained.__func__, **kwargs):
         kwargs.pop("revision", None)
-        return _original(cls, model_dir, *args, **kwargs)
+        inside = isinstance(name, (str, Path)) and Path(name).resolve().is_relative_to(Path(model_dir).resolve())
+        return _original(cls, name if inside else model_dir, *args, **kwargs)
 
     transformers.AutoConfig.from_pretrained = classmethod(config_from_pretrained)
     original_generate = GenerationMixin.generate
@@ -339,7 +362,10 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
         out = original_generate(self, *args, max_new_tokens=max_tokens, **greedy_search(kwargs), **kwargs)
         seqs = getattr(out, "sequences", out)
         prompt = kwargs.get("input_ids", args[0] if args else None)
-        if prompt is not None and hasattr(seqs, "shape") and len(seqs.shape) == 2:
+        if getattr(self.config, "is_encoder_decoder", False):  # the decoder's output: its start token, then new ones
+            if hasattr(seqs, "shape") and len(seqs.shape) == 2:
+                COUNTER.add(int(seqs.shape[0]) * max(0, int(seqs.shape[1]) - 1))
+        elif prompt is not None and hasattr(seqs, "shape") and len(seqs.shape) == 2:
             COUNTER.add(int(seqs.shape[0]) * max(0, int(seqs.shape[1]) - int(prompt.shape[-1])))
         return out
 

@@ -9,6 +9,8 @@ directory, and greedy decoding gives the same tokens in both.
   bytes map to ``<unk>``), so every token the model can emit decodes to valid text.
 * Model: ``LlamaForCausalLM`` with random weights (fixed seed), fp32, saved with ``save_pretrained``.
   vLLM's CPU attention needs a head size of 32 or more, so every size keeps ``hidden / heads >= 32``.
+* Beside it, built on first use into its ``seq2seq`` folder: a random-weight ``BartForConditionalGeneration``
+  of the same shape with the same tokenizer, for servers that load an encoder-decoder model.
 
 Everything is deterministic: the same size gives byte-identical tokenizer files and equal weights.
 """
@@ -177,6 +179,80 @@ def build(directory: str | Path, size: str = "M", seed: int = SEED) -> Path:
         + "\n"
     )
     return out
+
+
+SEQ2SEQ_FOLDER = "seq2seq"  # inside a model's folder: the encoder-decoder model beside it (build_seq2seq)
+
+
+def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
+    """Write a random-weight encoder-decoder model (``BartForConditionalGeneration``) with the tokenizer of the
+    model in ``model_dir`` into its ``seq2seq`` folder; return that folder.
+
+    For the servers that load an encoder-decoder model (``AutoModelForSeq2SeqLM``), which vLLM does not serve
+    and a causal LM cannot stand in for: both the bad and the fixed server then load this one, with the
+    tokenizer they load from ``model_dir``. Its shape is the causal model's (its size's, where this module built
+    it; size S's otherwise). Written to a temporary folder first and renamed, so a server that starts while
+    another builds it never reads half a model; the same seed gives equal weights."""
+    import os
+    import tempfile
+
+    import torch
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration, GenerationConfig
+
+    model_dir = Path(model_dir)
+    out = model_dir / SEQ2SEQ_FOLDER
+    try:
+        size = json.loads((model_dir / "vllm_lint_tiny_model.json").read_text()).get("size", "S")
+    except (OSError, ValueError):
+        size = "S"
+    shape = SIZES.get(size, SIZES["S"])
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        d_model=shape.hidden_size,
+        encoder_layers=shape.num_hidden_layers,
+        decoder_layers=shape.num_hidden_layers,
+        encoder_attention_heads=shape.num_attention_heads,
+        decoder_attention_heads=shape.num_attention_heads,
+        encoder_ffn_dim=shape.intermediate_size,
+        decoder_ffn_dim=shape.intermediate_size,
+        max_position_embeddings=MAX_POSITIONS,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+        forced_eos_token_id=None,
+        init_std=0.3,  # decisive logits, as the causal model's initializer_range
+        dropout=0.0,
+    )
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        model = BartForConditionalGeneration(config).to(torch.float32).eval()
+    model.generation_config = GenerationConfig(
+        do_sample=False,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+    )
+    building = Path(tempfile.mkdtemp(prefix=".seq2seq-", dir=model_dir))
+    tokenizer.save_pretrained(building)
+    model.save_pretrained(building, safe_serialization=True)
+    try:
+        os.rename(building, out)
+    except OSError:  # built meanwhile by another server: that one is the same
+        import shutil
+
+        shutil.rmtree(building, ignore_errors=True)
+    return out
+
+
+def ensure_seq2seq(model_dir: str | Path) -> Path:
+    """The encoder-decoder model beside the model in ``model_dir``, built on first use (build_seq2seq)."""
+    out = Path(model_dir) / SEQ2SEQ_FOLDER
+    if (out / "config.json").is_file():
+        return out
+    return build_seq2seq(model_dir)
 
 
 def is_tiny_model(directory: str | Path, size: str | None = None) -> bool:
