@@ -405,3 +405,28 @@ def test_with_no_gpu_torchs_gpu_queries_answer_for_the_cpu(monkeypatch):
     torch.cuda.set_device("cuda:0")
     torch.cuda.synchronize()
     assert not torch.cuda.is_available()
+
+
+def test_a_tokenizer_named_as_transformers_4s_python_one_gives_one_texts_length_as_a_number(tiny_model_dir):
+    """``tokens = GPT2Tokenizer(...)(text, return_length=True); tokens["length"] + 3``: a number in transformers 4's
+    Python GPT2Tokenizer, a list of one in transformers 5's (the RedHatTraining Sanic app stopped there)."""
+    require_modules("transformers", what="the tokenizer shim")
+    import types
+
+    import transformers
+
+    from vllm_lint.reference.python_tokenizers import answer_as_python_tokenizers, python_tokenizer_names
+
+    source = ("from transformers import AutoTokenizer, GPT2Tokenizer\n"
+              "tokenizer = GPT2Tokenizer.from_pretrained('.model')\n"
+              "other = AutoTokenizer.from_pretrained('.model')\n"
+              "fast = transformers.GPT2TokenizerFast.from_pretrained('.model')\n")
+    assert python_tokenizer_names(source, transformers) == {"GPT2Tokenizer"}
+    module = types.SimpleNamespace(GPT2Tokenizer=transformers.GPT2Tokenizer, GPT2TokenizerFast=transformers.GPT2TokenizerFast)
+    answer_as_python_tokenizers(module, {"GPT2Tokenizer"})
+    tokenizer = module.GPT2Tokenizer.from_pretrained(tiny_model_dir)
+    one = tokenizer("hello world", return_length=True)
+    assert one["length"] == len(one["input_ids"])
+    assert tokenizer(["hello world", "a"], return_length=True)["length"] == [len(one["input_ids"]), 2]  # a batch: a list
+    if "TokenizersBackend" in {base.__name__ for base in transformers.GPT2Tokenizer.__mro__}:  # transformers 5
+        assert module.GPT2TokenizerFast.from_pretrained(tiny_model_dir)("hello world", return_length=True)["length"] == [one["length"]]

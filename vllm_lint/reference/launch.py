@@ -18,6 +18,8 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   ``get_device_name``, ``set_device`` and ``synchronize`` answer for the CPU); each ``generate`` call
   of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
   bad servers).
+* a tokenizer the file loads by a class name that transformers 4 gave a Python tokenizer (``GPT2Tokenizer``): one
+  text's ``length`` is the number it was there (:mod:`vllm_lint.reference.python_tokenizers`).
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
   ``max_model_len`` is capped at the model's context; on the CPU backend ``kv_cache_memory_bytes``,
   ``dtype=float32``, ``enforce_eager`` and ``tensor_parallel_size=1`` are set so it starts on a laptop; for
@@ -93,6 +95,7 @@ from vllm_lint.reference.django_views import configure_django, django_wsgi_app
 from vllm_lint.reference.falcon_apps import add_falcon_routes, is_asgi, is_falcon_app
 from vllm_lint.reference.gradio_apps import run_gradio_main
 from vllm_lint.reference.litserve_apps import run_litserve_main
+from vllm_lint.reference.python_tokenizers import answer_as_python_tokenizers, python_tokenizer_names
 from vllm_lint.reference.quart_apps import describe_quart, is_quart_app, serve_quart_on
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
 from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document
@@ -696,6 +699,9 @@ def main(argv: list[str] | None = None) -> None:
         exec_bentoml_serve(path, source, args.host, args.port)  # nothing to patch in this process
     if "transformers" in source:
         patch_transformers(args.model, args.max_tokens)
+        import transformers
+
+        answer_as_python_tokenizers(transformers, python_tokenizer_names(source, transformers))
     if "vllm" in source:
         patch_vllm(args.model, args.max_tokens, args.kv_cache_memory_bytes, args.max_num_seqs)
     if kind is ServerKind.GRPC:

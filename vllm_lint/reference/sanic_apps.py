@@ -82,7 +82,7 @@ def allow_any_app_name() -> None:
     from sanic.base import root
 
     if not isinstance(root.VALID_NAME, _AnyName):
-        root.VALID_NAME = _AnyName(root.VALID_NAME)
+        root.VALID_NAME = _AnyName(root.VALID_NAME)  # type: ignore[assignment]
 
 
 def run_settings(run: Callable, kwargs: dict, host: str, port: int) -> dict:
@@ -122,7 +122,7 @@ def run_sanic_main(path: Path, host: str, port: int, stats_path: str, generated_
         settings = run_settings(original_run, dict(zip(("host", "port"), args)) | kwargs, host, port)
         return original_run(self, **settings)
 
-    Sanic.run = run
+    Sanic.run = run  # type: ignore[method-assign]
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent))
     keep_children_off_the_file(path)  # vLLM's engine core, spawned, must not run the app again
