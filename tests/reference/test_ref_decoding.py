@@ -86,3 +86,14 @@ def test_compared_says_what_each_side_decoded_with():
     assert decoding.compared([classify], [classify]) == (True, "no decoding (a text-classification pipeline) on both (1 and 1 requests)")
     assert decoding.compared([classify], [greedy]) == (False, "bad: no decoding (a text-classification pipeline); fixed: greedy")
     assert decoding.described({"beams": 4}) == "beam search (4 beams)"
+
+
+def test_a_wave_the_other_side_did_not_get_is_left_out(tmp_path, monkeypatch):
+    """The fixed server's warm-up wave has prompts the bad server never gets: a setting that follows the prompt
+    (top_k=len(tokens) + 3) would otherwise differ."""
+    log = tmp_path / "fixed.decoding.jsonl"
+    monkeypatch.setenv(decoding.ENVIRONMENT_VARIABLE, str(log))
+    for top_k in (24, 27, 28, 25):
+        decoding.record({"greedy": False, "top_k": top_k})
+    assert [d["top_k"] for d in decoding.read(log)] == [24, 27, 28, 25]
+    assert [d["top_k"] for d in decoding.read(log, leave_out=range(1, 3))] == [24, 25]

@@ -74,13 +74,15 @@ def record(settings: dict[str, Any]) -> None:
             log.write(json.dumps(settings, sort_keys=True) + "\n")
 
 
-def read(path: Path) -> list[dict[str, Any]]:
-    """The settings recorded in ``path``, one per request (none when nothing was recorded)."""
+def read(path: Path, leave_out: range = range(0)) -> list[dict[str, Any]]:
+    """The settings recorded in ``path``, one per request in the order they were asked for (none when nothing
+    was recorded), less the records at the indices ``leave_out`` (the requests of a wave the other side did not
+    get)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
-    return [json.loads(line) for line in lines if line.strip()]
+    return [json.loads(line) for i, line in enumerate(l for l in lines if l.strip()) if i not in leave_out]
 
 
 def described(settings: dict[str, Any]) -> str:

@@ -137,6 +137,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
     reference: LoadResult | None = None
     bad_fails: str | None = None  # why the bad server answers nothing, when it is up but fails every request
     decoded: dict[str, list] = {}  # each side's requests' decoding, as the launcher recorded it
+    warm_wave = range(0)  # the records of the fixed server's warm-up wave, left out of the comparison
     for source in (prepared.bad, prepared.fixed):
         role = source.role
         progress(f"{name}: {role}: starting {source.path.name} on 127.0.0.1 (model {options.model})")
@@ -169,9 +170,12 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
             if role == "fixed":
                 # One wave at the measured concurrency first: vLLM on CPU is slow on the first batches of each
                 # new shape, and that is start-up, not throughput. (The bad server is warmed by the reference
-                # pass below.) Its answers are not used.
+                # pass below.) Neither its answers nor its decoding are used: its prompts are not sent to the bad
+                # server, and a setting that follows the prompt (top_k=len(tokens) + 3) would differ.
+                before = len(decoding.read(server.decoding_log))
                 _load(base_url, endpoint, requests=options.concurrency, concurrency=options.concurrency,
                       options=options, counter=counter, progress=lambda _: None, offset=20_000)
+                warm_wave = range(before, len(decoding.read(server.decoding_log)))
             if role == "bad" and bad_fails is None:
                 # The answers to compare with: every prompt once, one at a time, before any load. A server
                 # that is wrong under concurrency (vLLM's LLM called from several threads) still gives its
@@ -210,7 +214,7 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                 sweep[role][level] = _load(base_url, endpoint, requests=n, concurrency=level,
                                            options=options, counter=counter, progress=lambda _: None)
                 progress(f"{name}: {role}: sweep {level}: {load_line(sweep[role][level])}")
-        decoded[role] = decoding.read(server.decoding_log)
+        decoded[role] = decoding.read(server.decoding_log, leave_out=warm_wave if role == "fixed" else range(0))
     assert reference is not None
     comparison = compare(reference, main["fixed"], prompt_for, shapes_of=None if bad_fails else reference)
     bad_under_load = None if bad_fails else compare(reference, main["bad"], prompt_for)
