@@ -82,7 +82,7 @@ def read(path: Path, leave_out: range = range(0)) -> list[dict[str, Any]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
-    return [json.loads(line) for i, line in enumerate(l for l in lines if l.strip()) if i not in leave_out]
+    return [json.loads(line) for i, line in enumerate(s for s in lines if s.strip()) if i not in leave_out]
 
 
 def described(settings: dict[str, Any]) -> str:
