@@ -13,11 +13,11 @@ the "bad" and the "fixed" server run the same local model with the same decoding
   for several sequences samples each from the top token alone: greedy search returns one).
 * a model the file loads itself (``AutoModelForCausalLM.from_pretrained(...)``, any Auto class or model
   class): the model directory's weights (for an encoder-decoder class, ``AutoModelForSeq2SeqLM``, the tiny
-  encoder-decoder model built beside it, :func:`vllm_lint.reference.tiny_model.ensure_seq2seq`), on the CPU in float32 when there is no GPU (where a ``.to("cuda")``
-  or ``.cuda()`` of a model or a tokenizer's output leaves it on the CPU, and ``torch.cuda.current_device()``,
-  ``get_device_name``, ``set_device`` and ``synchronize`` answer for the CPU); each ``generate`` call
-  of it decodes greedily with ``--max-tokens`` new tokens at most, other sampling options dropped (VLL102's
-  bad servers).
+  encoder-decoder model built beside it, :func:`vllm_lint.reference.tiny_model.ensure_seq2seq`), on the CPU
+  in float32 when there is no GPU (where a ``.to("cuda")`` or ``.cuda()`` of a model or a tokenizer's output
+  leaves it on the CPU, and ``torch.cuda.current_device()``, ``get_device_name``, ``set_device`` and
+  ``synchronize`` answer for the CPU); each ``generate`` call of it decodes greedily with ``--max-tokens`` new
+  tokens at most, other sampling options dropped (VLL102's bad servers).
 * a tokenizer the file loads by a class name that transformers 4 gave a Python tokenizer (``GPT2Tokenizer``): one
   text's ``length`` is the number it was there (:mod:`vllm_lint.reference.python_tokenizers`).
 * ``AsyncEngineArgs(...)`` / ``EngineArgs(...)``: ``model`` becomes the model directory and
