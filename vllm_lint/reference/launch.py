@@ -56,6 +56,9 @@ it is:
   answers;
 * a Sanic app as its ``__main__`` runs it, its ``app.run(...)`` on the launcher's host and port in Sanic's
   single-process mode, with an OpenAPI document of its routes (:mod:`vllm_lint.reference.sanic_apps`);
+* a Chainlit app as ``chainlit run --headless`` serves it (:mod:`vllm_lint.reference.chainlit_apps`); the harness
+  sends each prompt as a user's message over Chainlit's socket.io (``validate.chainlit_endpoint``); its tokens are
+  counted from the answers;
 * a FastAPI/Starlette ``app`` under uvicorn; when the file's ``if __name__ == "__main__":`` block runs
   ``uvicorn.run(app, ...)`` (building its model there first, say), the file runs as ``__main__`` with no
   command-line arguments (argparse defaults) and that call serves on the launcher's host and port;
@@ -91,6 +94,7 @@ from pathlib import Path
 from vllm_lint.reference import decoding
 from vllm_lint.reference.aiohttp_apps import run_aiohttp_main
 from vllm_lint.reference.bentoml_services import exec_bentoml_serve
+from vllm_lint.reference.chainlit_apps import run_chainlit_app
 from vllm_lint.reference.django_views import configure_django, django_wsgi_app
 from vllm_lint.reference.falcon_apps import add_falcon_routes, is_asgi, is_falcon_app
 from vllm_lint.reference.gradio_apps import run_gradio_main
@@ -716,6 +720,8 @@ def main(argv: list[str] | None = None) -> None:
         run_aiohttp_main(path, args.host, args.port)
     elif kind is ServerKind.SANIC:
         run_sanic_main(path, args.host, args.port, STATS_PATH, lambda: COUNTER.total)
+    elif kind is ServerKind.CHAINLIT:
+        run_chainlit_app(path, args.host, args.port)
     elif kind is ServerKind.UVICORN_MAIN:
         run_as_main(path, args.host, args.port)
     elif kind is ServerKind.DJANGO_VIEWS:

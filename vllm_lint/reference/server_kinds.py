@@ -10,6 +10,7 @@ from enum import Enum
 
 from vllm_lint.reference.aiohttp_apps import is_aiohttp_app
 from vllm_lint.reference.bentoml_services import is_bentoml_service
+from vllm_lint.reference.chainlit_apps import is_chainlit_app
 from vllm_lint.reference.django_views import serves_django_views
 from vllm_lint.reference.gradio_apps import is_gradio_app
 from vllm_lint.reference.litserve_apps import is_litserve_server
@@ -27,6 +28,7 @@ class ServerKind(Enum):
     GRADIO = "a Gradio app, launched as its __main__ launches it"
     AIOHTTP = "an aiohttp app, run as its __main__ runs it (web.run_app)"
     SANIC = "a Sanic app, run as its __main__ runs it (app.run), in one process"
+    CHAINLIT = "a Chainlit app, as `chainlit run` serves it"
     UVICORN_MAIN = "an ASGI app its __main__ block serves (uvicorn.run, a Quart app's run)"
     DJANGO_VIEWS = "a Django views module"
     APP = "the file's module-level `app` (FastAPI, Starlette, Flask, Quart, Falcon)"
@@ -37,6 +39,7 @@ def kind_of(source: str) -> ServerKind:
                        (ServerKind.LITSERVE, is_litserve_server), (ServerKind.RAY_SERVE, is_ray_serve_app),
                        (ServerKind.GRADIO, is_gradio_app), (ServerKind.AIOHTTP, is_aiohttp_app),
                        (ServerKind.SANIC, is_sanic_app),
+                       (ServerKind.CHAINLIT, is_chainlit_app),
                        (ServerKind.UVICORN_MAIN, serves_under_main),
                        (ServerKind.DJANGO_VIEWS, serves_django_views)):
         if test(source):

@@ -9,6 +9,7 @@ from typing import Any
 
 from vllm_lint.reference.loadgen import LoadResult
 from vllm_lint.reference.validate.cases import Case
+from vllm_lint.reference.validate.chainlit_endpoint import ChainlitEndpoint
 from vllm_lint.reference.validate.compare import Comparison
 from vllm_lint.reference.validate.endpoint import Endpoint
 from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint
@@ -19,8 +20,9 @@ from vllm_lint.reference.validate.prepare import PreparedCase
 SWEEP_LEVELS = (1, 4, 16, 64)  # the concurrency levels of the sweep that --plot draws
 
 
-# What a server is driven through: its POST route, a gRPC method, a Gradio event or a websocket route.
-AnyEndpoint = Endpoint | GrpcEndpoint | GradioEndpoint | WebSocketEndpoint
+# What a server is driven through: its POST route, a gRPC method, a Gradio event, a websocket route or Chainlit's
+# socket.io messages.
+AnyEndpoint = Endpoint | GrpcEndpoint | GradioEndpoint | WebSocketEndpoint | ChainlitEndpoint
 
 
 @dataclass

@@ -10,6 +10,8 @@ from typing import Callable
 
 from vllm_lint.reference import decoding
 from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
+from vllm_lint.reference.server_kinds import ServerKind
+from vllm_lint.reference.validate.chainlit_endpoint import ChainlitEndpoint
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
 from vllm_lint.reference.validate.endpoint import discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
@@ -60,7 +62,7 @@ def _load(base_url: str, endpoint: AnyEndpoint, *, requests: int, concurrency: i
             timeout=options.timeout, max_seconds=options.max_seconds, count_tokens=count_tokens,
             progress=progress))
     before = generated_tokens(base_url)
-    if isinstance(endpoint, GradioEndpoint):
+    if isinstance(endpoint, (GradioEndpoint, ChainlitEndpoint)):
         load = endpoint.run_load(base_url, lambda i: prompt_for(i + offset), requests=requests,
                                  concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
                                  count_tokens=count_tokens, progress=progress)
@@ -117,6 +119,8 @@ def _endpoint_of(server: ServerProcess, known: AnyEndpoint | None) -> AnyEndpoin
         return discover_grpc_endpoint(server.source.path.read_text(), server.source.path.parent)
     if server.gradio and not isinstance(known, GradioEndpoint):
         return discover_gradio_endpoint(server.base_url)
+    if server.kind is ServerKind.CHAINLIT:
+        return ChainlitEndpoint()
     if known is not None:
         return known
     try:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import vllm_lint
-from vllm_lint.reference import bentoml_services, decoding, gradio_apps, litserve_apps, ray_serve_apps
+from vllm_lint.reference import bentoml_services, chainlit_apps, decoding, gradio_apps, litserve_apps, ray_serve_apps
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, free_port, kill_process_tree, wait_listening, wait_ready
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.validate.errors import ValidationError
@@ -19,9 +19,11 @@ from vllm_lint.reference.validate.prepare import PreparedSource
 # Servers that answer before they are ready to serve, and the path that answers 200 once they are:
 # Gradio's API description (launch() has started Gradio's server, after the file built its model), LitServe's
 # health check (once its inference workers are set up), BentoML's readiness probe, and for Ray Serve the
-# launcher's own document, which it deploys once the file's application runs (ray_serve_apps.DOCUMENT_PATH).
+# launcher's own document, which it deploys once the file's application runs (ray_serve_apps.DOCUMENT_PATH), and
+# Chainlit's health check (it keeps no OpenAPI document).
 _READY_WHEN_OK = {ServerKind.GRADIO: gradio_apps.API_INFO_PATH, ServerKind.LITSERVE: litserve_apps.HEALTH_PATH,
-                  ServerKind.BENTOML: bentoml_services.READY_PATH, ServerKind.RAY_SERVE: ray_serve_apps.DOCUMENT_PATH}
+                  ServerKind.BENTOML: bentoml_services.READY_PATH, ServerKind.RAY_SERVE: ray_serve_apps.DOCUMENT_PATH,
+                  ServerKind.CHAINLIT: chainlit_apps.READY_PATH}
 
 
 class ServerProcess:
