@@ -161,6 +161,7 @@ def test_a_litserve_apis_raw_request_fields_are_documented():
     ("from quart import Quart\napp = Quart(__name__)\n", "APP"),
     ("import falcon.asgi\napp = falcon.asgi.App()\n", "APP"),
     ("from sanic import Sanic\napp = Sanic('a')\nif __name__ == '__main__':\n    app.run()\n", "SANIC"),
+    ("import chainlit as cl\n@cl.on_message\nasync def main(message: cl.Message):\n    pass\n", "CHAINLIT"),
 ])
 def test_the_kind_of_server_a_file_is(source, kind):
     from vllm_lint.reference.server_kinds import ServerKind, kind_of
@@ -430,3 +431,25 @@ def test_a_tokenizer_named_as_transformers_4s_python_one_gives_one_texts_length_
     assert tokenizer(["hello world", "a"], return_length=True)["length"] == [len(one["input_ids"]), 2]  # a batch: a list
     if "TokenizersBackend" in {base.__name__ for base in transformers.GPT2Tokenizer.__mro__}:  # transformers 5
         assert module.GPT2TokenizerFast.from_pretrained(tiny_model_dir)("hello world", return_length=True)["length"] == [one["length"]]
+
+
+def test_a_chainlit_answer_is_its_assistant_messages_as_they_ended():
+    """Each message the app sends, in order: its last update, or its streamed tokens joined; the task that
+    connection_successful ends before the user's message is not the answer's end."""
+    from vllm_lint.reference.validate.chainlit_endpoint import Conversation, user_message
+
+    conversation = Conversation()
+    conversation.on_task_end()  # connection_successful's
+    assert not conversation.ended.is_set()
+    conversation.on_task_start()
+    conversation.on_step({"id": "u", "type": "user_message", "output": "hi"})
+    conversation.on_step({"id": "a", "type": "assistant_message", "output": ""})
+    conversation.on_token({"id": "a", "token": "Hel"})
+    conversation.on_token({"id": "a", "token": "lo"})
+    conversation.on_step({"id": "b", "type": "assistant_message", "output": "first"})
+    conversation.on_step({"id": "b", "type": "assistant_message", "output": "second"})
+    conversation.on_task_end()
+    assert conversation.ended.is_set() and not conversation.failed
+    assert conversation.answer() == ["Hello", "second"]
+    payload = user_message("a prompt")
+    assert payload["message"]["output"] == "a prompt" and payload["message"]["type"] == "user_message"
