@@ -68,7 +68,7 @@ def test_make_tiny_model_command(tmp_path):
     assert "hidden 64" in result.output and (tmp_path / "m" / "model.safetensors").is_file()
 
 
-def test_an_encoder_decoder_model_is_built_beside_it_with_its_tokenizer(tiny_model_dir, tmp_path):
+def test_an_encoder_decoder_model_is_built_beside_it_with_its_tokenizer(tiny_model_dir, tmp_path, monkeypatch):
     """For servers that load AutoModelForSeq2SeqLM: a Bart of the causal model's shape, built once, in a copy (the
     session's model folder is digested file by file above)."""
     import shutil
@@ -92,6 +92,10 @@ def test_an_encoder_decoder_model_is_built_beside_it_with_its_tokenizer(tiny_mod
     with torch.no_grad():
         first, again = (model.generate(**inputs, max_new_tokens=4, do_sample=False) for _ in range(2))
     assert first.shape == (1, 5) and torch.equal(first, again)
+    # A model folder not built here (the user's --model) is not written to: its Bart is kept in the cache.
+    (model_dir / "vllm_lint_tiny_model.json").unlink()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert ensure_seq2seq(model_dir).parent == tmp_path / "cache" / "vllm-lint"
 
 
 def test_the_launcher_tells_an_encoder_decoder_class():

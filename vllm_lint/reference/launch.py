@@ -352,11 +352,15 @@ def _patch_models(transformers, model_dir: str, max_tokens: int, cuda: bool) -> 
     # A config read by the name of a model the file does not name in a call (the default model of a pipeline
     # task, which a fix reads to size its engine): the model directory's, as for the weights; the revision
     # named a commit of the other model.
-    # The encoder-decoder model built inside the model directory (tiny_model.ensure_seq2seq) is read as it is.
+    # The encoder-decoder model built for the model directory (tiny_model.ensure_seq2seq) is read as it is.
+    from vllm_lint.reference.tiny_model import seq2seq_dir
+
+    seq2seq_folder = seq2seq_dir(model_dir).resolve()
+
     def config_from_pretrained(cls, name, *args, _original=transformers.AutoConfig.from_pretrained.__func__, **kwargs):
         kwargs.pop("revision", None)
-        inside = isinstance(name, (str, Path)) and Path(name).resolve().is_relative_to(Path(model_dir).resolve())
-        return _original(cls, name if inside else model_dir, *args, **kwargs)
+        ours = isinstance(name, (str, Path)) and Path(name).resolve() == seq2seq_folder
+        return _original(cls, name if ours else model_dir, *args, **kwargs)
 
     transformers.AutoConfig.from_pretrained = classmethod(config_from_pretrained)
     original_generate = GenerationMixin.generate

@@ -10,7 +10,8 @@ directory, and greedy decoding gives the same tokens in both.
 * Model: ``LlamaForCausalLM`` with random weights (fixed seed), fp32, saved with ``save_pretrained``.
   vLLM's CPU attention needs a head size of 32 or more, so every size keeps ``hidden / heads >= 32``.
 * Beside it, built on first use into its ``seq2seq`` folder: a random-weight ``BartForConditionalGeneration``
-  of the same shape with the same tokenizer, for servers that load an encoder-decoder model.
+  of the same shape with the same tokenizer, for servers that load an encoder-decoder model (for a model folder
+  not built here, in vllm-lint's cache).
 
 Everything is deterministic: the same size gives byte-identical tokenizer files and equal weights.
 """
@@ -181,12 +182,27 @@ def build(directory: str | Path, size: str = "M", seed: int = SEED) -> Path:
     return out
 
 
-SEQ2SEQ_FOLDER = "seq2seq"  # inside a model's folder: the encoder-decoder model beside it (build_seq2seq)
+SEQ2SEQ_FOLDER = "seq2seq"  # inside a tiny model's folder: the encoder-decoder model beside it (build_seq2seq)
+
+
+def seq2seq_dir(model_dir: str | Path) -> Path:
+    """Where the encoder-decoder model for the model in ``model_dir`` is kept: inside it where this module built it,
+    else in vllm-lint's cache (a model folder of the user's is not written to), named by the folder's path."""
+    import hashlib
+    import tempfile
+
+    model_dir = Path(model_dir)
+    if is_tiny_model(model_dir):
+        return model_dir / SEQ2SEQ_FOLDER
+    from vllm_lint.resources import user_cache_dir
+
+    cache = user_cache_dir() or Path(tempfile.gettempdir()) / "vllm-lint"
+    return cache / f"seq2seq-for-{hashlib.sha256(str(model_dir.resolve()).encode()).hexdigest()[:16]}"
 
 
 def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
     """Write a random-weight encoder-decoder model (``BartForConditionalGeneration``) with the tokenizer of the
-    model in ``model_dir`` into its ``seq2seq`` folder; return that folder.
+    model in ``model_dir`` into :func:`seq2seq_dir`; return that folder.
 
     For the servers that load an encoder-decoder model (``AutoModelForSeq2SeqLM``), which vLLM does not serve
     and a causal LM cannot stand in for: both the bad and the fixed server then load this one, with the
@@ -200,7 +216,7 @@ def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration, GenerationConfig
 
     model_dir = Path(model_dir)
-    out = model_dir / SEQ2SEQ_FOLDER
+    out = seq2seq_dir(model_dir)
     try:
         size = json.loads((model_dir / "vllm_lint_tiny_model.json").read_text()).get("size", "S")
     except (OSError, ValueError):
@@ -235,7 +251,8 @@ def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
         pad_token_id=tokenizer.pad_token_id,
         decoder_start_token_id=tokenizer.bos_token_id,
     )
-    building = Path(tempfile.mkdtemp(prefix=".seq2seq-", dir=model_dir))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=".seq2seq-", dir=out.parent))
     tokenizer.save_pretrained(building)
     model.save_pretrained(building, safe_serialization=True)
     try:
@@ -248,8 +265,8 @@ def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
 
 
 def ensure_seq2seq(model_dir: str | Path) -> Path:
-    """The encoder-decoder model beside the model in ``model_dir``, built on first use (build_seq2seq)."""
-    out = Path(model_dir) / SEQ2SEQ_FOLDER
+    """The encoder-decoder model for the model in ``model_dir``, built on first use (build_seq2seq)."""
+    out = seq2seq_dir(model_dir)
     if (out / "config.json").is_file():
         return out
     return build_seq2seq(model_dir)
