@@ -44,6 +44,29 @@ def test_a_parser_crash_is_reported_for_that_file_and_the_run_goes_on(tmp_path, 
     assert findings(result) == expected | {("crash.py", "VLL000")}
 
 
+# One file to parse: a small one CPython's parser reads is parsed in the check command's own process; one it refuses
+# (brackets nested past its limit of 200: 6 KB that crash LibCST's parser) still goes to a child, whose crash is the
+# file's VLL000. (engine/workers.py: _parses_safely_here)
+_NO_POOL = ("import sys; from vllm_lint.engine import workers\n"
+            "class NoPool:\n    def __init__(self, *a, **k): raise AssertionError('a worker pool was started')\n"
+            "workers._Pool = NoPool\nfrom vllm_lint.cli.entry import main\n"
+            "main(['check', '--no-cache', '--output-format', 'json', sys.argv[1]])\n")
+
+
+@pytest.mark.parametrize("shape", ["small", "crasher"])
+def test_one_small_file_is_parsed_here_and_a_crasher_in_a_child(tmp_path, shape):
+    path = tmp_path / f"{shape}.py"
+    path.write_text(TRIGGER + ("" if shape == "small" else "x = (\n" + "(\n" * 3000), encoding="utf-8")
+    if shape == "small":
+        here = subprocess.run([sys.executable, "-c", _NO_POOL, str(path)], capture_output=True, text=True, timeout=120)
+        assert here.returncode == 1, here.stderr
+        assert findings(here) == {("small.py", "VLL201"), ("small.py", "VLL203")}
+        return
+    result = run_cli("check", "--no-cache", "--output-format", "json", str(path))
+    assert result.returncode == 1, result.stderr
+    assert messages(result, "crasher.py") == ["the parser process crashed (SIGSEGV) on this file; skipped"]
+
+
 def test_a_file_over_the_time_limit_is_reported_and_the_run_goes_on(tmp_path):
     # ~60,000 lines that must be parsed: seconds of LibCST work, far over a 3 s limit.
     slow = TRIGGER + "".join(f"value_{i} = [{i}, {i + 1}, {{'k': {i}}}]\n" for i in range(60_000))

@@ -176,7 +176,8 @@ def _run(request: CheckRequest, out: TextIO) -> int:
         from vllm_lint.launch.seen import LAUNCH_SEEN
 
         options, fix = dataclasses.replace(options, enabled=options.enabled | {LAUNCH_SEEN}), None
-    run = Run(options, fix, request.unsafe_fixes, cache=not (request.no_cache or request.stdin), cache_dir=request.cache_dir)
+    run = Run(options, fix, request.unsafe_fixes, cache=not (request.no_cache or request.stdin), cache_dir=request.cache_dir,
+              parse_one_here=True)
     try:
         report = run.check(request.paths, request.stdin, request.stdin_filename)
     except RunError as exc:

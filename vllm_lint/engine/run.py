@@ -68,6 +68,9 @@ class Run:
     unsafe_fixes: bool = False
     cache: bool = False  # answer unchanged files from the result cache, and keep the new results there
     cache_dir: Path | None = None  # where (None: engine/cache.py's default for the settings)
+    # A run that ends when its report is out (``check``) may parse one small file in its own process
+    # (engine/workers.py: lint_tasks); a server's (the language server, MCP) keeps every parse in a child.
+    parse_one_here: bool = False
 
     # -- check: a whole run ----------------------------------------------------------------------------------
 
@@ -232,7 +235,7 @@ class Run:
             for index in missing:
                 path, surface = files[index]
                 tasks.append(Task(index, Path(path), surface.name if surface is not None else None))
-            for task, result in zip(tasks, lint_tasks(tasks, options)):
+            for task, result in zip(tasks, lint_tasks(tasks, options, self.parse_one_here)):
                 results[task.index] = result
                 if cache is not None:
                     cache.store(task.path, result)
