@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
+from vllm_lint.lazy_re import lazy_compile
+
 _TEST_FOLDERS = frozenset({"tests", "test"})
 _CI_FOLDERS = frozenset({".github", ".buildkite", ".circleci", ".gitlab"})
-_DEBUG_WORD = re.compile(r"(?:^|[_.\-])debug(?:ging)?(?:[_.\-]|$)", re.IGNORECASE)
+_DEBUG_WORD = lazy_compile(r"(?:^|[_.\-])debug(?:ging)?(?:[_.\-]|$)", re.IGNORECASE)
 
 
 def is_test_path(path: str | PurePath) -> bool:

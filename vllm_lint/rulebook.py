@@ -14,14 +14,15 @@ from pathlib import Path
 
 from vllm_lint.diagnostics import Severity
 from vllm_lint.resources import rules_dir
+from vllm_lint.lazy_re import lazy_compile
 
 PARSE_ERROR_CODE = "VLL000"
 _PARSED_RULES = "rule-files"  # the user-cache stores of parsed rule files (one per rule, see _store_name)
 _HEADS = "rule-heads"  # the user-cache store of every rule's head (rule_head)
-_CODE_RE = re.compile(r"^VLL\d{3}$")
-_SINCE_RE = re.compile(r"^\d+\.\d+\.\d+$")
-_PREVIEW_LINE = re.compile(r"^preview:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
-EXPECT_RE = re.compile(r"\s*#\s*expect:\s*(?P<codes>VLL\d{3}(?:\s*,\s*VLL\d{3})*)\s*$")
+_CODE_RE = lazy_compile(r"^VLL\d{3}$")
+_SINCE_RE = lazy_compile(r"^\d+\.\d+\.\d+$")
+_PREVIEW_LINE = lazy_compile(r"^preview:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
+EXPECT_RE = lazy_compile(r"\s*#\s*expect:\s*(?P<codes>VLL\d{3}(?:\s*,\s*VLL\d{3})*)\s*$")
 
 LANG_SUFFIX = {
     "python": ".py",

@@ -28,6 +28,7 @@ from vllm_lint.cmdline.shell import (
 )
 from vllm_lint.launch.record import ImageReference, Launch, Reach
 from vllm_lint.values import Value
+from vllm_lint.lazy_re import lazy_compile
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,13 +37,13 @@ if TYPE_CHECKING:
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 CLI_MODULE = "vllm.entrypoints.cli.main"
-_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_PYTHON = lazy_compile(r"^python(\d+(\.\d+)?)?$")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash"})
 # docker/podman run options that take a separate value (docker's own CLI, not vLLM's)
 _DOCKER_VALUE_OPTIONS = frozenset(
     ["-e", "--env", "--env-file", "-p", "--publish", "-v", "--volume", "--name", "--ipc", "--shm-size", "--runtime", "--gpus", "-w", "--workdir", "--network", "--net", "--entrypoint", "-u", "--user", "--mount", "--device", "--restart", "-m", "--memory", "-l", "--label", "--ulimit", "--cpus", "--cpuset-cpus", "--platform", "--pull", "-h", "--hostname", "--add-host", "--log-driver", "--log-opt", "--security-opt", "--cap-add", "--cap-drop", "--tmpfs", "--health-cmd", "--stop-signal", "--group-add", "--pid", "--uts", "--expose", "--dns", "--memory-swap", "--device-cgroup-rule", "--cgroupns", "--label-file", "--mac-address", "--ip", "--network-alias"]
 )
-_OPENAI_IMAGE = re.compile(r"(^|/)vllm-openai(:|@|$)|(^|/)vllm/vllm(-[a-z]+)?(:|@|$)")
+_OPENAI_IMAGE = lazy_compile(r"(^|/)vllm-openai(:|@|$)|(^|/)vllm/vllm(-[a-z]+)?(:|@|$)")
 
 
 @dataclass(slots=True)
@@ -144,10 +145,10 @@ class Embedded:
     reader: str | None = None
 
 
-_MANIFEST = re.compile(r"^(?:apiVersion|kind):", re.MULTILINE)
-_COMPOSE = re.compile(r"^services:", re.MULTILINE)
-_UNIT = re.compile(r"^\[(?:Unit|Service)\]", re.MULTILINE)
-_DOCKERFILE = re.compile(r"^(?:#.*\n|\s*\n|ARG .*\n)*FROM\s", re.IGNORECASE)
+_MANIFEST = lazy_compile(r"^(?:apiVersion|kind):", re.MULTILINE)
+_COMPOSE = lazy_compile(r"^services:", re.MULTILINE)
+_UNIT = lazy_compile(r"^\[(?:Unit|Service)\]", re.MULTILINE)
+_DOCKERFILE = lazy_compile(r"^(?:#.*\n|\s*\n|ARG .*\n)*FROM\s", re.IGNORECASE)
 _KUBECTL_FEEDS = frozenset({"apply", "create", "replace"})
 
 
@@ -242,9 +243,9 @@ def make_opaque(word: Word, spans: tuple[tuple[int, int], ...], text: str, base:
 
 
 # a script that changes its arguments or runs them in a function (where "$@" is the function's)
-_CHANGES_ARGUMENTS = re.compile(r"\bshift\b|\bset\s+--|\bgetopts\b|^\s*(?:function\s+\w|\w[\w-]*\s*\(\s*\))", re.MULTILINE)
-_ARRAY_REFERENCE = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
-_VARIABLE_REFERENCE = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
+_CHANGES_ARGUMENTS = lazy_compile(r"\bshift\b|\bset\s+--|\bgetopts\b|^\s*(?:function\s+\w|\w[\w-]*\s*\(\s*\))", re.MULTILINE)
+_ARRAY_REFERENCE = lazy_compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
+_VARIABLE_REFERENCE = lazy_compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$')
 
 
 def _read_into(words: list[Word], env: Environment) -> None:

@@ -8,7 +8,6 @@ typed here: every name, kind and choice set comes from ``load_api().serve_flags`
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -16,12 +15,13 @@ from vllm_lint.cmdline.shell import Word
 from vllm_lint.launch.record import Setting
 from vllm_lint.suggestions import close_names
 from vllm_lint.values import Value
+from vllm_lint.lazy_re import lazy_compile
 
-_NEGATIVE_NUMBER = re.compile(r"^-\d")
+_NEGATIVE_NUMBER = lazy_compile(r"^-\d")
 # ``vllm --version``'s option (vllm/entrypoints/cli/main.py), also written after ``serve``: the command
 # exits without serving (with a usage error there), so it is no launch to judge
 _VERSION_OPTIONS = frozenset({"-v", "--version"})
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgG])$")
+_SIZE = lazy_compile(r"^(\d+(?:\.\d+)?)([kKmMgG])$")
 _SIZE_FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
@@ -144,8 +144,8 @@ def _flag_name(word: Word) -> str | None:
     return None
 
 
-_ARRAY_WORD = re.compile(r"\$\{#?!?([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]")
-_VARIABLE_WORD = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_ARRAY_WORD = lazy_compile(r"\$\{#?!?([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]")
+_VARIABLE_WORD = lazy_compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def opaque_reason(word: Word) -> str:

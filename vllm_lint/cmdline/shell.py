@@ -9,13 +9,13 @@ substitution, unknown variables) is unknown (None), never guessed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from vllm_lint.values import Value
+from vllm_lint.lazy_re import lazy_compile
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_NAME = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = lazy_compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac", "!", "{", "}", "function"})
 
 
@@ -155,7 +155,7 @@ def _brace_end(text: str, i: int) -> int:
     return -1
 
 
-_HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_HEREDOC_START = lazy_compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
 
 def _substitution_end(text: str, i: int) -> int | None:
@@ -369,7 +369,7 @@ class _Tokenizer:
         self.words.extend(_alternative_words(word) or [word])
 
 
-_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_ARRAY_ASSIGNMENT = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def _read_array(text: str, i: int, base: int) -> tuple[list[Word], int]:
@@ -395,7 +395,7 @@ def _read_array(text: str, i: int, base: int) -> tuple[list[Word], int]:
     raise ShellSyntaxError("unterminated array `(`", base + i)
 
 
-_ALTERNATIVE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?\+([^{}]*)\}")
+_ALTERNATIVE = lazy_compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?\+([^{}]*)\}")
 
 
 def _alternative_words(word: Word) -> list[Word] | None:
@@ -517,7 +517,7 @@ def _read_dollar_checked(text: str, i: int, parts: list, base: int) -> int:
         raise ShellSyntaxError(exc.message, base + exc.offset) from None
 
 
-_POSITIONAL = re.compile(r"\$(?:[0-9@*#]|\{[0-9@*#])")
+_POSITIONAL = lazy_compile(r"\$(?:[0-9@*#]|\{[0-9@*#])")
 
 
 class Environment:

@@ -17,6 +17,7 @@ from pathlib import Path
 from vllm_lint import folder_names
 from vllm_lint.config import Settings
 from vllm_lint.surfaces import Surface, suffix_of
+from vllm_lint.lazy_re import lazy_compile
 
 
 class PathError(Exception):
@@ -25,7 +26,7 @@ class PathError(Exception):
 
 # A gitignore line that is just a name (no glob, no "/", no "!", no escape, no surrounding space): it matches
 # a path whose file or any folder has exactly that name, which needs neither pathspec nor a regex.
-_PLAIN_NAME = re.compile(r"[\w.\-]+")
+_PLAIN_NAME = lazy_compile(r"[\w.\-]+")
 
 
 class _Spec:

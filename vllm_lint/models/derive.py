@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from vllm_lint.models.facts import ModelFacts
+from vllm_lint.lazy_re import lazy_compile
 
 # The first release whose derivation is the one below (vllm/config/model.py:2527-2668, 0.32.0).
 _EXACT_FROM = (0, 32, 0)
@@ -248,7 +249,7 @@ def served_element_bytes(dtype: str | None) -> int | None:
 # A model id or folder that names a quantization. ModelOpt 0.29 and older keep a checkpoint's quantization in
 # hf_quant_config.json beside a config.json without one, and vLLM reads it there
 # (vllm/transformers_utils/config.py:888-899, 0.32.0): such a config alone cannot show the model is unquantized.
-_QUANTIZED_NAME = re.compile(r"fp8|fp4|int4|int8|w4a|w8a|awq|gptq|bnb|4bit|8bit|quant", re.IGNORECASE)
+_QUANTIZED_NAME = lazy_compile(r"fp8|fp4|int4|int8|w4a|w8a|awq|gptq|bnb|4bit|8bit|quant", re.IGNORECASE)
 
 
 def maybe_quantized(facts: ModelFacts) -> bool:

@@ -7,7 +7,6 @@ applied to the string's body). Only literals whose source is their value are edi
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import libcst as cst
@@ -25,8 +24,9 @@ from vllm_lint.launch.record import (
 from vllm_lint.python.argv import Piece, simple_body
 from vllm_lint.python.command_lines import CommandLine
 from vllm_lint.python.context import NodeEdit
+from vllm_lint.lazy_re import lazy_compile
 
-_NUMBER = re.compile(r"^[0-9.]+$")
+_NUMBER = lazy_compile(r"^[0-9.]+$")
 
 
 def _string(text: str, quote: str) -> cst.SimpleString:

@@ -11,7 +11,6 @@ the spans it reports are mapped back to the CST node written there.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -25,6 +24,7 @@ from vllm_lint.python.argv import ArgumentReader, Piece, environment
 from vllm_lint.python.context import PyContext
 from vllm_lint.python.launch_gpus import declared_gpu
 from vllm_lint.python.model import CallSite
+from vllm_lint.lazy_re import lazy_compile
 
 # callee -> (position, keyword) of the argument list
 _ARGV_CALLS: dict[str, tuple[int, str]] = {
@@ -53,7 +53,7 @@ _SHELL_CALLS: dict[str, int] = {
 # callee -> position of an env mapping given positionally
 _ENV_POSITION: dict[str, int] = {"os.execve": 2, "os.execvpe": 2, "os.posix_spawn": 2, "os.posix_spawnp": 2}
 # A module that sets VLLM_API_KEY in its own environment (or loads a .env): the programs it starts inherit it.
-_PARENT_SETS_KEY = re.compile(
+_PARENT_SETS_KEY = lazy_compile(
     r"""environ\s*\[\s*["']VLLM_API_KEY["']\s*\]\s*=(?!=)|(?:setdefault|putenv)\s*\(\s*["']VLLM_API_KEY["']"""
     r"""|\.update\([^)]*\bVLLM_API_KEY\s*=|load_dotenv"""
 )

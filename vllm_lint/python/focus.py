@@ -28,11 +28,13 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from vllm_lint.lazy_re import lazy_compile
+
 # Below this, a module is parsed whole: cutting it would save little, and every file people write is smaller.
 FOCUS_BYTES = 256 * 1024
 
 # Strings and comments, as the tokenizer reads them (a backslash escapes the next character, in raw strings too).
-_STRING_OR_COMMENT = re.compile(
+_STRING_OR_COMMENT = lazy_compile(
     r"#[^\n]*"
     r'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:"""|\Z)'
     r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|\Z)"
@@ -42,15 +44,15 @@ _STRING_OR_COMMENT = re.compile(
 )
 # A line that starts at column 0 with code (not a blank, not a comment, not a closing bracket): its line break.
 _NOT_TOP = frozenset(" \t\f\r\n#)]}\\")
-_TOP_LINE = re.compile(r"\n(?=[^\s#)\]}\\])")
-_DEF = re.compile(r"(?:async[ \t]+)?def[ \t]+\w+")
+_TOP_LINE = lazy_compile(r"\n(?=[^\s#)\]}\\])")
+_DEF = lazy_compile(r"(?:async[ \t]+)?def[ \t]+\w+")
 _DEF_WORDS = ("def", "async")
 # Every character that cannot be part of a (dotted) name becomes a blank, so that splitting gives the words.
 _WORD_TABLE = {code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) in "_.")}
-_FIRST_NAME = re.compile(r"[^\W\d]\w*")
-_NESTED_SCOPE = re.compile(r"\b(?:def|class|lambda)\b")
+_FIRST_NAME = lazy_compile(r"[^\W\d]\w*")
+_NESTED_SCOPE = lazy_compile(r"\b(?:def|class|lambda)\b")
 # A statement that binds a name: ``name = ...``, ``name += ...``, ``name: T = ...`` at the start of a line.
-_ASSIGNED = re.compile(r"^[ \t]+([^\W\d]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)", re.MULTILINE)
+_ASSIGNED = lazy_compile(r"^[ \t]+([^\W\d]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)", re.MULTILINE)
 _ALWAYS_KEPT = frozenset({"import", "global", "nonlocal", "__import__"})
 _NOT_NAMES = (frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))) - _ALWAYS_KEPT
 

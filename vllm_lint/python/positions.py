@@ -12,7 +12,6 @@ that holds the node.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,9 +20,10 @@ import libcst as cst
 
 from vllm_lint.python.libcst_private import CodegenState, generate
 from vllm_lint.text import line_starts
+from vllm_lint.lazy_re import lazy_compile
 
 # What LibCST (and PositionProvider) counts as the end of a line.
-_NEWLINE = re.compile(r"\r\n?|\n")
+_NEWLINE = lazy_compile(r"\r\n?|\n")
 
 _Range = tuple[int, int]  # offsets into the generated code, end exclusive
 

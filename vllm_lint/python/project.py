@@ -23,6 +23,7 @@ from pathlib import Path
 
 from vllm_lint.hashing import content_hash
 from vllm_lint.python.summary import EMPTY, Effect, FunctionSummary, ModuleSummary
+from vllm_lint.lazy_re import lazy_compile
 
 # Larger files are not summarized (a generated module), and chains stop this many modules away.
 _MAX_BYTES = 1 << 20
@@ -59,9 +60,9 @@ def _calls_what_matters(data: bytes) -> bool:
     return False
 
 
-_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.MULTILINE)
+_IMPORT_LINE = lazy_compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.MULTILINE)
 # ``from .service import answer`` / ``from .service import (a, b as c)``: what a package's __init__ re-exports.
-_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_FROM_IMPORT = lazy_compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 
 Stamp = tuple[int, int, str]  # size, mtime_ns, content hash
 # A module's summary from its path and bytes: summarizer.summarize_source, handed in by whoever makes the store

@@ -7,7 +7,6 @@ Rule modules import this module; nothing imports a rule module.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ import libcst as cst
 
 from vllm_lint.python.handlers import caches_load
 from vllm_lint.python.model import CallSite, dotted_name
+from vllm_lint.lazy_re import lazy_compile
 
 if TYPE_CHECKING:
     from vllm_lint.python.context import PyContext
@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from vllm_lint.python.project import Reached
     from vllm_lint.python.semantics import Semantics
 
-HF_GENERATIVE_MODEL = re.compile(r"^transformers\.(AutoModelFor\w+|\w+ForCausalLM|\w+ForConditionalGeneration|\w+LMHeadModel|\w+ForSeq2SeqLM)\.from_pretrained$")
+HF_GENERATIVE_MODEL = lazy_compile(r"^transformers\.(AutoModelFor\w+|\w+ForCausalLM|\w+ForConditionalGeneration|\w+LMHeadModel|\w+ForSeq2SeqLM)\.from_pretrained$")
 # transformers' encoder-decoder text models (AutoModelForSeq2SeqLM and the families it loads): vLLM 0.32 serves
 # none of them in its own tree (its model registry has Whisper, for speech, and points BART to a plug-in).
-ENCODER_DECODER_MODEL = re.compile(
+ENCODER_DECODER_MODEL = lazy_compile(
     r"^transformers\.(AutoModelForSeq2SeqLM|\w+ForSeq2SeqLM|(T5|MT5|UMT5|LongT5|Bart|MBart|Blenderbot|BlenderbotSmall|Pegasus"
     r"|PegasusX|LED|M2M100|NllbMoe|ProphetNet|XLMProphetNet|FSMT|BigBirdPegasus|Plbart|SwitchTransformers)ForConditionalGeneration"
     r"|MarianMTModel)\.from_pretrained$"

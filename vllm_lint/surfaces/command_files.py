@@ -31,8 +31,9 @@ from vllm_lint.surfaces.supervisord import supervisord_view
 from vllm_lint.surfaces.systemd import claims as claims_unit
 from vllm_lint.surfaces.systemd import clue as unit_clue
 from vllm_lint.surfaces.systemd import unit_view
+from vllm_lint.lazy_re import lazy_compile
 
-_SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
+_SHELL_SHEBANG = lazy_compile(rb"^#!\s*\S*(/|\s)(env\s+)?(ba|z|da|k)?sh\b")
 # What makes a YAML file one whose launches the surface reads: a Kubernetes kind that runs pods, a compose
 # file's services, a SkyPilot task's run script, a file of shell steps (whatever the file is called).
 _YAML_LAUNCHER = (
@@ -45,7 +46,7 @@ _YAML_LAUNCHER = (
 )
 _YAML_TEMPLATE_SUFFIXES = tuple(f"{base}{suffix}" for base in (".yaml", ".yml") for suffix in (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template"))
 _PYTHON_FENCE = rb"^ {0,3}(?:```|~~~)[ \t]*\{?\.?py"
-_COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
+_COMPOSE_NAME = lazy_compile(r"^(docker-)?compose([.-].*)?\.ya?ml$")
 
 
 def may_launch(job: LintJob) -> bool:

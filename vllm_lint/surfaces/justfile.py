@@ -9,17 +9,17 @@ interpreter: it is read only when that is a shell.
 
 from __future__ import annotations
 
-import re
 
 from vllm_lint.surfaces.embedded import LineView
+from vllm_lint.lazy_re import lazy_compile
 
 NAMES = frozenset({"justfile", "Justfile", ".justfile", "JUSTFILE"})
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy_compile(
     r"""^(?:export[ \t]+)?(?P<name>[A-Za-z_][\w-]*)[ \t]*:=[ \t]*(?P<value>"[^"\\]*"|'[^']*'|.*)$"""
 )
-_HEADER = re.compile(r"^@?(?P<name>[A-Za-z_][\w-]*)(?P<params>[^:]*):(?!=)")
-_PARAMETER = re.compile(r"""(?P<name>[A-Za-z_][\w-]*)=(?P<value>"[^"]*"|'[^']*')""")
-_INTERPOLATION = re.compile(r"\{\{(?!\{)(?P<expression>.*?)\}\}")
+_HEADER = lazy_compile(r"^@?(?P<name>[A-Za-z_][\w-]*)(?P<params>[^:]*):(?!=)")
+_PARAMETER = lazy_compile(r"""(?P<name>[A-Za-z_][\w-]*)=(?P<value>"[^"]*"|'[^']*')""")
+_INTERPOLATION = lazy_compile(r"\{\{(?!\{)(?P<expression>.*?)\}\}")
 _SHELLS = ("sh", "bash", "zsh", "dash")
 
 

@@ -12,17 +12,17 @@ function calls (``$(shell ...)``, ``$(if ...)``), are not known either. The reci
 
 from __future__ import annotations
 
-import re
 
 from vllm_lint.surfaces.file_names import suffix_of
 from vllm_lint.surfaces.embedded import LineView
+from vllm_lint.lazy_re import lazy_compile
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy_compile(
     r"^(?P<words>(?:(?:export|override|private)[ \t]+)*)(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[ \t]*(?P<op>\?=|:::=|::=|:=|\+=|!=|=)[ \t]*(?P<value>.*)$"
 )
-_RULE = re.compile(r"^[^\t#=][^=]*?(?<!:):(?!=)")
-_CONDITIONAL = re.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef)\b")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RULE = lazy_compile(r"^[^\t#=][^=]*?(?<!:):(?!=)")
+_CONDITIONAL = lazy_compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef)\b")
+_NAME = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DEPTH = 8
 NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 
-_PROCESS = re.compile(r"^[ \t]*[A-Za-z0-9_.-]+[ \t]*:[ \t]*")
+from vllm_lint.lazy_re import lazy_compile
+
+_PROCESS = lazy_compile(r"^[ \t]*[A-Za-z0-9_.-]+[ \t]*:[ \t]*")
 
 
 def claims(name: str, head: bytes) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 from vllm_lint.surfaces.file_names import suffix_of
+from vllm_lint.lazy_re import lazy_compile
 
-_DIRECTIVE = re.compile(r"^#SBATCH[ \t]+(?P<option>-[-\w]+)(?:[ =](?P<value>\S+))?", re.MULTILINE)
+_DIRECTIVE = lazy_compile(r"^#SBATCH[ \t]+(?P<option>-[-\w]+)(?:[ =](?P<value>\S+))?", re.MULTILINE)
 _GPU_OPTIONS = frozenset({"--gres", "--gpus", "-G", "--gpus-per-node"})
 SUFFIXES = (".sbatch", ".slurm")
 

@@ -7,14 +7,14 @@ and ``%(ENV_NAME)s`` is filled in by supervisord from its own environment (not k
 
 from __future__ import annotations
 
-import re
 
 from vllm_lint.surfaces.file_names import suffix_of
+from vllm_lint.lazy_re import lazy_compile
 
-_SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]")
-_ENTRY = re.compile(r"^(?P<key>[A-Za-z_]+)[ \t]*[=:][ \t]*")
-_EXPANSION = re.compile(r"%\((?P<name>[A-Za-z_0-9]+)\)[sd]")
-_ENVIRONMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^,]*)")
+_SECTION = lazy_compile(r"^\[(?P<name>[^\]]+)\]")
+_ENTRY = lazy_compile(r"^(?P<key>[A-Za-z_]+)[ \t]*[=:][ \t]*")
+_EXPANSION = lazy_compile(r"%\((?P<name>[A-Za-z_0-9]+)\)[sd]")
+_ENVIRONMENT = lazy_compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^,]*)")
 
 
 def claims(name: str, head: bytes) -> bool:

@@ -7,13 +7,13 @@ read as blanks. A comment line inside a continued line is skipped, as systemd sk
 
 from __future__ import annotations
 
-import re
 
 from vllm_lint.surfaces.file_names import suffix_of
+from vllm_lint.lazy_re import lazy_compile
 
-_ENTRY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9]*)[ \t]*=[ \t]*")
-_EXEC_PREFIX = re.compile(r"[-@:+!]*")
-_SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]")
+_ENTRY = lazy_compile(r"^(?P<key>[A-Za-z][A-Za-z0-9]*)[ \t]*=[ \t]*")
+_EXEC_PREFIX = lazy_compile(r"[-@:+!]*")
+_SECTION = lazy_compile(r"^\[(?P<name>[^\]]+)\]")
 UNIT_SUFFIXES = (".service",)
 # a unit shipped for copying (``vllm.service.example``), not a template
 _COPIED_UNIT = (".service.example", ".service.sample", ".service.in")

@@ -13,11 +13,12 @@ import re
 from collections.abc import Callable
 
 from vllm_lint.vllm_api.versionsets import release_key
+from vllm_lint.lazy_re import lazy_compile
 
 Key = tuple[int, ...]
 Predicate = Callable[[Key], bool]
 
-_CLAUSE = re.compile(r"^(===|==|!=|~=|<=|>=|<|>|\^|~|=)?\s*v?([0-9][0-9a-zA-Z.+*-]*)$")
+_CLAUSE = lazy_compile(r"^(===|==|!=|~=|<=|>=|<|>|\^|~|=)?\s*v?([0-9][0-9a-zA-Z.+*-]*)$")
 
 
 def parse(specifier: str) -> Predicate | None:

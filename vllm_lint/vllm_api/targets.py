@@ -25,18 +25,19 @@ from vllm_lint.pins import (  # noqa: F401 - re-exported
     requirement_specifier,
     requirements_file_specifier,
 )
+from vllm_lint.lazy_re import lazy_compile
 
 
-_IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*(?:vllm/vllm-openai(?:-[\w.-]+)?|vllm-openai)(?::(?P<tag>[\w.-]+))?(?:@sha256:\w+)?$", re.IGNORECASE)
-_TAG_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)(?:$|[-+_])")
-_PIP_INSTALL = re.compile(r"\bpip3?\s+install\b(?P<rest>[^\n;&|]*)|\buv\s+pip\s+install\b(?P<uvrest>[^\n;&|]*)")
-_CONTINUATION = re.compile(r"\\\r?\n")  # a line continued with a backslash: one line to the shell
-_REQUIREMENTS_OPTION = re.compile(r"(?:^|\s)(?:-r|--requirement)(?:\s+|=)[\"']?(?P<file>[^\s;&|\"']+)")
-_PIP_WORD = re.compile(r"""["']?(vllm(?:[-_.]cpu)?(?:\[[^\]]*\])?(?:===|==|~=|>=|<=|!=|<|>)[\w.*,<>=!~]+)["']?""", re.IGNORECASE)
-_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(?P<image>\S+)", re.IGNORECASE | re.MULTILINE)
+_IMAGE = lazy_compile(r"^(?:[\w.-]+(?::\d+)?/)*(?:vllm/vllm-openai(?:-[\w.-]+)?|vllm-openai)(?::(?P<tag>[\w.-]+))?(?:@sha256:\w+)?$", re.IGNORECASE)
+_TAG_VERSION = lazy_compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)(?:$|[-+_])")
+_PIP_INSTALL = lazy_compile(r"\bpip3?\s+install\b(?P<rest>[^\n;&|]*)|\buv\s+pip\s+install\b(?P<uvrest>[^\n;&|]*)")
+_CONTINUATION = lazy_compile(r"\\\r?\n")  # a line continued with a backslash: one line to the shell
+_REQUIREMENTS_OPTION = lazy_compile(r"(?:^|\s)(?:-r|--requirement)(?:\s+|=)[\"']?(?P<file>[^\s;&|\"']+)")
+_PIP_WORD = lazy_compile(r"""["']?(vllm(?:[-_.]cpu)?(?:\[[^\]]*\])?(?:===|==|~=|>=|<=|!=|<|>)[\w.*,<>=!~]+)["']?""", re.IGNORECASE)
+_FROM = lazy_compile(r"^\s*FROM\s+(?:--\S+\s+)*(?P<image>\S+)", re.IGNORECASE | re.MULTILINE)
 # `ARG VLLM_VERSION=v0.6.3` before `FROM vllm/vllm-openai:${VLLM_VERSION}`: the default is the pin
-_ARG = re.compile(r"^\s*ARG\s+(\w+)=(\S+)", re.IGNORECASE | re.MULTILINE)
-_ARG_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_ARG = lazy_compile(r"^\s*ARG\s+(\w+)=(\S+)", re.IGNORECASE | re.MULTILINE)
+_ARG_USE = lazy_compile(r"\$\{(\w+)\}|\$(\w+)")
 
 
 def mirrored_repository(image: str, mirrors: tuple[str, ...]) -> str | None:
@@ -134,10 +135,10 @@ def _requirements_pin(folder: Path, name: str) -> str | None:
 
 
 # A Modal image built in the module (modal.com/docs/reference/modal.Image): its packages and its base image
-_MODAL_INSTALL = re.compile(r"\.(?:uv_)?pip_install\s*\((?P<args>[^)]*)\)")
-_MODAL_COMMANDS = re.compile(r"\.run_commands\s*\((?P<args>[^)]*)\)")
-_MODAL_REGISTRY = re.compile(r"""\.from_registry\s*\(\s*\\?["'](?P<image>[^"'\\]+)""")
-_QUOTED = re.compile(r"""\\?["']([^"'\\{}]*)\\?["']""")
+_MODAL_INSTALL = lazy_compile(r"\.(?:uv_)?pip_install\s*\((?P<args>[^)]*)\)")
+_MODAL_COMMANDS = lazy_compile(r"\.run_commands\s*\((?P<args>[^)]*)\)")
+_MODAL_REGISTRY = lazy_compile(r"""\.from_registry\s*\(\s*\\?["'](?P<image>[^"'\\]+)""")
+_QUOTED = lazy_compile(r"""\\?["']([^"'\\{}]*)\\?["']""")
 
 
 def python_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:

@@ -7,9 +7,10 @@ its ``versions`` list (``"0-27"``, ``"0-4,9"``); in memory a set is an ``int`` w
 
 from __future__ import annotations
 
-import re
 
-_RELEASE = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|a|b|dev)\.?(\d+)?)?(?:\+[\w.]+)?$")
+from vllm_lint.lazy_re import lazy_compile
+
+_RELEASE = lazy_compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|a|b|dev)\.?(\d+)?)?(?:\+[\w.]+)?$")
 # PEP 440 orders dev < a < b < rc < (final) < post.
 _PHASES = {"dev": -4, "a": -3, "b": -2, "rc": -1, None: 0, "post": 1}
 

@@ -7,7 +7,6 @@ no source knows, or a launch that changes what vLLM reads (``--hf-overrides``, a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from vllm_lint.gpus.table import GPU_TYPES, GpuType, family_sizes
@@ -32,9 +31,10 @@ from vllm_lint.models.derive import (
 from vllm_lint.models.facts import ModelFacts
 from vllm_lint.registry import launch_rule
 from vllm_lint.values import as_float
+from vllm_lint.lazy_re import lazy_compile
 
 # ``--max-model-len 32k``: vLLM's human_readable_int (vllm/utils/argparse_utils.py:29-73, 0.32.0).
-_HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
+_HUMAN = lazy_compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
 _DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 

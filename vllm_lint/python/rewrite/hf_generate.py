@@ -17,7 +17,6 @@ output used as a tensor, a tokenizer option that is neither of those (or on a mu
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -31,6 +30,7 @@ from vllm_lint.python.rewrite.prompts import module_bindings, rebound_names
 from vllm_lint.python.rewrite.shapes import Assignments, keyword_args, literal_flag, positional_args, snippet
 from vllm_lint.python.rewrite.vision import ProcessorInputs, block_of, is_processor_call
 from vllm_lint.python.walk import walk
+from vllm_lint.lazy_re import lazy_compile
 
 # model.generate keywords that change nothing here: the attention mask of one unpadded prompt, the KV cache.
 _GENERATE_IGNORED = frozenset({"attention_mask", "use_cache"})
@@ -58,7 +58,7 @@ _LENGTH_INDEXES = frozenset({"1", "-1"})
 # Statements on the model that mean nothing to the engine (it places and runs the model itself).
 MODEL_HOUSEKEEPING = frozenset({"eval", "to", "cuda"})
 # A multimodal processor's load: its call takes text= and images= (positionally, images come first in most).
-_PROCESSOR_LOAD = re.compile(r"^transformers\.\w*Processor\.from_pretrained$")
+_PROCESSOR_LOAD = lazy_compile(r"^transformers\.\w*Processor\.from_pretrained$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,11 @@ new block follow PEP 8 so the result reads like code a person wrote.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import libcst as cst
+
+from vllm_lint.lazy_re import lazy_compile
 
 BLANK = cst.EmptyLine()
 # What a module or an indented block holds: each kind has the leading lines a blank-line edit changes.
@@ -23,7 +24,7 @@ def comment_lines(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
 
 # What a comment on the model's call says about the call the rewrite replaces ("# Blocks all requests!"):
 # untrue of the engine request in its place.
-_SAYS_IT_BLOCKS = re.compile(
+_SAYS_IT_BLOCKS = lazy_compile(
     r"(?i)\b(?:block(?:s|ed|ing)?|synchronous(?:ly)?|sync|event[ -]loop|anti-?pattern|one (?:request )?at a time|"
     r"seriali[sz]e[sd]?|bottleneck)\b"
 )
