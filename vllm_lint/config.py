@@ -50,6 +50,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    """The settings in effect for a run: the configuration file's, with the command line's on top."""
     source: Path | None = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # globs are relative to this
     # Outside a repository, how far up a file's vLLM pin is looked for (vllm_api.targets.file_target): the

@@ -45,6 +45,7 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
+    """A finding's fix: how safe it is, what it says it does, and its text edits."""
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
@@ -73,6 +74,7 @@ class RelatedLocation:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """One finding: its rule, message, file, span, severity and fix."""
     code: str
     message: str
     path: str

@@ -67,6 +67,7 @@ class RuleFileError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Example:
+    """A code example of a rule's YAML: bad or good code, and the bad code fixed."""
     lang: str
     kind: str  # "bad" or "good"
     code: str
@@ -118,6 +119,7 @@ class Example:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """A rule as its YAML file describes it."""
     code: str
     name: str
     severity: Severity

@@ -27,6 +27,7 @@ class SourceError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class SourceText:
+    """A file's text, with the encoding and byte order mark to write it back with."""
     text: str
     encoding: str
     bom: bool

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class CheckRequest:
+    """A ``check`` command line, parsed."""
     paths: list[Path]
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CheckOption:
+    """One option of ``check``: its parameter, its spellings, what it takes and its help."""
     param: str
     declarations: tuple[str, ...]  # as click takes them: "-n", "--no-cache"; a switch: "--color/--no-color"
     kind: Kind

@@ -19,6 +19,7 @@ from vllm_lint.cmdline.shell import Environment, Word
 
 @dataclass(frozen=True, slots=True)
 class Launcher:
+    """How a command that runs another one (timeout, mpirun, kubectl exec) takes its options."""
     values: frozenset[str] = frozenset()  # options whose value is the next word (unless attached)
     pairs: frozenset[str] = frozenset()  # options that take the next two words (mpirun --mca KEY VALUE)
     operands: int = 0  # words between the options and the command (timeout's DURATION)

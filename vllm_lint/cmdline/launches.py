@@ -86,6 +86,7 @@ class Container:
 
 @dataclass(slots=True)
 class Found:
+    """A launch found in a command line, with what its fixes edit."""
     launch: Launch
     head: Span | None  # the entrypoint words to replace for VLL401 (None: not rewritable)
     fixable: bool  # written as shell text, so edits can keep its layout

@@ -93,6 +93,7 @@ def convert_value(dest: str, text: str, flag_type: str | None = None) -> object:
 
 @dataclass(slots=True)
 class ParsedArgs:
+    """The settings of a vLLM command line, and whether some of it could not be read."""
     settings: list[Setting]
     opaque: bool = False
     conditions: list[frozenset] | None = None  # per setting: when it is there (see ``Word.condition``)

@@ -233,6 +233,7 @@ class Heredoc:
 
 @dataclass(slots=True)
 class Command:
+    """One simple command of a shell text: its words, heredocs and conditions."""
     words: list[Word]
     heredoc: bool = False
     heredocs: list[Heredoc] = field(default_factory=list)

@@ -63,6 +63,7 @@ class Report:
 
 @dataclass(frozen=True)
 class Run:
+    """A run: what it lints with, whether it fixes, and whether it keeps a result cache."""
     options: RunOptions
     fix: str | None = None  # None: report; "write": fix files in place; "diff": report the fixes as diffs
     unsafe_fixes: bool = False

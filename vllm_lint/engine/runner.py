@@ -32,6 +32,7 @@ class NeedsParsing(Exception):
 
 @dataclass
 class FileResult:
+    """What linting one file gave: its findings and what the cache and the project rules keep of it."""
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     suppressed: int = 0
@@ -52,6 +53,7 @@ class FileResult:
 
 @dataclass
 class RunOptions:
+    """What every file of a run is linted with."""
     settings: Settings
     enabled: frozenset[str]
     codes: list[str]

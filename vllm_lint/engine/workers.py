@@ -75,6 +75,7 @@ def worker_count(files: int) -> int:
 
 @dataclass(frozen=True)
 class Task:
+    """One file of a run, for a process to lint."""
     index: int
     path: Path
     surface: str | None  # the claiming surface's name; None: unreadable, report it
@@ -234,6 +235,7 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
 
 @dataclass
 class _Child:
+    """A worker process, the batch it was handed and how far it got."""
     process: ChildProcess
     connection: Channel
     batch: list[Task]

@@ -38,6 +38,7 @@ class Reach:
 
 @dataclass(slots=True)
 class Launch:
+    """One start of vLLM, read from a file: its entrypoint and settings."""
     surface: str  # "python" or "command"
     # "LLM", "EngineArgs", "AsyncEngineArgs", "serve", "api_server"; or "module": ``python -m vllm.X``
     # for a module vLLM does not have (``module`` names it; only VLL303 looks at such a launch)
@@ -113,24 +114,28 @@ class ImageReference:
 
 @dataclass(frozen=True, slots=True)
 class SetValue:
+    """Fix: give a setting another value."""
     setting: Setting
     value: object
 
 
 @dataclass(frozen=True, slots=True)
 class AddSetting:
+    """Fix: add a setting."""
     key: str
     value: object
 
 
 @dataclass(frozen=True, slots=True)
 class Rename:
+    """Fix: spell a setting another way."""
     setting: Setting
     new_key: str
 
 
 @dataclass(frozen=True, slots=True)
 class RemoveSetting:
+    """Fix: remove a setting."""
     setting: Setting
 
 
@@ -154,6 +159,7 @@ FixIntent = SetValue | AddSetting | Rename | RemoveSetting | RewriteEntrypoint |
 
 @dataclass(frozen=True, slots=True)
 class LaunchFinding:
+    """What a rule over a launch found, and how to fix it."""
     message: str
     anchor: object
     severity: Severity | None = None  # None: the rule's own severity

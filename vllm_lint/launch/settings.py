@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class LaunchSettings:
+    """The settings the rules over a launch read."""
     fix_max_model_len: int = 8192
     # The setting, when given: it wins over every pin, a container image's tag included.
     target_vllm_version: str | None = None

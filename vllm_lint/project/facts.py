@@ -55,6 +55,7 @@ class ModelRequest:
 
 @dataclass(slots=True)
 class FileFacts:
+    """What one file tells the project rules: the servers it starts and the requests it sends."""
     servers: list[Server] = field(default_factory=list)
     requests: list[ModelRequest] = field(default_factory=list)
 

@@ -27,6 +27,7 @@ from vllm_lint.text import TextIndex, line_starts
 
 @dataclass(frozen=True, slots=True)
 class PythonOptions:
+    """What one Python file is linted with."""
     enabled: frozenset[str]
     launch_settings: LaunchSettings
     api_version: str | None = None

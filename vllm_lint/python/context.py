@@ -29,6 +29,7 @@ class NodeEdit:
 
 @dataclass(frozen=True, slots=True)
 class PyFix:
+    """A Python finding's fix, its edits built when asked."""
     applicability: Applicability
     # Built lazily: producing edits can need positions, which only findings pay for. None: the run reads no
     # edits (PyContext.fix_edits is off) and this fix did not compute them; it is reported without edits.
@@ -40,6 +41,7 @@ class PyFix:
 
 @dataclass(slots=True)
 class PyFinding:
+    """What a Python checker found, at which node."""
     message: str
     node: cst.CSTNode
     statement: cst.CSTNode | None = None
@@ -52,6 +54,7 @@ class PyFinding:
 
 @dataclass
 class PyContext:
+    """What a Python checker reads: the module, its model and semantics, and the run's settings."""
     path: str
     module: cst.Module
     model: ModuleModel

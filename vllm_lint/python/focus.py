@@ -59,6 +59,7 @@ _NOT_NAMES = (frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozen
 
 @dataclass(frozen=True, slots=True)
 class Focus:
+    """A big module with the functions no rule needs blanked."""
     text: str  # the module with its dropped functions blanked (a bytes literal over as many lines as they had)
     dropped: tuple[tuple[int, int], ...]  # the 1-based line ranges, first and last, that were blanked
 

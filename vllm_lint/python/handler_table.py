@@ -21,6 +21,7 @@ MAX_CALL_DEPTH = 6
 
 @dataclass(frozen=True, slots=True)
 class Framework:
+    """A web framework: how its code registers handlers and start-up hooks, and how they run."""
     name: str  # what Handler.framework says
     title: str
     modules: tuple[str, ...]  # import prefixes that name it
@@ -259,6 +260,7 @@ FUNCTION_DECORATORS = {
 
 @dataclass(frozen=True, slots=True)
 class ClassShape:
+    """A framework's class whose methods handle requests."""
     framework: str
     methods: frozenset[str]  # the methods that handle requests
     per_request: bool  # a fresh instance per request: its __init__ runs per request too

@@ -76,6 +76,7 @@ def _shown_name(function: FunctionInfo) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Direct:
+    """A function a framework registers as a handler."""
     function: FunctionInfo
     framework: str | None
     runs_on_event_loop: bool

@@ -51,6 +51,7 @@ def module_path(node: cst.BaseExpression | None) -> str:
 
 @dataclass(eq=False, slots=True)
 class FunctionInfo:
+    """A function of the module and where it sits."""
     node: cst.FunctionDef
     name: str
     is_async: bool
@@ -67,6 +68,7 @@ class FunctionInfo:
 
 @dataclass(eq=False, slots=True)
 class ClassInfo:
+    """A class of the module and its methods."""
     node: cst.ClassDef
     name: str
     bases: tuple[cst.BaseExpression, ...]
@@ -77,6 +79,7 @@ class ClassInfo:
 
 @dataclass(eq=False, slots=True)
 class CallSite:
+    """A call of the module and where it runs."""
     node: cst.Call
     function: FunctionInfo | None  # innermost enclosing function
     statement: cst.CSTNode  # the statement that holds the call (for noqa on its first line)
@@ -87,6 +90,7 @@ class CallSite:
 
 @dataclass(eq=False, slots=True)
 class ImportInfo:
+    """An import statement of the module and the names it binds."""
     node: cst.Import | cst.ImportFrom
     statement: cst.CSTNode
     module: str  # the module named by the statement (for ``import a.b``: each alias is its own entry)
@@ -97,6 +101,7 @@ class ImportInfo:
 
 @dataclass(eq=False, slots=True)
 class AttributeRead:
+    """An attribute read of the module and where it is."""
     node: cst.Attribute
     function: FunctionInfo | None
     statement: cst.CSTNode

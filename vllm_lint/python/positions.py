@@ -30,6 +30,7 @@ _Range = tuple[int, int]  # offsets into the generated code, end exclusive
 
 @dataclass
 class _RecordingState(CodegenState):
+    """LibCST's code generation state, recording where each node's code goes."""
     offset: int = 0
     whole: dict[int, _Range] = field(default_factory=dict)  # by id(node): all the node's code
     syntactic: dict[int, _Range] = field(default_factory=dict)  # by id(node): where codegen marks one

@@ -22,6 +22,7 @@ SUMMARY_FORMAT = 1
 
 @dataclass(frozen=True, slots=True)
 class Effect:
+    """A costly call a function of another module makes."""
     kind: str  # vocabulary.PIPELINE_CALL, HF_GENERATE, LLM_GENERATE or MODEL_LOAD
     what: str  # "a transformers pipeline", "AutoModelForCausalLM.from_pretrained(...)"
     line: int  # where, in the summarized module
@@ -40,6 +41,7 @@ class Outgoing:
 
 @dataclass(frozen=True, slots=True)
 class FunctionSummary:
+    """What a function of another module does, for the handlers that call it."""
     effects: tuple[Effect, ...] = ()
     returns: tuple[str, ...] = ()  # qualified callees that made the returned object
     calls: tuple[Outgoing, ...] = ()
@@ -47,6 +49,7 @@ class FunctionSummary:
 
 @dataclass(frozen=True, slots=True)
 class ModuleSummary:
+    """What a module holds that the rules over another module's handlers need."""
     # "fn", "Class" (its constructor: __init__) and "Class.method"
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # module-level name -> what made it

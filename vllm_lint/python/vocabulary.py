@@ -66,6 +66,7 @@ MODEL_LOAD = "model-load"  # VLL104
 
 @dataclass(frozen=True, slots=True)
 class CallEffect:
+    """What a call does that a request handler should not do on every request."""
     kind: str  # one of the four above
     what: str  # for messages: "a transformers pipeline", "LLM.generate()", "AutoTokenizer.from_pretrained(...)"
 

@@ -29,6 +29,7 @@ ABSENT = (-1, -1, "")
 
 @dataclass
 class LintJob:
+    """One file to lint, as the engine hands it to its surface, with what the surface tells back."""
     path: Path
     display: str
     data: bytes
@@ -135,6 +136,7 @@ def prefilter_disabled() -> bool:
 
 @dataclass(frozen=True)
 class Surface:
+    """A kind of file: which files it takes, whether a rule may fire in one, and how one is linted."""
     name: str
     # Whether a file is this surface's, from its name (no folder) and ``head``, its first bytes (b"" when
     # unknown: a walk asks by name first, and reads a file only when its name leaves the question open).

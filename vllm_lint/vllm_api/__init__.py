@@ -17,6 +17,7 @@ from vllm_lint.vllm_api.versionsets import newest, release_key
 
 @dataclass(frozen=True, slots=True)
 class ServeFlag:
+    """One option of ``vllm serve``, as its argument parser declares it."""
     dest: str
     option_strings: tuple[str, ...]
     kind: str

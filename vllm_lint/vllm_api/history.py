@@ -18,6 +18,7 @@ _SURFACE_FIELD = {"serve": 7, "api_server": 8}
 
 @dataclass(frozen=True, slots=True)
 class Fate:
+    """What became of a name of vLLM's API: removed (and when, and for what), only in newer releases, or in none."""
     status: str  # "removed", "added" (only in releases newer than the target) or "unknown" (in none)
     release: str | None = None  # the first release without it ("removed") or with it ("added")
     replaced_by: str | None = None

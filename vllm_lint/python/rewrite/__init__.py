@@ -40,6 +40,7 @@ BRIDGE_FIX_TITLE = "Rewrite the module onto AsyncLLMEngine (one engine on an eve
 
 @dataclass(frozen=True, slots=True)
 class ServerRewriteOutcome:
+    """The server rewrite offered for a finding, or why none is."""
     fix: PyFix | None
     refusal: str | None  # why the engine rewrite is not offered
 

@@ -33,6 +33,7 @@ _NESTED_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.Gener
 
 @dataclass(frozen=True, slots=True)
 class AsyncChain:
+    """The helpers the rewrite makes async, and the calls that await them."""
     helpers: tuple[cst.FunctionDef, ...]  # made async
     awaited: tuple[AwaitedCall, ...]
     handlers: tuple[FunctionInfo, ...]  # the registered handlers whose calls of a helper are awaited

@@ -37,6 +37,7 @@ class NameTaken(Exception):
 
 @dataclass(frozen=True, slots=True)
 class TopImport:
+    """A module-level import statement and its line."""
     line: cst.SimpleStatementLine
     node: cst.Import | cst.ImportFrom
 

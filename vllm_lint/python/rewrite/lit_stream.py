@@ -73,6 +73,7 @@ LIT_NEW_TEXT_HELPER = '''async def {name}(stream, prompt_text="", clean_up=None)
 
 @dataclass(frozen=True, slots=True)
 class _Thread:
+    """A thread that runs a model's generate for a streamer."""
     lines: tuple[cst.SimpleStatementLine, ...]  # the thread's statement, its start and its join
     settings_line: cst.SimpleStatementLine | None  # ``kwargs = dict(...)``, when the kwargs are a variable
     inputs: cst.BaseExpression | None  # ``**inputs`` / ``dict(inputs, ...)``: the tokenizer's output
@@ -476,6 +477,7 @@ class LitServeStreams(ModelCalls):
 
 @dataclass(frozen=True, slots=True)
 class _Loop:
+    """A loop over a streamer's tokens."""
     statement: cst.For | cst.SimpleStatementLine  # the ``for`` loop, or the ``yield from`` line
     replaced: cst.BaseExpression  # the streamer it iterates
 

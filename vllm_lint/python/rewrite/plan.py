@@ -230,6 +230,7 @@ class Construction:
 
 @dataclass(frozen=True, slots=True)
 class ServerPlan:
+    """What the server rewrite changes in a module, worked out before any edit."""
     kind: ModelKind
     model_name: str  # the variable that held the pipeline / LLM (``self.x``; a module dict's entry: ``MODELS["llm"]``)
     model_call: cst.Call  # pipeline(...) / LLM(...)

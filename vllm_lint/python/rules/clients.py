@@ -23,6 +23,7 @@ _MAX_CALL_DEPTH = max(call.count(".") + 1 for client in SYNC_CLIENTS.values() fo
 
 @dataclass(frozen=True, slots=True)
 class _Blocking:
+    """A blocking client call."""
     shown: str  # what the message calls it: ``OpenAI.chat.completions.create``
     qualified: str  # the client class, or the function itself
     receiver: cst.BaseExpression | None  # the client object the call is made on (None: a module-level function)
