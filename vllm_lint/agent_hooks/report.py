@@ -73,7 +73,8 @@ def lint_edited(paths: Iterable[Path], root: Path) -> list[EditedFile]:
             continue
         # The report names each fix and its safety, never its edits.
         options = RunOptions(settings=settings, enabled=enabled_codes(settings, codes), codes=codes, fix_edits=False)
-        result = Run(options).lint_file(path, surface)
+        # (the hook's process ends with its answer: one small file may be parsed in it, as by ``check``)
+        result = Run(options, parse_one_here=True).lint_file(path, surface)
         if not result.diagnostics:
             continue
         safe, unsafe = fix_policy(options, False), fix_policy(options, True)

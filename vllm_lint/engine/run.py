@@ -250,11 +250,12 @@ class Run:
         return done
 
     def lint_file(self, path: Path, surface: Surface) -> FileResult:
-        """One file on disk, in a worker process (a file that crashes the parser takes only that process down);
-        no project rules, which need the other files."""
+        """One file on disk, in a worker process (a file that crashes the parser takes only that process down;
+        with ``parse_one_here``, a small one CPython's parser reads is parsed here); no project rules, which need
+        the other files."""
         from vllm_lint.engine.workers import Task, lint_tasks
 
-        [result] = lint_tasks([Task(0, path, surface.name)], self.options)
+        [result] = lint_tasks([Task(0, path, surface.name)], self.options, self.parse_one_here)
         return result
 
     def lint_file_here(self, path: Path, surface: Surface) -> FileResult:
