@@ -120,6 +120,7 @@ def _parses_safely_here(path: Path) -> bool:
     """Whether a Python file is small (_HERE_BYTES) and CPython's parser reads it (which refuses the nesting that
     crashes LibCST's, within that size); any doubt leaves it to a child process."""
     import ast
+    import warnings
 
     try:
         with open(path, "rb") as handle:
@@ -129,7 +130,11 @@ def _parses_safely_here(path: Path) -> bool:
     if len(data) > _HERE_BYTES:
         return False
     try:
-        compile(data, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        # Quietly: CPython warns of some code it reads (an invalid escape sequence: a SyntaxWarning on stderr from
+        # Python 3.12), which the user did not ask it to read.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(data, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return False
     return True
