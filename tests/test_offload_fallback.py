@@ -10,7 +10,7 @@ import pytest
 
 from vllm_lint.config import Settings
 from vllm_lint.engine.fixer import fix_file
-from vllm_lint.python.rewrite.offload import OFFLOAD_TITLE
+from vllm_lint.python.rewrite.offload import OFFLOAD_TITLE, THREAD_LOCK_TITLE
 
 from lintutil import lint_text
 
@@ -114,8 +114,7 @@ def test_a_call_in_a_comprehension_gets_no_fix(tmp_path):
     assert all("; no automatic fix: the pipeline task is 'summarization'" in d.message for d in found)
 
 
-def test_a_sync_framework_gets_no_fix(tmp_path):
-    source = '''\
+FLASK_SUMMARIZER = """\
 from flask import Flask, request
 from transformers import pipeline
 
@@ -125,10 +124,126 @@ summarizer = pipeline("summarization", model="facebook/bart-large-cnn")
 
 @app.post("/summarize")
 def summarize():
-    return summarizer(request.form["text"])[0]["summary_text"]
-'''
+    return summarizer(request.form["text"])[0]["summary_text"]  # Blocks!
+"""
+FLASK_SUMMARIZER_FIXED = """\
+import threading
+from flask import Flask, request
+from transformers import pipeline
+
+app = Flask(__name__)
+summarizer = pipeline("summarization", model="facebook/bart-large-cnn")
+
+
+model_lock = threading.RLock()  # one model call at a time: the model and its tokenizer are not safe from two threads at once
+
+
+@app.post("/summarize")
+def summarize():
+    with model_lock:
+        return summarizer(request.form["text"])[0]["summary_text"]
+"""
+SEQ2SEQ_HELPER = """\
+from fastapi import FastAPI
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+app = FastAPI()
+tokenizer = AutoTokenizer.from_pretrained("google/flan-t5-base")
+model = AutoModelForSeq2SeqLM.from_pretrained("google/flan-t5-base")
+
+
+def answer(line):
+    tokens = tokenizer(line, return_tensors="pt")
+    outputs = model.generate(**tokens, max_new_tokens=20)
+    return tokenizer.batch_decode(outputs, skip_special_tokens=True)[0]
+
+
+@app.get("/ai")
+def prompt(line: str) -> str:
+    return answer(line)
+"""
+GRADIO_NO_TASK = """\
+import gradio as gr
+from transformers import pipeline
+
+chatbot = pipeline(model="facebook/blenderbot-400M-distill")
+
+
+def reply(message, history):
+    conversation = chatbot(message)
+    return conversation[0]["generated_text"]
+
+
+demo = gr.ChatInterface(reply)
+demo.launch()
+"""
+
+
+@pytest.mark.parametrize(("source", "locked"), [
+    (FLASK_SUMMARIZER, '    with model_lock:\n        return summarizer(request.form["text"])[0]["summary_text"]\n'),
+    (FLASK_SUMMARIZER.replace("\n", "\r\n"), '    with model_lock:\r\n        return summarizer(request.form["text"])[0]["summary_text"]\r\n'),
+    (SEQ2SEQ_HELPER, "    with model_lock:\n        outputs = model.generate(**tokens, max_new_tokens=20)\n"),
+    (GRADIO_NO_TASK, "    with model_lock:\n        conversation = chatbot(message)\n"),
+], ids=["flask", "flask-crlf", "fastapi-helper", "gradio"])
+def test_a_def_handler_run_in_worker_threads_gets_its_model_calls_under_one_lock(tmp_path, source, locked):
+    """Where the framework runs `def` handlers in its worker threads, several at once, the refused module's
+    model calls run one at a time under a module-level lock; the re-lint leaves only an info-level note."""
     [finding] = _findings(tmp_path, source)
-    assert finding.fix is None and "; no automatic fix: " in finding.message
+    assert finding.fix is not None and finding.fix.message == THREAD_LOCK_TITLE
+    assert "the engine rewrite is refused (" in finding.message and finding.message.endswith(
+        "the fix offered instead runs the calls one at a time under a lock, which the framework's worker threads "
+        "would otherwise run at once on one model (not safe from two threads): it does not batch")
+    path = tmp_path / "server.py"
+    path.write_bytes(source.encode())
+    outcome = fix_file(path, settings=Settings(root=tmp_path))
+    fixed = outcome.fixed.decode()
+    assert dict(outcome.applied) == {finding.code: 1} and locked in fixed
+    newline = "\r\n" if "\r\n" in source else "\n"
+    assert fixed.count(newline) == len(fixed.splitlines())  # CRLF kept
+    assert "threading.RLock()" in fixed and fixed.startswith("import threading" + newline)
+    [note] = _findings(tmp_path, fixed)
+    assert (note.code, note.severity.value, note.fix) == (finding.code, "info", None)
+    assert "runs under `model_lock`, one call at a time in the framework's worker threads: no batching" in note.message
+    path.write_bytes(outcome.fixed)
+    assert fix_file(path, settings=Settings(root=tmp_path)).fixed == outcome.fixed  # fixed once
+
+
+def test_the_flask_fix_keeps_every_other_byte(tmp_path):
+    fixed, applied = _fixed(tmp_path, FLASK_SUMMARIZER)
+    assert (fixed, applied) == (FLASK_SUMMARIZER_FIXED, {"VLL101": 1})
+
+
+@pytest.mark.parametrize("change", [
+    # the lock made per request serialises nothing
+    lambda s: s.replace("    with model_lock:\n", "    model_lock = threading.RLock()\n    with model_lock:\n"),
+    # a name bound twice may not be the lock
+    lambda s: s.replace("\n\n@app.post", "\nmodel_lock = None\n\n@app.post"),
+    # another context manager
+    lambda s: s.replace("    with model_lock:\n", "    with open('log.txt'):\n"),
+    # not a threading lock
+    lambda s: s.replace("threading.RLock()", "threading.Event()"),
+    # Bottle's default server is not run in threads
+    lambda s: s.replace("from flask import Flask, request", "from bottle import Bottle, request").replace(
+        "app = Flask(__name__)", "app = Bottle()").replace('@app.post("/summarize")', '@app.route("/summarize")'),
+], ids=["local-lock", "rebound", "other-with", "not-a-lock", "bottle"])
+def test_a_def_handler_without_a_module_lock_stays_an_error(tmp_path, change):
+    [finding] = _findings(tmp_path, change(FLASK_SUMMARIZER_FIXED))
+    assert finding.severity.value == "error"
+
+
+@pytest.mark.parametrize("source", [
+    # a generator would hold the lock while its consumer, maybe another thread, waits
+    GRADIO_NO_TASK.replace("    conversation = chatbot(message)\n    return", "    yield chatbot(message)\n    return"),
+    # one async handler and one def handler: two locks would not keep them one at a time
+    FLASK_SUMMARIZER.replace("from flask import", "from quart import").replace("Flask(", "Quart(").replace("Flask,", "Quart,")
+    + '\n\n@app.post("/short")\nasync def short():\n    text = summarizer("a b c")\n    return text\n',
+    # Bottle's default server is not run in threads: nothing to serialise
+    FLASK_SUMMARIZER.replace("from flask import Flask, request", "from bottle import Bottle, request").replace(
+        "app = Flask(__name__)", "app = Bottle()").replace('@app.post("/summarize")', '@app.route("/summarize")'),
+], ids=["generator", "async-and-def", "bottle"])
+def test_no_lock_fallback_where_it_would_not_keep_behaviour(tmp_path, source):
+    found = _findings(tmp_path, source)
+    assert found and all(d.fix is None and "; no automatic fix: " in d.message for d in found)
 
 
 def test_a_sanic_handler_keeps_its_framework_and_leaves_the_event_loop(tmp_path):

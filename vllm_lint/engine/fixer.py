@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vllm_lint.atomic import ChangedMeanwhile, atomic_write
 from vllm_lint.config import expand_selectors
-from vllm_lint.diagnostics import Applicability, Diagnostic, Fix
+from vllm_lint.diagnostics import Applicability, Diagnostic, Fix, Severity
 from vllm_lint.engine.runner import RunOptions, lint_bytes
 from vllm_lint.source import SourceError, decode_python, decode_text, read_bytes
 from vllm_lint.surfaces import Surface
@@ -112,7 +112,9 @@ def fix_bytes(path: Path, data: bytes, surface: Surface, options: RunOptions, po
                 continue
             after = lint_bytes(path, str(path), source.encode(attempt), surface, options).diagnostics
             # a surface that reads a file in parts (a notebook's cells) reports a part that no longer parses
-            if _count(after, "VLL000") or _count(after, diagnostic.code) >= _count(diagnostics, diagnostic.code):
+            if _count(after, "VLL000") or _count(after, diagnostic.code, diagnostic.severity) >= _count(
+                diagnostics, diagnostic.code, diagnostic.severity
+            ):
                 rejected.add(_key(diagnostic))
                 continue  # the fix did not remove its own finding: keep the code as it was
             text, diagnostics = attempt, after
@@ -164,8 +166,13 @@ def _key(diagnostic: Diagnostic) -> tuple:
     return (diagnostic.code, diagnostic.message, diagnostic.fix.edits if diagnostic.fix else ())
 
 
-def _count(diagnostics: list[Diagnostic], code: str) -> int:
-    return sum(1 for d in diagnostics if d.code == code)
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def _count(diagnostics: list[Diagnostic], code: str, at_least: Severity = Severity.INFO) -> int:
+    """The findings of ``code`` as severe as ``at_least`` or more: a fix whose finding is left as a milder note
+    of its code (an error fixed into an info-level note) removed it."""
+    return sum(1 for d in diagnostics if d.code == code and _RANK[d.severity] >= _RANK[at_least])
 
 
 def write_atomically(path: Path, original: bytes, data: bytes) -> str | None:

@@ -31,6 +31,10 @@ class Framework:
     # other request), and whether a plain ``def`` one does too (Tornado runs it on its IOLoop).
     async_on_loop: bool = True
     sync_on_loop: bool = False
+    # Whether a plain ``def`` handler that is not on the event loop runs in the framework's worker threads, several
+    # at once, so that its model calls may overlap (the fix where the engine rewrite is refused serialises them
+    # under a lock). Only where the framework itself does so, whatever server runs it.
+    sync_in_threads: bool = False
     # Whether an app object of this framework takes route decorators ``@app.<verb>(...)``: then any
     # ``@x.<verb>(...)`` in a module that imports it is a route.
     route_decorators: bool = False
@@ -45,6 +49,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
          "`APIRoute(path, fn)`"),
         ("`FastAPI(lifespan=fn)`", "`@app.on_event(\"startup\")`", "`app.add_event_handler(\"startup\", fn)`"),
         route_decorators=True,
+        # "When you declare a path operation function with normal def instead of async def, it is run in an
+        # external threadpool" (fastapi.tiangolo.com/async/, "Path operation functions").
+        sync_in_threads=True,
     ),
     Framework(
         "starlette", "Starlette", ("starlette",),
@@ -52,6 +59,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
          "`@app.route(path)`", "methods of an `HTTPEndpoint` / `WebSocketEndpoint` subclass"),
         ("`Starlette(lifespan=fn)`, `Starlette(on_startup=[fn])`",),
         route_decorators=True,
+        # starlette/routing.py request_response: a sync endpoint is awaited through run_in_threadpool.
+        sync_in_threads=True,
     ),
     Framework(
         "flask", "Flask", ("flask",),
@@ -61,6 +70,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
         # Flask runs an async view in an event loop of its own, on the request's thread.
         async_on_loop=False,
         route_decorators=True,
+        # Flask.run() serves threaded by default (flask/app.py: options.setdefault("threaded", True)).
+        sync_in_threads=True,
     ),
     Framework(
         "quart", "Quart", ("quart",),
@@ -68,6 +79,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
          "HTTP-verb methods of a `MethodView`"),
         ("`@app.before_serving`", "`@app.while_serving`"),
         route_decorators=True,
+        # quart/utils.py run_sync: a sync view runs in the loop's default executor (a thread pool).
+        sync_in_threads=True,
     ),
     Framework(
         "django", "Django", ("django",),
@@ -125,6 +138,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
         # A sync handler runs on the event loop unless its decorator says ``sync_to_thread=True``.
         sync_on_loop=True,
         loop_note="unless the decorator says `sync_to_thread=True`",
+        # With sync_to_thread=True, Litestar runs it in a worker thread (anyio's thread pool).
+        sync_in_threads=True,
     ),
     Framework(
         "bottle", "Bottle", ("bottle",),
@@ -165,6 +180,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ("`gr.Interface(fn, ...)` / `gr.Interface(fn=...)`, `gr.ChatInterface(fn)`",
          "event listeners: `btn.click(fn, ...)`, `.submit/.change/.input/.select/.upload/.load/.then/...(fn)`, `gr.on(triggers, fn)`, and their decorator form",
          "only when built at module level: a demo built under `if __name__ == \"__main__\":` is not a server"),
+        # gradio/blocks.py call_function: a sync fn runs through anyio.to_thread.run_sync (its thread pool).
+        sync_in_threads=True,
     ),
 )
 
@@ -393,6 +410,8 @@ def render_docs() -> str:
             blocking = "`async def`: blocks the event loop; `def`: holds a worker thread"
         else:
             blocking = "holds the worker (thread or process) serving the request"
+        if framework.sync_in_threads and not framework.sync_on_loop:
+            blocking += "; `def` handlers run several at once in its worker threads"
         startup = "; ".join(framework.startup) if framework.startup else "module-level code"
         lines.append(f"| {framework.title} | {'; '.join(framework.registers)} | {startup} | {blocking} |")
     lines += [

@@ -43,7 +43,8 @@ class Handler:
     ``entry`` to ``function`` (``function`` last; empty when direct). ``framework`` names the row of
     handler_table.FRAMEWORKS that serves it ("fastapi", "flask", "ray", "gradio", ...), None when only a
     route decorator's shape said so. ``runs_on_event_loop``: a blocking call here stalls the server's event
-    loop, so every other request waits; otherwise it holds one worker thread or process.
+    loop, so every other request waits; otherwise it holds one worker thread or process. ``runs_in_threads``:
+    the framework runs it in its worker threads, several requests at once (handler_table's ``sync_in_threads``).
     """
 
     function: FunctionInfo
@@ -51,6 +52,7 @@ class Handler:
     runs_on_event_loop: bool
     entry: FunctionInfo
     via: tuple[FunctionInfo, ...] = ()
+    runs_in_threads: bool = False
 
     @property
     def direct(self) -> bool:
@@ -80,6 +82,7 @@ class _Direct:
     function: FunctionInfo
     framework: str | None
     runs_on_event_loop: bool
+    runs_in_threads: bool = False
 
 
 class HandlerFinder:
@@ -101,12 +104,16 @@ class HandlerFinder:
                 direct.setdefault(found.function, found)
         result: dict[FunctionInfo, Handler] = {}
         for found in direct.values():
-            result[found.function] = Handler(found.function, found.framework, found.runs_on_event_loop, found.function)
+            result[found.function] = Handler(
+                found.function, found.framework, found.runs_on_event_loop, found.function, runs_in_threads=found.runs_in_threads
+            )
         for found in direct.values():
             entry = result[found.function]
             for function, via in self.functions.reached_from(found.function):
                 if function not in result:
-                    result[function] = Handler(function, entry.framework, entry.runs_on_event_loop, entry.function, via)
+                    result[function] = Handler(
+                        function, entry.framework, entry.runs_on_event_loop, entry.function, via, entry.runs_in_threads
+                    )
         return result
 
     def startup_hooks(self) -> set[FunctionInfo]:
@@ -132,13 +139,17 @@ class HandlerFinder:
                 if function.params[:1] == ("request",):
                     yield self._made(function, "django")
 
-    def _made(self, function: FunctionInfo, framework: str | None, sync_on_loop: bool | None = None) -> _Direct:
+    def _made(
+        self, function: FunctionInfo, framework: str | None, sync_on_loop: bool | None = None, sync_in_threads: bool | None = None
+    ) -> _Direct:
         row = table.BY_NAME.get(framework or "")
         if sync_on_loop is None:
             sync_on_loop = row.sync_on_loop if row is not None else False
+        if sync_in_threads is None:
+            sync_in_threads = row.sync_in_threads if row is not None else False
         async_on_loop = row.async_on_loop if row is not None else True
         on_loop = (function.is_async and async_on_loop) or (not function.is_async and sync_on_loop)
-        return _Direct(function, framework, on_loop)
+        return _Direct(function, framework, on_loop, not function.is_async and not on_loop and sync_in_threads)
 
     def _by_decorator(self, function: FunctionInfo) -> _Direct | None:
         for decorator in function.node.decorators:
@@ -278,7 +289,10 @@ class HandlerFinder:
                     for d in method.node.decorators
                 )
                 if method.name == table.RAY_CALL_METHOD or routed:
-                    yield self._made(method, "ray")
+                    # A route of a @serve.ingress FastAPI app: FastAPI runs a `def` one in its thread pool (Ray Serve's
+                    # asyncio guide); a deployment's own sync method runs on the replica's loop unless
+                    # RAY_SERVE_RUN_SYNC_IN_THREADPOOL=1, which the code does not say.
+                    yield self._made(method, "ray", sync_in_threads=routed)
             elif self._method_decorated(method, framework):
                 yield self._made(method, framework)
 

@@ -16,6 +16,7 @@ import libcst as cst
 from vllm_lint.python.handlers import caches_load
 from vllm_lint.python.model import CallSite, dotted_name
 from vllm_lint.lazy_re import lazy_compile
+from vllm_lint.python.walk import walk
 
 if TYPE_CHECKING:
     from vllm_lint.python.context import PyContext
@@ -76,6 +77,47 @@ def thread_target(semantics: Semantics, call: cst.Call) -> cst.BaseExpression | 
     if semantics.callee(call) != "threading.Thread":
         return None
     return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "target"), None)
+
+
+# The locks of the fix where the engine rewrite is refused in a `def` handler (python/rewrite/offload.py).
+THREAD_LOCKS = frozenset({"threading.Lock", "threading.RLock"})
+
+
+def held_thread_lock(semantics: Semantics, site: CallSite) -> str | None:
+    """The name of the module-level lock (``name = threading.Lock()``, bound once) that a ``with name:`` of the
+    call's own function holds around the call's statement, if any: the calls made under it run one at a time,
+    whichever thread makes them. Not for a call in a lambda (it runs later, wherever the callable is called)."""
+    function = site.function
+    if function is None or site.in_lambda:
+        return None
+    held: list[str] = []
+    around: list[list[str]] = []
+    statement = site.statement
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is statement:
+                held.extend(name for names in around for name in names)
+                return False
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not function.node:
+                return False
+            if isinstance(node, cst.With):
+                around.append([item.item.value for item in node.items if isinstance(item.item, cst.Name) and node.asynchronous is None])
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if isinstance(original_node, cst.With):
+                around.pop()
+
+    walk(function.node, _Find())
+    for name in held:
+        stores = semantics.model.values.get((None, name), [])
+        if name in function.params or (function, name) in semantics.model.values or len(stores) != 1:
+            continue
+        value, where = stores[0]
+        if where is None and isinstance(value, cst.Call) and semantics.callee(value) in THREAD_LOCKS:
+            return name
+    return None
 
 
 def call_effect(semantics: Semantics, site: CallSite) -> CallEffect | None:

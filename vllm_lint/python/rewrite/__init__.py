@@ -16,7 +16,8 @@ engine keeps it only if it parses and the finding is gone. A run that reads no e
 most of the cost, runs only for runs that apply or print edits. ``hoist`` is VLL104's
 fix, which moves a load made per request to module level, after which this
 rewrite can apply. Where the rewrite is refused, ``offload`` offers the fix that
-keeps the model and moves each blocking call off the event loop.
+keeps the model and runs its blocking calls one at a time: off the event loop, or under a lock in a framework's
+worker threads.
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ class ServerRewriteOutcome:
     """The server rewrite offered for a finding, or why none is."""
     fix: PyFix | None
     refusal: str | None  # why the engine rewrite is not offered
+    fallback_said: str = ""  # what offload.py's fix, offered instead, does
 
     def message_suffix(self) -> str:
         if not self.refusal:
             return ""
-        if self.fix is not None:  # offload.py's fallback
-            return (f"; the engine rewrite is refused ({self.refusal}); the fix offered instead runs each call in a "
-                    "worker thread, one at a time: it frees the event loop but does not batch")
+        if self.fix is not None:
+            return f"; the engine rewrite is refused ({self.refusal}); the fix offered instead {self.fallback_said}"
         return f"; no automatic fix: {self.refusal}"
 
 
@@ -78,7 +79,10 @@ def server_rewrite(ctx: PyContext) -> ServerRewriteOutcome:
     except Refusal as refusal:
         from vllm_lint.python.rewrite.offload import offload_fallback
 
-        return ServerRewriteOutcome(offload_fallback(ctx), str(refusal))
+        fallback = offload_fallback(ctx)
+        if fallback is None:
+            return ServerRewriteOutcome(None, str(refusal))
+        return ServerRewriteOutcome(fallback.fix, str(refusal), fallback.said)
     module = ctx.module
     return ServerRewriteOutcome(PyFix(title=title, applicability=Applicability.UNSAFE, build=lambda: [NodeEdit(module, new)]), None)
 

@@ -1,14 +1,27 @@
-"""The fix where the engine rewrite is refused: each blocking model call in an ``async def`` handler runs in a
-worker thread (``await asyncio.to_thread(pipe, prompt)``), one at a time under one ``asyncio.Lock`` of the
-module, as the event loop ran them one at a time before. The answers are the same call's; what changes is that
-the event loop is free meanwhile (other routes, a health check, answer); the requests still do not batch.
+"""The fix where the engine rewrite is refused: the blocking model calls run one at a time, with the same
+arguments and answers, and the requests still do not batch.
 
-Offered only when every such call of the module can be moved so (a statement of the handler's own body, not a
-lambda, a comprehension or a thread's target) and nothing else of VLL101-VLL103 stays reported (vLLM's offline
-``LLM`` built in a web app is reported whatever calls it).
+- In an ``async def`` handler on an event loop, each call runs in a worker thread (``await
+  asyncio.to_thread(pipe, prompt)``) under one ``asyncio.Lock`` of the module, as the event loop ran them one at a
+  time before: the event loop is free meanwhile (other routes, a health check, answer).
+- In a plain ``def`` handler that the framework already runs in its worker threads, several at once
+  (handler_table's ``sync_in_threads``: FastAPI, Starlette, Flask, Quart, Gradio, ...), each call's statement
+  runs inside ``with model_lock:``, one ``threading.RLock()`` of the module. A transformers model and its fast
+  tokenizer are not safe to call from two threads at once: the tokenizer's Rust object raises "RuntimeError:
+  Already borrowed" when a second thread uses it mid-call (huggingface/tokenizers#537, huggingface/transformers#47085),
+  and concurrent ``generate()`` calls on one model can share its per-call state (huggingface/transformers#48286).
+  Re-entrant, so a locked statement that calls a helper taking the lock too does not deadlock.
+
+Offered only when every such call of the module can be moved so (a statement of its function's own body, not a
+lambda, a comprehension, a generator's ``yield`` or a thread's target), all of one kind, and nothing else of
+VLL101-VLL103 stays reported (vLLM's offline ``LLM`` built in a web app is reported whatever calls it). The
+serving rules read a call under such a lock as fixed this way (vocabulary.held_thread_lock): an info-level note
+that it does not batch.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -17,25 +30,44 @@ from vllm_lint.python.context import NodeEdit, PyContext, PyFix
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_module_imported
 from vllm_lint.python.rewrite.layout import insert_before_first_block, without_blocking_remarks
 from vllm_lint.python.rewrite.names import FreshNames, names_in
-from vllm_lint.python.vocabulary import HF_GENERATE, LLM_GENERATE, PIPELINE_CALL, call_effect, thread_target
+from vllm_lint.python.vocabulary import HF_GENERATE, LLM_GENERATE, PIPELINE_CALL, call_effect, held_thread_lock, thread_target
 from vllm_lint.python.walk import walk
 
 OFFLOAD_TITLE = (
     "Run each blocking model call in a worker thread (await asyncio.to_thread(...)), one at a time under a lock: "
     "frees the event loop, does not batch (the engine rewrite is refused; the message says why)"
 )
+THREAD_LOCK_TITLE = (
+    "Run the blocking model calls one at a time under a lock (with model_lock:), which the framework's worker threads "
+    "would otherwise run at once on one model: the same answers, does not batch (the engine rewrite is refused; the "
+    "message says why)"
+)
 _BLOCKING = frozenset({PIPELINE_CALL, HF_GENERATE, LLM_GENERATE})
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    fix: PyFix
+    said: str  # what the finding's message says of the fix
+
+
+_OFFLOAD_SAID = "runs each call in a worker thread, one at a time: it frees the event loop but does not batch"
+_THREAD_LOCK_SAID = (
+    "runs the calls one at a time under a lock, which the framework's worker threads would otherwise run at once "
+    "on one model (not safe from two threads): it does not batch"
+)
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef)
 
 
-def offload_fallback(ctx: PyContext) -> PyFix | None:
-    """The fix, or None where some blocking call of the module cannot be moved to a worker thread."""
+def offload_fallback(ctx: PyContext) -> Fallback | None:
+    """The fix, or None where some blocking call of the module cannot be moved or locked."""
     semantics = ctx.semantics
     if semantics.defines_web_app and any(semantics.callee(site.node) == "vllm.LLM" for site in ctx.model.calls):
         return None  # VLL103 reports the construction itself
     serves_grpc_aio = any(semantics.callee(site.node) == "grpc.aio.server" for site in ctx.model.calls)
     calls: dict[int, cst.Call] = {}
     statements: dict[int, cst.SimpleStatementLine] = {}
+    kinds = set()
     for site in ctx.model.calls:
         effect = call_effect(semantics, site)
         if effect is None or effect.kind not in _BLOCKING:
@@ -46,33 +78,55 @@ def offload_fallback(ctx: PyContext) -> PyFix | None:
         function = site.function
         statement = site.statement
         if (
-            function is None or not function.is_async or not handler.runs_on_event_loop or site.in_lambda
-            or (handler.framework == "grpc" and not serves_grpc_aio)  # a sync gRPC server cannot await the method
-            or thread_target(semantics, site.node) is not None or not isinstance(statement, cst.SimpleStatementLine)
-            or not _directly_in(function.node, statement, site.node)
+            function is None or site.in_lambda or thread_target(semantics, site.node) is not None
+            or not isinstance(statement, cst.SimpleStatementLine) or not _directly_in(function.node, statement, site.node)
         ):
+            return None
+        if function.is_async and handler.runs_on_event_loop:
+            if handler.framework == "grpc" and not serves_grpc_aio:
+                return None  # a sync gRPC server cannot await the method
+            kinds.add("offload")
+        elif not function.is_async and handler.runs_in_threads and held_thread_lock(semantics, site) is None \
+                and not _yields(statement):
+            kinds.add("lock")  # a yield would hold the lock while the consumer, maybe on another thread, waits
+        else:
             return None
         calls[id(site.node)] = site.node
         statements[id(statement)] = statement
-    if not calls:
-        return None
+    if not calls or len(kinds) != 1:
+        return None  # two kinds: two locks would not keep the calls of both one at a time
     module = ctx.module
+    locked = kinds == {"lock"}
 
     def build() -> list[NodeEdit]:
-        return [NodeEdit(module, _offloaded(module, calls, statements))]
+        return [NodeEdit(module, _locked(module, statements) if locked else _offloaded(module, calls, statements))]
 
     try:
-        _names(module)
+        _names(module, "threading" if locked else "asyncio")
     except NameTaken:
         return None
-    return PyFix(title=OFFLOAD_TITLE, applicability=Applicability.UNSAFE, build=build if ctx.fix_edits else None)
+    fix = PyFix(title=THREAD_LOCK_TITLE if locked else OFFLOAD_TITLE, applicability=Applicability.UNSAFE,
+                build=build if ctx.fix_edits else None)
+    return Fallback(fix, _THREAD_LOCK_SAID if locked else _OFFLOAD_SAID)
 
 
-def _names(module: cst.Module) -> tuple[cst.Module, str, str]:
-    """The module with ``import asyncio``, the name it is bound to, and a fresh name for the lock."""
+def _yields(statement: cst.SimpleStatementLine) -> bool:
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Yield(self, node: cst.Yield) -> None:
+            found.append(node)
+
+    walk(statement, _Find())
+    return bool(found)
+
+
+def _names(module: cst.Module, lock_module: str) -> tuple[cst.Module, str, str]:
+    """The module with ``import <lock_module>`` (asyncio, threading), the name it is bound to, and a fresh name
+    for the lock."""
     taken = names_in(module)
-    with_asyncio, asyncio = ensure_module_imported(module, "asyncio", names=taken)
-    return with_asyncio, asyncio, FreshNames(taken | {asyncio}).take("model_lock")
+    with_import, bound = ensure_module_imported(module, lock_module, names=taken)
+    return with_import, bound, FreshNames(taken | {bound}).take("model_lock")
 
 
 def _directly_in(function: cst.FunctionDef, statement: cst.SimpleStatementLine, call: cst.Call) -> bool:
@@ -102,7 +156,7 @@ def _directly_in(function: cst.FunctionDef, statement: cst.SimpleStatementLine, 
 
 
 def _offloaded(module: cst.Module, calls: dict[int, cst.Call], statements: dict[int, cst.SimpleStatementLine]) -> cst.Module:
-    with_asyncio, asyncio, lock = _names(module)
+    with_asyncio, asyncio, lock = _names(module, "asyncio")
     to_thread = cst.parse_expression(f"{asyncio}.to_thread")
 
     class _Offload(cst.CSTTransformer):
@@ -123,11 +177,7 @@ def _offloaded(module: cst.Module, calls: dict[int, cst.Call], statements: dict[
         ) -> cst.BaseStatement:
             if id(original_node) not in statements:
                 return updated_node
-            line = without_blocking_remarks(updated_node)
-            return cst.With(
-                items=[cst.WithItem(cst.Name(lock))], asynchronous=cst.Asynchronous(),
-                body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]), leading_lines=line.leading_lines,
-            )
+            return _under(lock, updated_node, asynchronous=True)
 
     def _parenthesized(original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
         """``(await f(x))[0]``: an awaited call whose value is read, which ``await`` would otherwise take in."""
@@ -140,3 +190,28 @@ def _offloaded(module: cst.Module, calls: dict[int, cst.Call], statements: dict[
     comment = "# the model calls run one at a time, as on the event loop before"
     lock_line = cst.parse_statement(f"{lock} = {asyncio}.Lock()  {comment}\n", config=rewritten.config_for_parsing)
     return insert_before_first_block(rewritten, [lock_line], asyncio)
+
+
+def _locked(module: cst.Module, statements: dict[int, cst.SimpleStatementLine]) -> cst.Module:
+    with_threading, threading, lock = _names(module, "threading")
+
+    class _Lock(cst.CSTTransformer):
+        def leave_SimpleStatementLine(
+            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+        ) -> cst.BaseStatement:
+            return _under(lock, updated_node, asynchronous=False) if id(original_node) in statements else updated_node
+
+    rewritten = with_threading.visit(_Lock())
+    assert isinstance(rewritten, cst.Module)
+    comment = "# one model call at a time: the model and its tokenizer are not safe from two threads at once"
+    lock_line = cst.parse_statement(f"{lock} = {threading}.RLock()  {comment}\n", config=rewritten.config_for_parsing)
+    return insert_before_first_block(rewritten, [lock_line], threading)
+
+
+def _under(lock: str, statement: cst.SimpleStatementLine, *, asynchronous: bool) -> cst.With:
+    """``[async] with lock:`` around ``statement``, which keeps its comments but those saying the call blocks."""
+    line = without_blocking_remarks(statement)
+    return cst.With(
+        items=[cst.WithItem(cst.Name(lock))], asynchronous=cst.Asynchronous() if asynchronous else None,
+        body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]), leading_lines=line.leading_lines,
+    )

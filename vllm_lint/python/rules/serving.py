@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from vllm_lint.diagnostics import Applicability
+from vllm_lint.diagnostics import Applicability, Severity
 from vllm_lint.python.context import NodeEdit, PyContext, PyFinding, PyFix
 from vllm_lint.python.model import CallSite, FunctionInfo
 from vllm_lint.python.handlers import Handler
@@ -20,6 +20,7 @@ from vllm_lint.python.vocabulary import (
     caches_load,
     call_effect,
     handler_calls_into_project,
+    held_thread_lock,
     is_model_load,
     loads_through_project,
     thread_target,
@@ -38,6 +39,27 @@ def _blocking_consequence(handler: Handler, site: CallSite | None = None, ctx: P
     if handler.runs_on_event_loop:
         return "blocks the event loop: every other request waits until it finishes"
     return "serialises requests, one GPU pass each: no batching across concurrent requests"
+
+
+def _locked_note(ctx: PyContext, site: CallSite, handler: Handler, what: str) -> PyFinding | None:
+    """An info-level note, in place of the error, for a call that a plain `def` handler makes under a module-level
+    lock (``with model_lock:``, the fix offered where the engine rewrite is refused; python/rewrite/offload.py):
+    the framework's worker threads make such calls one at a time, so nothing is unsafe, but nothing batches."""
+    if not handler.runs_in_threads or site.function is None or site.function.is_async:
+        return None
+    lock = held_thread_lock(ctx.semantics, site)
+    if lock is None:
+        return None
+    return PyFinding(
+        message=(
+            f"{what} inside a request handler ({handler.shown}) runs under `{lock}`, one call at a time in the "
+            "framework's worker threads: no batching across concurrent requests; serve with vLLM's AsyncLLMEngine "
+            "to batch them"
+        ),
+        node=site.node,
+        statement=site.statement,
+        severity=Severity.INFO,
+    )
 
 
 def _in_handler(ctx: PyContext, site: CallSite) -> Handler | None:
@@ -66,6 +88,10 @@ class _LazyRewrite:
 def sync_pipeline_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
     rewrite = _LazyRewrite(ctx)
     for site, handler, _ in _effects_in_handlers(ctx, PIPELINE_CALL):
+        note = _locked_note(ctx, site, handler, "transformers pipeline called")
+        if note is not None:
+            yield note
+            continue
         outcome = rewrite.get()
         yield PyFinding(
             code="VLL101",
@@ -109,6 +135,10 @@ def _through_project(
 def hf_generate_in_handler(ctx: PyContext) -> Iterator[PyFinding]:
     rewrite = _LazyRewrite(ctx)
     for site, handler, _ in _effects_in_handlers(ctx, HF_GENERATE):
+        note = _locked_note(ctx, site, handler, "transformers model.generate() called")
+        if note is not None:
+            yield note
+            continue
         outcome = rewrite.get()
         yield PyFinding(
             code="VLL102",
@@ -153,6 +183,10 @@ def offline_llm_in_server(ctx: PyContext) -> Iterator[PyFinding]:
             )
         return
     for site, handler, effect in _effects_in_handlers(ctx, LLM_GENERATE):
+        note = _locked_note(ctx, site, handler, effect.what)
+        if note is not None:
+            yield note
+            continue
         outcome = rewrite.get()
         yield PyFinding(
             code="VLL103",
