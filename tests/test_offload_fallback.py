@@ -182,7 +182,10 @@ demo.launch()
 @pytest.mark.parametrize(("source", "locked"), [
     (FLASK_SUMMARIZER, '    with model_lock:\n        return summarizer(request.form["text"])[0]["summary_text"]\n'),
     (FLASK_SUMMARIZER.replace("\n", "\r\n"), '    with model_lock:\r\n        return summarizer(request.form["text"])[0]["summary_text"]\r\n'),
-    (SEQ2SEQ_HELPER, "    with model_lock:\n        outputs = model.generate(**tokens, max_new_tokens=20)\n"),
+    # the tokenizer's statements beside the call run under the lock too
+    (SEQ2SEQ_HELPER, "def answer(line):\n    with model_lock:\n        tokens = tokenizer(line, return_tensors=\"pt\")\n"
+     "        outputs = model.generate(**tokens, max_new_tokens=20)\n"
+     "        return tokenizer.batch_decode(outputs, skip_special_tokens=True)[0]\n"),
     (GRADIO_NO_TASK, "    with model_lock:\n        conversation = chatbot(message)\n"),
 ], ids=["flask", "flask-crlf", "fastapi-helper", "gradio"])
 def test_a_def_handler_run_in_worker_threads_gets_its_model_calls_under_one_lock(tmp_path, source, locked):

@@ -41,6 +41,16 @@ def is_pipeline_factory(qualified: str | None) -> bool:
     return qualified is not None and qualified.startswith("transformers.") and qualified.endswith(".pipeline")
 
 
+def is_tokenizer_load(qualified: str | None) -> bool:
+    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Tokenizer.from_pretrained") \
+        or qualified in ("transformers.AutoTokenizer.from_pretrained", "transformers.PreTrainedTokenizerFast.from_pretrained")
+
+
+def is_processor_load(qualified: str | None) -> bool:
+    """A multimodal processor (``AutoProcessor.from_pretrained``): the engine loads the model's own, and its tokenizer."""
+    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Processor.from_pretrained")
+
+
 def is_model_load(qualified: str | None) -> bool:
     if qualified is None:
         return False

@@ -16,7 +16,7 @@ from vllm_lint.python.rewrite.names import names_in, occurrences
 from vllm_lint.python.rewrite.plan import Refusal
 from vllm_lint.python.rewrite.prompts import bound_names, local_bindings, module_bindings, rebound_names
 from vllm_lint.python.rewrite.shapes import Assignments, keyword_args, literal_flag, named_params, positional_args, snippet, top_level_index_of
-from vllm_lint.python.vocabulary import ENCODER_DECODER_MODEL, HF_GENERATIVE_MODEL
+from vllm_lint.python.vocabulary import ENCODER_DECODER_MODEL, HF_GENERATIVE_MODEL, is_processor_load, is_tokenizer_load
 from vllm_lint.python.walk import walk
 
 _TORCH_DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32"}
@@ -45,16 +45,6 @@ _UNSERVED_ADVICE = (
 def _parameter_names(function: cst.FunctionDef) -> set[str]:
     star = [p for p in (function.params.star_arg, function.params.star_kwarg) if isinstance(p, cst.Param)]
     return {p.name.value for p in (*named_params(function), *star)}
-
-
-def _is_tokenizer_load(qualified: str | None) -> bool:
-    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Tokenizer.from_pretrained") \
-        or qualified in ("transformers.AutoTokenizer.from_pretrained", "transformers.PreTrainedTokenizerFast.from_pretrained")
-
-
-def _is_processor_load(qualified: str | None) -> bool:
-    """A multimodal processor (``AutoProcessor.from_pretrained``): the engine loads the model's own, and its tokenizer."""
-    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Processor.from_pretrained")
 
 
 class EngineConstruction(ModuleFacts):
@@ -244,7 +234,7 @@ class EngineConstruction(ModuleFacts):
         if not isinstance(value, cst.Name):
             return value
         bindings = self.model.bindings.get((None, value.value), [])
-        loads = [b.call for b in bindings if _is_tokenizer_load(self.semantics.callee(b.call))]
+        loads = [b.call for b in bindings if is_tokenizer_load(self.semantics.callee(b.call))]
         if len(bindings) != 1 or len(loads) != 1:
             raise Refusal(f"cannot tell which tokenizer `{value.value}` is (one AutoTokenizer.from_pretrained binding is what the rewrite follows)")
         source = model_name_of(loads[0])
@@ -262,7 +252,7 @@ class EngineConstruction(ModuleFacts):
         for c in calls:
             name = dotted_name(c.tokenizer)
             bindings = [b for (_, target), bs in self.model.bindings.items() if target == name for b in bs]
-            loads = [b.call for b in bindings if _is_tokenizer_load(callee := self.semantics.callee(b.call)) or _is_processor_load(callee)]
+            loads = [b.call for b in bindings if is_tokenizer_load(callee := self.semantics.callee(b.call)) or is_processor_load(callee)]
             if name is None or len(bindings) != 1 or len(loads) != 1:
                 raise Refusal(
                     f"cannot tell which tokenizer `{snippet(self.module, c.tokenizer)}` is (one AutoTokenizer.from_pretrained "

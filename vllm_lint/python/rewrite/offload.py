@@ -6,11 +6,13 @@ arguments and answers, and the requests still do not batch.
   time before: the event loop is free meanwhile (other routes, a health check, answer).
 - In a plain ``def`` handler that the framework already runs in its worker threads, several at once
   (handler_table's ``sync_in_threads``: FastAPI, Starlette, Flask, Quart, Gradio, ...), each call's statement
-  runs inside ``with model_lock:``, one ``threading.RLock()`` of the module. A transformers model and its fast
+  runs inside ``with model_lock:``, one ``threading.RLock()`` of the module, with the statements of the same block
+  that use a transformers tokenizer or processor (and those between them). A transformers model and its fast
   tokenizer are not safe to call from two threads at once: the tokenizer's Rust object raises "RuntimeError:
   Already borrowed" when a second thread uses it mid-call (huggingface/tokenizers#537, huggingface/transformers#47085),
   and concurrent ``generate()`` calls on one model can share its per-call state (huggingface/transformers#48286).
-  Re-entrant, so a locked statement that calls a helper taking the lock too does not deadlock.
+  Re-entrant, so a locked statement that calls a helper taking the lock too does not deadlock. A tokenizer used
+  in another block or function stays outside the lock.
 
 Offered only when every such call of the module can be moved so (a statement of its function's own body, not a
 lambda, a comprehension, a generator's ``yield`` or a thread's target), all of one kind, and nothing else of
@@ -22,6 +24,7 @@ that it does not batch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -30,7 +33,18 @@ from vllm_lint.python.context import NodeEdit, PyContext, PyFix
 from vllm_lint.python.rewrite.imports import NameTaken, ensure_module_imported
 from vllm_lint.python.rewrite.layout import insert_before_first_block, without_blocking_remarks
 from vllm_lint.python.rewrite.names import FreshNames, names_in
-from vllm_lint.python.vocabulary import HF_GENERATE, LLM_GENERATE, PIPELINE_CALL, call_effect, held_thread_lock, thread_target
+from vllm_lint.python.model import FunctionInfo
+from vllm_lint.python.semantics import Semantics
+from vllm_lint.python.vocabulary import (
+    HF_GENERATE,
+    LLM_GENERATE,
+    PIPELINE_CALL,
+    call_effect,
+    held_thread_lock,
+    is_processor_load,
+    is_tokenizer_load,
+    thread_target,
+)
 from vllm_lint.python.walk import walk
 
 OFFLOAD_TITLE = (
@@ -67,6 +81,7 @@ def offload_fallback(ctx: PyContext) -> Fallback | None:
     serves_grpc_aio = any(semantics.callee(site.node) == "grpc.aio.server" for site in ctx.model.calls)
     calls: dict[int, cst.Call] = {}
     statements: dict[int, cst.SimpleStatementLine] = {}
+    functions: dict[int, FunctionInfo] = {}  # by statement
     kinds = set()
     for site in ctx.model.calls:
         effect = call_effect(semantics, site)
@@ -86,20 +101,23 @@ def offload_fallback(ctx: PyContext) -> Fallback | None:
             if handler.framework == "grpc" and not serves_grpc_aio:
                 return None  # a sync gRPC server cannot await the method
             kinds.add("offload")
-        elif not function.is_async and handler.runs_in_threads and held_thread_lock(semantics, site) is None \
-                and not _yields(statement):
-            kinds.add("lock")  # a yield would hold the lock while the consumer, maybe on another thread, waits
+        elif not function.is_async and handler.runs_in_threads and held_thread_lock(semantics, site) is None:
+            kinds.add("lock")
         else:
             return None
         calls[id(site.node)] = site.node
         statements[id(statement)] = statement
+        functions[id(statement)] = function
     if not calls or len(kinds) != 1:
         return None  # two kinds: two locks would not keep the calls of both one at a time
     module = ctx.module
     locked = kinds == {"lock"}
+    spans = _lock_spans(semantics, statements, functions) if locked else {}
+    if spans is None:
+        return None
 
     def build() -> list[NodeEdit]:
-        return [NodeEdit(module, _locked(module, statements) if locked else _offloaded(module, calls, statements))]
+        return [NodeEdit(module, _locked(module, spans, statements) if locked else _offloaded(module, calls, statements))]
 
     try:
         _names(module, "threading" if locked else "asyncio")
@@ -110,7 +128,69 @@ def offload_fallback(ctx: PyContext) -> Fallback | None:
     return Fallback(fix, _THREAD_LOCK_SAID if locked else _OFFLOAD_SAID)
 
 
-def _yields(statement: cst.SimpleStatementLine) -> bool:
+_Spans = dict[int, list[tuple[int, int]]]  # by id of an indented block: its (first, last) statements under the lock
+
+
+def _lock_spans(
+    semantics: Semantics, statements: dict[int, cst.SimpleStatementLine], functions: dict[int, FunctionInfo]
+) -> _Spans | None:
+    """Where ``with model_lock:`` goes: in each block that holds a blocking statement, that statement, or, where
+    statements of the block use a tokenizer, the run from the first such statement to the last. None where a
+    run would yield: the lock would stay held while the generator's consumer, maybe on another thread, waits."""
+    spans: _Spans = {}
+    for key, statement in statements.items():
+        function = functions[key]
+        block = _block_of(function.node, statement)
+        if block is None:
+            return None
+        if id(block) in spans:
+            continue
+        body = list(block.body)
+        blocking = [i for i, line in enumerate(body) if id(line) in statements]
+        tokenizing = [i for i, line in enumerate(body) if _uses_tokenizer(semantics, line, function)]
+        if tokenizing:
+            runs = [(min(blocking + tokenizing), max(blocking + tokenizing))]
+        else:
+            runs = [(i, i) for i in blocking]
+        if any(_yields(line) for first, last in runs for line in body[first:last + 1]):
+            return None
+        spans[id(block)] = runs
+    return spans
+
+
+def _block_of(function: cst.FunctionDef, statement: cst.CSTNode) -> cst.IndentedBlock | None:
+    """The indented block of ``function``'s own code whose body holds ``statement``."""
+    found: list[cst.IndentedBlock] = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not function:
+                return False
+            if isinstance(node, cst.IndentedBlock) and any(line is statement for line in node.body):
+                found.append(node)
+            return not found
+
+    walk(function, _Find())
+    return found[0] if found else None
+
+
+def _uses_tokenizer(semantics: Semantics, statement: cst.CSTNode, function: FunctionInfo) -> bool:
+    """``statement`` calls a transformers tokenizer or processor, or one of its methods (``tok(text)``,
+    ``tok.decode(ids)``)."""
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            for expr in (func, func.value) if isinstance(func, cst.Attribute) else (func,):
+                if any(is_tokenizer_load(p) or is_processor_load(p) for p in semantics.produced_by(expr, function)):
+                    found.append(node)
+
+    walk(statement, _Find())
+    return bool(found)
+
+
+def _yields(statement: cst.CSTNode) -> bool:
     found = []
 
     class _Find(cst.CSTVisitor):
@@ -192,14 +272,21 @@ def _offloaded(module: cst.Module, calls: dict[int, cst.Call], statements: dict[
     return insert_before_first_block(rewritten, [lock_line], asyncio)
 
 
-def _locked(module: cst.Module, statements: dict[int, cst.SimpleStatementLine]) -> cst.Module:
+def _locked(module: cst.Module, spans: _Spans, statements: dict[int, cst.SimpleStatementLine]) -> cst.Module:
     with_threading, threading, lock = _names(module, "threading")
 
     class _Lock(cst.CSTTransformer):
-        def leave_SimpleStatementLine(
-            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-        ) -> cst.BaseStatement:
-            return _under(lock, updated_node, asynchronous=False) if id(original_node) in statements else updated_node
+        def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+            runs = spans.get(id(original_node))
+            if runs is None:
+                return updated_node
+            body = list(updated_node.body)
+            for index, line in enumerate(original_node.body):  # the same statements, in the same places
+                if id(line) in statements:
+                    body[index] = without_blocking_remarks(cast(cst.SimpleStatementLine, body[index]))
+            for first, last in reversed(runs):
+                body[first:last + 1] = [_around(lock, body[first:last + 1], asynchronous=False)]
+            return updated_node.with_changes(body=body)
 
     rewritten = with_threading.visit(_Lock())
     assert isinstance(rewritten, cst.Module)
@@ -210,8 +297,13 @@ def _locked(module: cst.Module, statements: dict[int, cst.SimpleStatementLine]) 
 
 def _under(lock: str, statement: cst.SimpleStatementLine, *, asynchronous: bool) -> cst.With:
     """``[async] with lock:`` around ``statement``, which keeps its comments but those saying the call blocks."""
-    line = without_blocking_remarks(statement)
+    return _around(lock, [without_blocking_remarks(statement)], asynchronous=asynchronous)
+
+
+def _around(lock: str, lines: list[cst.BaseStatement], *, asynchronous: bool) -> cst.With:
+    """``[async] with lock:`` around ``lines``; the first one's comments and blank lines go above the ``with``."""
+    first = lines[0]
     return cst.With(
         items=[cst.WithItem(cst.Name(lock))], asynchronous=cst.Asynchronous() if asynchronous else None,
-        body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]), leading_lines=line.leading_lines,
+        body=cst.IndentedBlock(body=[first.with_changes(leading_lines=[]), *lines[1:]]), leading_lines=first.leading_lines,
     )
