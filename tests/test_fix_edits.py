@@ -23,7 +23,7 @@ EDITS = {
     "vll101_sync_pipeline_in_handler.py": 1,
     "vll102_hf_generate_in_handler.py": 1,
     "vll103_offline_llm_in_server.py": 1,
-    "vll104_model_load_in_handler.py": 1,
+    "vll104_model_load_in_handler.py": 2,
     "vll106_constant_request_id.py": 2,
     "vll107_blocking_llm_client_in_async_handler.py": 3,
     "vll109_model_load_per_rerun.py": 1,
