@@ -10,9 +10,10 @@ FOLDER is what restore.py wrote (FOLDER/owner+name/path). For each kind of file 
 - opaque launches: vLLM launches seen but not read in full, with the reasons (``vllm-lint check
   --explain-opaque``; "n/a" where the installed vllm-lint lacks that option);
 - rewrite outcomes: each file with VLL101/VLL102/VLL103 is rewritten (``--fix --unsafe-fixes`` on a copy
-  of its repository: the result compiles, re-lints without those codes, a second fix changes nothing) or
-  refused (the reason the finding gives, counted); one whose only fix is VLL104's (a per-request load
-  moved to module level) is tried too, since the rewrite may follow it in the same run;
+  of its repository: the result compiles, re-lints without those codes (an info-level note aside), a second fix
+  changes nothing), offloaded (the same checks passed by the fix offered where the engine rewrite is refused,
+  python/rewrite/offload.py) or refused (the reason the finding gives, counted); one whose only fix is VLL104's (a
+  per-request load moved to module level) is tried too, since the rewrite may follow it in the same run;
 - findings per code, and the lint time.
 
 Prints the report and writes it, dated and with the vllm-lint commit measured, to --out; the triage
@@ -45,6 +46,7 @@ from restore import folder_name, read_manifest  # noqa: E402 - beside this scrip
 
 SERVER_CODES = ("VLL101", "VLL102", "VLL103")
 NO_FIX_MARK = "; no automatic fix: "
+FALLBACK_MARK = "; the engine rewrite is refused ("
 OPAQUE_NA = "n/a (vllm-lint lacks --explain-opaque)"
 
 
@@ -349,6 +351,8 @@ def explain_opaque(paths: list[str]) -> list[dict] | None:
 def refusal_reason(message: str) -> str:
     if NO_FIX_MARK in message:
         return message.split(NO_FIX_MARK, 1)[1].strip()
+    if FALLBACK_MARK in message:
+        return message.split(FALLBACK_MARK, 1)[1].rsplit("); the fix offered instead", 1)[0].strip()
     return "no fix offered"
 
 
@@ -373,7 +377,7 @@ def try_rewrite(file: CorpusFile, folder: Path, after_a_move: bool = False) -> t
         why = _compiles(target)
         if why:
             return "broken", f"the rewrite does not compile: {why}"
-        left = [f for f in json.loads(fixed.stdout or "[]") if f["code"] in SERVER_CODES]
+        left = [f for f in json.loads(fixed.stdout or "[]") if f["code"] in SERVER_CODES and f["severity"] != "info"]
         if after_a_move and left and not any(f.get("fix") for f in left):
             return "refused", "; ".join(sorted({refusal_reason(f["message"]) for f in left}))
         remaining = [f["code"] for f in left]
@@ -525,6 +529,8 @@ def measure(folder: Path, manifest: Path, fix: bool = True) -> dict:
             report["per_kind"][file.kind]["fix offered"] += 1
             continue
         outcome, why = try_rewrite(file, folder, after_a_move)
+        if outcome == "rewritten" and any(FALLBACK_MARK in f["message"] for f in server_findings):
+            outcome, why = "offloaded", "; ".join(sorted({refusal_reason(f["message"]) for f in server_findings}))
         report["per_kind"][file.kind][outcome] += 1
         if outcome == "broken":
             broken_by_kind[file.kind][why] += 1
@@ -573,7 +579,7 @@ def render(report: dict, triage: Path, started: float) -> str:
         c = per_kind[kind]
         opaque = f"{c['launches']} / {c['launches'] - c['opaque']} / {c['opaque']}" if report["opaque_available"] else OPAQUE_NA
         rows.append([kind, c["files"], sum(report["codes_by_kind"][kind].values()), c["hidden"], c["false syntax"],
-                     opaque, c["rewritten"], c["refused"], c["broken"], f"{c['seconds']:.1f}",
+                     opaque, c["rewritten"], c["offloaded"], c["refused"], c["broken"], f"{c['seconds']:.1f}",
                      f"{1000 * c['seconds'] / max(c['files'], 1):.0f}"])
     total = collections.Counter()
     for kind in kinds:
@@ -581,10 +587,10 @@ def render(report: dict, triage: Path, started: float) -> str:
     opaque_total = (f"{total['launches']} / {total['launches'] - total['opaque']} / {total['opaque']}"
                     if report["opaque_available"] else OPAQUE_NA)
     rows.append(["all", total["files"], sum(sum(c.values()) for c in report["codes_by_kind"].values()), total["hidden"],
-                 total["false syntax"], opaque_total, total["rewritten"], total["refused"], total["broken"],
+                 total["false syntax"], opaque_total, total["rewritten"], total["offloaded"], total["refused"], total["broken"],
                  f"{total['seconds']:.1f}", f"{1000 * total['seconds'] / max(total['files'], 1):.0f}"])
     out += _table(["kind", "files", "findings", "hidden (must be 0)", "false VLL000", "launches seen / read in full / opaque",
-                   "servers rewritten", "refused", "rewrite broken", "lint s", "ms/file"], rows)
+                   "servers rewritten", "fallback", "refused", "rewrite broken", "lint s", "ms/file"], rows)
     out += ["", (f"Lint time is vllm-lint's own, in process, file by file with the pre-filter on; one CLI run over every "
             f"file took {report['cli_seconds']:.1f} s, the rewrites {report['fix_seconds']:.1f} s, the whole runner "
             f"{time.perf_counter() - started:.0f} s.")]
@@ -604,6 +610,10 @@ def render(report: dict, triage: Path, started: float) -> str:
     if rewritten:
         out += ["", "Rewritten (compiles, re-lints without VLL101-VLL103, a second fix changes nothing):", ""]
         out += [f"- {f.repository} `{f.path}` ({f.why})" for f in rewritten]
+    offloaded = [(f, why) for f, outcome, why in report["outcomes"] if outcome == "offloaded"]
+    if offloaded:
+        out += ["", "The fallback where the engine rewrite is refused (the same checks; the calls run one at a time, no batching):", ""]
+        out += [f"- {f.repository} `{f.path}`: {why}" for f, why in offloaded]
     broken = [(f, why) for f, outcome, why in report["outcomes"] if outcome == "broken"]
     if broken:
         out += ["", "Rewrites that failed a check:", ""]
