@@ -103,13 +103,14 @@ def held_thread_lock(semantics: Semantics, site: CallSite) -> str | None:
     held: list[str] = []
     around: list[list[str]] = []
     statement = site.statement
+    own = function.node
 
     class _Find(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
             if node is statement:
                 held.extend(name for names in around for name in names)
                 return False
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not function.node:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not own:
                 return False
             if isinstance(node, cst.With):
                 around.append([item.item.value for item in node.items if isinstance(item.item, cst.Name) and node.asynchronous is None])

@@ -303,6 +303,7 @@ def _under(lock: str, statement: cst.SimpleStatementLine, *, asynchronous: bool)
 def _around(lock: str, lines: list[cst.BaseStatement], *, asynchronous: bool) -> cst.With:
     """``[async] with lock:`` around ``lines``; the first one's comments and blank lines go above the ``with``."""
     first = lines[0]
+    assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     return cst.With(
         items=[cst.WithItem(cst.Name(lock))], asynchronous=cst.Asynchronous() if asynchronous else None,
         body=cst.IndentedBlock(body=[first.with_changes(leading_lines=[]), *lines[1:]]), leading_lines=first.leading_lines,
