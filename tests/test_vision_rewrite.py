@@ -16,6 +16,7 @@ import pytest
 
 from vllm_lint.config import Settings
 from vllm_lint.engine.fixer import fix_file
+from vllm_lint.python.rewrite.offload import THREAD_LOCK_TITLE
 
 from lintutil import fixed_server, lint_text
 
@@ -119,7 +120,8 @@ def test_a_tokenizer_output_moved_to_the_device_and_zipped_with_the_output(tmp_p
 
 def _refusal(tmp_path: Path, source: str) -> str:
     [finding] = [d for d in lint_text(tmp_path, "server.py", textwrap.dedent(source)) if d.code == "VLL102"]
-    assert finding.fix is None, finding.message
+    # no engine rewrite; a `def` route FastAPI runs in worker threads gets the lock fallback instead
+    assert finding.fix is None or finding.fix.message == THREAD_LOCK_TITLE, finding.message
     return finding.message
 
 
