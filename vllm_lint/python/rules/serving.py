@@ -52,7 +52,7 @@ def _locked_note(ctx: PyContext, site: CallSite, handler: Handler, what: str) ->
         return None
     return PyFinding(
         message=(
-            f"{what} inside a request handler ({handler.shown}) runs under `{lock}`, one call at a time in the "
+            f"{what} inside a request handler ({handler.shown}): it runs under `{lock}`, one call at a time in the "
             "framework's worker threads: no batching across concurrent requests; serve with vLLM's AsyncLLMEngine "
             "to batch them"
         ),
