@@ -40,6 +40,7 @@ def _hostile_tree(root: Path, markers: Path) -> list[str]:
         "libcst.py": py("libcst.py"),
         "yaml.py": py("yaml.py"),
         "pathspec.py": py("pathspec.py"),
+        "ahocorasick_rs.py": py("ahocorasick_rs.py"),
         "jinja2.py": py("jinja2.py"),
         "tomllib.py": py("tomllib.py"),
         "vllm.py": py("vllm.py"),

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from vllm_lint.python.prefilter_words import occurrences, present
+
 # Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,7 +91,7 @@ class Condition:
 
 def contains(*words: bytes) -> Condition:
     """The file's code holds every one of ``words``: the simplest necessary condition of a rule that reads them."""
-    return Condition(" and ".join(repr(word) for word in words), lambda file: all(word in file.code for word in words))
+    return Condition(" and ".join(repr(word) for word in words), lambda file: all(present(file.code, word) for word in words))
 
 
 class _Lazy:
@@ -138,26 +140,6 @@ def word_matches(pattern: re.Pattern[bytes], data: bytes, allow_dot: bool = True
 
 def has_word(pattern: re.Pattern[bytes], data: bytes) -> bool:
     return next(word_matches(pattern, data), None) is not None
-
-
-# The answers of ``present`` for the last two texts asked about (a file's bytes and its code alone, which some
-# conditions read in turn): [text, {word: found}] each, the newest first.
-_PRESENT: list[list] = []
-
-
-def present(data: bytes, word: bytes) -> bool:
-    """``word in data``, scanned for once per text however many conditions ask (several rules' conditions start
-    with the same word, and a scan of a file for an absent word reads all of it)."""
-    for entry in _PRESENT:
-        if entry[0] is data:  # identity, and the reference keeps ``id`` from being reused
-            found = entry[1].get(word)
-            if found is None:
-                found = entry[1][word] = word in data
-            return found
-    found = word in data
-    _PRESENT.insert(0, [data, {word: found}])
-    del _PRESENT[2:]
-    return found
 
 
 def remembered(function: Callable[[bytes, Path], bool]) -> Callable[[bytes, Path], bool]:
@@ -255,6 +237,8 @@ def may_import_one_of(data: bytes, names: tuple[bytes, ...]) -> bool:
     """Whether some statement of ``data`` may import one of ``names`` (a necessary condition of each import reader
     here: the name is the word after ``from``, or in the text after an ``import`` on its joined line). Two scans
     of the file for all the names, shared by the readers that ask of the same bytes, instead of one scan a name."""
+    if not any(present(data, name) for name in names):  # each reading below finds a name in the bytes
+        return False
     from_words, imported = _import_index(data)
     return any(name in from_words or name in imported for name in names)
 
@@ -303,12 +287,12 @@ def _startup_event(data: bytes) -> bool:
 @remembered
 def handler_clue(data: bytes, path: Path) -> bool:
     """A clue of a request handler in ``data`` (a file's bytes, or its code only)."""
-    if b"@" in data and (_route_decorator(data) or (b"deployment" in data and _RAY_DEPLOYMENT.search(data))):
+    if present(data, b"@") and (_route_decorator(data) or (present(data, b"deployment") and _RAY_DEPLOYMENT.search(data))):
         return True
     for gate, pattern in _HANDLER_CLUES:
-        if gate in data and pattern.search(data):
+        if present(data, gate) and pattern.search(data):
             return True
-    return (path.name == "views.py" and b"django" in data) or _imports_a_framework(data)
+    return (path.name == "views.py" and present(data, b"django")) or _imports_a_framework(data)
 
 
 def handler_in_tree(file: FileBytes) -> bool:
@@ -367,8 +351,7 @@ def mentions_vllm_engine(data: bytes, path: Path) -> bool:
     if present(data, b"from_engine_args"):
         return True
     # "vLLM" is everywhere in prose; only when some "LLM" is not part of it is a closer look worth it.
-    llm = data.count(b"LLM")
-    return llm > data.count(b"vLLM") and has_word(_VLLM_ENGINE_WORD, data)
+    return occurrences(data, b"LLM") > occurrences(data, b"vLLM") and has_word(_VLLM_ENGINE_WORD, data)
 
 
 class CallableName:
@@ -433,7 +416,7 @@ def _quoted_vllm_serve(raw: bytes) -> bool:
     """``["']vllm`` followed by ``_VLLM_THEN_SERVE``'s separator and ``serve``: one of the items or words
     ``vllm``, ``serve`` in a string."""
     for quoted in (b'"vllm', b"'vllm"):
-        start = raw.find(quoted)
+        start = raw.find(quoted) if present(raw, quoted) else -1
         while start != -1:
             if _VLLM_THEN_SERVE.match(raw, start + 1):
                 return True
@@ -442,9 +425,9 @@ def _quoted_vllm_serve(raw: bytes) -> bool:
 
 
 def _serve_command(raw: bytes) -> bool:
-    if b"serve" in raw and (_quoted_vllm_serve(raw) or _VLLM_SERVE_WORDS.search(raw) is not None):
+    if present(raw, b"serve") and (_quoted_vllm_serve(raw) or _VLLM_SERVE_WORDS.search(raw) is not None):
         return True
-    return any(needed in raw and (pattern is None or pattern.search(raw) is not None) for needed, pattern in _SERVE_COMMAND)
+    return any(present(raw, needed) and (pattern is None or pattern.search(raw) is not None) for needed, pattern in _SERVE_COMMAND)
 
 
 # The same commands in the tree's strings: an image's name (in any word), or the words of a command line
@@ -483,8 +466,8 @@ def _launch_in_command_line(file: FileBytes) -> bool:
     """The command is in strings, so raw bytes; the callee is code."""
     raw = file.raw
     return (
-        b"vllm" in raw
-        and any(word in file.code for word in _PROCESS_WORDS)
+        present(raw, b"vllm")
+        and any(present(file.code, word) for word in _PROCESS_WORDS)
         and _serve_command(raw)
     )
 

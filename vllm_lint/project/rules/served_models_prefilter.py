@@ -3,13 +3,13 @@ or builds an OpenAI client with a base URL (python/project_facts.py)."""
 
 from __future__ import annotations
 
-from vllm_lint.python.prefilter import Condition, FileBytes, imports_client_library
+from vllm_lint.python.prefilter import Condition, FileBytes, imports_client_library, present
 from vllm_lint.registry import LAUNCH
 
 
 def _client_with_base_url(file: FileBytes) -> bool:
     code = file.code
-    return b"base_url" in code and b"OpenAI" in code and imports_client_library(code)
+    return present(code, b"base_url") and present(code, b"OpenAI") and imports_client_library(code)
 
 
 PREFILTER = {

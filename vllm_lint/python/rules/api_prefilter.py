@@ -30,7 +30,7 @@ _LEGACY_ENGINE = (
 
 def _legacy_engine_import(file: FileBytes) -> bool:
     """``vllm.engine.(async_)llm_engine``, imported as a module or from."""
-    return b"llm_engine" in file.code and any(pattern.search(file.code) for pattern in _LEGACY_ENGINE)
+    return present(file.code, b"llm_engine") and any(pattern.search(file.code) for pattern in _LEGACY_ENGINE)
 
 
 # -- VLL303 on attributes of SamplingParams and engine instances ------------------------------------
@@ -216,7 +216,7 @@ def _reads_known(data: bytes, local: str, target: str, reader: _Reader) -> bool:
 
 
 def _vllm_name_missing(file: FileBytes) -> bool:
-    return b"vllm" in file.code and not _vllm_names_all_known(file.code, file.api())
+    return present(file.code, b"vllm") and not _vllm_names_all_known(file.code, file.api())
 
 
 PREFILTER = {

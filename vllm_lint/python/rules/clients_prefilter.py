@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from vllm_lint.python.llm_clients import POOLED_CLIENTS, SYNC_CLIENTS, SYNC_FUNCTIONS
-from vllm_lint.python.prefilter import Condition, FileBytes, handler_in_tree, imports_client_library, may_have_handlers
+from vllm_lint.python.prefilter import Condition, FileBytes, handler_in_tree, imports_client_library, may_have_handlers, present
 from vllm_lint.python.tree_facts import final_name
 
 
 def _blocking_client_in_async_handler(file: FileBytes) -> bool:
     """A synchronous LLM client's call (python/llm_clients.py) in ``async def`` handler code."""
     code = file.code
-    return b"async" in code and imports_client_library(code) and may_have_handlers(code, file.path)
+    return present(code, b"async") and imports_client_library(code) and may_have_handlers(code, file.path)
 
 
 def _client_in_handler(file: FileBytes) -> bool:

@@ -47,7 +47,7 @@ def _returns_a_tuple(code: bytes) -> bool:
 
 def _fastapi_handler_returns_tuple(file: FileBytes) -> bool:
     code = file.code
-    return b"fastapi" in code and b"return" in code and handler_clue(code, file.path) and _returns_a_tuple(code)
+    return present(code, b"fastapi") and present(code, b"return") and handler_clue(code, file.path) and _returns_a_tuple(code)
 
 
 def _returns_a_pair_in_tree(file: FileBytes) -> bool:

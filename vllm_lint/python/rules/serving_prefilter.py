@@ -31,7 +31,7 @@ def _offline_llm_in_web_app(file: FileBytes) -> bool:
 
 def _multi_worker_server(file: FileBytes) -> bool:
     code = file.code
-    return b"workers" in code and (b"uvicorn" in code or b"hypercorn" in code)
+    return present(code, b"workers") and (present(code, b"uvicorn") or present(code, b"hypercorn"))
 
 
 def _workers_keyword_in_tree(file: FileBytes) -> bool:
@@ -51,8 +51,8 @@ def _request_id_in_handler(file: FileBytes) -> bool:
     """``request_id=`` a literal or a module-level name, or an id passed positionally to an engine this module
     builds; in a module with request handlers."""
     code = file.code
-    engine = present(code, b"from_engine_args") or b"AsyncLLM" in code
-    if not (engine or b"request_id" in code) or not may_have_handlers(code, file.path):
+    engine = present(code, b"from_engine_args") or present(code, b"AsyncLLM")
+    if not (engine or present(code, b"request_id")) or not may_have_handlers(code, file.path):
         return False
     if engine:
         return True

@@ -8,7 +8,7 @@ from vllm_lint.python.prefilter import Condition, FileBytes, mentions_vllm_engin
 def _streamlit_model_load(file: FileBytes) -> bool:
     """A model load (vocabulary.is_model_load) in a module that imports streamlit."""
     code = file.code
-    return b"streamlit" in code and (present(code, b"transformers") or mentions_vllm_engine(code, file.path))
+    return present(code, b"streamlit") and (present(code, b"transformers") or mentions_vllm_engine(code, file.path))
 
 
 PREFILTER = {

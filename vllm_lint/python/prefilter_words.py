@@ -1,0 +1,84 @@
+"""Which of the pre-filter's words a text holds, found in one scan of the text instead of one scan a word.
+
+The byte conditions start with substring tests (``present``), and a test for an absent word reads the whole file:
+on vLLM's own source that was 32 full-file scans a file, most of the pre-filter's time. Here the words the
+conditions ask about are learnt as they ask (they are literals of the conditions' code, about 60), and each new
+text is scanned once for all of them by a multi-pattern matcher (``ahocorasick_rs``, a binding of the Rust
+aho-corasick crate) that reports every occurrence, overlapping ones included ("AsyncEngineArgs" holds
+"EngineArgs", "vLLM" holds "LLM"): a word is then present exactly when ``word in text``, case and all. A word first
+asked about after a text was scanned is looked for in that text on its own, and joins the matcher for the next
+text. Where the matcher's wheel is not installed, each word is scanned for once per text, as ``in`` would.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from operator import itemgetter
+
+# The words are literals of the conditions' code; a bound in case one is ever made from a file's contents.
+_MAX_WORDS = 1000
+
+_words: dict[bytes, None] = {}  # every word asked about, in the order asked: the matcher's patterns
+_matcher: list = [None, 0]  # the matcher, and how many of _words it holds (-1: no matcher installed)
+# [text, {word: count (from the matcher) or found (True/False, looked for on its own)}] for the last two texts
+# asked about (a file's bytes and its code alone, which conditions read in turn), the newest first.
+_texts: list[list] = []
+_PATTERN = itemgetter(0)  # of a match: (pattern index, start, end)
+
+
+def _current_matcher():
+    """The matcher of every word asked so far (built again when a word has joined), or None."""
+    held = _matcher[1]
+    if held == len(_words) or held < 0:
+        return _matcher[0]
+    try:
+        from ahocorasick_rs import BytesAhoCorasick
+    except ImportError:
+        _matcher[:] = [None, -1]
+        return None
+    _matcher[:] = [BytesAhoCorasick(list(_words)), len(_words)]
+    return _matcher[0]
+
+
+def _known(data: bytes) -> dict[bytes, int | bool]:
+    for entry in _texts:
+        if entry[0] is data:  # identity, and the reference keeps ``id`` from being reused
+            return entry[1]
+    known: dict[bytes, int | bool] = {}
+    matcher = _current_matcher() if _words else None
+    if matcher is not None:
+        words = list(_words)[: _matcher[1]]
+        known = dict.fromkeys(words, 0)
+        for index, count in Counter(map(_PATTERN, matcher.find_matches_as_indexes(data, overlapping=True))).items():
+            known[words[index]] = count
+    _texts.insert(0, [data, known])
+    del _texts[2:]
+    return known
+
+
+def present(data: bytes, word: bytes) -> bool:
+    """``word in data``: read off the text's one scan for all the words asked about."""
+    known = _known(data)
+    found = known.get(word)
+    if found is None:
+        found = known[word] = word in data
+        if len(_words) < _MAX_WORDS:
+            _words.setdefault(word)
+    return bool(found)
+
+
+def occurrences(data: bytes, word: bytes) -> int:
+    """``data.count(word)``: the matcher's count where that is the same (a word that cannot overlap itself, whose
+    overlapping occurrences are its non-overlapping ones)."""
+    count = _known(data).get(word)
+    if type(count) is int and not _overlaps_itself(word):
+        return count
+    if count is False:
+        return 0
+    if count is None:
+        present(data, word)  # joins the matcher
+    return data.count(word)
+
+
+def _overlaps_itself(word: bytes) -> bool:
+    return any(word[:size] == word[-size:] for size in range(1, len(word)))
