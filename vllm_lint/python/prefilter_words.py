@@ -13,6 +13,7 @@ text. Where the matcher's wheel is not installed, each word is scanned for once 
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from operator import itemgetter
 
 # The words are literals of the conditions' code; a bound in case one is ever made from a file's contents.
@@ -80,5 +81,6 @@ def occurrences(data: bytes, word: bytes) -> int:
     return data.count(word)
 
 
+@lru_cache(maxsize=1024)
 def _overlaps_itself(word: bytes) -> bool:
     return any(word[:size] == word[-size:] for size in range(1, len(word)))
