@@ -18,7 +18,8 @@ def fresh(request, monkeypatch):
     """A process's state before its first question; "no matcher": as where ahocorasick_rs is not installed."""
     monkeypatch.setattr(prefilter_words, "_words", {})
     monkeypatch.setattr(prefilter_words, "_texts", [])
-    monkeypatch.setattr(prefilter_words, "_matcher", [None, 0] if request.param == "matcher" else [None, -1])
+    monkeypatch.setattr(prefilter_words, "_built", [None])
+    monkeypatch.setattr(prefilter_words, "_installed", [request.param == "matcher"])
 
 
 def test_the_same_answers_as_in_and_count(fresh) -> None:

@@ -20,7 +20,9 @@ from operator import itemgetter
 _MAX_WORDS = 1000
 
 _words: dict[bytes, None] = {}  # every word asked about, in the order asked: the matcher's patterns
-_matcher: list = [None, 0]  # the matcher, and how many of _words it holds (-1: no matcher installed)
+# (matcher, the words it holds), replaced whole when a word has joined; None until built, or without the package.
+_built: list = [None]
+_installed = [True]
 # [text, {word: count (from the matcher) or found (True/False, looked for on its own)}] for the last two texts
 # asked about (a file's bytes and its code alone, which conditions read in turn), the newest first.
 _texts: list[list] = []
@@ -28,17 +30,18 @@ _PATTERN = itemgetter(0)  # of a match: (pattern index, start, end)
 
 
 def _current_matcher():
-    """The matcher of every word asked so far (built again when a word has joined), or None."""
-    held = _matcher[1]
-    if held == len(_words) or held < 0:
-        return _matcher[0]
+    """(the matcher of every word asked so far, its words), or None."""
+    built = _built[0]
+    if (built is not None and len(built[1]) == len(_words)) or not _installed[0]:
+        return built
     try:
         from ahocorasick_rs import BytesAhoCorasick
     except ImportError:
-        _matcher[:] = [None, -1]
+        _installed[0] = False
         return None
-    _matcher[:] = [BytesAhoCorasick(list(_words)), len(_words)]
-    return _matcher[0]
+    words = tuple(_words)
+    built = _built[0] = (BytesAhoCorasick(words), words)
+    return built
 
 
 def _known(data: bytes) -> dict[bytes, int | bool]:
@@ -46,9 +49,9 @@ def _known(data: bytes) -> dict[bytes, int | bool]:
         if entry[0] is data:  # identity, and the reference keeps ``id`` from being reused
             return entry[1]
     known: dict[bytes, int | bool] = {}
-    matcher = _current_matcher() if _words else None
-    if matcher is not None:
-        words = list(_words)[: _matcher[1]]
+    built = _current_matcher() if _words else None
+    if built is not None:
+        matcher, words = built
         known = dict.fromkeys(words, 0)
         for index, count in Counter(map(_PATTERN, matcher.find_matches_as_indexes(data, overlapping=True))).items():
             known[words[index]] = count
