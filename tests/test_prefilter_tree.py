@@ -209,6 +209,8 @@ LAUNCHED = [
     ("VLL201", 'import os\nos.system("vllm serve m --port 8000")\n'),
     ("VLL201", 'import subprocess, sys\nsubprocess.Popen([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", "m"])\n'),
     ("VLL303", 'import subprocess, sys\nsubprocess.Popen([sys.executable, "-m", "vllm.no_such_module"])\n'),
+    ("VLL201", 'from os import execvp as run\nrun("vllm", ["vllm", "serve", "m"])\n'),
+    ("VLL201", 'import os\nos . system("vllm serve m")\n'),
 ]
 
 
@@ -223,6 +225,13 @@ def test_a_vllm_module_run_with_dash_m_that_starts_no_server_is_kept_out():
     assert "vllm.sampling_params" in API.modules
     assert not _passes(source, "VLL201", "VLL303")
     assert _passes(source.replace("vllm.sampling_params", "vllm.entrypoints.openai.api_server"), "VLL201")
+
+
+def test_process_words_inside_other_words_start_nothing():
+    # "execute" and "filesystem" hold "exec" and "system": no callee the command-line extractor reads is named
+    source = 'import vllm\nexecute(filesystem, "vllm serve m")\n'
+    assert not prefilter.COMMAND_LINE_LAUNCH.holds(prefilter.FileBytes(source.encode(), source.encode(), Path("m.py"), lambda: API))
+    assert _passes(source.replace("filesystem", "os.system"), "VLL201")
 
 
 # -- request handlers read off the tree (prefilter.handler_in_tree), for the rules on models in handlers

@@ -469,7 +469,26 @@ def _launch_in_command_line(file: FileBytes) -> bool:
         present(raw, b"vllm")
         and any(present(file.code, word) for word in _PROCESS_WORDS)
         and _serve_command(raw)
+        and any(_whole_word(file.code, name) for name in _PROCESS_NAMES)
     )
+
+
+# _launch_in_tree's callees as the words of the code they are (a name, an attribute, an imported name or module
+# part): "exec" and "system" are also parts of other words ("execute", "filesystem").
+_PROCESS_NAMES = tuple(sorted(name.encode("ascii") for name in _PROCESS_IDENTIFIERS))
+
+
+def _whole_word(data: bytes, word: bytes) -> bool:
+    """``word`` in ``data`` with no word character either side (a byte of a non-ASCII letter counts as none)."""
+    if not present(data, word):
+        return False
+    start = data.find(word)
+    while start != -1:
+        end = start + len(word)
+        if (start == 0 or data[start - 1] not in _WORD_BYTES) and (end >= len(data) or data[end] not in _WORD_BYTES):
+            return True
+        start = data.find(word, end)
+    return False
 
 
 def _launch_in_tree(file: FileBytes) -> bool:
