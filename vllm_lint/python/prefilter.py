@@ -16,7 +16,8 @@ share (request handlers, engine constructions, launches in command lines,
 calls and the names bound to their results) and runs the enabled codes'
 conditions, cheapest first.
 
-Speed matters here more than anywhere: every expression starts with a literal
+Speed matters here more than anywhere. A substring test asks ``present`` (``prefilter_words``), which finds every
+word the conditions ask about in one scan of the file, not one scan a word. Every expression starts with a literal
 (``re`` then scans for it with a fast substring search) and word boundaries
 are checked by hand afterwards, because a leading ``\\b`` or lookbehind makes
 ``re`` try every byte of the file.
