@@ -1,9 +1,8 @@
 """Which of the pre-filter's words a text holds, found in one scan of the text instead of one scan a word.
 
-The byte conditions start with substring tests (``present``), and a test for an absent word reads the whole file:
-on vLLM's own source that was 32 full-file scans a file, most of the pre-filter's time. Here the words the
-conditions ask about are learnt as they ask (they are literals of the conditions' code, about 60), and each new
-text is scanned once for all of them by a multi-pattern matcher (``ahocorasick_rs``, a binding of the Rust
+The byte conditions start with substring tests (``present``), dozens of words a file, and a test for an absent word
+reads the whole file. Here the words the conditions ask about are learnt as they ask (literals of their code), and
+each new text is scanned once for all of them by a multi-pattern matcher (``ahocorasick_rs``, a binding of the Rust
 aho-corasick crate) that reports every occurrence, overlapping ones included ("AsyncEngineArgs" holds
 "EngineArgs", "vLLM" holds "LLM"): a word is then present exactly when ``word in text``, case and all. A word first
 asked about after a text was scanned is looked for in that text on its own, and joins the matcher for the next
