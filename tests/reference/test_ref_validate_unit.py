@@ -427,6 +427,10 @@ def test_unservable_servers_are_named():
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/health')\ndef h():\n    pass\n") \
         .startswith("no POST route")
     assert unservable("from fastapi import FastAPI\napp = FastAPI()\n@app.get('/g')\ndef g(text: str):\n    pass\n") is None
+    # A GET route whose parameter no prompt name matches: served where --endpoint names it.
+    line_route = "from fastapi import FastAPI\napp = FastAPI()\n@app.get('/ai')\ndef prompt(line: str):\n    pass\n"
+    assert unservable(line_route).startswith("no POST route")
+    assert unservable(line_route, endpoint_given=True) is None
     assert unservable("from ray import serve\n@serve.deployment\n@serve.ingress(app)\nclass D:\n    @app.post('/g')\n    def g(self):\n        pass\n") is None
     assert unservable("import ray\n@ray.remote\nclass A:\n    pass\n").startswith("Ray code with no Serve deployment")
     assert unservable("from sanic import Sanic\napp = Sanic('a')\n@app.post('/g')\nasync def g(request):\n    pass\n") \
@@ -1036,3 +1040,14 @@ def test_a_causal_lm_class_of_another_architecture_loads_the_local_model_in_its_
     assert not _other_causal_lm(model_class("LlamaForCausalLM", "llama"), "llama")
     assert not _other_causal_lm(model_class("BertForSequenceClassification", "bert"), "llama")  # no causal LM
     assert not _other_causal_lm(type("AutoModelForCausalLM", (), {}), "llama")
+
+
+def test_a_route_given_on_the_command_line_is_sent_with_the_method_the_server_takes():
+    """``--endpoint /ai --prompt-field line --prompt-in query`` over FastAPI's ``@app.get("/ai") def prompt(line)``."""
+    from vllm_lint.reference.validate.endpoint import as_served
+
+    given = Endpoint("/ai", "line", "query")
+    get_only = {"paths": {"/ai": {"get": {"parameters": [{"name": "line", "in": "query"}]}}}}
+    assert as_served(given, get_only).request("hi").method == "GET"
+    assert as_served(given, {"paths": {"/ai": {"get": {}, "post": {}}}}).method == "POST"
+    assert as_served(Endpoint("/ai", "line", "json"), get_only).method == "POST"  # a body is posted

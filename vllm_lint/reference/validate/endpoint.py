@@ -5,7 +5,7 @@ the harness then sends the load a second time with it set."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_lint.reference.loadgen import RequestSpec
@@ -79,6 +79,15 @@ def _required_body(op: dict, openapi: dict) -> Any:
     if not body.get("required"):
         return None
     return _smallest(((body.get("content") or {}).get("application/json") or {}).get("schema", {}), openapi)
+
+
+def as_served(endpoint: Endpoint, openapi: dict) -> Endpoint:
+    """A route given on the command line (``--endpoint /ai --prompt-in query``), sent with GET where the server's
+    schema shows it takes GET and not POST (FastAPI's ``@app.get("/ai") def prompt(line: str)``)."""
+    methods = ((openapi.get("paths") or {}).get(endpoint.path)) or {}
+    if endpoint.where == "query" and "get" in methods and "post" not in methods:
+        return replace(endpoint, method="GET")
+    return endpoint
 
 
 def discover_endpoint(openapi: dict) -> Endpoint:

@@ -238,9 +238,10 @@ def _framework_missing(module: str, what: str) -> str | None:
             "pip install 'vllm-lint[frameworks]' (or the framework the file uses) to validate it")
 
 
-def unservable(source: str) -> str | None:
+def unservable(source: str, endpoint_given: bool = False) -> str | None:
     """Why the harness cannot start this server and send it requests (HTTP, or gRPC through the project's
-    generated stub), or None when it can."""
+    generated stub), or None when it can. With ``endpoint_given`` (``--endpoint``), a route the source shows none
+    of is the user's to name (``@app.get("/ai") def prompt(line: str)``, whose parameter no prompt name matches)."""
     tree = ast.parse(source)
     modules = imported_packages(tree)
     routes = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in
@@ -281,7 +282,7 @@ def unservable(source: str) -> str | None:
         return "Django code with no view function (a first parameter `request`): validate routes a views module's views"
     if modules & {"fastapi", "starlette"} and serves_websockets(source):
         return None  # sent prompts over its websocket routes (websocket_endpoint)
-    if modules & {"fastapi", "flask", "starlette"}:
+    if modules & {"fastapi", "flask", "starlette"} and not endpoint_given:
         return "no POST route: validate loads a route that takes a prompt in a request"
     return None
 
@@ -376,10 +377,10 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in name).strip("-").lower() or "server"
 
 
-def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fixed: Path | None = None
-                 ) -> PreparedCase:
+def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fixed: Path | None = None,
+                 endpoint_given: bool = False) -> PreparedCase:
     """Write the bad server pointed at ``model`` and its fixed version (the autofixer's, or ``fixed``) into
-    a folder of ``workdir``, both made runnable."""
+    a folder of ``workdir``, both made runnable (``endpoint_given``: the route is named by ``--endpoint``)."""
     directory = workdir / _slug(case.name)
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -388,7 +389,7 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
         raise ValidationError(f"{case.origin} does not parse: {exc}") from exc
     if names:
         progress(f"{case.name}: model {', '.join(names)} -> {model}")
-    reason = unservable(bad_text)
+    reason = unservable(bad_text, endpoint_given)
     if reason is not None:
         raise NotServable(reason)
     # Each copy keeps the file's name, in a folder of its own with the other files of its project (a gRPC

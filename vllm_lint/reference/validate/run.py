@@ -13,7 +13,7 @@ from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
 from vllm_lint.reference.server_kinds import ServerKind
 from vllm_lint.reference.validate.chainlit_endpoint import ChainlitEndpoint
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
-from vllm_lint.reference.validate.endpoint import discover_endpoint
+from vllm_lint.reference.validate.endpoint import Endpoint, as_served, discover_endpoint
 from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
 from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint, discover_gradio_endpoint
 from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint, discover_grpc_endpoint
@@ -94,7 +94,8 @@ def run_validation(options: Options, progress: Progress = print) -> Validation:
         for number, case in enumerate(options.cases, start=1):
             progress(f"[{number}/{len(options.cases)}] {case.name} ({case.origin})")
             try:
-                prepared = prepare_case(case, options.model, workdir, progress, options.fixed)
+                prepared = prepare_case(case, options.model, workdir, progress, options.fixed,
+                                        endpoint_given=options.endpoint is not None)
             except NotARewrite as exc:
                 if case.explicit:
                     validation.failed.append((case, str(exc)))
@@ -121,6 +122,11 @@ def _endpoint_of(server: ServerProcess, known: AnyEndpoint | None) -> AnyEndpoin
         return discover_gradio_endpoint(server.base_url)
     if server.kind is ServerKind.CHAINLIT:
         return ChainlitEndpoint()
+    if isinstance(known, Endpoint):
+        try:
+            return as_served(known, _openapi(server))
+        except ValidationError:  # no schema to read the route's method from: sent as given
+            return known
     if known is not None:
         return known
     try:
