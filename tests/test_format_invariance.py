@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -122,7 +123,7 @@ def test_reformatting_keeps_the_findings(data):
 
 def test_the_property_catches_a_layout_assumption(monkeypatch):
     # The command-line test as it once was, wanting the items of ["vllm", "serve", ...] on one line.
-    one_line = prefilter.lazy_re(rb"[\"']vllm(?:[\"'][ \t]*,[ \t]*[\"']|[ \t]+)serve\b")
+    one_line = re.compile(rb"[\"']vllm(?:[\"'][ \t]*,[ \t]*[\"']|[ \t]+)serve\b")
     monkeypatch.setattr(prefilter, "_serve_command", lambda raw: one_line.search(raw) is not None)
     case = Case("launch", 'import subprocess\nsubprocess.Popen(["vllm", "serve", "m"])\n', ".py",
                 lambda folder, text: (_write(folder / "launch.py", text), []))

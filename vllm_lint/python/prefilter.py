@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from vllm_lint.lazy_re import lazy_compile
 from vllm_lint.python.prefilter_words import occurrences, present
 
 # Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
@@ -95,26 +96,6 @@ def contains(*words: bytes) -> Condition:
     return Condition(" and ".join(repr(word) for word in words), lambda file: all(present(file.code, word) for word in words))
 
 
-class _Lazy:
-    """A regular expression compiled on first use: most runs never need most of them, and
-    compiling them all at import would cost a one-file pre-commit run ~15 ms."""
-
-    __slots__ = ("_source", "_flags", "_compiled")
-
-    def __init__(self, source: bytes, flags: int = 0) -> None:
-        self._source, self._flags = source, flags
-        self._compiled: re.Pattern[bytes] | None = None
-
-    def __getattr__(self, name: str):
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return getattr(self._compiled, name)
-
-
-def lazy_re(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
-    return _Lazy(source, flags)  # type: ignore[return-value]  # every attribute is the compiled pattern's
-
-
 # The items of an ``import`` before the one a pattern looks for: ``a.b as c, d,``. Unambiguous (a name cannot
 # hold a blank), so a long list costs one pass, not a backtracking search.
 IMPORTED_ITEMS = rb"(?:\w+(?:[ \t]*\.[ \t]*\w+)*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
@@ -171,7 +152,7 @@ def remembered_bytes(function: Callable[[bytes], T]) -> Callable[[bytes], T]:
 # -- request handlers (python/handlers.py) ---------------------------------------------------------
 # A route decorator ``@<expr>.<verb>(``, a registration call, a gRPC servicer, a class-based
 # view, a Ray Serve deployment, Django's views.py, or the import of a framework found by its own names.
-_ROUTE_DECORATOR = lazy_re(
+_ROUTE_DECORATOR = lazy_compile(
     rb"@[^\n]*\.[ \t]*(?:get|post|put|patch|delete|options|head|api_route|websocket|route|view)[ \t]*\("
 )
 
@@ -188,14 +169,14 @@ def _route_decorator(data: bytes) -> bool:
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
-    (b"add_", lazy_re(rb"add_(?:api_route|api_websocket_route|route|websocket_route|url_rule|get|post|put|patch|delete|head|view)[ \t]*\(")),
-    (b"Route", lazy_re(rb"Route\b")),  # called, or imported under another name (``Route as R``)
-    (b"Servicer", lazy_re(rb"Servicer\b")),
-    (b"View", lazy_re(rb"View(?:Set)?\b")),
+    (b"add_", lazy_compile(rb"add_(?:api_route|api_websocket_route|route|websocket_route|url_rule|get|post|put|patch|delete|head|view)[ \t]*\(")),
+    (b"Route", lazy_compile(rb"Route\b")),  # called, or imported under another name (``Route as R``)
+    (b"Servicer", lazy_compile(rb"Servicer\b")),
+    (b"View", lazy_compile(rb"View(?:Set)?\b")),
     # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
-    (b")(", lazy_re(rb"\.\s*(?:post|put|patch|delete|options|head|api_route|websocket|route)\s*\([^()]*\)\s*\(\s*\w+\s*,?\s*\)")),
-    (b"web.", lazy_re(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
-    (b"django.urls", lazy_re(rb"django\.urls")),
+    (b")(", lazy_compile(rb"\.\s*(?:post|put|patch|delete|options|head|api_route|websocket|route)\s*\([^()]*\)\s*\(\s*\w+\s*,?\s*\)")),
+    (b"web.", lazy_compile(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
+    (b"django.urls", lazy_compile(rb"django\.urls")),
 )
 # Frameworks whose handlers are found only through their own names: importing one is necessary. Also those
 # whose route constructors (handler_table.ROUTE_CONSTRUCTORS) may be called under names the clues above do not
@@ -203,7 +184,7 @@ _HANDLER_CLUES = (
 # and FastAPI's all end in "Route".
 _FRAMEWORK_NAMES = (b"gradio", b"bentoml", b"litserve", b"litestar", b"modal", b"tornado", b"rest_framework", b"bottle",
                     b"aiohttp", b"django", b"falcon", b"chainlit")
-_IMPORT_STATEMENT = lazy_re(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
+_IMPORT_STATEMENT = lazy_compile(rb"(?:^|;)[ \t]*(?:from[ \t]+|import[ \t]+" + IMPORTED_ITEMS + rb")$")
 
 
 def _imports_a_framework(data: bytes) -> bool:
@@ -225,8 +206,8 @@ def _imports_a_framework(data: bytes) -> bool:
 # Where a statement may import a name: the word after ``from`` (a backslash-newline is a blank), and the text after
 # each ``import`` to the end of its line and of the lines a backslash continues it onto. The "from" is looked ahead
 # of, not consumed with its word, so that ``from from x`` cannot hide the ``from x`` inside it.
-_FROM_WORD = lazy_re(rb"from(?=(?:[ \t]|\\\r?\n)+(\w+))")
-_IMPORTED_TEXT = lazy_re(rb"import((?:[^\n\\]|\\\r?\n|\\)*)")
+_FROM_WORD = lazy_compile(rb"from(?=(?:[ \t]|\\\r?\n)+(\w+))")
+_IMPORTED_TEXT = lazy_compile(rb"import((?:[^\n\\]|\\\r?\n|\\)*)")
 
 
 @remembered_bytes
@@ -261,12 +242,12 @@ def _statement_before(data: bytes, index: int) -> bytes:
 _WEB_FRAMEWORK_NAMES = (b"fastapi", b"starlette", b"flask", b"quart", b"sanic", b"aiohttp", b"litestar", b"django", b"ray",
                         b"gradio", b"bottle", b"tornado", b"grpc", b"falcon")
 _WEB_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + words_of(_WEB_FRAMEWORK_NAMES)),
-    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_WEB_FRAMEWORK_NAMES)),
+    lazy_compile(rb"from[ \t]+" + words_of(_WEB_FRAMEWORK_NAMES)),
+    lazy_compile(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_WEB_FRAMEWORK_NAMES)),
 )
 # Model loads and model calls: vocabulary.is_model_load, VLL102's generate, VLL103's LLM methods.
-_VLLM_ENGINE_WORD = lazy_re(rb"LLM(?:Engine)?\b")
-_RAY_DEPLOYMENT = lazy_re(rb"@[^\n]*deployment\b")
+_VLLM_ENGINE_WORD = lazy_compile(rb"LLM(?:Engine)?\b")
+_RAY_DEPLOYMENT = lazy_compile(rb"@[^\n]*deployment\b")
 
 
 def may_have_handlers(data: bytes, path: Path) -> bool:
@@ -278,7 +259,7 @@ def may_have_handlers(data: bytes, path: Path) -> bool:
     return _startup_event(code) or handler_clue(code, path)
 
 
-_ON_EVENT = lazy_re(rb"@[^\n]*on_event[ \t]*\(")
+_ON_EVENT = lazy_compile(rb"@[^\n]*on_event[ \t]*\(")
 
 
 def _startup_event(data: bytes) -> bool:
@@ -360,8 +341,8 @@ class CallableName:
 
     def __init__(self, name: bytes) -> None:
         self.name = name
-        self._call = lazy_re(name + rb"\s*(?:\(|\\\r?\n|as\s)")
-        self._bare = lazy_re(name + rb"[ \t]*(?:[#;\r\n)]|$)")
+        self._call = lazy_compile(name + rb"\s*(?:\(|\\\r?\n|as\s)")
+        self._bare = lazy_compile(name + rb"[ \t]*(?:[#;\r\n)]|$)")
         self._last: tuple[bytes | None, bool] = (None, False)  # several rules ask about the same file
 
     def calls(self, data: bytes) -> Iterator[re.Match[bytes]]:
@@ -383,7 +364,7 @@ class CallableName:
         return any(m.group(0)[-3:-1] == b"as" for m in self.calls(data))
 
 
-_ASSIGNED_NAME = lazy_re(rb"=(?:[\s(]|\\)*(?:[\w.]+\.)?$")
+_ASSIGNED_NAME = lazy_compile(rb"=(?:[\s(]|\\)*(?:[\w.]+\.)?$")
 SAMPLING_PARAMS = CallableName(b"SamplingParams")
 
 
@@ -402,14 +383,14 @@ _BETWEEN_ITEMS = rb"[\"'](?:[\s,]|#[^\n]*\n)*[fFrRbBuU]{0,2}[\"']"
 _BETWEEN_WORDS = rb"(?:[ \t]|\\\r?\n)+"
 # ``["']vllm`` then, between items or words, ``serve``: matched from the literal ``vllm`` (the quote before it is
 # checked by hand, see _quoted_vllm_serve), since a pattern that starts with a set of bytes makes ``re`` try each byte.
-_VLLM_THEN_SERVE = lazy_re(rb"vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b")
-_VLLM_SERVE_WORDS = lazy_re(rb"vllm" + _BETWEEN_WORDS + rb"serve\b")
+_VLLM_THEN_SERVE = lazy_compile(rb"vllm(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")serve\b")
+_VLLM_SERVE_WORDS = lazy_compile(rb"vllm" + _BETWEEN_WORDS + rb"serve\b")
 # Each with a substring it needs (one fast scan before the expression).
 _SERVE_COMMAND = (
-    (b"api_server", lazy_re(rb"vllm\.entrypoints\.(?:openai\.)?api_server")),
+    (b"api_server", lazy_compile(rb"vllm\.entrypoints\.(?:openai\.)?api_server")),
     (b"vllm/vllm", None),
     (b"vllm-openai", None),
-    (b"-m", lazy_re(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b")),
+    (b"-m", lazy_compile(rb"-m(?:" + _BETWEEN_ITEMS + rb"|" + _BETWEEN_WORDS + rb")?vllm\b")),
 )
 
 
@@ -525,8 +506,8 @@ COMMAND_LINE_LAUNCH = Condition("a vLLM command line is started", _launch_in_com
 # An import of a client library (python/llm_clients.py): ``import openai``, ``from httpx import Client``.
 _CLIENT_LIBRARIES = (b"openai", b"anthropic", b"huggingface_hub", b"litellm", b"httpx", b"aiohttp")
 _CLIENT_IMPORTS = (
-    lazy_re(rb"from[ \t]+" + words_of(_CLIENT_LIBRARIES)),
-    lazy_re(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_CLIENT_LIBRARIES)),
+    lazy_compile(rb"from[ \t]+" + words_of(_CLIENT_LIBRARIES)),
+    lazy_compile(rb"import[ \t]+" + IMPORTED_ITEMS + words_of(_CLIENT_LIBRARIES)),
 )
 
 
@@ -575,10 +556,10 @@ def top_level_arguments(data: bytes, start: int) -> list[bytes] | None:
 class Binding:
     """``name = [await] [x.]producer(`` (model.py records these as the name's bindings)."""
 
-    _TARGET = lazy_re(rb"^[ \t]*([\w.]+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:await[ \t]+)?(?:[\w.]+\.)?$")
+    _TARGET = lazy_compile(rb"^[ \t]*([\w.]+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:await[ \t]+)?(?:[\w.]+\.)?$")
 
     def __init__(self, producer: bytes) -> None:
-        self._call = lazy_re(producer + rb"[ \t]*\(")
+        self._call = lazy_compile(producer + rb"[ \t]*\(")
 
     def names(self, code: bytes) -> Iterator[bytes | None]:
         """Each name bound to a produced object; None where the cheap reader cannot tell."""
@@ -680,7 +661,7 @@ def may_match(data: bytes, path: Path, enabled: frozenset[str], api_loader: ApiL
 
 # Strings become one placeholder token (so brackets and quotes inside them cannot mislead the
 # readers below); comments disappear. Leftmost-first matching keeps a "#" inside a string a string.
-_STRING_OR_COMMENT = lazy_re(
+_STRING_OR_COMMENT = lazy_compile(
     rb"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from vllm_lint.lazy_re import lazy_compile
 from vllm_lint.python.prefilter import (
     ENGINE_CONSTRUCTION,
     SAMPLING_PARAMS,
@@ -12,7 +13,6 @@ from vllm_lint.python.prefilter import (
     FileBytes,
     shared_attributes,
     instance_reads_fine,
-    lazy_re,
     present,
     word_matches,
 )
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from vllm_lint.vllm_api import VllmApi
 
 _LEGACY_ENGINE = (
-    lazy_re(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
-    lazy_re(rb"from[ \t]+vllm[ \t]*\.[ \t]*engine[ \t]+import[^\n]*llm_engine\b"),
+    lazy_compile(rb"vllm[ \t]*\.[ \t]*engine[ \t]*\.[ \t]*(?:async_)?llm_engine\b"),
+    lazy_compile(rb"from[ \t]+vllm[ \t]*\.[ \t]*engine[ \t]+import[^\n]*llm_engine\b"),
 )
 
 
@@ -80,14 +80,14 @@ def _engine_read_wrong(file: FileBytes) -> bool:
 # -- VLL303 on imports and the names they bind --------------------------------------------------------
 # In brackets a comment runs to its line's end, newline included: a ")" in it closes nothing, and ``#[^\n]*`` alone
 # could end at any "#" of the comment, which an unclosed list (``(a,  # # # ...``) makes ``re`` try both ways each.
-_FROM_IMPORT = lazy_re(
+_FROM_IMPORT = lazy_compile(
     rb"from(?:[ \t]|\\\r?\n)+(vllm(?:\s*\.\s*\w+)*)(?:[ \t]|\\\r?\n)+import(?:[ \t]|\\\r?\n)+"
     rb"(\((?:[^)#]|#[^\n]*\n)*\)|[^\n;#]*(?:\\\r?\n[^\n;#]*)*)"
 )
-_IMPORT = lazy_re(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
-_IMPORT_ITEM = lazy_re(rb"^\s*(\w+(?:\s*\.\s*\w+)*)(?:\s+as\s+(\w+))?\s*$")
-_SPACE = lazy_re(rb"\s+")
-_COMMENT = lazy_re(rb"#[^\n]*")
+_IMPORT = lazy_compile(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
+_IMPORT_ITEM = lazy_compile(rb"^\s*(\w+(?:\s*\.\s*\w+)*)(?:\s+as\s+(\w+))?\s*$")
+_SPACE = lazy_compile(rb"\s+")
+_COMMENT = lazy_compile(rb"#[^\n]*")
 
 
 def _import_items(names: bytes) -> list[tuple[str, str | None]] | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from vllm_lint.lazy_re import lazy_compile
 from vllm_lint.python.prefilter import (
     CLOSE,
     OPEN,
     Condition,
     FileBytes,
-    lazy_re,
     handler_clue,
     handler_in_tree,
     has_word,
@@ -17,7 +17,7 @@ from vllm_lint.python.prefilter import (
     word_matches,
 )
 
-_RETURN = lazy_re(rb"return[ \t]")
+_RETURN = lazy_compile(rb"return[ \t]")
 
 
 def _returns_a_tuple(code: bytes) -> bool:
@@ -58,7 +58,7 @@ def _returns_a_pair_in_tree(file: FileBytes) -> bool:
 
 # The decorator VLL503 reads is ``<app>.on_event(...)``: on_event is a whole name there, not a part of one
 # (``projection_events`` holds it too).
-_ON_EVENT_NAME = lazy_re(rb"on_event\b")
+_ON_EVENT_NAME = lazy_compile(rb"on_event\b")
 
 
 def _model_load_in_startup_hook(file: FileBytes) -> bool:

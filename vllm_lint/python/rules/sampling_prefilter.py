@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from vllm_lint.python.prefilter import SAMPLING_PARAMS, Condition, FileBytes, lazy_re, top_level_arguments
+from vllm_lint.lazy_re import lazy_compile
+from vllm_lint.python.prefilter import SAMPLING_PARAMS, Condition, FileBytes, top_level_arguments
 
-_KEYWORD = lazy_re(rb"^\s*(\w+)\s*=(?!=)")
+_KEYWORD = lazy_compile(rb"^\s*(\w+)\s*=(?!=)")
 _MAX_TOKENS = frozenset({"max_tokens", "max_new_tokens"})
 _last: list[object] = [None, None]
 

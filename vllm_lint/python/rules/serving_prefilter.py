@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import re
 
+from vllm_lint.lazy_re import lazy_compile
 from vllm_lint.python.prefilter import (
     Condition,
     FileBytes,
     handler_clue,
     handler_in_tree,
-    lazy_re,
     may_be_web_app,
     may_have_handlers,
     mentions_vllm_engine,
@@ -40,7 +40,7 @@ def _workers_keyword_in_tree(file: FileBytes) -> bool:
     return any(keyword.arg == "workers" for call in file.facts().calls_of(("run",)) for keyword in call.keywords)
 
 
-_REQUEST_ID_KEYWORD = lazy_re(rb"request_id[ \t]*=(?!=)[ \t]*(?:[\"'0-9]|[fFrRuUbB]{1,2}[\"']|(\w+))")
+_REQUEST_ID_KEYWORD = lazy_compile(rb"request_id[ \t]*=(?!=)[ \t]*(?:[\"'0-9]|[fFrRuUbB]{1,2}[\"']|(\w+))")
 
 
 # What a string is on the pass over code alone (prefilter.code_only), prefix and all.
