@@ -102,7 +102,7 @@ from vllm_lint.reference.litserve_apps import run_litserve_main
 from vllm_lint.reference.python_tokenizers import answer_as_python_tokenizers, python_tokenizer_names
 from vllm_lint.reference.quart_apps import describe_quart, is_quart_app, serve_quart_on
 from vllm_lint.reference.ray_serve_apps import run_ray_serve_main
-from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document
+from vllm_lint.reference.request_fields import awaited_read, fields_read, post_routes_document, url_map_openapi
 from vllm_lint.reference.sanic_apps import run_sanic_main
 from vllm_lint.reference.server_kinds import ServerKind, kind_of
 from vllm_lint.reference.spawned import hand_down, keep_children_off_the_file
@@ -523,24 +523,9 @@ def add_stats_route(app) -> None:
     add(STATS_PATH, generated_tokens, methods=["GET"], include_in_schema=False)
 
 
-# Flask's request attributes a view reads a value from, and where an OpenAPI document puts them.
-_FLASK_FIELDS = {"form": "form", "args": "query", "values": "query", "json": "json", "get_json": "json"}
-
-
-def _flask_source(expr: ast.expr) -> str | None:
-    """"form", "query" or "json" for ``request.form`` / ``request.args`` / ``request.get_json()``."""
-    if isinstance(expr, ast.Call) and not expr.args:
-        expr = expr.func
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "request":
-        return _FLASK_FIELDS.get(expr.attr)
-    return None
-
-
 def flask_openapi(app) -> dict:
     """An OpenAPI document of a Flask app's POST routes, with the fields each view reads."""
-    routes = [(rule.rule, fields_read(app.view_functions[rule.endpoint], _flask_source))
-              for rule in app.url_map.iter_rules() if "POST" in (rule.methods or ()) and not rule.arguments]
-    return post_routes_document(app.name, routes)
+    return url_map_openapi(app)
 
 
 # What a Starlette (FastAPI) handler awaits to read a body by hand, and where an OpenAPI document puts it.

@@ -22,12 +22,9 @@ import sys
 from typing import Callable
 
 from vllm_lint.reference.python_source import imported_packages
-from vllm_lint.reference.request_fields import fields_read, post_routes_document
+from vllm_lint.reference.request_fields import url_map_openapi
 
 OPENAPI_PATH = "/openapi.json"
-# Quart's request attributes a view reads a value from (the body ones awaited), and where an OpenAPI
-# document puts them.
-_QUART_FIELDS = {"form": "form", "args": "query", "values": "query", "json": "json", "get_json": "json"}
 # What serves a Quart app: its own methods, over Hypercorn.
 _RUNS = ("run", "run_task")
 
@@ -51,22 +48,9 @@ def is_quart_app(app) -> bool:
     return quart is not None and isinstance(app, quart.Quart)
 
 
-def _quart_source(expr: ast.expr) -> str | None:
-    """"form", "query" or "json" for ``await request.form``, ``request.args``, ``await request.get_json()``."""
-    if isinstance(expr, ast.Await):
-        expr = expr.value
-    if isinstance(expr, ast.Call) and not expr.args:
-        expr = expr.func
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "request":
-        return _QUART_FIELDS.get(expr.attr)
-    return None
-
-
 def quart_openapi(app) -> dict:
     """An OpenAPI document of a Quart app's POST routes, with the fields each view reads."""
-    routes = [(rule.rule, fields_read(app.view_functions[rule.endpoint], _quart_source))
-              for rule in app.url_map.iter_rules() if "POST" in (rule.methods or ()) and not rule.arguments]
-    return post_routes_document(app.name, routes)
+    return url_map_openapi(app)
 
 
 def describe_quart(app, stats_path: str, generated_tokens: Callable[[], int]) -> None:

@@ -27,6 +27,30 @@ def awaited_read(expr: ast.expr) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
 
 
+# Flask's and Quart's request attributes a view reads a value from, and where an OpenAPI document puts them.
+_WERKZEUG_FIELDS = {"form": "form", "args": "query", "values": "query", "json": "json", "get_json": "json"}
+
+
+def werkzeug_source(expr: ast.expr) -> str | None:
+    """"form", "query" or "json" for ``request.form`` / ``request.args`` / ``request.get_json()`` (Flask), each
+    also awaited (Quart: ``await request.form``, ``await request.get_json()``)."""
+    if isinstance(expr, ast.Await):
+        expr = expr.value
+    if isinstance(expr, ast.Call) and not expr.args:
+        expr = expr.func
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "request":
+        return _WERKZEUG_FIELDS.get(expr.attr)
+    return None
+
+
+def url_map_openapi(app) -> dict:
+    """An OpenAPI document of the POST routes of an app with a werkzeug-style ``url_map`` and ``view_functions``
+    (Flask, Quart), with the fields each view reads."""
+    routes = [(rule.rule, fields_read(app.view_functions[rule.endpoint], werkzeug_source))
+              for rule in app.url_map.iter_rules() if "POST" in (rule.methods or ()) and not rule.arguments]
+    return post_routes_document(app.name, routes)
+
+
 def fields_read(view: Callable, source_of: SourceOf) -> dict[str, str]:
     """The request fields ``view`` reads, by where they come from (``{"prompt": "form"}``)."""
     try:
