@@ -86,6 +86,14 @@ def _one_line(error: str, width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _loop_cell(loop: dict) -> str:
+    """The event-loop probe where the bad server's loop was held: each side's worst wait while generating."""
+    def worst(side: dict | None) -> str:
+        return "-" if not side or side.get("worst_s") is None else f"{side['worst_s'] * 1000:,.0f} ms"
+
+    return f"held {worst(loop.get('bad'))} -> {worst(loop.get('fixed'))}"
+
+
 def table(data: dict) -> list[str]:
     rows = ["| server | kind of server | fixes | answers | bad tok/s | fixed tok/s | ratio | verdict |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -102,9 +110,13 @@ def table(data: dict) -> list[str]:
         answers = f"{comparison['same_text']}/{comparison['compared']} same text"
         if run.get("stream_comparison"):
             answers += f"; streamed {run['stream_comparison']['same_text']}/{run['stream_comparison']['compared']}"
+        loop = run.get("event_loop") or {}
+        if loop.get("judged") or (loop.get("bad") or {}).get("held"):
+            answers += "; event loop " + _loop_cell(loop)
         fixes = ", ".join(f"{n} x {code}" for code, n in sorted(run["fixes_applied"].items()))
         ratio = run["fixed_over_bad_throughput"]
-        passed = comparison["passed"] and (run.get("stream_comparison") or {"passed": True})["passed"]
+        passed = (comparison["passed"] and (run.get("stream_comparison") or {"passed": True})["passed"]
+                  and loop.get("passed", True))
         rows.append(f"| {run['name']} | {kind} | {fixes} | {answers} | {_fmt_rate(run['bad'].get('tokens_per_s'))} | "
                     f"{_fmt_rate(run['fixed'].get('tokens_per_s'))} | {'n/a' if ratio is None else f'{ratio:.2f}'} | "
                     f"{'PASS' if passed else 'FAIL'} |")
@@ -156,6 +168,7 @@ def rerun_doc(data: dict, args: argparse.Namespace, started: dt.datetime, load: 
     # Earlier re-runs' notes stay, without their count (this note gives it), unless this run re-ran all they name.
     notes = [_uncounted(line) for line in lines if line.startswith("Re-run ") and not _covered(line, set(fresh))]
     kept = [fresh.pop(line.split(" | ")[0], line) for line in lines if not line.startswith("Re-run ")]
+    kept = [line for i, line in enumerate(kept) if line or not i or kept[i - 1]]  # the notes' blank lines, once
     at = next(i for i, line in enumerate(kept) if line.startswith("| --- "))
     end = at + 1 + sum(1 for line in kept[at + 1:] if line.startswith("| "))
     kept[end:end] = list(fresh.values())  # servers the full run did not have

@@ -67,6 +67,7 @@ class Record:
     streamed: bool = False
     error: str | None = None
     tokens: int = 0
+    sent: float | None = None  # time.perf_counter() when it was sent (drive() sets it)
 
     @property
     def ok(self) -> bool:
@@ -240,11 +241,13 @@ async def drive(one: Callable[[int], Awaitable[Record]], *, requests: int, concu
                 i = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            remaining = deadline - time.perf_counter()
+            sent = time.perf_counter()
+            remaining = deadline - sent
             try:
                 record = await asyncio.wait_for(one(i), timeout=max(remaining, 0.001))
             except asyncio.TimeoutError:
                 record = Record(i, None, time.perf_counter() - start, None, error="load time limit reached")
+            record.sent = sent
             records.append(record)
             if progress and (len(records) % step == 0 or len(records) == requests):
                 done_ok = sum(1 for r in records if r.ok)

@@ -22,10 +22,12 @@ VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each o
 5. checks that each fixed response under load has the bad server's JSON shape and the same completion text
    (what the bad server itself answers under load is compared with its reference answers and reported: a
    server on vLLM's offline ``LLM`` called from several threads fails or mixes up answers), and reports tokens/s, p50/p95 latency, time to first token for streams and the fixed/bad throughput ratio
-   (optionally sweeping concurrency 1, 4, 16, 64 for a plot).
+   (optionally sweeping concurrency 1, 4, 16, 64 for a plot);
+6. probes a cheap GET route of each server while its load runs (:mod:`.probe`): a fix must free an event loop the
+   bad server held during its generations.
 
 One module per step: :mod:`.cases` (which bad servers), :mod:`.prepare` (1 and 2), :mod:`.servers` (3),
 :mod:`.endpoint`, :mod:`.grpc_endpoint`, :mod:`.websocket_endpoint` and :mod:`.compare` (4 and 5),
-:mod:`.run` (the loop over cases and servers), :mod:`.results` (what a run finds, and its JSON), :mod:`.summary`
+:mod:`.probe` (6), :mod:`.run` (the loop over cases and servers), :mod:`.results` (what a run finds, and its JSON), :mod:`.summary`
 (the text printed) and :mod:`.plot`.
 """

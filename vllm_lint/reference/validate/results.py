@@ -16,6 +16,7 @@ from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint
 from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint
 from vllm_lint.reference.validate.websocket_endpoint import WebSocketEndpoint
 from vllm_lint.reference.validate.prepare import PreparedCase
+from vllm_lint.reference.validate.probe import LoopCheck
 
 SWEEP_LEVELS = (1, 4, 16, 64)  # the concurrency levels of the sweep that --plot draws
 
@@ -62,11 +63,14 @@ class Report:
     # (the same, what each side decoded with): the decoding each request asked for, read from both processes
     # (reference/decoding.py); None when the bad server answered nothing, so asked for nothing
     decoding: tuple[bool, str] | None = None
+    event_loop: LoopCheck | None = None  # a cheap route of each server, probed while its generations ran
+
 
     @property
     def passed(self) -> bool:
         return (self.comparison.passed and (self.stream_comparison is None or self.stream_comparison.passed)
-                and (self.decoding is None or self.decoding[0]))
+                and (self.decoding is None or self.decoding[0])
+                and (self.event_loop is None or self.event_loop.passed))
 
     @property
     def case(self) -> Case:
@@ -97,6 +101,7 @@ class Report:
             "streamed": {role: result.stats() for role, result in self.streamed.items()},
             "stream_comparison": self.stream_comparison.as_dict() if self.stream_comparison else None,
             "decoding": {"same": self.decoding[0], "detail": self.decoding[1]} if self.decoding else None,
+            "event_loop": self.event_loop.as_dict() if self.event_loop else None,
             "sweep": {str(c): {role: self.sweep[role][c].stats() for role in ("bad", "fixed")}
                       for c in sorted(self.sweep.get("bad", {})) if c in self.sweep.get("fixed", {})},
             "autofix_diff": self.prepared.diff,

@@ -18,6 +18,7 @@ from vllm_lint.reference.validate.errors import NotARewrite, ValidationError
 from vllm_lint.reference.validate.gradio_endpoint import GradioEndpoint, discover_gradio_endpoint
 from vllm_lint.reference.validate.grpc_endpoint import GrpcEndpoint, discover_grpc_endpoint
 from vllm_lint.reference.validate.prepare import PreparedCase, Progress, prepare_case
+from vllm_lint.reference.validate.probe import LoopCheck, LoopReading, Probe, probe_route, probed
 from vllm_lint.reference.validate.results import AnyEndpoint, Options, Report, Validation
 from vllm_lint.reference.validate.servers import ServerProcess
 from vllm_lint.reference.validate.summary import load_line
@@ -51,7 +52,10 @@ def generated_tokens(base_url: str) -> int | None:
 
 
 def _load(base_url: str, endpoint: AnyEndpoint, *, requests: int, concurrency: int, options: Options,
-          counter, progress: Progress, offset: int = 0, stream: bool = False) -> LoadResult:
+          counter, progress: Progress, offset: int = 0, stream: bool = False,
+          probing: tuple[str, list[Probe]] | None = None) -> LoadResult:
+    """The load; with ``probing`` (a route of the same server, and where its probes go), that route probed
+    while it runs (:mod:`.probe`)."""
     def count_tokens(r: Record) -> int:
         return counter(Record(r.index + offset, r.status, r.latency, r.ttfb, r.body, r.content_type, r.streamed))
 
@@ -74,6 +78,8 @@ def _load(base_url: str, endpoint: AnyEndpoint, *, requests: int, concurrency: i
         load = run_load(base_url, lambda i: endpoint.request(prompt_for(i + offset), stream), requests=requests,
                         concurrency=concurrency, timeout=options.timeout, max_seconds=options.max_seconds,
                         count_tokens=count_tokens, progress=progress)
+    if probing is not None:
+        load = probed(load, base_url, probing[0], probing[1], timeout=options.timeout)
     result = asyncio.run(load)
     after = generated_tokens(base_url)
     if before is not None and after is not None:
@@ -135,6 +141,23 @@ def _endpoint_of(server: ServerProcess, known: AnyEndpoint | None) -> AnyEndpoin
         return discover_websocket_endpoint(server.base_url, no_post_route)
 
 
+def _probe_path(server: ServerProcess, endpoint: AnyEndpoint) -> str | None:
+    """The GET route of the running server its event loop is probed on during the load (:func:`.probe_route`)."""
+    from vllm_lint.reference import chainlit_apps, gradio_apps
+
+    source = server.source.path.read_text()
+    if server.gradio:
+        return probe_route(None, source, gradio_apps.API_INFO_PATH, None)
+    if server.kind is ServerKind.CHAINLIT:
+        return probe_route(None, source, chainlit_apps.READY_PATH, None)
+    try:
+        document: dict | None = _openapi(server)
+    except (ValidationError, OSError, ValueError):
+        document = None
+    generation_path = endpoint.path if isinstance(endpoint, Endpoint) else None
+    return probe_route(document, source, server.openapi_path if document is not None else None, generation_path)
+
+
 def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, progress: Progress) -> Report:
     name = prepared.case.name
     if prepared.diff:
@@ -147,6 +170,8 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
     reference: LoadResult | None = None
     bad_fails: str | None = None  # why the bad server answers nothing, when it is up but fails every request
     decoded: dict[str, list] = {}  # each side's requests' decoding, as the launcher recorded it
+    readings: dict[str, LoopReading] = {}  # each side's event loop, probed during its load
+    no_probe: str | None = None  # why a side's loop could not be probed
     warm_wave = range(0)  # the records of the fixed server's warm-up wave, left out of the comparison
     for source in (prepared.bad, prepared.fixed):
         role = source.role
@@ -201,10 +226,18 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
                                           + server.log_tail())
             progress(f"{name}: {role}: {options.requests} requests, concurrency {options.concurrency}, "
                      f"max_tokens {options.max_tokens}")
+            probe_path = None if server.grpc else _probe_path(server, endpoint)
+            if probe_path is None:
+                no_probe = no_probe or ("a gRPC server has no HTTP route to probe" if server.grpc else
+                                        f"the {role} server has no GET route to probe and no OpenAPI document")
+            probes: list[Probe] = []
             main[role] = _load(base_url, endpoint, requests=options.requests,
                                concurrency=options.concurrency, options=options, counter=counter,
-                               progress=progress)
+                               progress=progress, probing=(probe_path, probes) if probe_path else None)
             progress(f"{name}: {role}: {load_line(main[role])}")
+            if probe_path is not None:
+                readings[role] = LoopReading.of(probe_path, probes, main[role])
+                progress(f"{name}: {role}: event loop during generation: {readings[role].describe()}")
             if endpoint.stream_field is not None:
                 # The same route asked for a stream. The bad server's streams, one at a time, give the
                 # shape a stream has; the fixed server's are loaded like the rest.
@@ -238,8 +271,10 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
     same_decoding = None if bad_fails else decoding.compared(decoded["bad"], decoded["fixed"])
     if same_decoding is not None:
         progress(f"{name}: decoding asked for: {same_decoding[1]} -> {'PASS' if same_decoding[0] else 'FAIL'}")
+    loop = LoopCheck(readings.get("bad"), readings.get("fixed"), skipped=no_probe)
+    progress(f"{name}: {loop.line()}")
     return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load,
-                  streamed, stream_comparison, bad_fails, same_decoding)
+                  streamed, stream_comparison, bad_fails, same_decoding, loop)
 
 
 def _openapi(server: ServerProcess) -> dict:

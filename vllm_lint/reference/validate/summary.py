@@ -60,6 +60,8 @@ def _report_lines(report: Report) -> list[str]:
     if report.decoding is not None:
         same, detail = report.decoding
         lines.append(f"decoding asked for: {detail} -> {'PASS' if same else 'FAIL'}")
+    if report.event_loop is not None:
+        lines.append(report.event_loop.line())
     st = report.stream_comparison
     if st is not None:
         s = report.streamed["fixed"].stats()
@@ -111,6 +113,7 @@ def format_summary(validation: Validation) -> str:
                          + (f", {report.stream_comparison.same_text}/{report.stream_comparison.compared} streamed"
                             if report.stream_comparison else "")
                          + ("" if report.decoding is None else f", decoding {'same' if report.decoding[0] else 'differs'}")
+                         + ("" if report.event_loop is None or report.event_loop.passed else ", event loop held")
                          + ")")
         for case, _ in validation.failed:
             lines.append(f"{case.name[:33]:<34}{'-':>10}{'-':>12}{'-':>8}  FAIL (did not run)")
