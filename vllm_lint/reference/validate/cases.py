@@ -48,7 +48,7 @@ def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
             if wanted.get(code) and number not in wanted[code]:
                 continue
             if example.kind == "bad" and example.lang == "python" and example.fixed \
-                    and builds_async_engine(example.fixed) > builds_async_engine(example.code) \
+                    and rewrites_a_server(example.code, example.fixed) \
                     and not _runs_elsewhere(example.code) \
                     and (number in wanted.get(code, ()) or not _needs_a_vision_model(example.fixed)):
                 cases.append(Case(f"{code} example {number}", example.clean_code,
@@ -109,3 +109,26 @@ def builds_async_engine(source: str) -> int:
                if (isinstance(n, ast.Name) and n.id == "AsyncLLMEngine")
                or (isinstance(n, ast.Attribute) and n.attr == "AsyncLLMEngine")
                or (isinstance(n, ast.alias) and n.name.split(".")[-1] == "AsyncLLMEngine"))
+
+
+# What the fallback fix adds where the engine rewrite is refused (python/rewrite/offload.py): the model calls in
+# a worker thread (``await asyncio.to_thread(...)``) or under one module-level ``threading.RLock()``.
+_OFFLOAD_CALLS = frozenset({"to_thread", "run_in_threadpool", "RLock"})
+
+
+def offloads(source: str) -> int:
+    """How many times a module calls ``asyncio.to_thread``, ``run_in_threadpool`` or ``threading.RLock``
+    (0 when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return 0
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call)
+               and ((isinstance(n.func, ast.Attribute) and n.func.attr in _OFFLOAD_CALLS)
+                    or (isinstance(n.func, ast.Name) and n.func.id in _OFFLOAD_CALLS)))
+
+
+def rewrites_a_server(bad: str, fixed: str) -> bool:
+    """Whether a fix is one validate runs: the server rewritten onto AsyncLLMEngine, or, where that is refused,
+    its model calls moved off the event loop (the fallback)."""
+    return builds_async_engine(fixed) > builds_async_engine(bad) or offloads(fixed) > offloads(bad)

@@ -18,7 +18,7 @@ from vllm_lint.reference.python_source import imported_packages
 from vllm_lint.reference.ray_serve_apps import is_ray_serve_app
 from vllm_lint.reference.sanic_apps import is_sanic_app
 from vllm_lint.reference.server_kinds import ServerKind, is_grpc_server, kind_of
-from vllm_lint.reference.validate.cases import Case, builds_async_engine
+from vllm_lint.reference.validate.cases import Case, rewrites_a_server
 from vllm_lint.reference.validate.endpoint import PROMPT_FIELDS
 from vllm_lint.reference.validate.errors import NotARewrite, NotServable, ValidationError
 from vllm_lint.reference.validate.websocket_endpoint import serves_websockets
@@ -411,9 +411,9 @@ def prepare_case(case: Case, model: Path, workdir: Path, progress: Progress, fix
         after = fixed_copy.read_text()
         if after == bad_text:
             raise NotARewrite("the autofixer changed nothing: there is no fix to validate")
-        if not case.explicit and builds_async_engine(after) <= builds_async_engine(bad_text):
+        if not case.explicit and not rewrites_a_server(bad_text, after):
             raise NotARewrite(f"the autofixer's fixes ({', '.join(sorted(applied))}) do not "
-                              "rewrite it into a server on AsyncLLMEngine")
+                              "rewrite it into a server on AsyncLLMEngine nor move its model calls off the event loop")
         diff = "".join(difflib.unified_diff(bad_text.splitlines(True), after.splitlines(True), "bad", "fixed"))
         progress(f"{case.name}: fixed " + ", ".join(f"{n} x {code}" for code, n in sorted(applied.items())))
     else:
