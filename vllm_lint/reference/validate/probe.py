@@ -187,7 +187,7 @@ class LoopReading:
                     f"{len(self.probes)} probes waited as long as a whole generation ({shortest} the shortest)")
         some = f"; {waited} waited as long as a whole generation" if waited else ""
         return (f"GET {self.path} answered in {_seconds(worst)} at most (median {_seconds(median)}, "
-                f"{len(self.probes)} probes{some}; shortest generation {shortest})")
+                f"{len(self.probes)} probe{'s' if len(self.probes) != 1 else ''}{some}; shortest generation {shortest})")
 
     def as_dict(self) -> dict[str, Any]:
         return {"route": f"GET {self.path}", "probes": len(self.probes),
