@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from vllm_lint.reference.loadgen import LoadResult, Record
-from vllm_lint.reference.validate.cases import offloads, rewrites_a_server
+from vllm_lint.reference.validate.cases import frees_the_loop, offloads, rewrites_a_server
 from vllm_lint.reference.validate.probe import LoopCheck, LoopReading, Probe, probe_route, probed
 
 
@@ -113,6 +113,15 @@ def test_where_the_bad_server_answered_while_generating_the_line_only_reports():
     assert check.verdict() == "reported only: the bad server already answered while generating"
 
 
+def test_a_fix_that_keeps_its_handlers_in_worker_threads_is_not_judged():
+    """The lock fallback of ``def`` handlers frees no loop: threads contending for the interpreter may slow a bad
+    server's probes as long as a generation, and the fix's; that is reported, not failed."""
+    check = LoopCheck(LoopReading.of("/", _probes((0.5, 1.5), (2.05, 1.1)), HELD),
+                      LoopReading.of("/", _probes((0.5, 1.5), (2.05, 1.1)), HELD), claimed=False)
+    assert not check.judged and check.passed
+    assert check.verdict() == "reported only: the fix keeps the handlers in the framework's worker threads"
+
+
 def test_no_probe_during_the_fixed_servers_generations_is_no_verdict():
     check = _check(HELD, _probes((0.5, 1.5)), BATCHED, [])
     assert not check.judged and check.passed and "no probe of GET /health was sent" in check.line()
@@ -155,4 +164,5 @@ def test_probes_run_beside_the_load_and_one_still_waiting_is_kept():
 ])
 def test_validate_runs_the_engine_rewrite_and_the_fallback(bad, fixed, validated):
     assert rewrites_a_server(bad, fixed) is validated
+    assert frees_the_loop(bad, fixed) is (validated and "RLock" not in fixed)
     assert offloads("not python (") == 0

@@ -116,19 +116,26 @@ def builds_async_engine(source: str) -> int:
 _OFFLOAD_CALLS = frozenset({"to_thread", "run_in_threadpool", "RLock"})
 
 
-def offloads(source: str) -> int:
-    """How many times a module calls ``asyncio.to_thread``, ``run_in_threadpool`` or ``threading.RLock``
-    (0 when it does not parse)."""
+def offloads(source: str, calls: frozenset[str] = _OFFLOAD_CALLS) -> int:
+    """How many times a module calls ``asyncio.to_thread``, ``run_in_threadpool`` or ``threading.RLock`` (or
+    those of ``calls``; 0 when it does not parse)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return 0
     return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call)
-               and ((isinstance(n.func, ast.Attribute) and n.func.attr in _OFFLOAD_CALLS)
-                    or (isinstance(n.func, ast.Name) and n.func.id in _OFFLOAD_CALLS)))
+               and ((isinstance(n.func, ast.Attribute) and n.func.attr in calls)
+                    or (isinstance(n.func, ast.Name) and n.func.id in calls)))
 
 
 def rewrites_a_server(bad: str, fixed: str) -> bool:
     """Whether a fix is one validate runs: the server rewritten onto AsyncLLMEngine, or, where that is refused,
     its model calls moved off the event loop (the fallback)."""
     return builds_async_engine(fixed) > builds_async_engine(bad) or offloads(fixed) > offloads(bad)
+
+
+def frees_the_loop(bad: str, fixed: str) -> bool:
+    """Whether a fix claims to free an event loop: the engine rewrite, or the async fallback's worker threads
+    (the lock fallback of ``def`` handlers keeps them in the framework's threads, where they were)."""
+    to_thread = frozenset({"to_thread", "run_in_threadpool"})
+    return builds_async_engine(fixed) > builds_async_engine(bad) or offloads(fixed, to_thread) > offloads(bad, to_thread)

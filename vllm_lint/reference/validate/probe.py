@@ -211,13 +211,15 @@ class LoopCheck:
     bad: LoopReading | None = None
     fixed: LoopReading | None = None
     skipped: str | None = None
+    claimed: bool = True  # the fix claims to free the loop (cases.frees_the_loop)
 
     @property
     def judged(self) -> bool:
-        """Only a bad server whose loop was measured held is one whose fix must free it; where the bad server
-        answered its probes (``def`` handlers in a thread pool, a framework's worker threads or processes), the
-        line only reports."""
-        return self.bad is not None and self.fixed is not None and self.bad.held and bool(self.fixed.probes)
+        """Only a fix that claims to free the loop, of a bad server whose loop was measured held, must free it;
+        where the bad server answered its probes (``def`` handlers in a thread pool, a framework's worker threads
+        or processes), or the fix keeps the handlers in the framework's threads, the line only reports."""
+        return (self.claimed and self.bad is not None and self.fixed is not None and self.bad.held
+                and bool(self.fixed.probes))
 
     @property
     def passed(self) -> bool:
@@ -230,6 +232,8 @@ class LoopCheck:
             return "PASS" if self.passed else "FAIL"
         if not self.bad.held:
             return "reported only: the bad server already answered while generating"
+        if not self.claimed:
+            return "reported only: the fix keeps the handlers in the framework's worker threads"
         return "reported only: no probe of the fixed server was sent while a generation was in flight"
 
     def line(self) -> str:

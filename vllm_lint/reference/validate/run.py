@@ -11,6 +11,7 @@ from typing import Callable
 from vllm_lint.reference import decoding
 from vllm_lint.reference.loadgen import LoadResult, Record, prompt_for, run_load
 from vllm_lint.reference.server_kinds import ServerKind
+from vllm_lint.reference.validate.cases import frees_the_loop
 from vllm_lint.reference.validate.chainlit_endpoint import ChainlitEndpoint
 from vllm_lint.reference.validate.compare import compare, completion_of, response_text
 from vllm_lint.reference.validate.endpoint import Endpoint, as_served, discover_endpoint
@@ -271,7 +272,8 @@ def _run_case(prepared: PreparedCase, options: Options, workdir: Path, counter, 
     same_decoding = None if bad_fails else decoding.compared(decoded["bad"], decoded["fixed"])
     if same_decoding is not None:
         progress(f"{name}: decoding asked for: {same_decoding[1]} -> {'PASS' if same_decoding[0] else 'FAIL'}")
-    loop = LoopCheck(readings.get("bad"), readings.get("fixed"), skipped=no_probe)
+    loop = LoopCheck(readings.get("bad"), readings.get("fixed"), skipped=no_probe,
+                     claimed=frees_the_loop(prepared.bad.path.read_text(), prepared.fixed.path.read_text()))
     progress(f"{name}: {loop.line()}")
     return Report(options, prepared, endpoint, main, sweep, comparison, startup, reference, bad_under_load,
                   streamed, stream_comparison, bad_fails, same_decoding, loop)
