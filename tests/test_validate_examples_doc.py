@@ -50,7 +50,7 @@ def test_a_rerun_replaces_the_rows_of_the_servers_it_ran(tmp_path):
         next(line for line in before if line.startswith("| VLL101 example 2 ")),
         "| VLL101 example 55 | app | 1 x VLL101 | 8/8 same text | 5.0 | 15.0 | 3.00 | PASS |",
         next(line for line in before if line.startswith("| VLL101 example 56 ")),
-        "| VLL102 example 3 | ? | 1 x VLL102 | 7/8 same text | 4.0 | 4.0 | 1.00 | FAIL |",
+        "| VLL102 example 3 | app | 1 x VLL102 | 7/8 same text | 4.0 | 4.0 | 1.00 | FAIL |",
     ]
     notes = [line for line in after if line.startswith("Re-run ")]
     assert len(notes) == 1 and "VLL101 example 55, VLL102 example 3" in notes[0] and "load average 2.0" in notes[0]
