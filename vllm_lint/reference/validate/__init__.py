@@ -1,8 +1,9 @@
 """``vllm-lint validate``: prove that an autofix keeps a server's behaviour and measure what it gains.
 
 The bad servers are the files given (a folder gives each ``*.py`` file the autofixer rewrites into a server),
-or, with none, the bad example servers of every rule whose fix rewrites a server onto AsyncLLMEngine (VLL101,
-VLL103, ...: the rule YAML's examples that have a ``fixed`` version). For each one the harness:
+or, with none, the bad example servers of every rule whose fix rewrites a server onto AsyncLLMEngine, or moves its
+model calls off the event loop where that is refused (VLL101, VLL103, ...: the rule YAML's examples that have a
+``fixed`` version). For each one the harness:
 
 1. points the model the source names (``pipeline(..., model=...)``, ``LLM(...)``, ``AsyncEngineArgs(model=...)``
    ...) at one local model directory, then produces the fixed version with vllm-lint's own fixer, as

@@ -26,7 +26,7 @@ class Case:
 
 def rule_cases(codes: tuple[str, ...] = ()) -> list[Case]:
     """The bad example servers of every rule whose ``fixed`` example is a server rewrite onto AsyncLLMEngine
-    (VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's), nor,
+    or the fallback's (:func:`rewrites_a_server`; VLL101, VLL102, VLL103), or of the rules in ``codes``; not those only their platform runs (Modal's), nor,
     unless named by number, those whose engine is given images (the harness's tiny model is a text model).
     A code may name one example by its number in the rule's YAML: ``VLL101:55``."""
     from vllm_lint.rulebook import load_rules
