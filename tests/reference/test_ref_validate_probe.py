@@ -166,3 +166,11 @@ def test_validate_runs_the_engine_rewrite_and_the_fallback(bad, fixed, validated
     assert rewrites_a_server(bad, fixed) is validated
     assert frees_the_loop(bad, fixed) is (validated and "RLock" not in fixed)
     assert offloads("not python (") == 0
+
+
+def test_where_no_probe_of_the_bad_server_landed_during_a_generation_the_line_says_so():
+    """Fast answers (a classification pipeline) can end before a probe is sent: nothing was measured of the bad
+    server, so the line does not claim it answered."""
+    check = _check(BATCHED, [], BATCHED, [])
+    assert not check.judged and check.passed
+    assert check.verdict() == "reported only: no probe of the bad server was sent while a generation was in flight"

@@ -230,6 +230,8 @@ class LoopCheck:
             return "not measured"
         if self.judged:
             return "PASS" if self.passed else "FAIL"
+        if not self.bad.probes:
+            return "reported only: no probe of the bad server was sent while a generation was in flight"
         if not self.bad.held:
             return "reported only: the bad server already answered while generating"
         if not self.claimed:
