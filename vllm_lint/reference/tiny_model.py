@@ -26,6 +26,7 @@ from pathlib import Path
 VOCAB_SIZE = 512
 MAX_POSITIONS = 2048
 SEED = 0
+MARKER = "vllm_lint_tiny_model.json"  # what build() records of a model (its size, seed and shape), beside it
 
 SPECIAL_TOKENS = ["<s>", "</s>", "<unk>", "<pad>", "<|system|>", "<|user|>", "<|assistant|>"]
 
@@ -175,7 +176,7 @@ def build(directory: str | Path, size: str = "M", seed: int = SEED) -> Path:
         pad_token_id=tokenizer.pad_token_id,
     )
     model.save_pretrained(out, safe_serialization=True)
-    (out / "vllm_lint_tiny_model.json").write_text(
+    (out / MARKER).write_text(
         json.dumps({"size": size, "seed": seed, **shape.__dict__, "vocab_size": len(tokenizer)}, indent=2)
         + "\n"
     )
@@ -217,11 +218,7 @@ def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
 
     model_dir = Path(model_dir)
     out = seq2seq_dir(model_dir)
-    try:
-        size = json.loads((model_dir / "vllm_lint_tiny_model.json").read_text()).get("size", "S")
-    except (OSError, ValueError):
-        size = "S"
-    shape = SIZES.get(size, SIZES["S"])
+    shape = SIZES.get(_built_size(model_dir) or "S", SIZES["S"])
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     config = BartConfig(
         vocab_size=len(tokenizer),
@@ -272,17 +269,20 @@ def ensure_seq2seq(model_dir: str | Path) -> Path:
     return build_seq2seq(model_dir)
 
 
+def _built_size(directory: Path) -> str | None:
+    """The size recorded by :func:`build` in ``directory``'s marker; None without one (or unreadable)."""
+    try:
+        return json.loads((directory / MARKER).read_text()).get("size")
+    except (OSError, ValueError):
+        return None
+
+
 def is_tiny_model(directory: str | Path, size: str | None = None) -> bool:
     """True when ``directory`` already holds a model built here (of ``size`` when given)."""
-    marker = Path(directory) / "vllm_lint_tiny_model.json"
-    if not marker.is_file() or not (Path(directory) / "config.json").is_file():
+    directory = Path(directory)
+    if not (directory / MARKER).is_file() or not (directory / "config.json").is_file():
         return False
-    if size is None:
-        return True
-    try:
-        return json.loads(marker.read_text()).get("size") == size
-    except ValueError:
-        return False
+    return size is None or _built_size(directory) == size
 
 
 def ensure(directory: str | Path, size: str = "M") -> Path:
