@@ -17,7 +17,7 @@ import sys
 import textwrap
 from typing import Callable
 
-from vllm_lint.reference.request_fields import fields_read, post_routes_document
+from vllm_lint.reference.request_fields import attribute_source, fields_read, post_routes_document
 
 OPENAPI_PATH = "/openapi.json"
 # What a responder reads a request value from: the body as its media handler parses it (JSON, or a form with
@@ -38,13 +38,7 @@ def is_asgi(app) -> bool:
 
 def _falcon_source(expr: ast.expr) -> str | None:
     """"json" or "query" for ``await req.get_media()``, ``req.media``, ``req.params``."""
-    if isinstance(expr, ast.Await):
-        expr = expr.value
-    if isinstance(expr, ast.Call) and not expr.args:
-        expr = expr.func
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-        return _FALCON_FIELDS.get(expr.attr)
-    return None
+    return attribute_source(expr, _FALCON_FIELDS)
 
 
 def _params_read(responder: Callable) -> dict[str, str]:

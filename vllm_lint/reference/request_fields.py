@@ -31,16 +31,23 @@ def awaited_read(expr: ast.expr) -> str | None:
 _WERKZEUG_FIELDS = {"form": "form", "args": "query", "values": "query", "json": "json", "get_json": "json"}
 
 
-def werkzeug_source(expr: ast.expr) -> str | None:
-    """"form", "query" or "json" for ``request.form`` / ``request.args`` / ``request.get_json()`` (Flask), each
-    also awaited (Quart: ``await request.form``, ``await request.get_json()``)."""
+def attribute_source(expr: ast.expr, fields: dict[str, str], receiver: str | None = None) -> str | None:
+    """``fields[attr]`` for ``name.attr``, ``name.attr()`` (no arguments), each also awaited; ``name`` must be
+    ``receiver`` when one is given."""
     if isinstance(expr, ast.Await):
         expr = expr.value
     if isinstance(expr, ast.Call) and not expr.args:
         expr = expr.func
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "request":
-        return _WERKZEUG_FIELDS.get(expr.attr)
+    if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
+            and (receiver is None or expr.value.id == receiver)):
+        return fields.get(expr.attr)
     return None
+
+
+def werkzeug_source(expr: ast.expr) -> str | None:
+    """"form", "query" or "json" for ``request.form`` / ``request.args`` / ``request.get_json()`` (Flask), each
+    also awaited (Quart: ``await request.form``, ``await request.get_json()``)."""
+    return attribute_source(expr, _WERKZEUG_FIELDS, "request")
 
 
 def url_map_openapi(app) -> dict:
