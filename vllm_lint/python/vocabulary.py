@@ -42,8 +42,12 @@ def is_pipeline_factory(qualified: str | None) -> bool:
 
 
 def is_tokenizer_load(qualified: str | None) -> bool:
-    return qualified is not None and qualified.startswith("transformers.") and qualified.endswith("Tokenizer.from_pretrained") \
-        or qualified in ("transformers.AutoTokenizer.from_pretrained", "transformers.PreTrainedTokenizerFast.from_pretrained")
+    """A transformers tokenizer's load (``AutoTokenizer.from_pretrained``, ``GPT2Tokenizer...``, and
+    ``PreTrainedTokenizerFast.from_pretrained``)."""
+    if qualified is None:
+        return False
+    return (qualified.startswith("transformers.") and qualified.endswith("Tokenizer.from_pretrained")) \
+        or qualified == "transformers.PreTrainedTokenizerFast.from_pretrained"
 
 
 def is_processor_load(qualified: str | None) -> bool:
