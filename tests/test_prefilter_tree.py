@@ -227,6 +227,18 @@ def test_a_vllm_module_run_with_dash_m_that_starts_no_server_is_kept_out():
     assert _passes(source.replace("vllm.sampling_params", "vllm.entrypoints.openai.api_server"), "VLL201")
 
 
+def test_a_prefix_of_a_module_name_is_no_module_launched(tmp_path, monkeypatch):
+    # vLLM's registry.py in small: a name prefix in a string is no -m module, for the extractor or the pre-filter
+    prefix = 'PREFIX = "vllm.model_executor.models."\n'
+    source = 'import subprocess, sys\nsubprocess.run([sys.executable, "-m", "vllm.sampling_params"])\n' + prefix
+    assert not _passes(source, "VLL303")
+    from lintutil import lint_text
+
+    monkeypatch.setenv("VLLM_LINT_NO_PREFILTER", "1")
+    dotted = source.replace('"vllm.sampling_params"', '"vllm.model_executor.models."')
+    assert lint_text(tmp_path, "launch.py", dotted, select=("VLL303",)) == []
+
+
 def test_process_words_inside_other_words_start_nothing():
     # "execute" and "filesystem" hold "exec" and "system": no callee the command-line extractor reads is named
     source = 'import vllm\nexecute(filesystem, "vllm serve m")\n'
@@ -274,3 +286,47 @@ ALIASED_ROUTES = [
 @pytest.mark.parametrize("source", ALIASED_ROUTES, ids=["aiohttp-web-as-w", "django-urls-module"])
 def test_a_route_built_under_another_name_passes(tmp_path, monkeypatch, source):
     _assert_reported_and_passed(tmp_path, monkeypatch, "VLL104", source, "server.py")
+
+
+# ``@<owner>.<verb>(...)`` is a route only where handlers.py can read one (its _route_framework): the owner may
+# hold an app, a framework with route decorators is imported, or the first argument is a URL path.
+def test_a_library_decorator_named_like_a_verb_is_no_route():
+    # vLLM's diffusion_gemma.py in small: torch's config patch, in a module that imports no web framework
+    source = HF + "import torch\n@torch._dynamo.config.patch(recompile_limit=64)\ndef g(p: str):\n" + LOAD
+    assert not _passes(source, "VLL101", "VLL102", "VLL103", "VLL104")
+
+
+VERB_ROUTES = [
+    HF + "from main import app\n@app.patch('/g')\ndef g(p: str):\n" + LOAD,  # an app from another module
+    HF + "import api\n@api.router.post('/g')\ndef g(p: str):\n" + LOAD,  # a plain import, a URL path
+    HF + "import fastapi\nimport api\n@api.app.post(path='/g')\ndef g(p: str):\n" + LOAD,  # a framework imported
+    HF + "from fastapi import FastAPI\nserver = FastAPI()\n@server.patch('/g')\ndef g(p: str):\n" + LOAD,
+]
+
+
+@pytest.mark.parametrize("source", VERB_ROUTES, ids=["from-import", "url-path", "framework-imported", "assigned-app"])
+def test_a_route_decorator_passes_the_tree_stage(tmp_path, monkeypatch, source):
+    _assert_reported_and_passed(tmp_path, monkeypatch, "VLL104", source, "server.py")
+
+
+# What the cross-module rules ask of a module before its imports are summarised (surfaces/python.py): a handler or a
+# start-up hook in its tree, in each shape handlers.py registers a start-up hook by.
+STARTUP_HOOKS = [
+    "from fastapi import FastAPI\napp = FastAPI()\nasync def warm():\n    pass\napp.add_event_handler('startup', warm)\n",
+    "from fastapi import FastAPI\nasync def warm(app):\n    yield\napp = FastAPI(lifespan=warm)\n",
+    "from aiohttp import web\nasync def warm(app):\n    pass\napp = web.Application()\napp.on_startup.append(warm)\n",
+    "from fastapi import FastAPI\napp = FastAPI()\nasync def startup_event():\n    pass\n",
+    "import contextlib\n@contextlib.asynccontextmanager\nasync def warm(app):\n    yield\n",
+    "from fastapi import FastAPI\napp = FastAPI()\n@app.on_event('startup')\nasync def warm():\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("source", STARTUP_HOOKS, ids=["add_event_handler", "lifespan", "on_startup-list", "named", "contextmanager", "on_event"])
+def test_a_start_up_hook_counts_as_a_handler_for_the_cross_module_rules(source):
+    assert prefilter.handlers_in_tree(source.encode(), Path("app.py"), lambda: API)
+
+
+def test_handler_words_without_a_handler_or_hook_do_not_count_for_the_cross_module_rules():
+    source = "import torch\nfrom model import generate\n@torch._dynamo.config.patch(recompile_limit=64)\ndef run(p):\n    return generate(p)\n"
+    assert prefilter.may_have_handlers(source.encode(), Path("worker.py"))  # the byte test's "@....patch("
+    assert not prefilter.handlers_in_tree(source.encode(), Path("worker.py"), lambda: API)

@@ -7,7 +7,7 @@ import os
 import textwrap
 from pathlib import Path
 
-from lintutil import lint_file_paths, run_cli
+from lintutil import lint_file_paths, linted_here, run_cli
 
 APP = """
 from fastapi import FastAPI
@@ -112,3 +112,60 @@ def test_stdin_reads_the_other_modules_on_demand(tmp_path):
     result = run_cli("check", "--isolated", "--output-format", "json", "--stdin-filename", "app.py", "-",
                      cwd=tmp_path, stdin=textwrap.dedent(APP).lstrip("\n"), env=env)
     assert [(item["code"], item["location"]["row"]) for item in json.loads(result.stdout)] == [("VLL101", 10)]
+
+
+# A module with handler words in its code but no handler or start-up hook in its tree (vLLM's diffusion_gemma.py,
+# run_batch.py, processor.py in small): what it imports is not summarised and it is not parsed.
+NO_HANDLER = """
+import torch
+
+from model import generate
+
+
+@torch._dynamo.config.patch(recompile_limit=64)
+def run(prompt):
+    return generate(prompt)
+"""
+ON_STARTUP = """
+from fastapi import FastAPI
+
+from model import load
+
+app = FastAPI()
+
+
+@app.on_event("startup")
+async def warm_up():
+    app.state.pipe = load()
+"""
+LOADER = """
+from transformers import pipeline
+
+
+def load():
+    return pipeline("text-generation", model="gpt2")
+"""
+
+
+def _parsed(paths: list[Path]) -> dict[str, bool]:
+    from vllm_lint.config import Settings, enabled_codes
+    from vllm_lint.engine.run import Run
+    from vllm_lint.engine.runner import RunOptions
+    from vllm_lint.rulebook import all_codes
+
+    config = Settings(root=paths[0].parent.resolve())
+    options = RunOptions(config, enabled_codes(config, all_codes(), ()), all_codes())
+    with linted_here():
+        return {Path(result.path).name: result.parsed for result in Run(options).lint_paths(paths)}
+
+
+def test_a_module_with_handler_words_but_no_handler_in_its_tree_is_not_parsed(tmp_path):
+    _project(tmp_path, {"worker.py": NO_HANDLER, "model.py": MODEL})
+    assert _parsed([tmp_path / "worker.py"]) == {"worker.py": False}
+
+
+def test_a_start_up_hook_reaching_another_module_is_parsed_and_reported(tmp_path):
+    _project(tmp_path, {"app.py": ON_STARTUP, "model.py": LOADER})
+    assert _parsed([tmp_path / "app.py"]) == {"app.py": True}
+    assert [(name, code) for name, _, code, _ in _findings([tmp_path / "app.py"])] == [("app.py", "VLL503")]
+

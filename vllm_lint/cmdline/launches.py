@@ -43,6 +43,15 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash"})
 _DOCKER_VALUE_OPTIONS = frozenset(
     ["-e", "--env", "--env-file", "-p", "--publish", "-v", "--volume", "--name", "--ipc", "--shm-size", "--runtime", "--gpus", "-w", "--workdir", "--network", "--net", "--entrypoint", "-u", "--user", "--mount", "--device", "--restart", "-m", "--memory", "-l", "--label", "--ulimit", "--cpus", "--cpuset-cpus", "--platform", "--pull", "-h", "--hostname", "--add-host", "--log-driver", "--log-opt", "--security-opt", "--cap-add", "--cap-drop", "--tmpfs", "--health-cmd", "--stop-signal", "--group-add", "--pid", "--uts", "--expose", "--dns", "--memory-swap", "--device-cgroup-rule", "--cgroupns", "--label-file", "--mac-address", "--ip", "--network-alias"]
 )
+# What ``python -m`` takes: a dotted name of identifiers (``vllm.`` or ``vllm..x`` is none).
+_MODULE_NAME = lazy_compile(r"\w+(?:\.\w+)*")
+
+
+def unknown_vllm_module(module: str, modules: frozenset[str] | set[str]) -> bool:
+    """Whether ``-m MODULE`` is a launch of its own kind: a vLLM module (a well-formed name) the API snapshot lacks."""
+    return (module == "vllm" or module.startswith("vllm.")) and module not in modules and _MODULE_NAME.fullmatch(module) is not None
+
+
 _OPENAI_IMAGE = lazy_compile(r"(^|/)vllm-openai(:|@|$)|(^|/)vllm/vllm(-[a-z]+)?(:|@|$)")
 
 
@@ -745,7 +754,7 @@ class Extractor:
             self._serve(rest[1:], env, container, fixable, head=head, kind="serve", anchor=head, command_start=start, head_condition=first.condition)
             return
         api, image = self._image if self._image is not None else (self.api, None)
-        if (module == "vllm" or module.startswith("vllm.")) and module not in api.modules:
+        if unknown_vllm_module(module, api.modules):
             span = Span(module_word.start, module_word.end)
             launch = Launch(surface="command", kind="module", settings=[], anchor=span, module=module, api=api, pinned_image=image)
             self.found.append(Found(launch, None, False, [], start, reader=self.reader))

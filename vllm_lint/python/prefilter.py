@@ -277,6 +277,16 @@ def handler_clue(data: bytes, path: Path) -> bool:
     return (path.name == "views.py" and present(data, b"django")) or _imports_a_framework(data)
 
 
+def handlers_in_tree(data: bytes, path: Path, api_loader: ApiLoader) -> bool:
+    """The tree's reading of ``may_have_handlers`` (asked after it): a request handler or a start-up hook in the
+    module's ``ast`` tree; True when ``ast`` cannot parse it."""
+    file = FileBytes(code_only(data), data, path, api_loader)
+    try:
+        return handler_in_tree(file) or startup_hook_in_tree(file)
+    except _Unparsable:
+        return True
+
+
 def handler_in_tree(file: FileBytes) -> bool:
     """A shape python/handlers.py finds a request handler by (its direct handlers; the rest are reached from
     them), read off the tree by last names from the tables of python/handler_table.py: a decorator that names
@@ -296,9 +306,9 @@ def handler_in_tree(file: FileBytes) -> bool:
         return True
     gradio = table.GRADIO_LISTENERS if "gradio" in imported else frozenset()
     decorators = _imported_last_names((*table.FUNCTION_DECORATORS, *table.CLASS_DECORATORS), imported) | gradio
-    if not facts.decorators.isdisjoint(facts.names_for(decorators)) or not facts.called_attribute_decorators.isdisjoint(
-        table.ROUTE_VERBS | {table.MODAL_CLASS_DECORATOR}
-    ):
+    if not facts.decorators.isdisjoint(facts.names_for(decorators)) or table.MODAL_CLASS_DECORATOR in facts.called_attribute_decorators:
+        return True
+    if any(verb in table.ROUTE_VERBS and _may_route(facts, owner, path) for verb, owner, path in facts.attribute_decorator_calls):
         return True
     if any(base.endswith("Servicer") for base in facts.bases) or not facts.bases.isdisjoint(
         facts.names_for(_imported_last_names(table.CLASS_BASES, imported))
@@ -315,6 +325,50 @@ def handler_in_tree(file: FileBytes) -> bool:
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) and func.func.attr in table.ROUTE_VERBS:
             return True
     return False
+
+
+def startup_hook_in_tree(file: FileBytes) -> bool:
+    """A shape python/handlers.py finds a start-up hook by (_explicit_startup_hooks), read off the tree by last
+    names: a function named as one, a start-up decorator, an app factory's ``lifespan=``/``on_startup=``,
+    ``add_event_handler(...)`` or ``<x>.on_startup.append(...)``. (The methods of a serving class count only in a
+    module handler_in_tree already lets through.)"""
+    import ast
+
+    from vllm_lint.python import handler_table as table
+
+    facts = file.facts()
+    if not facts.bound_otherwise.isdisjoint(table.STARTUP_FUNCTION_NAMES):
+        return True
+    decorators = table.STARTUP_DECORATOR_NAMES | facts.names_for(name.rpartition(".")[2] for name in table.STARTUP_DECORATORS)
+    if not facts.decorators.isdisjoint(decorators):
+        return True
+    for call in facts.calls:
+        func = call.func
+        if any(keyword.arg in table.STARTUP_KEYWORDS for keyword in call.keywords):
+            return True
+        if isinstance(func, ast.Attribute) and (
+            func.attr == "add_event_handler"
+            or func.attr in ("append", "insert") and isinstance(func.value, ast.Attribute) and func.value.attr in table.STARTUP_LISTS
+        ):
+            return True
+    return False
+
+
+def _may_route(facts: TreeFacts, owner: str | None, path: str | None) -> bool:
+    """Whether handlers.py may read ``@<owner...>.<verb>(path, ...)`` as a route (its _route_framework): the owner
+    may hold an app (a name bound otherwise than by ``import``: semantics.app_framework follows calls and
+    ``from`` imports only), a framework with route decorators is imported, or the first argument is a URL path.
+    ``@torch._dynamo.config.patch(...)`` in a module that imports no web framework is none."""
+    from vllm_lint.python import handler_table as table
+
+    if owner is not None and owner in facts.bound_otherwise:
+        return True
+    if path is not None and path.startswith("/"):
+        return True
+    return any(
+        framework.route_decorators and any(m == p or m.startswith(p + ".") for m in facts.imported_modules for p in framework.modules)
+        for framework in table.FRAMEWORKS
+    )
 
 
 def _imported_last_names(qualified: Iterable[str], imported: set[str]) -> frozenset[str]:
@@ -492,9 +546,9 @@ def _launching_word(word: str, file: FileBytes) -> bool:
     module = word[2:] if word.startswith("-m") else word
     if module != "vllm" and not module.startswith("vllm."):
         return False
-    from vllm_lint.cmdline.launches import API_SERVER_MODULE, CLI_MODULE
+    from vllm_lint.cmdline.launches import API_SERVER_MODULE, CLI_MODULE, unknown_vllm_module
 
-    return module in (API_SERVER_MODULE, CLI_MODULE) or module not in file.api().modules
+    return module in (API_SERVER_MODULE, CLI_MODULE) or unknown_vllm_module(module, file.api().modules)
 
 
 ENGINE_CONSTRUCTION = Condition(

@@ -41,6 +41,12 @@ class TreeFacts:
         self.returns_pair = False  # some ``return`` gives a tuple of two (``return body, 503``)
         self.decorators: set[str] = set()  # last names of what decorators name (``post`` for ``@app.post("/")``)
         self.called_attribute_decorators: set[str] = set()  # the same, of ``@<expr>.<name>(...)`` only
+        # Of each ``@<expr>.<name>(...)``: (name, the first name of ``<expr>`` when it is a dotted name, the first
+        # positional argument when it is a string).
+        self.attribute_decorator_calls: list[tuple[str, str | None, str | None]] = []
+        self.imported_modules: set[str] = set()  # what absolute imports name (``a.b`` of ``import a.b``, ``from a.b import c``)
+        # Names bound by anything but an ``import`` statement (assigned, a parameter, a def or class, ``from``-imported).
+        self.bound_otherwise: set[str] = set()
         self.bases: set[str] = set()  # last names of classes' bases
         self._parents: dict[int, ast.AST] = {}  # of calls and awaits only: what bound_to_calls asks
         identifiers, strings, parents, calls = self.identifiers, self.strings, self._parents, self.calls
@@ -68,6 +74,10 @@ class TreeFacts:
                     push(value)
             if isinstance(node, ast.Name):
                 identifiers.add(node.id)
+                if type(node.ctx) is ast.Store:
+                    self.bound_otherwise.add(node.id)
+            elif isinstance(node, ast.arg):
+                self.bound_otherwise.add(node.arg)
             elif isinstance(node, ast.Attribute):
                 identifiers.add(node.attr)
                 base = dotted(node.value)
@@ -82,16 +92,27 @@ class TreeFacts:
                 if isinstance(node.value, ast.Constant):
                     docstrings.add(id(node.value))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound_otherwise.add(node.name)
                 for decorator in node.decorator_list:
-                    called = isinstance(decorator, ast.Call)
                     target = decorator.func if isinstance(decorator, ast.Call) else decorator
                     name = final_name(target)
                     if name is not None:
                         self.decorators.add(name)
-                        if called and isinstance(target, ast.Attribute):
+                        if isinstance(decorator, ast.Call) and isinstance(target, ast.Attribute):
                             self.called_attribute_decorators.add(name)
+                            owner = dotted(target.value)
+                            args = decorator.args
+                            first = args[0] if args and not isinstance(args[0], ast.Starred) else None
+                            path = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+                            self.attribute_decorator_calls.append((name, owner.partition(".")[0] if owner else None, path))
                 if isinstance(node, ast.ClassDef):
                     self.bases.update(name for base in node.bases if (name := final_name(base)) is not None)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+                if node.name:
+                    self.bound_otherwise.add(node.name)
+            elif isinstance(node, ast.MatchMapping):
+                if node.rest:
+                    self.bound_otherwise.add(node.rest)
             elif isinstance(node, ast.Return):
                 if isinstance(node.value, ast.Tuple) and len(node.value.elts) == 2:
                     self.returns_pair = True
@@ -99,9 +120,15 @@ class TreeFacts:
                 from_import = isinstance(node, ast.ImportFrom)
                 if isinstance(node, ast.ImportFrom) and node.module:
                     identifiers.update(node.module.split("."))
+                    if not node.level:
+                        self.imported_modules.add(node.module)
                 for alias in node.names:
                     identifiers.update(alias.name.split("."))
                     self.imported.add(alias.asname or (alias.name if from_import else alias.name.split(".")[0]))
+                    if from_import:
+                        self.bound_otherwise.add(alias.asname or alias.name)
+                    else:
+                        self.imported_modules.add(alias.name)
                     if alias.asname:
                         identifiers.add(alias.asname)
                         self.aliases.append((alias.asname, alias.name.rpartition(".")[2]))

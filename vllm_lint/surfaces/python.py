@@ -64,9 +64,11 @@ def _in_project(job: LintJob) -> bool:
 def _may_call_into_project(job: LintJob) -> bool:
     """A module with a handler (or a start-up hook) that imports a project module whose summary can hold
     something: the rules may then report what the handler reaches there. Every file read is a dependency."""
-    from vllm_lint.python.prefilter import may_have_handlers
+    from vllm_lint.python.prefilter import handlers_in_tree, may_have_handlers
 
     if not job.enabled & _CROSS_MODULE_CODES or not _in_project(job) or not may_have_handlers(job.data, job.path):
+        return False
+    if not handlers_in_tree(job.data, job.path, job.api):
         return False
     from vllm_lint.python.project import Project, process_store
 
