@@ -81,7 +81,7 @@ def test_each_row_is_a_sourced_launch(name, columns, prefix, minimum):
             assert row["expected"] in runner.RULES, row["id"]
 
 
-def test_each_inference_names_the_newest_release_before_its_report():
+def test_each_inference_names_the_release_its_report_date_gives():
     releases = runner.read_releases(FOLDER / "releases.tsv")
     cases = runner.read_cases(FOLDER / "failures.tsv")
     inferences = runner.read_inferences(FOLDER / "inferred.tsv")
@@ -95,6 +95,30 @@ def test_each_inference_names_the_newest_release_before_its_report():
     assert runner.report_date(dataclasses.replace(case, vllm_version="main (2025-06-15)")) is None
     with pytest.raises(SystemExit):
         runner.check_inferences({"f01": runner.Inference("f01", "2023-08-10", "0.1.2", "why")}, [case], releases)
+
+
+@pytest.mark.parametrize(
+    ("release", "build", "accepted"),
+    [
+        ("0.8.0", "main", True),  # a main build of 2025-03-14: the first release after it (published 2025-03-18)
+        ("0.7.3", "main", False),
+        ("0.8.1", "main", False),
+        ("0.7.3", "release", True),
+        ("0.8.0", "release", False),
+        ("0.8.0", "nightly", False),
+    ],
+)
+def test_a_main_build_is_judged_as_the_first_release_after_its_report(release, build, accepted):
+    releases = runner.read_releases(FOLDER / "releases.tsv")
+    assert runner.first_release_after("2025-03-14", releases) == "0.8.0"
+    assert runner.first_release_after("2025-03-18", releases) == "0.8.1"  # published that day: it could have run it
+    case = runner.Case("f01", "VLL212", "s", "shell", "vllm serve m", "m", "T4", "not reported (2025-03-14)")
+    inference = runner.Inference("f01", "2025-03-14", release, "why", build)
+    if accepted:
+        runner.check_inferences({"f01": inference}, [case], releases)
+    else:
+        with pytest.raises(SystemExit):
+            runner.check_inferences({"f01": inference}, [case], releases)
 
 
 def test_every_rule_has_failures():
@@ -196,7 +220,7 @@ def test_the_runner_lints_each_row(tmp_path, capsys):
         + "\n"
     )
     inferred = tmp_path / "inferred.tsv"
-    inferred.write_text("id\treported\trelease\twhy\n")
+    inferred.write_text("id\treported\trelease\tbuild\twhy\n")
     docs.write_text("# old figures\n\n## Reading it\n\nprose kept\n")
     arguments = ["--failures", str(failures), "--started", str(started), "--inferred", str(inferred)]
     assert runner.main([*arguments, "--docs", str(docs)]) == 0

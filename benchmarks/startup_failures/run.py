@@ -14,8 +14,10 @@ reported on. With ``--docs`` the table is also written to that file, dated, with
 
 A second run judges the failures of ``inferred.tsv`` (reports that give a date, not a release) as the newest vLLM
 release published on or before the report's date (``releases.tsv``, PyPI's publication dates), where the row says
-why every release up to that date fails the launch in the same way; the runner checks that the release named is that
-newest one. The started launches whose report gives only a date are judged the same way, all of them: a harsher test
+why every release up to that date fails the launch in the same way; or, for a row whose ``build`` is ``main`` (a
+report that can only have run a build of ``main``: no release before its date serves the model), as the first
+release published after the date, where the row says why every ``main`` build the report can have run and that
+release fail the launch in the same way. The runner checks that the release named is that one. The started launches whose report gives only a date are judged the same way, all of them: a harsher test
 of the false positives. Both runs' figures are printed.
 """
 
@@ -76,14 +78,17 @@ def read_cases(path: Path) -> list[Case]:
 class Inference:
     id: str
     reported: str  # the report's date, YYYY-MM-DD
-    release: str  # the newest release published on or before it
-    why: str  # why every release up to the date fails the launch alike, with the sources read
+    release: str  # the release the case is judged as
+    why: str  # why every release up to the date (or every main build it can have run) fails alike, with sources
+    build: str = "release"  # "release": the newest release on or before the date; "main": the first one after it
 
 
 def read_inferences(path: Path) -> dict[str, Inference]:
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return {row["id"]: Inference(row["id"], row["reported"], row["release"], row["why"]) for row in rows}
+    return {
+        row["id"]: Inference(row["id"], row["reported"], row["release"], row["why"], row["build"]) for row in rows
+    }
 
 
 def read_releases(path: Path) -> list[tuple[str, str]]:
@@ -101,6 +106,13 @@ def newest_release(date: str, releases: list[tuple[str, str]]) -> str | None:
     return published[-1] if published else None
 
 
+def first_release_after(date: str, releases: list[tuple[str, str]]) -> str | None:
+    """The first release published after ``date`` (YYYY-MM-DD): the one a report that ran a build of ``main`` that
+    day is judged as."""
+    later = [release for release, when in releases if when > date]
+    return later[0] if later else None
+
+
 def report_date(case: Case) -> str | None:
     """The date a row's version gives where it gives no release ("not reported (2024-12)"), else None."""
     if release(case.vllm_version) is not None or not case.vllm_version.startswith("not reported"):
@@ -110,15 +122,21 @@ def report_date(case: Case) -> str | None:
 
 
 def check_inferences(inferences: dict[str, Inference], cases: list[Case], releases: list[tuple[str, str]]) -> None:
-    """Each inference names a failure whose report gives the same date, and the newest release before it."""
+    """Each inference names a failure whose report gives the same date, and the newest release before it (a
+    ``main`` build: the first release after it)."""
     by_id = {case.id: case for case in cases}
     for inference in inferences.values():
         case = by_id.get(inference.id)
         if case is None or report_date(case) is None or not inference.reported.startswith(report_date(case) or "-"):
             raise SystemExit(f"inferred.tsv: {inference.id} is not a failure whose report gives {inference.reported}")
-        newest = newest_release(inference.reported, releases)
-        if inference.release != newest:
-            raise SystemExit(f"inferred.tsv: {inference.id} names {inference.release}; the newest before is {newest}")
+        if inference.build == "main" and len(inference.reported) == 10:
+            expected, which = first_release_after(inference.reported, releases), "the first after"
+        elif inference.build == "release":
+            expected, which = newest_release(inference.reported, releases), "the newest before"
+        else:
+            raise SystemExit(f"inferred.tsv: {inference.id} has build {inference.build!r} (release, or main on a day)")
+        if inference.release != expected:
+            raise SystemExit(f"inferred.tsv: {inference.id} names {inference.release}; {which} is {expected}")
 
 
 def write_launch(case: Case, folder: Path) -> Path:
@@ -260,12 +278,13 @@ def render_inferred(
         "### With the release inferred from the report's date",
         "",
         "The failures of `inferred.tsv` judged as the newest vLLM release published on or before the report's date "
-        "(`releases.tsv`), and every started launch whose report gives only a date judged the same way (a harsher "
-        "test of the false positives).",
+        "(`releases.tsv`), or, where the report can only have run a build of `main`, as the first release published "
+        "after it; and every started launch whose report gives only a date judged as the newest release before it (a "
+        "harsher test of the false positives).",
         "",
         summary,
         "",
-        "| case | judged as | expected | reported | why every release up to the date fails alike |",
+        "| case | judged as | expected | reported | why every release up to the date (or main build) fails alike |",
         "| --- | --- | --- | --- | --- |",
     ]
     for case, codes in [*failures.items(), *started.items()]:
