@@ -17,8 +17,9 @@ release published on or before the report's date (``releases.tsv``, PyPI's publi
 why every release up to that date fails the launch in the same way; or, for a row whose ``build`` is ``main`` (a
 report that can only have run a build of ``main``: no release before its date serves the model), as the first
 release published after the date, where the row says why every ``main`` build the report can have run and that
-release fail the launch in the same way. The runner checks that the release named is that one. The started launches whose report gives only a date are judged the same way, all of them: a harsher test
-of the false positives. Both runs' figures are printed.
+release fail the launch in the same way. The runner checks that the release named is that one. The started
+launches whose report gives only a date are judged as the newest release before it, all of them: a harsher test of
+the false positives. Both runs' figures are printed.
 """
 
 from __future__ import annotations
