@@ -61,9 +61,7 @@ class FileBytes:
 
     def facts(self) -> TreeFacts:
         if self._facts is None:
-            from vllm_lint.python.tree_facts import tree_facts
-
-            self._facts = tree_facts(self.raw)
+            self._facts = _tree_facts_of(self.raw)
             if self._facts is None:
                 raise _Unparsable
         return self._facts
@@ -147,6 +145,14 @@ def remembered_bytes(function: Callable[[bytes], T]) -> Callable[[bytes], T]:
         return last[1]
 
     return remembered
+
+
+@remembered_bytes
+def _tree_facts_of(raw: bytes) -> TreeFacts | None:
+    """The facts of the file's tree, read once for the conditions of may_match and then handlers_in_tree."""
+    from vllm_lint.python.tree_facts import tree_facts
+
+    return tree_facts(raw)
 
 
 # -- request handlers (python/handlers.py) ---------------------------------------------------------

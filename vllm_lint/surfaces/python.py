@@ -68,17 +68,17 @@ def _may_call_into_project(job: LintJob) -> bool:
 
     if not job.enabled & _CROSS_MODULE_CODES or not _in_project(job) or not may_have_handlers(job.data, job.path):
         return False
-    if not handlers_in_tree(job.data, job.path, job.api):
-        return False
     from vllm_lint.python.project import Project, process_store
 
     store = process_store(job.known_summaries, _summarize)
     store.begin_file()
     project = Project(job.path, job.project_root, store)
     try:
-        return any(store.matters(target, project) for target in project.imported_files(project.importer, job.data))
+        if not any(store.matters(target, project) for target in project.imported_files(project.importer, job.data)):
+            return False
     finally:
         job.dependencies = {path: stamp for path, stamp in store.used.items() if path != str(project.importer)}
+    return handlers_in_tree(job.data, job.path, job.api)
 
 
 def _summarize(path: Path, data: bytes) -> ModuleSummary:
