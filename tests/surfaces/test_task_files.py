@@ -75,6 +75,12 @@ EXPECTED = {
 # What --fix --unsafe-fixes changes in each file (the rest of it is left byte for byte): old text -> new text
 FIXED = {
     ".buildkite/pipeline.yml": [("0.99", "0.90")],
+    # GitHub's ${{ }} expressions are no template actions: the file is plain YAML, fixed like any CI file
+    ".github/workflows/serve.yml": [
+        ("0.99 &", "0.90 --max-model-len 2048 &"),
+        ("python -m vllm.entrypoints.openai.api_server --model ${{ matrix.model }} --port 8000 &",
+         "vllm serve ${{ matrix.model }} --port 8000 --gpu-memory-utilization 0.90 --max-model-len 8192 &"),
+    ],
     ".dstack.yml": [("--max-model-len 8192\n", "--max-model-len 8192 --gpu-memory-utilization 0.90\n")],
     ".gitlab-ci.yml": [("0.99", "0.90")],
     "job.sbatch": [
@@ -217,3 +223,28 @@ def test_a_composite_actions_steps_are_a_ci_jobs(tmp_path):
     is not shell."""
     found = lint_text(tmp_path, "action.yml", COMPOSITE_ACTION)
     assert [(d.start.line, d.start.column, d.code) for d in found] == [(6, 12, "VLL201")]
+
+
+GITHUB_EXPRESSIONS = """\
+name: perf
+on: [push]
+jobs:
+  serve:
+    runs-on: [self-hosted, gpu]
+    if: >-
+      ${{ github.event_name != 'pull_request' ||
+          contains(github.event.pull_request.labels.*.name, 'perf') }}
+    steps:
+      - run: |
+          FAILED=()
+          echo "failed jobs: ${#FAILED[@]}"
+          vllm serve m --max-model-len 8192 --gpu-memory-utilization 0.99 &
+"""
+
+
+def test_github_expressions_and_shell_array_lengths_are_no_template(tmp_path):
+    """A workflow with a ``${{ }}`` expression over two lines and a step script's ``${#FAILED[@]}`` is plain YAML
+    (both were read as template actions: a Go template that is not YAML once they are set aside, a Jinja2 comment
+    never closed), and its launch is read."""
+    found = lint_text(tmp_path, ".github/workflows/perf.yml", GITHUB_EXPRESSIONS)
+    assert [(d.start.line, d.code) for d in found] == [(13, "VLL202")]

@@ -36,6 +36,9 @@ UNKNOWN = object()
 _MISSING = object()
 _GO_OPEN, _GO_CLOSE = "{{", "}}"
 _JINJA = re.compile(r"\{%|\{#")
+# What GitHub Actions writes into plain YAML (``${{ matrix.model }}``, over lines too) and a shell's array length
+# (``${#names[@]}``) in a step's script: neither is a template action.
+_GITHUB_EXPRESSION = re.compile(r"\$\{\{.{0,4096}?\}\}|\$\{#", re.DOTALL)
 _ENVSUBST = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:}-])|\$[A-Za-z_][A-Za-z0-9_]*")
 TEMPLATE_SUFFIXES = (".tpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".tmpl", ".template")
 
@@ -315,6 +318,8 @@ def flavour_of(path: Path, text: str) -> str | None:
     """Which kind of template ``text`` is, or None for plain YAML."""
     name = path.name.lower()
     in_chart = chart_root(path) is not None
+    if not in_chart and "${" in text:
+        text = _GITHUB_EXPRESSION.sub("", text)
     if "{{" in text or "{%" in text:
         if name.endswith((".j2", ".jinja", ".jinja2")) or _JINJA.search(text):
             return "jinja"
