@@ -257,6 +257,8 @@ HANDLED = [
     ("VLL104", HF + "from flask import Flask\nfrom flask.views import MethodView\napp = Flask(__name__)\n"
      "class G(MethodView):\n    def post(self):\n" + LOAD.replace("    ", "        ") + "app.add_url_rule('/g', view_func=G.as_view('g'))\n"),
     ("VLL104", HF + "import gradio as gr\ndef g(p):\n" + LOAD + "demo = gr.Interface(fn=g, inputs='text', outputs='text')\n"),
+    # a Falcon resource: responders by name, registered (add_route) in another module
+    ("VLL104", HF + "import falcon\nclass G:\n    def on_post(self, req, resp):\n" + LOAD.replace("    ", "        ")),
 ]
 
 

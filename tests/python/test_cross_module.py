@@ -169,3 +169,21 @@ def test_a_start_up_hook_reaching_another_module_is_parsed_and_reported(tmp_path
     assert _parsed([tmp_path / "app.py"]) == {"app.py": True}
     assert [(name, code) for name, _, code, _ in _findings([tmp_path / "app.py"])] == [("app.py", "VLL503")]
 
+
+
+FALCON_RESOURCE = """
+import falcon
+
+from model import generate
+
+
+class Generate:
+    def on_post(self, req, resp):
+        resp.media = generate(req.media["prompt"])
+"""
+
+
+def test_a_falcon_resource_registered_elsewhere_reaches_another_module(tmp_path):
+    # no route in this module: Falcon serves the responder of the class that another module adds to its app
+    _project(tmp_path, {"resource.py": FALCON_RESOURCE, "model.py": MODEL})
+    assert [(name, line, code) for name, line, code, _ in _findings([tmp_path / "resource.py"])] == [("resource.py", 8, "VLL101")]

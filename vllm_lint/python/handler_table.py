@@ -318,6 +318,13 @@ CLASS_BASES = {
 # Falcon finds a resource's responders by name: ``on_<verb>`` and, for a route added with ``suffix=``,
 # ``on_<verb>_<suffix>`` (falcon/routing/util.py ``map_http_methods``); the resource itself has no base class.
 FALCON_RESPONDER_VERBS = HTTP_VERBS | {"websocket"}
+
+
+def is_falcon_responder(name: str) -> bool:
+    """``on_get``, ``on_post_collection``: a name Falcon serves as a responder."""
+    return name.startswith("on_") and name[3:].split("_", 1)[0] in FALCON_RESPONDER_VERBS
+
+
 # A generated gRPC servicer base: ``helloworld_pb2_grpc.GreeterServicer``.
 GRPC_SERVICER = ClassShape("grpc", frozenset(), False, public_methods=True)
 

@@ -278,7 +278,7 @@ class HandlerFinder:
         if framework is None:
             if self.semantics.imports_any(("falcon",)):
                 for method in klass.methods.values():
-                    if _is_falcon_responder(method.name):
+                    if table.is_falcon_responder(method.name):
                         yield self._made(method, "falcon")
             return
         for method in klass.methods.values():
@@ -441,11 +441,6 @@ def caches_load(site: CallSite) -> bool:
         if function is not None and target in function.global_names:
             return True
     return False
-
-
-def _is_falcon_responder(name: str) -> bool:
-    """``on_get``, ``on_post_collection``: a name Falcon serves as a responder."""
-    return name.startswith("on_") and name[3:].split("_", 1)[0] in table.FALCON_RESPONDER_VERBS
 
 
 def _keyword_is_true(call: cst.Call | None, name: str) -> bool:

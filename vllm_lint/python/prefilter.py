@@ -320,6 +320,9 @@ def handler_in_tree(file: FileBytes) -> bool:
         facts.names_for(_imported_last_names(table.CLASS_BASES, imported))
     ):
         return True
+    # Falcon serves the on_<verb> methods of any class of a module that imports it (no base, no decorator)
+    if _imports_any(facts, ("falcon",)) and any(table.is_falcon_responder(name) for name in facts.bound_otherwise):
+        return True
     # A constructor is named as semantics.callee qualifies it: its first part imported (TreeFacts.calls_of).
     if facts.calls_of(_imported_last_names((*table.ROUTE_CONSTRUCTORS, *table.CALLBACK_CONSTRUCTORS), imported)):
         return True
@@ -371,10 +374,12 @@ def _may_route(facts: TreeFacts, owner: str | None, path: str | None) -> bool:
         return True
     if path is not None and path.startswith("/"):
         return True
-    return any(
-        framework.route_decorators and any(m == p or m.startswith(p + ".") for m in facts.imported_modules for p in framework.modules)
-        for framework in table.FRAMEWORKS
-    )
+    return any(framework.route_decorators and _imports_any(facts, framework.modules) for framework in table.FRAMEWORKS)
+
+
+def _imports_any(facts: TreeFacts, prefixes: tuple[str, ...]) -> bool:
+    """semantics.imports_any read off the tree: an absolute import of one of the modules or of a module under it."""
+    return any(m == p or m.startswith(p + ".") for m in facts.imported_modules for p in prefixes)
 
 
 def _imported_last_names(qualified: Iterable[str], imported: set[str]) -> frozenset[str]:
