@@ -296,8 +296,9 @@ def handlers_in_tree(data: bytes, path: Path, api_loader: ApiLoader) -> bool:
 def handler_in_tree(file: FileBytes) -> bool:
     """A shape python/handlers.py finds a request handler by (its direct handlers; the rest are reached from
     them), read off the tree by last names from the tables of python/handler_table.py: a decorator that names
-    a handler decorator, or ``@<app>.<route verb>(...)``; a call that registers a handler or builds a route, or
-    ``app.post("/x")(fn)``; a class whose base is a handler base or a gRPC servicer; Django's views.py. A name
+    a handler decorator, or ``@<app>.<route verb>(...)`` where handlers.py may read a route (_may_route); a call
+    that registers a handler or builds a route, or ``app.post("/x")(fn)``; a class whose base is a handler base or
+    a gRPC servicer; a Falcon responder; Django's views.py. A name
     the tables give qualified (``aiohttp.web.get``) counts only where its package is imported, and a call of one
     only through an imported name: semantics qualifies a name only through the module's imports. Gradio's
     listeners count only where gradio is imported."""
