@@ -28,38 +28,15 @@ class _LazyPattern:
 
     def _compiled(self) -> re.Pattern:
         compiled = re.compile(*self._arguments)
-        # Instance attributes come before the class's methods below: from now on each is the pattern's own.
+        # From now on each method is the pattern's own, found on the instance: __getattr__ is not asked again.
         for name in _METHODS:
             self.__dict__[name] = getattr(compiled, name)
         self.__dict__["_pattern"] = compiled
         return compiled
 
-    def search(self, *args, **kwargs):
-        return self._compiled().search(*args, **kwargs)
-
-    def match(self, *args, **kwargs):
-        return self._compiled().match(*args, **kwargs)
-
-    def fullmatch(self, *args, **kwargs):
-        return self._compiled().fullmatch(*args, **kwargs)
-
-    def finditer(self, *args, **kwargs):
-        return self._compiled().finditer(*args, **kwargs)
-
-    def findall(self, *args, **kwargs):
-        return self._compiled().findall(*args, **kwargs)
-
-    def sub(self, *args, **kwargs):
-        return self._compiled().sub(*args, **kwargs)
-
-    def subn(self, *args, **kwargs):
-        return self._compiled().subn(*args, **kwargs)
-
-    def split(self, *args, **kwargs):
-        return self._compiled().split(*args, **kwargs)
-
     def __getattr__(self, name: str):
-        # Any other attribute (pattern, flags, groups, groupindex) is the compiled pattern's.
+        # Asked only for what the instance does not hold: before the first use every method (its call compiles the
+        # expression, which puts the methods on the instance), after it the rest (pattern, flags, groups).
         if name.startswith("__") or name in ("_arguments", "_pattern"):
             raise AttributeError(name)
         compiled = self.__dict__.get("_pattern")
