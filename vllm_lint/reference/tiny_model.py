@@ -136,8 +136,7 @@ def build_tokenizer(seed: int = SEED):
 
 def build(directory: str | Path, size: str = "M", seed: int = SEED) -> Path:
     """Write the tokenizer and a random-weight Llama of the given size into ``directory``; return it."""
-    import torch
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     if size not in SIZES:
         raise ValueError(f"unknown size {size!r}: choose one of {', '.join(SIZES)}")
@@ -166,21 +165,32 @@ def build(directory: str | Path, size: str = "M", seed: int = SEED) -> Path:
         initializer_range=0.3,
         torch_dtype="float32",
     )
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        model = LlamaForCausalLM(config).to(torch.float32).eval()
-    model.generation_config = GenerationConfig(
-        do_sample=False,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    model = _random_greedy_model(LlamaForCausalLM, config, tokenizer, seed)
     model.save_pretrained(out, safe_serialization=True)
     (out / MARKER).write_text(
         json.dumps({"size": size, "seed": seed, **shape.__dict__, "vocab_size": len(tokenizer)}, indent=2)
         + "\n"
     )
     return out
+
+
+def _random_greedy_model(model_class, config, tokenizer, seed: int, **generation):
+    """``model_class(config)`` in float32 with random weights (the same seed gives the same weights), its generation
+    config greedy with the tokenizer's special tokens (and ``generation``'s other settings)."""
+    import torch
+    from transformers import GenerationConfig
+
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        model = model_class(config).to(torch.float32).eval()
+    model.generation_config = GenerationConfig(
+        do_sample=False,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        **generation,
+    )
+    return model
 
 
 SEQ2SEQ_FOLDER = "seq2seq"  # inside a tiny model's folder: the encoder-decoder model beside it (build_seq2seq)
@@ -213,8 +223,7 @@ def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
     import os
     import tempfile
 
-    import torch
-    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration, GenerationConfig
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
 
     model_dir = Path(model_dir)
     out = seq2seq_dir(model_dir)
@@ -238,16 +247,7 @@ def build_seq2seq(model_dir: str | Path, seed: int = SEED) -> Path:
         init_std=0.3,  # decisive logits, as the causal model's initializer_range
         dropout=0.0,
     )
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        model = BartForConditionalGeneration(config).to(torch.float32).eval()
-    model.generation_config = GenerationConfig(
-        do_sample=False,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
-    )
+    model = _random_greedy_model(BartForConditionalGeneration, config, tokenizer, seed, decoder_start_token_id=tokenizer.bos_token_id)
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=".seq2seq-", dir=out.parent))
     tokenizer.save_pretrained(building)
