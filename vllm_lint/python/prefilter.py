@@ -286,7 +286,7 @@ def handler_clue(data: bytes, path: Path) -> bool:
 def handlers_in_tree(data: bytes, path: Path, api_loader: ApiLoader) -> bool:
     """The tree's reading of ``may_have_handlers`` (asked after it): a request handler or a start-up hook in the
     module's ``ast`` tree; True when ``ast`` cannot parse it."""
-    file = FileBytes(code_only(data), data, path, api_loader)
+    file = FileBytes(data, data, path, api_loader)  # only its tree is read: no need of the code without strings
     try:
         return handler_in_tree(file) or startup_hook_in_tree(file)
     except _Unparsable:
@@ -322,7 +322,7 @@ def handler_in_tree(file: FileBytes) -> bool:
     ):
         return True
     # Falcon serves the on_<verb> methods of any class of a module that imports it (no base, no decorator)
-    if _imports_any(facts, ("falcon",)) and any(table.is_falcon_responder(name) for name in facts.bound_otherwise):
+    if facts.imports_any(("falcon",)) and any(table.is_falcon_responder(name) for name in facts.bound_otherwise):
         return True
     # A constructor is named as semantics.callee qualifies it: its first part imported (TreeFacts.calls_of).
     if facts.calls_of(_imported_last_names((*table.ROUTE_CONSTRUCTORS, *table.CALLBACK_CONSTRUCTORS), imported)):
@@ -375,12 +375,7 @@ def _may_route(facts: TreeFacts, owner: str | None, path: str | None) -> bool:
         return True
     if path is not None and path.startswith("/"):
         return True
-    return any(framework.route_decorators and _imports_any(facts, framework.modules) for framework in table.FRAMEWORKS)
-
-
-def _imports_any(facts: TreeFacts, prefixes: tuple[str, ...]) -> bool:
-    """semantics.imports_any read off the tree: an absolute import of one of the modules or of a module under it."""
-    return any(m == p or m.startswith(p + ".") for m in facts.imported_modules for p in prefixes)
+    return any(framework.route_decorators and facts.imports_any(framework.modules) for framework in table.FRAMEWORKS)
 
 
 def _imported_last_names(qualified: Iterable[str], imported: set[str]) -> frozenset[str]:

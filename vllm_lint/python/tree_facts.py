@@ -171,6 +171,10 @@ class TreeFacts:
                 found.append(call)
         return found
 
+    def imports_any(self, prefixes: tuple[str, ...]) -> bool:
+        """semantics.imports_any, read off the tree: an absolute import of one of the modules or of one under it."""
+        return any(m == p or m.startswith(p + ".") for m in self.imported_modules for p in prefixes)
+
     def any_string_has(self, words: Iterable[str]) -> bool:
         return any(word in text for text in self.strings for word in words)
 
