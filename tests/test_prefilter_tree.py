@@ -146,6 +146,19 @@ def test_a_comment_in_a_command_list_or_an_import_list_is_read_to_its_line_s_end
     assert found and b"NoSuchName" in found[0][1]
 
 
+def test_a_long_continued_import_list_without_vllm_is_read_in_one_pass():
+    """Each blank run around a comma is read one way (an item that could take or leave it meant 2**40 tries for
+    these 40 names, as in h2ogpt's src/gen.py); the lists that do name vLLM are still found, item for item."""
+    from vllm_lint.python.rules.api_prefilter import _IMPORT, _import_items
+
+    names = b", ".join(b"name_%d" % i for i in range(40))
+    assert _IMPORT.findall(b"from utils import " + names + b", \\\n    more_names\nimport vllm_x\n") == []
+    found = _IMPORT.findall(b"import os,  sys , \\\n    vllm.entrypoints as e, json\nimport a as b,vllm\n")
+    assert [_import_items(names) for names in found] == [
+        [("os", None), ("sys", None), ("vllm.entrypoints", "e"), ("json", None)], [("a", "b"), ("vllm", None)],
+    ]
+
+
 # -- the tree stage of VLL105-VLL108 and VLL502: each shape the rule reports passes (checked against the linter with
 # the pre-filter off), and a module the byte test lets through but holding no such call or return is kept out.
 SERVER = "from fastapi import FastAPI\napp = FastAPI()\n"
@@ -168,7 +181,24 @@ REPORTED = [
     ("VLL108", "from openai import AsyncOpenAI as Client\n" + SERVER
      + "@app.post('/c')\nasync def c(p: str):\n    client = Client(base_url='http://x')\n    return 1\n"),
     ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    return (\n        {'ok': False},\n        503,\n    )\n"),
+    # registered by name, not decorated: a registration call, a route decorator applied by hand, a partial
+    ("VLL502", SERVER + "async def h():\n    return {'ok': False}, 503\napp.add_api_route('/h', h)\n"),
+    ("VLL502", SERVER + "async def h():\n    return {'ok': False}, 503\napp.get('/h')(h)\n"),
+    ("VLL502", "import functools\n" + SERVER + "async def h(x):\n    return {'ok': x}, 503\n"
+     "app.add_api_route('/h', functools.partial(h, 1))\n"),
+    # a route decorator called by hand, with any verb and on any expression naming the handler
+    ("VLL101", "from transformers import pipeline\n" + SERVER + "generator = pipeline('text-generation')\n"
+     "async def g(p: str):\n    return generator(p)\napp.get('/g')(g)\n"),
+    ("VLL101", "from functools import partial\nfrom transformers import pipeline\n" + SERVER
+     + "generator = pipeline('text-generation')\nasync def g(p: str, n: int):\n    return generator(p)\n"
+     "app.post(path=str('/g'))(partial(g, n=1))\n"),
 ]
+
+
+def test_the_byte_clue_of_a_route_called_by_hand_has_every_route_verb():
+    from vllm_lint.python.handler_table import ROUTE_VERBS
+
+    assert set(prefilter._ROUTE_VERBS.decode().split("|")) == ROUTE_VERBS
 
 
 @pytest.mark.parametrize(("code", "source"), REPORTED, ids=[f"{code}-{i}" for i, (code, _) in enumerate(REPORTED)])
@@ -189,6 +219,11 @@ KEPT_OUT = [
     ("VLL108", "import httpx\n" + SERVER + "@app.post('/c')\nasync def c(p: str):\n    raise httpx.HTTPError('x')\n"),
     # a FastAPI module whose only tuple return is a helper's three values
     ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    return {'ok': True}\ndef pair():\n    return 1, 2, 3\n"),
+    # a handler that calls a helper returning a pair: only the helper's own return is a pair, and it is only called
+    ("VLL502", SERVER + "def pair():\n    return {'ok': False}, 503\n@app.get('/h')\nasync def h():\n"
+     "    body, status = pair()\n    return body\n"),
+    # a handler with a nested function returning a pair: the handler's own returns are no pair
+    ("VLL502", SERVER + "@app.get('/h')\nasync def h():\n    def inner():\n        return 1, 503\n    return inner()[0]\n"),
 ]
 
 

@@ -172,6 +172,8 @@ def _route_decorator(data: bytes) -> bool:
     return False
 
 
+# What handler_table.ROUTE_VERBS holds, written out: importing the table costs every run's start.
+_ROUTE_VERBS = rb"get|post|put|patch|delete|options|head|trace|api_route|websocket|route|view"
 # Each clue: a substring that gates it (one fast scan), then the expression that confirms it.
 # No word boundary at the start: ``FooServicer``, ``APIView``, ``WebSocketRoute(`` all count.
 _HANDLER_CLUES = (
@@ -179,8 +181,10 @@ _HANDLER_CLUES = (
     (b"Route", lazy_compile(rb"Route\b")),  # called, or imported under another name (``Route as R``)
     (b"Servicer", lazy_compile(rb"Servicer\b")),
     (b"View", lazy_compile(rb"View(?:Set)?\b")),
-    # ``app.post("/chat")(chat)``, ``web.post("/chat", chat)``, ``path("chat/", chat)`` (handler_table.py)
-    (b")(", lazy_compile(rb"\.\s*(?:post|put|patch|delete|options|head|api_route|websocket|route)\s*\([^()]*\)\s*\(\s*\w+\s*,?\s*\)")),
+    # ``app.post("/chat")(chat)``, ``app.get(path)(self.chat)``, ``app.post("/")(partial(chat, x))``: a route
+    # decorator called by hand on anything (python/handlers.py resolves its one argument; the tree stage reads it)
+    (b")(", lazy_compile(rb"\.\s*(?:" + _ROUTE_VERBS + rb")\s*\((?:[^()]|\([^()]*\))*\)\s*\(")),
+    # ``web.post("/chat", chat)`` (aiohttp), ``path("chat/", chat)`` (Django): handler_table.ROUTE_CONSTRUCTORS
     (b"web.", lazy_compile(rb"web\.(?:get|post|put|patch|delete|head|view|route)[ \t]*\(")),
     (b"django.urls", lazy_compile(rb"django\.urls")),
 )

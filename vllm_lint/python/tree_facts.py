@@ -49,6 +49,8 @@ class TreeFacts:
         self.bound_otherwise: set[str] = set()
         self.bases: set[str] = set()  # last names of classes' bases
         self._parents: dict[int, ast.AST] = {}  # of calls and awaits only: what bound_to_calls asks
+        self._tree = tree
+        self._functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         identifiers, strings, parents, calls = self.identifiers, self.strings, self._parents, self.calls
         docstrings: set[int] = set()  # bare string statements: prose, never a value
         stack: list[ast.AST] = [tree]
@@ -93,6 +95,8 @@ class TreeFacts:
                     docstrings.add(id(node.value))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound_otherwise.add(node.name)
+                if not isinstance(node, ast.ClassDef):
+                    self._functions.append(node)
                 for decorator in node.decorator_list:
                     target = decorator.func if isinstance(decorator, ast.Call) else decorator
                     name = final_name(target)
@@ -142,6 +146,26 @@ class TreeFacts:
                     name = dotted(node.target)
                     if name is not None:
                         self.aliases.append((name, node.value.id if isinstance(node.value, ast.Name) else node.value.attr))
+
+    def registrable_function_returns_pair(self) -> bool:
+        """Whether a function whose own body (not a nested function's) returns a tuple of two may be registered as a
+        request handler: it is decorated, or named anywhere but as the callee of a call (a handler is registered by
+        a decorator, or passed by name: ``app.add_api_route(path, fn)``, ``app.post("/")(fn)``, ``partial(fn)``,
+        ``APIRoute(path, endpoint=self.fn)``; python/handlers.py finds no other). Read only when asked."""
+        if not self.returns_pair:
+            return False
+        candidates = [function for function in self._functions if _returns_pair_itself(function)]
+        if any(function.decorator_list for function in candidates):
+            return True
+        names = {function.name for function in candidates}
+        callees = {id(call.func) for call in self.calls}
+        for node in ast.walk(self._tree):
+            if type(node) is ast.Name:
+                if node.id in names and id(node) not in callees:
+                    return True
+            elif type(node) is ast.Attribute and node.attr in names and id(node) not in callees:
+                return True
+        return False
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))
@@ -212,6 +236,19 @@ class TreeFacts:
                     bound.add(name)
             # Anything else (dropped, returned, passed on) binds no name, as python/model.py records bindings.
         return bound
+
+
+def _returns_pair_itself(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A ``return a, b`` of the function itself: python/model.py gives a return to its innermost function."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            if isinstance(node.value, ast.Tuple) and len(node.value.elts) == 2:
+                return True
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def dotted(node: ast.AST) -> str | None:

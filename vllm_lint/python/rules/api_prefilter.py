@@ -84,7 +84,12 @@ _FROM_IMPORT = lazy_compile(
     rb"from(?:[ \t]|\\\r?\n)+(vllm(?:\s*\.\s*\w+)*)(?:[ \t]|\\\r?\n)+import(?:[ \t]|\\\r?\n)+"
     rb"(\((?:[^)#]|#[^\n]*\n)*\)|[^\n;#]*(?:\\\r?\n[^\n;#]*)*)"
 )
-_IMPORT = lazy_compile(rb"import[ \t]+((?:[\w. \t]+,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)")
+# The items before ``vllm``: words split by blanks (or none), each blank run matched one way only: an item that
+# could take or leave the blanks around its comma made a continued import list of 40 names take 2**40 steps
+# (h2ogpt's src/gen.py).
+_IMPORT = lazy_compile(
+    rb"import[ \t]+((?:(?:[\w.]+(?:[ \t]+[\w.]+)*[ \t]*)?,[ \t]*(?:\\\r?\n[ \t]*)?)*vllm\b[^\n;#]*)"
+)
 _IMPORT_ITEM = lazy_compile(rb"^\s*(\w+(?:\s*\.\s*\w+)*)(?:\s+as\s+(\w+))?\s*$")
 _SPACE = lazy_compile(rb"\s+")
 _COMMENT = lazy_compile(rb"#[^\n]*")
@@ -94,6 +99,10 @@ def _import_items(names: bytes) -> list[tuple[str, str | None]] | None:
     """``a as b, c`` -> [("a", "b"), ("c", None)]; None when the cheap reader does not understand it."""
     if names.startswith(b"("):
         names = names[1:-1]
+    if b"#" not in names and b"\\" not in names:
+        simple = _simple_import_items(names)
+        if simple is not None:
+            return simple
     names = _COMMENT.sub(b"", names).replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
     items = []
     for item in names.split(b","):
@@ -105,6 +114,28 @@ def _import_items(names: bytes) -> list[tuple[str, str | None]] | None:
         dotted = _SPACE.sub(b"", match.group(1)).decode("ascii", "replace")
         alias = match.group(2).decode("ascii", "replace") if match.group(2) else None
         items.append((dotted, alias))
+    return items
+
+
+def _is_word(word: bytes) -> bool:
+    """``\\w+`` of a bytes expression: ASCII letters, digits and underscores."""
+    return word.replace(b"_", b"a").isalnum()
+
+
+def _simple_import_items(names: bytes) -> list[tuple[str, str | None]] | None:
+    """``_import_items`` of the common statement, undotted names and ``as`` aliases split by blanks, without a regular
+    expression per item; None for any other (the expressions read it)."""
+    items: list[tuple[str, str | None]] = []
+    for item in names.split(b","):
+        words = item.split()
+        if not words or words == [b"*"]:
+            continue
+        if len(words) == 1 and _is_word(words[0]):
+            items.append((words[0].decode("ascii"), None))
+        elif len(words) == 3 and words[1] == b"as" and _is_word(words[0]) and _is_word(words[2]):
+            items.append((words[0].decode("ascii"), words[2].decode("ascii")))
+        else:
+            return None
     return items
 
 

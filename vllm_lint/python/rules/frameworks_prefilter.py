@@ -52,8 +52,8 @@ def _fastapi_handler_returns_tuple(file: FileBytes) -> bool:
 
 def _returns_a_pair_in_tree(file: FileBytes) -> bool:
     """VLL502 reads only ``return`` statements whose value is a tuple of two elements (``return body, 503``), in
-    request handlers."""
-    return file.facts().returns_pair and handler_in_tree(file)
+    functions registered as request handlers."""
+    return file.facts().registrable_function_returns_pair() and handler_in_tree(file)
 
 
 # The decorator VLL503 reads is ``<app>.on_event(...)``: on_event is a whole name there, not a part of one
