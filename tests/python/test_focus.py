@@ -98,3 +98,30 @@ def test_a_seed_with_thousands_of_helpers_after_it_has_the_seed_s_findings(tmp_p
     for before, after in zip(alone, with_helpers):
         reaches_the_end = before.fix is not None and any(edit.end.line > last_line for edit in before.fix.edits)
         assert after.fix == (None if reaches_the_end else before.fix), before
+
+
+def test_the_places_of_every_name_read_in_one_scan_are_those_of_a_search_per_name():
+    code = (
+        "from a.b import c as d\nd.e(f, g_1, _h)\nx = y.z + d\ndef café(naïve):\n    return naïve.d, d2, 2d, d\n"
+        "\tl = [d,d]\n# d in a comment, d.\nd"
+    )
+    places = focus_module.name_places(code)
+    names = {*places, "e", "z", "d2", "ab", "é"}
+    assert {name: places.get(name, []) for name in names} == {
+        name: list(focus_module._places_of(code, name)) for name in names
+    }
+
+
+def test_a_module_with_many_names_is_focused_as_with_a_search_per_name(monkeypatch):
+    """Past the names searched one by one, the places of all come from one scan: the same functions are dropped."""
+    helpers = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n\n" for i in range(8000))
+    # more names than are searched for one by one, and a call that reaches two helpers
+    kept = "".join(f"name_{i} = {i}\n" for i in range(200)) + "print(helper_3(1), helper_7999(2))\n"
+    text = helpers + kept
+    assert len(text) > FOCUS_BYTES
+    indexed = focus(text)
+    monkeypatch.setattr(focus_module, "_SEARCHES_BEFORE_INDEX", 1 << 30)
+    searched = focus(text)
+    assert indexed is not None and searched is not None
+    assert (indexed.text, indexed.dropped) == (searched.text, searched.dropped)
+    assert len(indexed.dropped) == 2 and indexed.text.count("def helper_") == 2

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 
 from vllm_lint.lazy_re import lazy_compile
 
+# Not typing.TYPE_CHECKING: importing typing costs ~3 ms of every run's start (mypy reads the name alike).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 # Below this, a module is parsed whole: cutting it would save little, and every file people write is smaller.
 FOCUS_BYTES = 256 * 1024
 
@@ -50,6 +55,12 @@ _DEF_WORDS = ("def", "async")
 # Every character that cannot be part of a (dotted) name becomes a blank, so that splitting gives the words.
 _WORD_TABLE = {code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) in "_.")}
 _FIRST_NAME = lazy_compile(r"[^\W\d]\w*")
+# A run of name characters (``\w`` is ``str.isalnum()`` or "_", as _in_name reads them) not after a dot.
+_NAME_PLACE = lazy_compile(r"(?<![\w.])\w+")
+_WHOLE_NAME = lazy_compile(r"\w+")
+# Names searched for before the places of all are read in one scan, which costs 20 to 200 searches for one
+# (the benchmark's 4 MB module, where names recur 50,000 times; h2ogpt's gradio_runner.py).
+_SEARCHES_BEFORE_INDEX = 64
 _NESTED_SCOPE = lazy_compile(r"\b(?:def|class|lambda)\b")
 # A statement that binds a name: ``name = ...``, ``name += ...``, ``name: T = ...`` at the start of a line.
 _ASSIGNED = lazy_compile(r"^[ \t]+([^\W\d]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)", re.MULTILINE)
@@ -143,22 +154,48 @@ def _reached(code: str, words: str, starts: list[int], candidates: dict[int, int
     reached: set[int] = set()
     seen: set[str] = set()
     pending = names
+    # Each name is searched for in the code, a scan each; past _SEARCHES_BEFORE_INDEX names, where each one
+    # stands as a name of its own is read off one scan of the code instead (a search per name read h2ogpt's
+    # 440 KB gradio_runner.py once for each of its thousands of names: 1 s). A name with a character no name
+    # holds (only non-ASCII ones can be left in ``words``) is always searched for.
+    places: dict[str, list[int]] | None = None
+    searched = 0
     while pending:
         seen |= pending
         found: set[str] = set()
         for name in pending:
-            at = code.find(name)
-            while at >= 0:
-                after = at + len(name)
-                if not (at and _in_name(code[at - 1]) or after < len(code) and _in_name(code[after], dot=False)):
-                    index = bisect_right(starts, at) - 1
-                    if index in candidates and index not in reached:
-                        reached.add(index)
-                        chunk = words[starts[index] : starts[index + 1]]
-                        found |= _free_names(code, candidates[index], starts[index + 1], _names(chunk))
-                at = code.find(name, after)
+            searched += 1
+            if places is None and searched > _SEARCHES_BEFORE_INDEX:
+                places = name_places(code)
+            whole = places is not None and _WHOLE_NAME.fullmatch(name) is not None
+            for at in places.get(name, ()) if places is not None and whole else _places_of(code, name):
+                index = bisect_right(starts, at) - 1
+                if index in candidates and index not in reached:
+                    reached.add(index)
+                    chunk = words[starts[index] : starts[index + 1]]
+                    found |= _free_names(code, candidates[index], starts[index + 1], _names(chunk))
         pending = found - seen
     return reached
+
+
+def name_places(code: str) -> dict[str, list[int]]:
+    """For each name of ``code`` (a run of name characters), where it stands as a name of its own, as _places_of
+    finds them one name at a time."""
+    places: dict[str, list[int]] = {}
+    for match in _NAME_PLACE.finditer(code):
+        places.setdefault(match.group(), []).append(match.start())
+    return places
+
+
+def _places_of(code: str, name: str) -> Iterator[int]:
+    """Where ``name`` stands in ``code`` as a name of its own: not after a name character or a dot, nor before
+    a name character."""
+    at = code.find(name)
+    while at >= 0:
+        after = at + len(name)
+        if not (at and _in_name(code[at - 1]) or after < len(code) and _in_name(code[after], dot=False)):
+            yield at
+        at = code.find(name, after)
 
 
 def _in_name(char: str, dot: bool = True) -> bool:
