@@ -214,12 +214,15 @@ def test_a_parser_process_given_batches_turns_the_garbage_collector_back_on(many
             return None
 
     handler = signal.getsignal(signal.SIGINT)
-    was_enabled = gc.isenabled()
+    was_enabled, thresholds = gc.isenabled(), gc.get_threshold()
     gc.disable()
     try:
         _child_main(NoMoreBatches(), RunOptions(Settings(), frozenset(all_codes()), all_codes()), many_files)
         assert gc.isenabled() is many_files
+        # a parse's millions of nodes are no cyclic garbage: collected rarely, not every 700 allocations
+        assert gc.get_threshold()[0] == (50_000 if many_files else thresholds[0])
     finally:
+        gc.set_threshold(*thresholds)
         signal.signal(signal.SIGINT, handler)
         if was_enabled:
             gc.enable()

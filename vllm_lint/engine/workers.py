@@ -142,9 +142,13 @@ def _parses_safely_here(path: Path) -> bool:
 
 def _bound_memory() -> None:
     """The program leaves the cyclic garbage collector off (cli/entry.py); a process that parses file after file
-    of a large run turns it on, so that its memory stays bounded however many files it is given."""
+    of a large run turns it on, so that its memory stays bounded however many files it is given. A collection
+    every 50,000 allocations instead of Python's 700: a parse allocates millions of nodes, none of them cyclic
+    garbage, and the collector walked them over and over (h2ogpt, 380 files with three of 300-500 KB: 12.7 s ->
+    6.9 s wall at the same peak memory; vLLM's source: a tenth less CPU)."""
     import gc
 
+    gc.set_threshold(50_000, 20, 20)
     gc.enable()
 
 
