@@ -123,6 +123,7 @@ def lint_bytes(
     result = FileResult(shown)
     if skips_file(data):
         return result
+    lowered = data.lower()  # the words asked in any case below: one copy of the file for them all
     settings = options.settings
     job = LintJob(
         path=path,
@@ -145,8 +146,8 @@ def lint_bytes(
     )
     if not prefiltered and not prefilter_disabled() and not surface.may_match(job):
         result.dependencies = job.dependencies  # the files that decided it (python/project.py)
-        result.target = _target_of(job)
-        return _suppressed(result, [], data, path, surface, options)  # no rule would report: its noqa are dead
+        result.target = _target_of(job, lowered)
+        return _suppressed(result, [], data, lowered, path, surface, options)  # no rule would report: its noqa are dead
     if before_parse is not None:
         before_parse()
     result.parsed = True
@@ -154,21 +155,21 @@ def lint_bytes(
         diagnostics = [d for d in surface.lint(job) if d.code in options.enabled]
     finally:
         result.dependencies, result.summaries = job.dependencies, job.summaries
-        result.target = _target_of(job)
+        result.target = _target_of(job, lowered)
     if job.facts:
         result.facts = _unsuppressed_facts(job.facts, data, path, options)
-    return _suppressed(result, diagnostics, data, path, surface, options)
+    return _suppressed(result, diagnostics, data, lowered, path, surface, options)
 
 
-def _suppressed(result: FileResult, diagnostics: list[Diagnostic], data: bytes, path: Path, surface: Surface,
-                options: RunOptions) -> FileResult:
+def _suppressed(result: FileResult, diagnostics: list[Diagnostic], data: bytes, lowered: bytes, path: Path,
+                surface: Surface, options: RunOptions) -> FileResult:
     """``result`` with the file's findings that no noqa comment or per-file-ignores entry switches off, the
     findings of the rules on those comments (read before they take any out) among them."""
     from vllm_lint.engine.suppressions import noqa_findings, unsuppressed
 
     settings = options.settings
-    diagnostics = diagnostics + noqa_findings(diagnostics, data, path, result.path, surface.name, settings, options.codes,
-                                              options.enabled)
+    diagnostics = diagnostics + noqa_findings(diagnostics, data, lowered, path, result.path, surface.name, settings,
+                                              options.codes, options.enabled)
     if not diagnostics:
         return result
     kept, result.suppressed = unsuppressed(diagnostics, data, path, settings, options.codes)
@@ -202,10 +203,10 @@ def gpu_for(path: Path, settings: Settings) -> str | None:
     return settings.gpu
 
 
-def _target_of(job: LintJob) -> tuple[str | None] | None:
+def _target_of(job: LintJob, lowered: bytes) -> tuple[str | None] | None:
     # A file that mentions vLLM, or one whose reading asked for its target without naming vLLM (a Dockerfile
     # whose ENTRYPOINT script launches it): its findings may change when the project's pin does.
-    if b"vllm" in job.data.lower() or job.looked_up_target:
+    if b"vllm" in lowered or job.looked_up_target:
         # (a pin in the file's own text goes with its bytes: the project's pin cannot change it)
         return None if job.target.own else (job.api_version,)
     return None

@@ -731,6 +731,7 @@ _STRING_OR_COMMENT = lazy_compile(
 )
 
 
+@remembered_bytes  # the second pass and several conditions ask for the same file's code
 def code_only(data: bytes) -> bytes:
     """The file's bytes with every string one placeholder and no comments: code, not prose."""
     return _STRING_OR_COMMENT.sub(lambda m: b"" if m.group(0).startswith(b"#") else b"S", data)

@@ -44,11 +44,16 @@ _MATTERS_WORDS = (b"pipeline", b"from_pretrained", b"LLM", b"from_engine_args") 
 
 
 def _calls_what_matters(data: bytes) -> bool:
-    if not any(word in data for word in _MATTERS_WORDS):
+    if not any(word in data for word in _MATTERS_WORDS) or not _calls_in(data):
         return False
     from vllm_lint.python.prefilter import code_only
 
-    code = code_only(data)
+    # On the bytes first: blanking strings and dropping comments only takes calls away (a call in the code is in
+    # the bytes, after the same character), and most modules that name these words call none of them.
+    return _calls_in(code_only(data))
+
+
+def _calls_in(code: bytes) -> bool:
     for pattern in _MATTERS:
         for match in pattern.finditer(code):
             start = match.start()
@@ -93,6 +98,8 @@ class SummaryStore:
         self._checked: set[str] = set()
         self.used: dict[str, Stamp] = {}  # files read for the current lint, for the importer's cache entry
         self.module_files: dict[tuple[str, str, str, int], Path | None] = {}  # (folder, root, module, level) -> file
+        self.package_tops: dict[str, str] = {}  # folder -> the outermost package folder it lies in (or itself)
+        self.is_file: dict[str, bool] = {}  # candidate module paths: absolute imports from many folders share them
         self.computed: dict[str, list] = {}  # summaries made since taken, for the result cache
 
     def begin_file(self) -> None:
@@ -211,6 +218,8 @@ class Project:
         self.store = store
         self._effects: dict[tuple[str, int, str, str], list[Reached]] = {}
         self._files = store.module_files  # shared by every file the process lints: resolution is by folder
+        self._package_tops = store.package_tops
+        self._is_file = store.is_file
 
     # -- files -------------------------------------------------------------------------------------------
 
@@ -225,9 +234,12 @@ class Project:
             for _ in range(level - 1):
                 folder = os.path.dirname(folder)
             return [folder]
-        package = folder
-        while os.path.isfile(os.path.join(package, "__init__.py")) and os.path.dirname(package) != package:
-            package = os.path.dirname(package)
+        package = self._package_tops.get(folder)
+        if package is None:
+            package = folder
+            while os.path.isfile(os.path.join(package, "__init__.py")) and os.path.dirname(package) != package:
+                package = os.path.dirname(package)
+            self._package_tops[folder] = package
         bases = [folder, package]
         if self.root is not None:
             bases += [str(self.root), os.path.join(str(self.root), "src")]
@@ -247,7 +259,12 @@ class Project:
         for base in self._bases(folder, level):
             target = os.path.join(base, *parts)
             for candidate in ((target + ".py") if parts else None, os.path.join(target, "__init__.py")):
-                if candidate is not None and self._inside(candidate) and os.path.isfile(candidate):
+                if candidate is None or not self._inside(candidate):
+                    continue
+                found = self._is_file.get(candidate)
+                if found is None:
+                    found = self._is_file[candidate] = os.path.isfile(candidate)
+                if found:
                     return Path(candidate)
         return None
 

@@ -95,9 +95,12 @@ class LintJob:
         from vllm_lint.vllm_api.targets import file_target
 
         dockerfile_name = is_dockerfile_name(self.path.name)
-        # A module's own pin (targets.python_target) needs both words in its text; ASCII words are in the decoded
-        # text exactly where they are in the bytes, so most modules are neither decoded nor read again.
-        own_pin = self.path.suffix in PYTHON_SUFFIXES and b"modal" in self.data and b"vllm" in self.data
+        # A module's own pin (targets.python_target) needs both words and a Modal image's install or registry call
+        # in its text; ASCII words are in the decoded text exactly where they are in the bytes, so most modules
+        # ("multimodal" is in most of vLLM's own) are neither decoded nor read again.
+        data = self.data
+        own_pin = (self.path.suffix in PYTHON_SUFFIXES and b"modal" in data and b"vllm" in data
+                   and (b"pip_install" in data or b"run_commands" in data or b"from_registry" in data))
         text = self.data.decode("utf-8", errors="replace") if dockerfile_name or own_pin else ""
         dockerfile = text if dockerfile_name else None
         python = text if own_pin else None

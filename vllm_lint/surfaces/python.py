@@ -51,7 +51,9 @@ def _in_project(job: LintJob) -> bool:
     """Whether the file lies in the project root (its other modules are looked for there only)."""
     if job.project_root is None:
         return True
-    folder = os.path.dirname(os.path.abspath(job.path))
+    folder = os.path.dirname(job.path)
+    if not os.path.isabs(folder):
+        folder = os.path.join(os.getcwd(), folder)  # realpath normalises it: the files of a folder share its entry
     real = _REAL_FOLDERS.get(folder)
     if real is None:
         real = _REAL_FOLDERS[folder] = os.path.realpath(folder)
