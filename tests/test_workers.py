@@ -84,6 +84,32 @@ def test_a_file_over_the_time_limit_is_reported_and_the_run_goes_on(tmp_path):
     assert findings(result) == {("slow.py", "VLL000"), ("quick.py", "VLL201"), ("quick.py", "VLL203")}
 
 
+# A pre-filter that never ends on one file (none is known since h2ogpt's import lists: api_prefilter._IMPORT), put in
+# place before the run forks its children, which inherit it.
+_HANGING_PREFILTER = (
+    "import sys\nfrom vllm_lint.python import prefilter\nreal = prefilter.may_match\n"
+    "def may_match(data, path, *rest):\n    while path.name == 'hang.py':\n        pass\n    return real(data, path, *rest)\n"
+    "prefilter.may_match = may_match\nfrom vllm_lint.cli.entry import main\n"
+    "main(['check', '--no-cache', '--output-format', 'json', sys.argv[1]])\n"
+)
+
+
+def test_a_file_whose_reading_never_ends_before_any_parse_is_reported_and_the_run_goes_on(tmp_path):
+    """The time limit covers the pre-filter too: the child, which has told the parent of no parse, keeps its clock."""
+    (tmp_path / "hang.py").write_text(TRIGGER, encoding="utf-8")
+    for index in range(60):  # past the in-process threshold: children read the files
+        (tmp_path / f"good_{index:03d}.py").write_text(TRIGGER if index % 10 == 0 else "x = 1\n", encoding="utf-8")
+    env = {**os.environ, "VLLM_LINT_FILE_TIMEOUT": "2"}
+    result = subprocess.run([sys.executable, "-c", _HANGING_PREFILTER, str(tmp_path)], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert messages(result, "hang.py") == [
+        "the parser process took longer than 2 s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped"
+    ]
+    expected = {(f"good_{i:03d}.py", code) for i in range(0, 60, 10) for code in ("VLL201", "VLL203")}
+    assert findings(result) == expected | {("hang.py", "VLL000")}
+
+
 def test_parallel_results_equal_serial_results(tmp_path):
     for index in range(150):
         body = TRIGGER if index % 3 == 0 else "from vllm import SamplingParams\np = SamplingParams(temperature=0)\n"

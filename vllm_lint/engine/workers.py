@@ -201,6 +201,7 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
         inherited.close()
     _PARENT_ENDS.clear()
     limit = file_timeout()
+    timed = hasattr(signal, "setitimer")
     surfaces = {s.name: s for s in all_surfaces()}
     while True:
         try:
@@ -217,6 +218,9 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
                 # Flush what is finished, then say which file is about to be parsed; its clock
                 # starts after the parser's own import, which is not the file's fault.
                 nonlocal announced
+                if timed:  # the parent's clock takes over from the reading's own
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.signal(signal.SIGALRM, signal.SIG_DFL)
                 if surface in surfaces:
                     surfaces[surface].warm_up()
                 connection.send(("results", done[:]))
@@ -224,15 +228,26 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
                 connection.send(("parsing", index))
                 announced = True
                 # If the parent dies (SIGKILL) while this parse hangs, nobody would stop it: stop ourselves.
-                if hasattr(signal, "SIGALRM"):
+                if timed:
                     signal.alarm(int(limit) + 5)
 
-            result = _lint_one(task, surfaces, options, allow_parsing=True, before_parse=announce)
+            # The reading before any parse (the pre-filter) has the same limit, kept here: the parent, told of no
+            # parse, has no clock running for it.
+            if timed:
+                signal.signal(signal.SIGALRM, _overran)
+                signal.setitimer(signal.ITIMER_REAL, limit)
+            try:
+                result = _lint_one(task, surfaces, options, allow_parsing=True, before_parse=announce)
+            except _Overran:
+                shown = str(task.path)
+                result = FileResult(shown, [parse_error(shown, f"the parser process {_over_the_limit(limit)}")], cacheable=False)
+            finally:
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.signal(signal.SIGALRM, signal.SIG_DFL)
             assert result is not None
             done.append((task.index, result))
-            if announced:  # the parse is over: stop its clock now
-                if hasattr(signal, "SIGALRM"):
-                    signal.alarm(0)
+            if announced:  # the parse is over: its clock was stopped above
                 connection.send(("results", done[:]))
                 done.clear()
         connection.send(("results", done))
@@ -293,8 +308,7 @@ class _Pool:
             if child.connection in ready:
                 self._read(child, children, pending, results)
             elif child.parsing is not None and time.monotonic() - child.parsing_since >= self.timeout:
-                seconds = f"{self.timeout:g}"
-                self._lose(child, children, pending, results, f"took longer than {seconds} s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped")
+                self._lose(child, children, pending, results, _over_the_limit(self.timeout))
 
     def _read(self, child: _Child, children: list[_Child], pending: deque, results: dict[int, FileResult]) -> None:
         while child.connection.poll():
@@ -349,6 +363,19 @@ class _Pool:
         if child.process.is_alive():
             child.process.kill()
             child.process.join()
+
+
+class _Overran(BaseException):
+    """A file's reading ran past the time limit (raised by SIGALRM; not an Exception, which guarded would report as
+    an internal error)."""
+
+
+def _overran(signum: int, frame: object) -> None:
+    raise _Overran
+
+
+def _over_the_limit(limit: float) -> str:
+    return f"took longer than {limit:g} s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped"
 
 
 def _death(exitcode: int | None) -> str:
