@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -98,8 +99,9 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions, parse_one_here: bool 
             results[task.index] = result
     elif len(tasks) <= _IN_PROCESS_FILES:
         to_parse = []
+        limit = file_timeout()
         for task in tasks:
-            result = _lint_one(task, surfaces, options, allow_parsing=False)
+            result = _read_in_time(task, surfaces, options, limit)
             if result is None:
                 to_parse.append(Task(task.index, task.path, task.surface, passed_prefilter=True))
             else:
@@ -114,6 +116,29 @@ def lint_tasks(tasks: Sequence[Task], options: RunOptions, parse_one_here: bool 
     else:
         results.update(_Pool(options, worker_count(len(tasks) // 8 or 1)).run(list(tasks)))
     return [results[task.index] for task in tasks]
+
+
+def _read_in_time(task: Task, surfaces: dict[str, Surface], options: RunOptions, limit: float) -> FileResult | None:
+    """``_lint_one`` up to a parse, in this process, its reading bounded by ``limit`` where the time limit can be
+    kept here: in the main thread, with SIGALRM and the real-time timer unused (a server embedding vllm-lint may
+    use them; its reading then has no limit)."""
+    threading = sys.modules.get("threading")  # never imported: no other thread runs
+    if (
+        not hasattr(signal, "setitimer")
+        or threading is not None and threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
+        or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)
+    ):
+        return _lint_one(task, surfaces, options, allow_parsing=False)
+    signal.signal(signal.SIGALRM, _overran)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        return _lint_one(task, surfaces, options, allow_parsing=False)
+    except _Overran:
+        return _over_the_limit_result(task, limit)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
 def _parses_safely_here(path: Path) -> bool:
@@ -239,8 +264,7 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
             try:
                 result = _lint_one(task, surfaces, options, allow_parsing=True, before_parse=announce)
             except _Overran:
-                shown = str(task.path)
-                result = FileResult(shown, [parse_error(shown, f"the parser process {_over_the_limit(limit)}")], cacheable=False)
+                result = _over_the_limit_result(task, limit)
             finally:
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, 0)
@@ -376,6 +400,11 @@ def _overran(signum: int, frame: object) -> None:
 
 def _over_the_limit(limit: float) -> str:
     return f"took longer than {limit:g} s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped"
+
+
+def _over_the_limit_result(task: Task, limit: float) -> FileResult:
+    shown = str(task.path)
+    return FileResult(shown, [parse_error(shown, f"the parser process {_over_the_limit(limit)}")], cacheable=False)
 
 
 def _death(exitcode: int | None) -> str:
