@@ -129,6 +129,16 @@ def _own_user_cache(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = before
 
 
+@pytest.fixture(scope="session")
+def offline_pip(tmp_path_factory) -> dict[str, str]:
+    """The environment variables that make pip install offline, from a wheelhouse repacked once for the session
+    (``offline_pip.py``): the tests that install vllm-lint as a user does (the release, pre-commit, the Action) only
+    read it."""
+    from offline_pip import offline_pip_env
+
+    return offline_pip_env(tmp_path_factory.mktemp("wheelhouse"))
+
+
 @pytest.fixture
 def snapshots(request: pytest.FixtureRequest) -> Snapshots:
     return Snapshots(update=request.config.getoption(UPDATE_OPTION), source=request.path.relative_to(REPO).as_posix())

@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from lintutil import REPO, notebook_json
-from offline_pip import offline_pip_env
 
 pytestmark = pytest.mark.slow
 
@@ -50,9 +49,9 @@ def clean_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def offline_env(tmp_path_factory) -> dict[str, str]:
+def offline_env(offline_pip) -> dict[str, str]:
     env = clean_env()
-    env.update(offline_pip_env(tmp_path_factory.mktemp("wheelhouse")), PRE_COMMIT_COLOR="never")
+    env.update(offline_pip, PRE_COMMIT_COLOR="never")
     return env
 
 

@@ -18,7 +18,6 @@ import yaml
 
 from action_runner import load_action, run_action_steps
 from lintutil import REPO, run_cli
-from offline_pip import offline_pip_env
 from vllm_lint import __version__
 
 pytestmark = pytest.mark.slow
@@ -54,8 +53,8 @@ def readme_block(readme: str, heading: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def offline(tmp_path_factory) -> dict[str, str]:
-    return {**clean_env(), **offline_pip_env(tmp_path_factory.mktemp("wheelhouse")), "PRE_COMMIT_COLOR": "never"}
+def offline(offline_pip) -> dict[str, str]:
+    return {**clean_env(), **offline_pip, "PRE_COMMIT_COLOR": "never"}
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from action_runner import Run, load_action, run_action_steps
-from offline_pip import offline_pip_env
 from vllm_lint import __version__
 from vllm_lint.rulebook import load_rules
 
@@ -123,7 +122,8 @@ def test_the_install_step_asks_pip_for_the_version(sample: Path, bin_dir: Path, 
 
 
 @pytest.mark.slow
-def test_the_action_installs_into_its_own_environment_and_leaves_the_jobs_python(sample: Path, tmp_path: Path):
+def test_the_action_installs_into_its_own_environment_and_leaves_the_jobs_python(sample: Path, tmp_path: Path,
+                                                                                offline_pip: dict[str, str]):
     """The install step as on a runner, offline: pip builds this checkout into the action's own virtual
     environment; a later step of the job still runs the job's own Python."""
     source = tmp_path / "vllm-lint-source"
@@ -135,8 +135,7 @@ def test_the_action_installs_into_its_own_environment_and_leaves_the_jobs_python
     jobs_python.mkdir()
     (jobs_python / "python").write_text("#!/bin/sh\necho 'Python 3.9.99'\n")
     (jobs_python / "python").chmod(0o755)
-    (tmp_path / "wheelhouse").mkdir()
-    env = {**os.environ, **offline_pip_env(tmp_path / "wheelhouse"), "PATH": f"{jobs_python}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, **offline_pip, "PATH": f"{jobs_python}{os.pathsep}{os.environ['PATH']}"}
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     run = run_action(sample, empty, env=env, version=str(source), python=sys.executable)
