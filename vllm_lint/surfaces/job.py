@@ -92,15 +92,10 @@ class LintJob:
     @cached_property
     def target(self):
         """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
-        from vllm_lint.vllm_api.targets import file_target
+        from vllm_lint.vllm_api.targets import file_target, may_pin_itself
 
         dockerfile_name = is_dockerfile_name(self.path.name)
-        # A module's own pin (targets.python_target) needs both words and a Modal image's install or registry call
-        # in its text; ASCII words are in the decoded text exactly where they are in the bytes, so most modules
-        # ("multimodal" is in most of vLLM's own) are neither decoded nor read again.
-        data = self.data
-        own_pin = (self.path.suffix in PYTHON_SUFFIXES and b"modal" in data and b"vllm" in data
-                   and (b"pip_install" in data or b"run_commands" in data or b"from_registry" in data))
+        own_pin = self.path.suffix in PYTHON_SUFFIXES and may_pin_itself(self.data)
         text = self.data.decode("utf-8", errors="replace") if dockerfile_name or own_pin else ""
         dockerfile = text if dockerfile_name else None
         python = text if own_pin else None

@@ -141,16 +141,27 @@ _MODAL_REGISTRY = lazy_compile(r"""\.from_registry\s*\(\s*\\?["'](?P<image>[^"'\
 _QUOTED = lazy_compile(r"""\\?["']([^"'\\{}]*)\\?["']""")
 
 
+# What a module's own pin needs in its text: both words, and one of the calls python_target reads. Each is ASCII, so
+# it is in the bytes exactly where it is in the decoded text: may_pin_itself reads them off the bytes.
+_PIN_WORDS = ("modal", "vllm")
+_PIN_CALLS = ("pip_install", "run_commands", "from_registry")
+_PIN_WORD_BYTES = tuple(word.encode() for word in _PIN_WORDS)
+_PIN_CALL_BYTES = tuple(call.encode() for call in _PIN_CALLS)
+
+
+def may_pin_itself(data: bytes) -> bool:
+    """Whether a module's bytes hold what python_target needs (most modules are then neither decoded nor read)."""
+    return all(word in data for word in _PIN_WORD_BYTES) and any(call in data for call in _PIN_CALL_BYTES)
+
+
 def python_target(text: str, where: str, mirrors: tuple[str, ...] = ()) -> Target | None:
     """A Python module's own pin: the vLLM its Modal image installs (``pip_install("vllm==0.6.2")``,
     ``uv_pip_install``, ``run_commands("pip install vllm==...")``), else the tag of the vLLM image it starts
     from (``from_registry("vllm/vllm-openai:v0.6.2")``); None when there is none, or when two images of the
     module pin different releases."""
-    if "modal" not in text or "vllm" not in text:
-        return None
     # Each expression below starts with a ".", which ``re`` would try at every dot of the module ("multimodal"
-    # is in most of vLLM's own): one substring test each first.
-    if "pip_install" not in text and "run_commands" not in text and "from_registry" not in text:
+    # is in most of vLLM's own): substring tests first.
+    if not all(word in text for word in _PIN_WORDS) or not any(call in text for call in _PIN_CALLS):
         return None
     pins: dict[str | None, Target] = {}
     for match in _MODAL_INSTALL.finditer(text):
