@@ -130,10 +130,17 @@ def _read_in_time(task: Task, surfaces: dict[str, Surface], options: RunOptions,
         or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)
     ):
         return _lint_one(task, surfaces, options, allow_parsing=False)
+    return _lint_in_time(task, surfaces, options, limit, allow_parsing=False)
+
+
+def _lint_in_time(task: Task, surfaces: dict[str, Surface], options: RunOptions, limit: float, allow_parsing: bool,
+                  before_parse: Callable[[], None] | None = None) -> FileResult | None:
+    """``_lint_one`` with its reading bounded by ``limit`` (SIGALRM and the real-time timer, which the caller may
+    use): a file over it gets its VLL000. ``before_parse`` stops this clock where another takes over."""
     signal.signal(signal.SIGALRM, _overran)
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        return _lint_one(task, surfaces, options, allow_parsing=False)
+        return _lint_one(task, surfaces, options, allow_parsing, before_parse)
     except _Overran:
         return _over_the_limit_result(task, limit)
     finally:
@@ -259,16 +266,9 @@ def _child_main(connection: Channel, options: RunOptions, many_files: bool) -> N
             # The reading before any parse (the pre-filter) has the same limit, kept here: the parent, told of no
             # parse, has no clock running for it.
             if timed:
-                signal.signal(signal.SIGALRM, _overran)
-                signal.setitimer(signal.ITIMER_REAL, limit)
-            try:
+                result = _lint_in_time(task, surfaces, options, limit, allow_parsing=True, before_parse=announce)
+            else:
                 result = _lint_one(task, surfaces, options, allow_parsing=True, before_parse=announce)
-            except _Overran:
-                result = _over_the_limit_result(task, limit)
-            finally:
-                if timed:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                    signal.signal(signal.SIGALRM, signal.SIG_DFL)
             assert result is not None
             done.append((task.index, result))
             if announced:  # the parse is over: its clock was stopped above
