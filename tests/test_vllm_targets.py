@@ -18,6 +18,7 @@ from vllm_lint.vllm_api.targets import (
     file_target,
     forget_project_files,
     image_target,
+    may_pin_itself,
     project_target,
     python_target,
     requirement_specifier,
@@ -373,3 +374,20 @@ def test_a_pin_added_between_two_runs_of_one_process_counts(tmp_path):
     (root / "service" / "requirements.txt").write_text("vllm==0.6.3\n", encoding="utf-8")
     forget_project_files()
     assert file_target(root / "service" / "serve.py", None, None) == Target("==0.6.3", "requirements.txt: vllm==0.6.3")
+
+
+def test_a_module_pin_read_off_the_pre_filter_s_word_scan_agrees_with_plain_substring_tests() -> None:
+    """LintJob.target asks ``may_pin_itself`` with the pre-filter's ``present``; it must answer as ``in`` does."""
+    from vllm_lint.python.prefilter_words import present
+
+    sources = [
+        b'import modal\nimage = modal.Image.debian_slim().pip_install("vllm==0.6.2")\n',
+        b'import modal\nimage = modal.Image.from_registry("vllm/vllm-openai:v0.8.5")\n',
+        b'import modal\nimage = modal.Image.debian_slim().run_commands("pip install vllm==0.7.3")\n',
+        b"import modal  # no vLLM word\nimage = modal.Image.debian_slim().pip_install('torch')\n",
+        b"from vllm import LLM  # multimodal, no Modal call\n",
+        b"",
+    ]
+    answers = [may_pin_itself(source, present) for source in sources * 2]  # the matcher joins the words after a few texts
+    assert answers == [may_pin_itself(source) for source in sources * 2]
+    assert answers[:6] == [True, True, True, False, False, False]

@@ -310,3 +310,14 @@ def test_the_mcp_server_reads_a_pin_changed_between_two_requests(tmp_path: Path)
         ("VLL206", "--swap-space was removed in vLLM 0.18.0"),
     ]
 
+
+
+@pytest.mark.parametrize("target", [None, "0.32.0", "0.6.3", ">=0.6,<0.9", "0.1.0"])
+def test_a_module_s_names_for_a_set_of_releases_are_those_its_per_name_masks_give(target: str | None) -> None:
+    """``Database.module_names_in`` (what VllmApi.module_names reads) skips the per-name masks; for every module
+    and these release sets it must give the names those masks do."""
+    api = load_api(target)
+    database = api.database
+    for module in database.module_masks():
+        masks = database.module_name_masks(module)
+        assert database.module_names_in(module, api.mask) == {name for name, releases in masks.items() if releases & api.mask}, module

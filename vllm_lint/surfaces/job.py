@@ -95,7 +95,7 @@ class LintJob:
         from vllm_lint.vllm_api.targets import file_target, may_pin_itself
 
         dockerfile_name = is_dockerfile_name(self.path.name)
-        own_pin = self.path.suffix in PYTHON_SUFFIXES and may_pin_itself(self.data)
+        own_pin = self.path.suffix in PYTHON_SUFFIXES and may_pin_itself(self.data, _words_present())
         text = self.data.decode("utf-8", errors="replace") if dockerfile_name or own_pin else ""
         dockerfile = text if dockerfile_name else None
         python = text if own_pin else None
@@ -126,6 +126,14 @@ class LintJob:
 # Set (to anything but "" or "0"), every surface parses every file it claims: what the pre-filter would skip is
 # linted too (vllm_lint.engine.prefilter_check compares the two runs; the real-corpus runner sets it).
 NO_PREFILTER_VARIABLE = "VLLM_LINT_NO_PREFILTER"
+
+
+def _words_present() -> Callable[[bytes, bytes], bool]:
+    """``word in data``, answered from the pre-filter's one scan of a Python file for all its words (which a
+    file's target is mostly asked after: its conditions read the vLLM API the target selects)."""
+    from vllm_lint.python.prefilter_words import present
+
+    return present
 
 
 def prefilter_disabled() -> bool:

@@ -177,8 +177,9 @@ class VllmApi:
     def _read_module_names(self, module: str) -> tuple[frozenset[str], bool] | None:
         if not self.database.module_masks().get(module, 0) & self.mask:
             return None
-        names = self._names(self.database.module_name_masks(module))
-        return names | self.implicit_module_names, bool(self.database.open_mask(module) & self.mask)
+        names = self.database.module_names_in(module, self.mask)
+        names.update(self.implicit_module_names)
+        return frozenset(names), bool(self.database.open_mask(module) & self.mask)
 
     def class_attributes(self, qualified_class: str) -> frozenset[str] | None:
         if qualified_class not in self._class_attributes:

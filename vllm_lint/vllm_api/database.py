@@ -84,10 +84,21 @@ class Database:
     def module_name_masks(self, module: str) -> dict[str, int]:
         found = self._decoded.get(("module", module))
         if found is None:
-            lines = self._bucket(module).get(module, "")
-            groups = tuple((from_ranges(ranges), names) for ranges, _, names in (line.partition("\t") for line in lines.split("\n") if line))
-            found = self._decode("module", module, groups)
+            found = self._decode("module", module, self._module_groups(module))
         return found
+
+    def module_names_in(self, module: str, mask: int) -> set[str]:
+        """The names of ``module`` that some release of ``mask`` has: ``module_name_masks`` read for one set of
+        releases, without its per-name masks (the pre-filter asks this of every vLLM module a tree imports)."""
+        found: set[str] = set()
+        for releases, names in self._module_groups(module):
+            if releases & mask and names:
+                found.update(names.split(" "))
+        return found
+
+    def _module_groups(self, module: str) -> Groups:
+        lines = self._bucket(module).get(module, "")
+        return tuple((_mask_of(ranges), names) for ranges, _, names in (line.partition("\t") for line in lines.split("\n") if line))
 
     def _bucket(self, module: str) -> dict[str, str]:
         """{module: its ``ranges<TAB>names`` lines} for the modules that share ``module``'s bucket."""
@@ -143,6 +154,12 @@ def _groups(groups: dict[str, str]) -> Groups:
 
 
 _BUCKETS = 64
+
+
+@lru_cache(maxsize=4096)
+def _mask_of(ranges: str) -> int:
+    """``from_ranges``, once per distinct text: modules' name groups repeat the same few release ranges."""
+    return from_ranges(ranges)
 
 
 def _bucket_of(module: str) -> int:
