@@ -15,14 +15,17 @@ _BUILD_DEPENDENT = ("vllm.third_party", "vllm.vllm_flash_attn")
 def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
     """For ``vllm.a.b.c``: the first component vLLM lacks, as (existing prefix, missing name)."""
     parts = dotted.split(".")
-    if parts[0] != "vllm":
+    if parts[0] != "vllm" or len(parts) == 1:
         return None
+    modules = api.modules
+    if "vllm" not in modules:
+        return None
+    prefix = "vllm"  # the longest leading run of parts that is a module
     for index in range(1, len(parts)):
-        prefix = ".".join(parts[:index])
-        if prefix not in api.modules:
-            return None  # past the modules (a class attribute, say): checked elsewhere
         name = parts[index]
-        if f"{prefix}.{name}" in api.modules:
+        longer = f"{prefix}.{name}"
+        if longer in modules:
+            prefix = longer
             continue
         if name.startswith("_") or prefix.startswith(_BUILD_DEPENDENT):
             return None
@@ -33,9 +36,8 @@ def missing_in_path(api: VllmApi, dotted: str) -> tuple[str, str] | None:
             return None
         defined, is_open = names
         if name in defined or is_open:
-            if f"{prefix}.{name}" in class_names(api):
-                missing = missing_class_attribute(api, f"{prefix}.{name}", parts[index + 1 :])
-                return missing
+            if longer in class_names(api):
+                return missing_class_attribute(api, longer, parts[index + 1 :])
             return None
         return prefix, name
     return None
