@@ -75,6 +75,14 @@ def present(data: bytes, word: bytes) -> bool:
     return bool(found)
 
 
+def present_if_scanned(data: bytes, word: bytes) -> bool:
+    """``word in data``: read off the text's scan where a condition had it scanned, else looked for on its own (one
+    question is not worth a scan for every word)."""
+    if any(entry[0] is data for entry in _texts):
+        return present(data, word)
+    return word in data
+
+
 def occurrences(data: bytes, word: bytes) -> int:
     """``data.count(word)``: the matcher's count where that is the same (a word that cannot overlap itself, whose
     overlapping occurrences are its non-overlapping ones)."""

@@ -129,11 +129,11 @@ NO_PREFILTER_VARIABLE = "VLLM_LINT_NO_PREFILTER"
 
 
 def _words_present() -> Callable[[bytes, bytes], bool]:
-    """``word in data``, answered from the pre-filter's one scan of a Python file for all its words (which a
-    file's target is mostly asked after: its conditions read the vLLM API the target selects)."""
-    from vllm_lint.python.prefilter_words import present
+    """``word in data``, answered from the pre-filter's one scan of a Python file for all its words where it has
+    scanned the file (a file's target is mostly asked after: its conditions read the vLLM API the target selects)."""
+    from vllm_lint.python.prefilter_words import present_if_scanned
 
-    return present
+    return present_if_scanned
 
 
 def prefilter_disabled() -> bool:
