@@ -141,3 +141,17 @@ def test_plain_manifest_with_envsubst_variables_stays_silent(tmp_path):
         '"0.9", "--api-key", "${KEY}"]\n'
     )
     assert lint_text(tmp_path, "pod.yaml", text) == []
+
+
+@pytest.mark.parametrize("selector", ["gpu-a100", "[a, b]", "{{ .Values.nodeSelector }}"])
+def test_a_node_selector_that_is_no_mapping_names_no_gpu_and_breaks_nothing(tmp_path, selector):
+    """Found on a fresh repository: a ``nodeSelector`` written as text (or a list) stopped the pod's reading with an
+    internal error; it names no GPU, and the launch is read as any other."""
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n"
+        f"      nodeSelector: {selector}\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.8.5\n"
+        "          args: [\"--model\", \"facebook/opt-125m\", \"--gpu-memory-utilization\", \"0.99\"]\n"
+    )
+    codes = sorted(d.code for d in lint_text(tmp_path, "deploy.yaml", text))
+    assert "VLL000" not in codes and "VLL202" in codes, codes

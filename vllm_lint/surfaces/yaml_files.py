@@ -23,6 +23,7 @@ from vllm_lint.cmdline.shell import (
 from vllm_lint.surfaces.compose_env import DotEnv, Interpolated, interpolate
 from vllm_lint.surfaces.yaml_nodes import items as _items
 from vllm_lint.surfaces.yaml_nodes import mapping_get as _get
+from vllm_lint.surfaces.yaml_nodes import pairs as _pairs
 from vllm_lint.surfaces.yaml_nodes import scalar as _scalar
 from vllm_lint.surfaces.yaml_positions import exact_offsets, value_offsets
 from vllm_lint.values import Value
@@ -798,7 +799,7 @@ def _node_gpu_type(spec, words: _YamlWords) -> tuple[str, Any] | None:
             found.setdefault("", node)  # a value that names no type vllm-lint knows: the type is unknown
 
     selector = _get(spec, "nodeSelector")
-    for key_node, value in getattr(selector, "value", ()) if selector is not None else ():
+    for key_node, value in _pairs(selector):  # a selector that is no mapping (a template's text) names nothing
         read(_scalar(key_node), value)
     required = _get(_get(_get(spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
     for term in _items(_get(required, "nodeSelectorTerms")):
