@@ -87,6 +87,20 @@ def test_a_module_that_only_subclasses_engineargs_is_not_parsed_for_launches():
     assert not _passes(OWN_ENGINE_ARGS, "VLL201")
 
 
+def test_a_class_or_def_statement_is_no_call_to_the_byte_stage(monkeypatch):
+    """``class AsyncEngineArgs(EngineArgs):`` reads like a call of AsyncEngineArgs: the byte stage itself now keeps
+    it out, with no ``ast`` parse (vLLM's arg_utils.py was the cold run's costliest tree read)."""
+
+    def no_tree(raw: bytes) -> None:
+        raise AssertionError("the tree was read")
+
+    monkeypatch.setattr(prefilter, "_tree_facts_of", no_tree)
+    assert not _passes(OWN_ENGINE_ARGS, "VLL201")
+    assert not _passes("class LLM(Base):\n    pass\n\nasync  def   EngineArgs(x):\n    pass\n", "VLL201")
+    for call in ("x = LLM(model='m')", "class Mixed(LLM(model='m')):\n    pass", "myclass = 1; LLM(model='m')"):
+        assert prefilter._ENGINES[0].may_be_called(call.encode()), call
+
+
 @pytest.mark.parametrize(
     "source",
     [

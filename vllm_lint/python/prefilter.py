@@ -411,13 +411,15 @@ class CallableName:
         self._last: tuple[bytes | None, bool] = (None, False)  # several rules ask about the same file
 
     def calls(self, data: bytes) -> Iterator[re.Match[bytes]]:
-        return word_matches(self._call, data)
+        """The places the name may be called (or imported under an alias), but not where a ``class`` or ``def``
+        statement defines it (``class AsyncEngineArgs(EngineArgs):``, vLLM's own ``class SamplingParams(...)``)."""
+        return (match for match in word_matches(self._call, data) if not _defined_at(data, match.start()))
 
     def may_be_called(self, data: bytes) -> bool:
         if not present(data, self.name):
             return False
         if self._last[0] is not data:  # identity, and the reference keeps ``id`` from being reused
-            self._last = (data, has_word(self._call, data) or self.aliased(data))
+            self._last = (data, next(self.calls(data), None) is not None or self.aliased(data))
         return self._last[1]
 
     def aliased(self, data: bytes) -> bool:
@@ -430,6 +432,23 @@ class CallableName:
 
 
 _ASSIGNED_NAME = lazy_compile(rb"=(?:[\s(]|\\)*(?:[\w.]+\.)?$")
+
+
+def _defined_at(data: bytes, start: int) -> bool:
+    """Whether the name at ``start`` follows the keyword ``class`` or ``def`` and blanks: the statement that defines
+    it, which calls nothing of that name."""
+    end = start
+    while end and data[end - 1] in b" \t":
+        end -= 1
+    if end == start:
+        return False
+    for keyword in (b"class", b"def"):
+        keyword_start = end - len(keyword)
+        if keyword_start >= 0 and data.startswith(keyword, keyword_start):
+            return keyword_start == 0 or data[keyword_start - 1] not in _WORD_BYTES and data[keyword_start - 1] != 0x2E
+    return False
+
+
 SAMPLING_PARAMS = CallableName(b"SamplingParams")
 
 
