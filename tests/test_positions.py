@@ -73,3 +73,41 @@ def test_whole_range_of_a_top_level_statement_is_its_code_in_the_file():
     for statement in module.body:
         start, end = layout.whole_range(statement)
         assert text[start:end] == module.code_for_node(statement)
+
+
+def _partial_layouts_agree(text: str) -> int:
+    """Partial layouts up to a few nodes (one early, one in the middle, the last) hold those nodes and give every
+    node they hold the range the whole layout gives; the number of partial layouts that stopped early."""
+    module = cst.parse_module(text)
+    whole = ModuleLayout(module)
+    nodes = [node for node in _nodes(module) if whole.holds(node)]
+    stopped = 0
+    for until in ([nodes[len(nodes) // 7]], [nodes[len(nodes) // 2], nodes[len(nodes) // 3]], [nodes[-1]]) if nodes else ():
+        partial = ModuleLayout(module, until=until)
+        assert all(partial.holds(node) for node in until)
+        held = [node for node in nodes if partial.holds(node)]
+        assert held and all(partial.span(node) == whole.span(node) for node in held)
+        stopped += not partial.complete
+    return stopped
+
+
+def _nodes(module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    module.visit(Collect())
+    return found
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_a_layout_up_to_some_nodes_places_what_it_holds_as_the_whole_layout_does(path: Path):
+    _partial_layouts_agree(path.read_text(encoding="utf-8"))
+
+
+def test_partial_layouts_at_odd_line_endings_and_that_they_stop_early():
+    stopped = sum(_partial_layouts_agree(text) for text in ODD_TEXTS.values())
+    assert stopped >= len(ODD_TEXTS)  # most stop before the module's end: the early and the middle nodes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -37,23 +38,38 @@ class PythonOptions:
 
 
 class _Locator:
-    """Positions and parents of nodes, computed once and only when a finding needs them."""
+    """Positions and parents of nodes, computed once and only when a finding needs them. ``spanned``: the nodes
+    whose positions are all that is asked for, as far as is known: their positions come from generating the
+    module only up to the last of them (and any other question from generating it all)."""
 
-    def __init__(self, module: cst.Module, text: str) -> None:
+    def __init__(self, module: cst.Module, text: str, spanned: Sequence[cst.CSTNode] = ()) -> None:
         self._module, self._text = module, text
+        self._spanned = spanned
         self._layout: ModuleLayout | None = None
+        self._partial: ModuleLayout | None = None
         self._shifts: dict[int, int] | None = None
 
     @property
     def layout(self) -> ModuleLayout:
+        """The whole module's layout."""
         if self._layout is None:
             self._layout = ModuleLayout(self._module)
         return self._layout
 
+    def _layout_holding(self, node: cst.CSTNode) -> ModuleLayout:
+        if self._layout is None and self._spanned:
+            if self._partial is None:
+                self._partial = ModuleLayout(self._module, until=self._spanned)
+                if self._partial.complete:
+                    self._layout = self._partial
+            if self._partial.holds(node):
+                return self._partial
+        return self.layout
+
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         if self._shifts is None:
             self._shifts = _dropped_form_feeds(self._text, self.printed) if "\f" in self._text else {}
-        (start_line, start_column), (end_line, end_column) = self.layout.span(node)
+        (start_line, start_column), (end_line, end_column) = self._layout_holding(node).span(node)
         return (
             Position(start_line, start_column + 1 + self._shifts.get(start_line, 0)),
             Position(end_line, end_column + 1 + self._shifts.get(end_line, 0)),
@@ -209,7 +225,7 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
             if (finding.code, id(finding.node)) not in reported:
                 reported.add((finding.code, id(finding.node)))
                 findings.append(finding)
-    locator = _Locator(module, text)
+    locator = _Locator(module, text, _spanned(findings, launches if facts is not None else [], explain))
     if facts is not None:
         found = python_facts(ctx, launches, locator.span)
         facts.servers, facts.requests = found.servers, found.requests
@@ -239,6 +255,18 @@ def lint_python(path: str, text: str, module: cst.Module, options: PythonOptions
             )
         )
     return diagnostics + seen
+
+
+def _spanned(findings: list[PyFinding], launches: list, explain: bool) -> list[cst.CSTNode]:
+    """The nodes whose positions the findings and the project facts of the launches ask for, where nothing else
+    is asked (a fix reads the module's whole layout, and so does a run that explains what it read); none where
+    the module's whole layout will be generated anyway."""
+    if explain or any(finding.fix is not None for finding in findings):
+        return []
+    spanned = [node for finding in findings for node in (finding.node, finding.statement)
+               if isinstance(node, cst.CSTNode) and not isinstance(node, cst.Module)]
+    spanned += [launch.anchor if isinstance(launch.anchor, cst.CSTNode) else statement for launch, _, statement in launches]
+    return spanned
 
 
 def _reported_fix(fix: PyFix, module: cst.Module, text: str, index: TextIndex, locator: _Locator, with_edits: bool) -> Fix | None:
