@@ -312,3 +312,17 @@ async def test_command_line_files(client: LanguageClient, code: str, lang: str, 
     uri = open_file(client, client.folder / example.default_filename, example.clean_code, language_id)
     found = await diagnostics(client, uri)
     assert [d.range.start.line + 1 for d in found if d.code == code] == example.expected_lines(code)
+
+
+async def test_a_module_created_on_disk_is_seen_by_the_handler_that_imports_it(client: LanguageClient):
+    """The handler's import leads nowhere when it is first linted; the editor's file watcher then tells of the new
+    module, and the server finds it (its store of where imports lead outlives each lint)."""
+    app = open_file(client, client.folder / "app.py", APP)
+    assert await diagnostics(client, app) == []
+    model = client.folder / "model.py"
+    model.write_text(MODEL_BLOCKING)
+    client.diagnostics.pop(app, None)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=model.as_uri(), type=types.FileChangeType.Created)]))
+    [found] = await diagnostics(client, app, lambda f: f != [])
+    assert (found.code, found.range.start.line) == ("VLL101", 9)

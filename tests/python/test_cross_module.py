@@ -187,3 +187,28 @@ def test_a_falcon_resource_registered_elsewhere_reaches_another_module(tmp_path)
     # no route in this module: Falcon serves the responder of the class that another module adds to its app
     _project(tmp_path, {"resource.py": FALCON_RESOURCE, "model.py": MODEL})
     assert [(name, line, code) for name, line, code, _ in _findings([tmp_path / "resource.py"])] == [("resource.py", 8, "VLL101")]
+
+
+def test_a_long_lived_process_sees_a_module_created_after_its_first_lint(tmp_path):
+    """The language server lints each change in its own process, whose store of module summaries outlives a lint:
+    a module the handler imports that did not exist at the first lint must be found at the next."""
+    from vllm_lint.config import Settings, enabled_codes
+    from vllm_lint.engine.run import Run, Source, forget_disk_state
+    from vllm_lint.engine.runner import RunOptions
+    from vllm_lint.rulebook import all_codes
+    from vllm_lint.surfaces import all_surfaces
+
+    _project(tmp_path, {"app.py": APP, "service.py": SERVICE})
+    config = Settings(root=tmp_path.resolve())
+    options = RunOptions(config, enabled_codes(config, all_codes(), ()), all_codes(), fix_edits=False)
+    python = next(surface for surface in all_surfaces() if surface.name == "python")
+    app = tmp_path / "app.py"
+
+    def codes() -> list[str]:
+        source = Source(app, str(app), app.read_bytes(), python)
+        return [d.code for d in Run(options).lint_source(source).diagnostics]
+
+    assert codes() == []  # service imports model, which is not there yet
+    (tmp_path / "model.py").write_text(textwrap.dedent(MODEL), encoding="utf-8")
+    forget_disk_state()  # what both servers do when told of a change on disk, or at each request
+    assert codes() == ["VLL101"]

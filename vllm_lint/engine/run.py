@@ -273,4 +273,17 @@ class Run:
         return fix_bytes(source.path, source.data, source.surface, self.options, self._policy() if policy is None else policy)
 
 
-__all__ = ["Report", "Run", "RunError", "Source"]
+def forget_disk_state() -> None:
+    """What this process read of the disk and keeps between runs, read again from now on: for a process that
+    outlives a run (the language and MCP servers), in which a pin may be edited and modules created or removed
+    between two requests."""
+    from vllm_lint import folder_names
+    from vllm_lint.python.project import forget_files
+    from vllm_lint.vllm_api.targets import forget_project_files
+
+    forget_project_files()
+    folder_names.forget()
+    forget_files()
+
+
+__all__ = ["Report", "Run", "RunError", "Source", "forget_disk_state"]

@@ -346,9 +346,9 @@ def build_server() -> VllmLintServer:
 async def on_disk_change(ls: VllmLintServer, paths: list[Path]) -> None:
     """Files changed on disk: a configuration file or a pin changes every document's lint; any other file
     changes its own facts and what the modules that import it see."""
-    from vllm_lint.vllm_api.targets import forget_project_files
+    from vllm_lint.engine.run import forget_disk_state
 
-    forget_project_files()  # a pin (requirements, pyproject, a lock file) may have changed
+    forget_disk_state()  # a pin (requirements, pyproject, a lock file) may have changed, a module come or gone
     rescan = any(path.name in CONFIG_FILES for path in paths)
     for path in paths:
         await ls.on_worker(ls.linter.file_changed, path)

@@ -62,9 +62,9 @@ def _context(root: Path, where: Path):
     from vllm_lint.engine.runner import RunOptions
     from vllm_lint.rulebook import all_codes
 
-    from vllm_lint.vllm_api.targets import forget_project_files
+    from vllm_lint.engine.run import forget_disk_state
 
-    forget_project_files()  # the server outlives a run: a pin edited since the last request counts
+    forget_disk_state()  # the server outlives a run: a pin edited or a module added since the last request counts
     codes = all_codes()
     start = where.parent if where.parent.exists() else root
     settings = load_settings(find_config(start), codes)

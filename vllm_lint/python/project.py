@@ -106,6 +106,15 @@ class SummaryStore:
         self.used = {}
         self._checked = set()  # files stat'ed for this lint: one that changed since is read again
 
+    def forget_files(self) -> None:
+        """Which files exist is learnt again: where imports lead, and every decision and summary that rested on a
+        file being absent (a module that did not matter because what it imports was not there)."""
+        self.module_files.clear()
+        self.package_tops.clear()
+        self.is_file.clear()
+        self._matters.clear()
+        self._memo.clear()
+
     def take_computed(self) -> dict[str, list]:
         computed, self.computed = self.computed, {}
         return computed
@@ -195,6 +204,13 @@ class SummaryStore:
 
 
 _STORE: SummaryStore | None = None
+
+
+def forget_files() -> None:
+    """Find the project's modules afresh from now on: a process that outlives a run (the language and MCP servers)
+    then sees a module created, moved or removed since it last looked."""
+    if _STORE is not None:
+        _STORE.forget_files()
 
 
 def process_store(known: Mapping[str, object] | None, summarize: Summarize) -> SummaryStore:
