@@ -107,7 +107,7 @@ def test_a_file_whose_reading_never_ends_before_any_parse_is_reported_and_the_ru
                             env=env, timeout=120)
     assert result.returncode == 1, result.stderr
     assert messages(result, "hang.py") == [
-        "the parser process took longer than 2 s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped"
+        "the file took longer than 2 s to analyse (VLLM_LINT_FILE_TIMEOUT); skipped"
     ]
     expected = {(f"good_{i:03d}.py", code) for i in range(0, count, 10) for code in ("VLL201", "VLL203")}
     assert findings(result) == expected | {("hang.py", "VLL000")}

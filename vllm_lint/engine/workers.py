@@ -403,8 +403,9 @@ def _over_the_limit(limit: float) -> str:
 
 
 def _over_the_limit_result(task: Task, limit: float) -> FileResult:
+    """A file whose reading before any parse (the pre-filter) ran past the limit, in whichever process read it."""
     shown = str(task.path)
-    return FileResult(shown, [parse_error(shown, f"the parser process {_over_the_limit(limit)}")], cacheable=False)
+    return FileResult(shown, [parse_error(shown, f"the file {_over_the_limit(limit)}")], cacheable=False)
 
 
 def _death(exitcode: int | None) -> str:
