@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixture_files import REPO
+from serverutil import REQUIRE_ENV
 from snapshot import UPDATE_OPTION, Snapshots
 
 
@@ -103,13 +104,12 @@ OPTIONAL_MODULES = {
                      "google.protobuf", "websockets"], "server"),
     **dict.fromkeys(["gradio", "gradio_client", "bentoml", "litserve", "ray"], "frameworks"),
 }
-REQUIRE_SERVER_TESTS = "VLLM_LINT_REQUIRE_SERVER_TESTS"
 
 
 def _skip_for_a_missing_extra(error: ModuleNotFoundError) -> None:
     name = error.name or ""
     module = next((m for m in OPTIONAL_MODULES if name == m or name.startswith(m + ".")), None)
-    if module is None or os.environ.get(REQUIRE_SERVER_TESTS):
+    if module is None or os.environ.get(REQUIRE_ENV):
         return
     pytest.skip(f"needs {module}, from the {OPTIONAL_MODULES[module]} extra: pip install -e '.[server,frameworks]'")
 
