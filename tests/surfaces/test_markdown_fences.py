@@ -53,3 +53,18 @@ def test_fix_in_a_block_quote_keeps_the_quote(tmp_path):
     path.write_text("> ```console\n> $ vllm serve m --max-model-len 4096 --api-key k --gpu-memory-utilization 0.99\n> ```\n")
     run_cli("check", "--no-cache", "--fix", "--unsafe-fixes", "--select", "VLL202", str(path))
     assert path.read_text() == "> ```console\n> $ vllm serve m --max-model-len 4096 --api-key k --gpu-memory-utilization 0.90\n> ```\n"
+
+
+def test_a_block_that_cannot_be_read_is_no_error_of_the_document(tmp_path):
+    """Documentation elides: a YAML block that starts with "..." (llama-stack's configuration guide), a Python one
+    cut mid-statement. Neither is a VLL000 of the document; a readable block beside them is still linted."""
+    text = (
+        "# Serving\n\n"
+        "```yaml\n...\nproviders:\n  inference:\n  - provider_type: remote::vllm\n    config:\n"
+        "      url: http://localhost:8000/v1\n```\n\n"
+        "```python\nfrom vllm import LLM\nllm = LLM(model='m',\n```\n\n"
+        "```bash\nvllm serve facebook/opt-125m --gpu-memory-utilization 0.99\n```\n"
+    )
+    found = sorted((d.start.line, d.code) for d in lint_text(tmp_path, "README.md", text))
+    assert "VLL202" in {code for _, code in found}
+    assert {line for line, _ in found} == {18} and "VLL000" not in {code for _, code in found}, found

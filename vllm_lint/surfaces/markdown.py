@@ -147,10 +147,10 @@ def lint_markdown(display: str, text: str, job: LintJob) -> list[Diagnostic]:
             # A Dockerfile in documentation shows what an image contains; whoever runs the image completes
             # its launch (docker run's arguments replace CMD), so only what the block writes is checked.
             found = lint_text(kind, display, body, sub_job, written_only=kind == "dockerfile")
-            if info == "":
-                # an unlabelled fence was read as shell on a guess (its lines that start a launch): when the
-                # guess is wrong (a YAML string that runs over lines), that is no mistake of the document's
-                found = [d for d in found if d.code != PARSE_ERROR_CODE]
+        # A block that cannot be read is no mistake of the document's: documentation elides (a YAML block that
+        # starts with "...", a Python one cut mid-statement), and an unlabelled fence was read as shell on a
+        # guess (a YAML string that runs over lines). What the block holds is simply not known.
+        found = [d for d in found if d.code != PARSE_ERROR_CODE]
         fence_line = first_line - 1
         extra = (fence_line - 1,) if fence_line > 1 else ()
         if sub_job.facts:
