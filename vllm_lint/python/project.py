@@ -108,12 +108,13 @@ class SummaryStore:
 
     def forget_files(self) -> None:
         """Which files exist is learnt again: where imports lead, and every decision and summary that rested on a
-        file being absent (a module that did not matter because what it imports was not there)."""
+        file being absent (a module that did not matter because what it imports was not there: its summary was
+        left empty). A summary that was computed depends on its file's content alone, and stays."""
         self.module_files.clear()
         self.package_tops.clear()
         self.is_file.clear()
         self._matters.clear()
-        self._memo.clear()
+        self._memo = {key: kept for key, kept in self._memo.items() if kept[1] is not EMPTY}
 
     def take_computed(self) -> dict[str, list]:
         computed, self.computed = self.computed, {}
