@@ -92,6 +92,8 @@ def _summarize(path: Path, data: bytes) -> ModuleSummary:
 def _decodes_cleanly(data: bytes) -> bool:
     if b"\x00" in data:
         return False
+    if data.isascii():
+        return True  # most source is ASCII: no need to build the decoded text to know it decodes
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:

@@ -208,6 +208,6 @@ def file_target(path: Path, dockerfile: str | None, configured: str | None, tops
         own = python_target(python, path.name, mirrors)
         if own is not None:
             return own
-    if path.is_symlink():  # the project of the file it points to
+    if os.path.islink(path):  # the project of the file it points to
         return folder_file_target(os.path.dirname(os.path.realpath(path)), tops)
     return folder_file_target(os.path.dirname(os.fspath(path)), tops)
