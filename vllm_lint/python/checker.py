@@ -19,7 +19,7 @@ from vllm_lint.python.model import build_model
 from vllm_lint.python.parsing import SyntaxProblem, parse
 from vllm_lint.python.positions import ModuleLayout
 from vllm_lint.python.project import Project
-from vllm_lint.python.project_facts import python_facts
+from vllm_lint.python.project_facts import launch_anchor, python_facts
 from vllm_lint.python.semantics import Semantics
 from vllm_lint.launch.seen import LAUNCH_SEEN, seen_message
 from vllm_lint.registry import check_launch, launch_codes, python_checkers
@@ -265,7 +265,7 @@ def _spanned(findings: list[PyFinding], launches: list, explain: bool) -> list[c
         return []
     spanned = [node for finding in findings for node in (finding.node, finding.statement)
                if isinstance(node, cst.CSTNode) and not isinstance(node, cst.Module)]
-    spanned += [launch.anchor if isinstance(launch.anchor, cst.CSTNode) else statement for launch, _, statement in launches]
+    spanned += [launch_anchor(launch, statement) for launch, _, statement in launches]
     return spanned
 
 

@@ -57,11 +57,15 @@ def _receiver(func: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def launch_anchor(launch: Launch, statement: cst.CSTNode) -> cst.CSTNode:
+    """Where a launch's server fact is placed: its own anchor node, else the statement that holds it."""
+    return launch.anchor if isinstance(launch.anchor, cst.CSTNode) else statement
+
+
 def python_facts(ctx: PyContext, launches: Iterable[tuple[Launch, object, cst.CSTNode]], span: Span) -> FileFacts:
     facts = FileFacts()
     for launch, _, statement in launches:
-        anchor = launch.anchor if isinstance(launch.anchor, cst.CSTNode) else statement
-        server = server_fact(launch, span(anchor)[0].line)
+        server = server_fact(launch, span(launch_anchor(launch, statement))[0].line)
         if server is not None:
             facts.servers.append(server)
     for site in ctx.model.calls:
