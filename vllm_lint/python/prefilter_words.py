@@ -47,10 +47,18 @@ def _current_matcher():
     return built
 
 
-def _known(data: bytes) -> dict[bytes, int | bool]:
+def _scanned(data: bytes) -> dict[bytes, int | bool] | None:
+    """What is known of the words of a text scanned lately, or None."""
     for entry in _texts:
         if entry[0] is data:  # identity, and the reference keeps ``id`` from being reused
             return entry[1]
+    return None
+
+
+def _known(data: bytes) -> dict[bytes, int | bool]:
+    scanned = _scanned(data)
+    if scanned is not None:
+        return scanned
     known: dict[bytes, int | bool] = {}
     _texts_seen[0] += 1
     built = _current_matcher() if _words and _texts_seen[0] > _TEXTS_BEFORE_MATCHER else None
@@ -78,9 +86,7 @@ def present(data: bytes, word: bytes) -> bool:
 def present_if_scanned(data: bytes, word: bytes) -> bool:
     """``word in data``: read off the text's scan where a condition had it scanned, else looked for on its own (one
     question is not worth a scan for every word)."""
-    if any(entry[0] is data for entry in _texts):
-        return present(data, word)
-    return word in data
+    return present(data, word) if _scanned(data) is not None else word in data
 
 
 def occurrences(data: bytes, word: bytes) -> int:

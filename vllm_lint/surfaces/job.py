@@ -92,10 +92,13 @@ class LintJob:
     @cached_property
     def target(self):
         """The vLLM releases this file is judged against, and why (``vllm_api.targets``)."""
+        from vllm_lint.python.prefilter_words import present_if_scanned
         from vllm_lint.vllm_api.targets import file_target, may_pin_itself
 
         dockerfile_name = is_dockerfile_name(self.path.name)
-        own_pin = self.path.suffix in PYTHON_SUFFIXES and may_pin_itself(self.data, _words_present())
+        # The words of a Python file's own pin, off the pre-filter's scan of it where there was one (a target is
+        # mostly asked after: the conditions read the vLLM API the target selects).
+        own_pin = self.path.suffix in PYTHON_SUFFIXES and may_pin_itself(self.data, present_if_scanned)
         text = self.data.decode("utf-8", errors="replace") if dockerfile_name or own_pin else ""
         dockerfile = text if dockerfile_name else None
         python = text if own_pin else None
@@ -126,14 +129,6 @@ class LintJob:
 # Set (to anything but "" or "0"), every surface parses every file it claims: what the pre-filter would skip is
 # linted too (vllm_lint.engine.prefilter_check compares the two runs; the real-corpus runner sets it).
 NO_PREFILTER_VARIABLE = "VLLM_LINT_NO_PREFILTER"
-
-
-def _words_present() -> Callable[[bytes, bytes], bool]:
-    """``word in data``, answered from the pre-filter's one scan of a Python file for all its words where it has
-    scanned the file (a file's target is mostly asked after: its conditions read the vLLM API the target selects)."""
-    from vllm_lint.python.prefilter_words import present_if_scanned
-
-    return present_if_scanned
 
 
 def prefilter_disabled() -> bool:

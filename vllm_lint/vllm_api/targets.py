@@ -154,12 +154,11 @@ _PIN_WORD_BYTES = tuple(word.encode() for word in _PIN_WORDS)
 _PIN_CALL_BYTES = tuple(call.encode() for call in _PIN_CALLS)
 
 
-def may_pin_itself(data: bytes, present: Callable[[bytes, bytes], bool] | None = None) -> bool:
+def may_pin_itself(data: bytes, present: Callable[[bytes, bytes], bool] = bytes.__contains__) -> bool:
     """Whether a module's bytes hold what python_target needs (most modules are then neither decoded nor read).
-    ``present(data, word)`` answers ``word in data`` where a caller has a cheaper way (the pre-filter's one scan
-    of the file for all its words: the calls, absent from almost every module, otherwise cost a scan each)."""
-    if present is None:
-        return all(word in data for word in _PIN_WORD_BYTES) and any(call in data for call in _PIN_CALL_BYTES)
+    ``present(data, word)`` answers ``word in data``, by default so; a caller may have a cheaper way (the
+    pre-filter's one scan of the file for all its words: the calls, absent from almost every module, otherwise
+    cost a scan each)."""
     return all(present(data, word) for word in _PIN_WORD_BYTES) and any(present(data, call) for call in _PIN_CALL_BYTES)
 
 
